@@ -1,0 +1,94 @@
+import { ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
+import type { Config, Logger } from '@herald/core';
+
+import { runChat } from './chat-command.ts';
+import { openDb, prepareDatabase, startIngress, startScheduler, startWorker } from './roles.ts';
+
+const USAGE = `usage: herald <command>
+
+commands:
+  up         every role in one process (runs migrations first)
+  ingress    the HTTP API
+  worker     the run queue consumer
+  scheduler  the reconciler sweep (re-enqueues sessions whose wake-up was lost)
+  migrate    apply database migrations and exit
+  chat       interactive terminal chat against the API (/new, /quit)
+`;
+
+function newShutdown(config: Config, logger: Logger): Shutdown {
+  const shutdown = new Shutdown({ logger, deadlineMs: config.shutdownTimeoutMs });
+  exitOnSignals(shutdown, logger);
+  return shutdown;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const command = argv[0];
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const config = loadConfig();
+  const logger = createLogger({ level: config.logLevel, service: `herald-${command}` });
+  process.on('uncaughtException', (error) => {
+    // The process state is unknown after this; exit and let the supervisor restart us.
+    logger.error({ err: error }, 'uncaught exception');
+    process.exit(1);
+  });
+  switch (command) {
+    case 'migrate': {
+      await prepareDatabase(config, logger);
+      return;
+    }
+    case 'up': {
+      const started = performance.now();
+      await prepareDatabase(config, logger);
+      const shutdown = newShutdown(config, logger);
+      const db = openDb(config, logger, shutdown, 20);
+      startWorker(config, logger, shutdown, db);
+      startScheduler(config, logger, shutdown, db);
+      const address = await startIngress(config, logger, shutdown, db);
+      if (!config.model) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
+      logger.info({ address, startMs: Math.round(performance.now() - started) }, `Herald is up: API on ${address}`);
+      process.stderr.write(`Herald is up. API on ${address} — try: npx herald chat\n`);
+      return;
+    }
+    case 'ingress': {
+      const shutdown = newShutdown(config, logger);
+      const db = openDb(config, logger, shutdown);
+      const address = await startIngress(config, logger, shutdown, db);
+      logger.info({ address }, `ingress listening on ${address}`);
+      return;
+    }
+    case 'worker': {
+      const shutdown = newShutdown(config, logger);
+      const db = openDb(config, logger, shutdown, config.workerConcurrency + 4);
+      startWorker(config, logger, shutdown, db);
+      logger.info({ concurrency: config.workerConcurrency }, 'worker started');
+      return;
+    }
+    case 'scheduler': {
+      const shutdown = newShutdown(config, logger);
+      const db = openDb(config, logger, shutdown, 4);
+      startScheduler(config, logger, shutdown, db);
+      logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');
+      return;
+    }
+    case 'chat': {
+      await runChat(config);
+      return;
+    }
+    default:
+      process.stderr.write(`herald: unknown command '${command}'\n\n${USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`herald: invalid configuration: ${error.message.split('\n').join('\nherald: invalid configuration: ')}\n`);
+  } else {
+    process.stderr.write(`herald: ${(error as Error)?.message ?? String(error)}\n`);
+  }
+  process.exit(1);
+});
+

@@ -1,0 +1,109 @@
+import type { Config, Logger, Shutdown } from '@herald/core';
+import { createProvider } from '@herald/agent';
+import type { Provider } from '@herald/agent';
+import { createDb, ensureDatabase, migrate } from '@herald/session';
+import type { Db } from '@herald/session';
+import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
+import { builtinRegistry } from '@herald/tools';
+import { createIngressServer } from '@herald/ingress';
+import { WorkerService } from '@herald/worker';
+import { Reconciler } from '@herald/scheduler';
+
+export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
+  const created = await ensureDatabase(config.databaseUrl);
+  if (created === 'created') logger.info({}, 'created the database');
+  const result = await migrate(config.databaseUrl, {
+    onApply: (name) => logger.info({ migration: name }, 'applied migration'),
+  });
+  logger.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied }, 'migrations up to date');
+}
+
+export function openDb(config: Config, logger: Logger, shutdown: Shutdown, maxConnections = 10): Db {
+  const db = createDb({
+    url: config.databaseUrl,
+    maxConnections,
+    onError: (error) => logger.warn({ err: error }, 'idle Postgres connection failed; the pool reconnects'),
+  });
+  shutdown.add('postgres', () => db.destroy());
+  return db;
+}
+
+export function providerFromConfig(config: Config): Provider | null {
+  if (!config.model) return null;
+  return createProvider({
+    provider: config.model.provider,
+    model: config.model.model,
+    // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
+    apiKey: config.model.apiKey ?? 'unused',
+    baseURL: config.model.baseURL,
+    timeoutMs: config.modelTimeoutMs,
+  });
+}
+
+/** The tools every session is offered until per-profile toolsets exist. */
+export const DEFAULT_TOOL_NAMES = ['todo'] as const;
+
+export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
+  const log = logger.child({ component: 'ingress' });
+  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
+  const producer = createRedis(config.redisUrl, 'producer', onRedisError);
+  const subscriber = createRedis(config.redisUrl, 'subscriber', onRedisError);
+  shutdown.add('ingress redis', () => {
+    producer.disconnect();
+    subscriber.disconnect();
+  });
+  const queue = createRunQueue(producer, config.queuePrefix);
+  queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
+  shutdown.add('run queue', () => queue.close());
+  const listener = new TurnDoneListener(subscriber, config.queuePrefix);
+  await listener.start();
+  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log });
+  const address = await app.listen({ host: config.host, port: config.port });
+  shutdown.add('http server', () => app.close());
+  return address;
+}
+
+export function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db): WorkerService {
+  const log = logger.child({ component: 'worker' });
+  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
+  const connection = createRedis(config.redisUrl, 'worker', onRedisError);
+  const publisher = createRedis(config.redisUrl, 'producer', onRedisError);
+  shutdown.add('worker redis', () => {
+    connection.disconnect();
+    publisher.disconnect();
+  });
+  const registry = builtinRegistry();
+  const worker = new WorkerService({
+    config,
+    db,
+    connection,
+    publisher,
+    provider: providerFromConfig(config),
+    registry,
+    toolNames: DEFAULT_TOOL_NAMES,
+    logger: log,
+  });
+  worker.start();
+  // Leave a few seconds of the deadline for the steps after it.
+  shutdown.add('worker', () => worker.close(Math.max(0, config.shutdownTimeoutMs - 5000)));
+  return worker;
+}
+
+export function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Reconciler {
+  const log = logger.child({ component: 'scheduler' });
+  const producer = createRedis(config.redisUrl, 'producer', (error) => log.warn({ err: error }, 'redis connection error'));
+  shutdown.add('scheduler redis', () => producer.disconnect());
+  const queue = createRunQueue(producer, config.queuePrefix);
+  queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
+  shutdown.add('scheduler queue', () => queue.close());
+  const reconciler = new Reconciler({
+    db,
+    queue,
+    logger: log,
+    intervalMs: config.reconcileIntervalMs,
+    graceMs: Math.min(2000, config.reconcileIntervalMs),
+  });
+  reconciler.start();
+  shutdown.add('reconciler', () => reconciler.stop());
+  return reconciler;
+}

@@ -1,0 +1,24 @@
+export type {
+  ChatMessage,
+  CompletionRequest,
+  CompletionResult,
+  FinishReason,
+  Provider,
+  ToolCall,
+  ToolDefinition,
+  Usage,
+} from './types.ts';
+export { ProviderError } from './provider-error.ts';
+export type { ProviderErrorKind } from './provider-error.ts';
+export { completeWithRetry } from './complete-with-retry.ts';
+export type { RetryOptions } from './complete-with-retry.ts';
+export {
+  runToolLoop,
+  unansweredToolCalls,
+  describeProviderFailure,
+  INTERRUPTED_RESULT,
+} from './tool-loop.ts';
+export type { LoopHooks, LoopOptions, LoopOutcome, LoopResult, ModelCallRecord, ToolRunner, ToolResultMessage } from './tool-loop.ts';
+export { buildSystemPrompt, DEFAULT_IDENTITY } from './system-prompt.ts';
+export type { SystemPromptInput } from './system-prompt.ts';
+export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/index.ts';

@@ -1,0 +1,142 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type {
+  ContentBlockParam,
+  Message,
+  MessageParam,
+  Tool as AnthropicTool,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { ChatMessage, CompletionRequest, CompletionResult, FinishReason, Provider, ToolCall } from '../types.ts';
+import { malformed, toProviderError } from './error-mapping.ts';
+
+export interface AnthropicProviderOptions {
+  model: string;
+  apiKey?: string | undefined;
+  baseURL?: string | undefined;
+  timeoutMs?: number | undefined;
+  maxTokens?: number | undefined;
+  fetch?: typeof fetch;
+}
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+function parseInput(raw: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function blocksOf(message: ChatMessage): ContentBlockParam[] {
+  if (message.role === 'tool') {
+    return [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: message.content }];
+  }
+  const blocks: ContentBlockParam[] = [];
+  if (message.content !== '') blocks.push({ type: 'text', text: message.content });
+  if (message.role === 'assistant') {
+    for (const call of message.tool_calls ?? []) {
+      blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseInput(call.arguments) });
+    }
+  }
+  return blocks;
+}
+
+/**
+ * Anthropic needs strict user/assistant alternation with tool results inside user turns: tool
+ * messages become tool_result blocks and consecutive same-role messages merge.
+ */
+export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
+  const wire: { role: 'user' | 'assistant'; content: ContentBlockParam[] }[] = [];
+  for (const message of messages) {
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const blocks = blocksOf(message);
+    if (blocks.length === 0) blocks.push({ type: 'text', text: '(empty)' });
+    const last = wire[wire.length - 1];
+    if (last && last.role === role) last.content.push(...blocks);
+    else wire.push({ role, content: blocks });
+  }
+  // The rolling breakpoint: the whole conversation so far becomes a cached prefix for the next call.
+  const tail = wire[wire.length - 1]?.content;
+  const lastBlock = tail?.[tail.length - 1];
+  if (lastBlock && lastBlock.type !== 'thinking' && lastBlock.type !== 'redacted_thinking') {
+    (lastBlock as { cache_control?: unknown }).cache_control = EPHEMERAL;
+  }
+  return wire;
+}
+
+const STOP: Record<string, FinishReason> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  refusal: 'content_filter',
+};
+
+export class AnthropicProvider implements Provider {
+  readonly name = 'anthropic';
+  readonly model: string;
+  readonly #client: Anthropic;
+  readonly #maxTokens: number;
+
+  constructor(options: AnthropicProviderOptions) {
+    this.model = options.model;
+    this.#maxTokens = options.maxTokens ?? 4096;
+    this.#client = new Anthropic({
+      apiKey: options.apiKey ?? 'unused',
+      baseURL: options.baseURL,
+      timeout: options.timeoutMs,
+      maxRetries: 0,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  }
+
+  async complete(request: CompletionRequest): Promise<CompletionResult> {
+    const tools: AnthropicTool[] = request.tools.map((tool, index) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.parameters as AnthropicTool['input_schema'],
+      ...(index === request.tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
+    }));
+    let response: Message;
+    try {
+      response = await this.#client.messages.create(
+        {
+          model: this.model,
+          max_tokens: this.#maxTokens,
+          system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }],
+          messages: toAnthropicMessages(request.messages),
+          ...(tools.length > 0 ? { tools } : {}),
+        },
+        { signal: request.signal },
+      );
+    } catch (error) {
+      throw toProviderError(this.name, error);
+    }
+    if (!response || !Array.isArray(response.content)) throw malformed(this.name, 'no content array');
+    const text: string[] = [];
+    const toolCalls: ToolCall[] = [];
+    for (const block of response.content) {
+      if (block.type === 'text') text.push(block.text);
+      else if (block.type === 'tool_use') {
+        if (typeof block.name !== 'string' || typeof block.id !== 'string') throw malformed(this.name, 'tool_use block');
+        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+      }
+    }
+    const usage = response.usage;
+    const cacheRead = usage?.cache_read_input_tokens ?? 0;
+    const cacheWrite = usage?.cache_creation_input_tokens ?? 0;
+    return {
+      content: text.join(''),
+      toolCalls,
+      finishReason: STOP[response.stop_reason ?? ''] ?? 'other',
+      model: response.model ?? this.model,
+      usage: {
+        inputTokens: (usage?.input_tokens ?? 0) + cacheRead + cacheWrite,
+        outputTokens: usage?.output_tokens ?? 0,
+        cachedInputTokens: cacheRead,
+        cacheWriteTokens: cacheWrite,
+      },
+    };
+  }
+}

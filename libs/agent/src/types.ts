@@ -1,0 +1,56 @@
+/** One tool call as the model asked for it; `arguments` is the raw JSON text the model produced. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * The internal, provider-neutral conversation shape (OpenAI chat roles). Provider adapters convert
+ * from it on the way out and back into it on the way in; nothing else sees a vendor format.
+ */
+export type ChatMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; tool_calls?: ToolCall[] }
+  | { role: 'tool'; content: string; tool_call_id: string; name?: string };
+
+/** A tool as offered to the model: JSON Schema parameters. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens the provider served from its prompt cache. */
+  cachedInputTokens: number;
+  /** Input tokens written into the provider's cache (Anthropic cache_creation_input_tokens). */
+  cacheWriteTokens: number;
+}
+
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
+
+export interface CompletionRequest {
+  /** Session id: the stable cache key for providers that take one. */
+  sessionId: string;
+  system: string;
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  signal?: AbortSignal;
+}
+
+export interface CompletionResult {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage: Usage;
+  model: string;
+}
+
+export interface Provider {
+  readonly name: string;
+  readonly model: string;
+  complete(request: CompletionRequest): Promise<CompletionResult>;
+}

@@ -1,0 +1,6 @@
+export { loadConfig, ConfigError, PROVIDERS } from './config.ts';
+export type { Config, ModelConfig, ProviderName } from './config.ts';
+export { createLogger, silentLogger } from './logger.ts';
+export type { Logger } from './logger.ts';
+export { Shutdown, exitOnSignals } from './shutdown.ts';
+export { backoffMs, sleep } from './backoff.ts';

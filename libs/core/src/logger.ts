@@ -1,0 +1,37 @@
+import { pino } from 'pino';
+
+/** The narrow logging interface libraries depend on; services pass pino children in. */
+export interface Logger {
+  debug(object: object, message?: string): void;
+  info(object: object, message?: string): void;
+  warn(object: object, message?: string): void;
+  error(object: object, message?: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+}
+
+// Fixed at start-up and never built from input: anything that can carry a secret.
+const REDACT_PATHS = [
+  'apiKey',
+  '*.apiKey',
+  'apiToken',
+  '*.apiToken',
+  'token',
+  '*.token',
+  'password',
+  '*.password',
+  'authorization',
+  '*.authorization',
+  'req.headers.authorization',
+  'req.headers["x-telegram-bot-api-secret-token"]',
+  'config.model.apiKey',
+];
+
+export function createLogger(options: { level: string; service: string }): Logger {
+  return pino({
+    level: options.level,
+    base: { service: options.service, pid: process.pid },
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+  });
+}
+
+export const silentLogger: Logger = pino({ level: 'silent' });

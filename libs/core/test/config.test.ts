@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '@herald/core';
+
+describe('loadConfig', () => {
+  it('needs nothing on a fresh machine', () => {
+    const config = loadConfig({});
+    expect(config.databaseUrl).toBe('postgres://127.0.0.1:5432/herald');
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config.port).toBe(8080);
+    expect(config.model).toBeNull();
+    expect(config.apiToken).toBeUndefined();
+    // Without a token the open API must not be reachable from other machines.
+    expect(config.host).toBe('127.0.0.1');
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('parses provider/model and the provider settings', () => {
+    const config = loadConfig({
+      HERALD_MODEL: 'anthropic/claude-sonnet-4-5',
+      ANTHROPIC_API_KEY: 'sk-ant-x',
+      HERALD_API_TOKEN: 'a-long-token',
+    });
+    expect(config.model).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'sk-ant-x', baseURL: undefined });
+    expect(config.host).toBe('0.0.0.0');
+  });
+
+  it('accepts an OpenAI-compatible server without a key', () => {
+    const config = loadConfig({ HERALD_MODEL: 'openai/llama3.1', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' });
+    expect(config.model?.baseURL).toBe('http://127.0.0.1:11434/v1');
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^PORT: expected a number, got 'abc'$/],
+    [{ PORT: '70000' }, /^PORT: expected at most 65535/],
+    [{ HERALD_MODEL: 'gpt-4.1-mini' }, /^HERALD_MODEL: expected provider\/model/],
+    [{ HERALD_MODEL: 'openai/gpt-4.1-mini' }, /^OPENAI_API_KEY: required when HERALD_MODEL uses provider openai/],
+    [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: expected a URL like postgres:/],
+    [{ REDIS_URL: 'nope' }, /^REDIS_URL: expected a URL like redis:/],
+    [{ HERALD_API_TOKEN: 'short' }, /^HERALD_API_TOKEN: expected at least 8 characters, got a value that is not valid$/],
+  ])('fails with one line naming the variable: %o', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reports every bad variable, one per line', () => {
+    try {
+      loadConfig({ PORT: 'x', REDIS_URL: 'y' });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as Error).message.split('\n')).toHaveLength(2);
+    }
+  });
+});

@@ -1,0 +1,5 @@
+export { createRedis } from './redis.ts';
+export type { RedisRole } from './redis.ts';
+export { RUNS_QUEUE, createRunQueue, enqueueWake, wakeJobId } from './run-queue.ts';
+export type { WakeJob } from './run-queue.ts';
+export { publishTurnDone, turnDoneChannel, TurnDoneListener } from './turn-events.ts';

@@ -1,0 +1,35 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+export const RUNS_QUEUE = 'runs';
+
+export interface WakeJob {
+  sessionId: string;
+}
+
+/**
+ * The wake-up job id: one per session and wake generation. While a job waits, more messages for
+ * the session collapse into it; once a worker starts draining, the generation moves on, so a message
+ * arriving mid-drain gets a new job instead of being swallowed by the active one.
+ */
+export function wakeJobId(sessionId: string, generation: string): string {
+  return `wake.${sessionId}.${generation}`;
+}
+
+export function createRunQueue(connection: Redis, prefix: string): Queue<WakeJob> {
+  return new Queue<WakeJob>(RUNS_QUEUE, { connection, prefix });
+}
+
+export async function enqueueWake(queue: Queue<WakeJob>, sessionId: string, generation: string): Promise<void> {
+  await queue.add(
+    'wake',
+    { sessionId },
+    {
+      jobId: wakeJobId(sessionId, generation),
+      removeOnComplete: true,
+      removeOnFail: true,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 500 },
+    },
+  );
+}

@@ -1,0 +1,62 @@
+import type { Redis } from 'ioredis';
+
+export function turnDoneChannel(prefix: string): string {
+  return `${prefix}:turn-done`;
+}
+
+/** Tells waiting API callers that these events have their reply. Best effort: they also poll. */
+export async function publishTurnDone(redis: Redis, prefix: string, eventIds: string[]): Promise<void> {
+  await redis.publish(turnDoneChannel(prefix), JSON.stringify({ eventIds }));
+}
+
+/**
+ * Waits for events' completion notices on one shared subscriber connection. Waiters register an
+ * event id and are woken when a notice names it.
+ */
+export class TurnDoneListener {
+  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #redis: Redis;
+  readonly #channel: string;
+  #started: Promise<void> | undefined;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#channel = turnDoneChannel(prefix);
+  }
+
+  start(): Promise<void> {
+    this.#started ??= (async () => {
+      this.#redis.on('message', (channel: string, payload: string) => {
+        if (channel !== this.#channel) return;
+        let ids: unknown;
+        try {
+          ids = (JSON.parse(payload) as { eventIds?: unknown }).eventIds;
+        } catch {
+          return;
+        }
+        if (!Array.isArray(ids)) return;
+        for (const id of ids) {
+          const waiters = this.#waiters.get(String(id));
+          if (!waiters) continue;
+          for (const wake of waiters) wake();
+        }
+      });
+      await this.#redis.subscribe(this.#channel);
+    })();
+    return this.#started;
+  }
+
+  /** Returns an unsubscribe function; `wake` may be called more than once. */
+  watch(eventId: string, wake: () => void): () => void {
+    let set = this.#waiters.get(eventId);
+    if (!set) {
+      set = new Set();
+      this.#waiters.set(eventId, set);
+    }
+    set.add(wake);
+    return () => {
+      set.delete(wake);
+      if (set.size === 0) this.#waiters.delete(eventId);
+    };
+  }
+}

@@ -1,0 +1,23 @@
+export { createDb, createPool, ensureDatabase, withDefaultUser } from './db.ts';
+export type { Db, DbOptions } from './db.ts';
+export { migrate, MIGRATIONS_DIR } from './migrate.ts';
+export type { MigrationResult } from './migrate.ts';
+export { SCHEMA_COLUMNS } from './schema.ts';
+export type {
+  Database,
+  EventStatus,
+  MessageRole,
+  QueueMode,
+  StoredToolCall,
+  TurnStatus,
+} from './schema.ts';
+export { sessionKey } from './session-key.ts';
+export type { RouteAddress } from './session-key.ts';
+export { acceptInbound, getEvent, openEvents, NEW_SESSION_REPLY } from './inbox.ts';
+export type { AcceptedEvent, EventView, InboundMessage, PendingEvent } from './inbox.ts';
+export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
+export type { Lease } from './leases.ts';
+export { appendMessages, loadTranscript } from './transcript.ts';
+export type { NewMessage, StoredMessage } from './transcript.ts';
+export { findStrandedSessions } from './stranded.ts';
+export type { StrandedSession } from './stranded.ts';

@@ -1,0 +1,90 @@
+import { sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.ts';
+
+export interface Lease {
+  sessionId: string;
+  owner: string;
+  /** Fencing token: grows on every claim, so a stale holder's writes can be refused. */
+  token: string;
+  /** The wake generation this claim started (bumped in the same transaction). */
+  wakeGeneration: string;
+}
+
+const marker = Symbol.for('herald.lease-lost');
+
+/** The holder's lease expired or was taken over; the turn must stop without writing. */
+export class LeaseLostError extends Error {
+  readonly [marker] = true;
+  override readonly name = 'LeaseLostError';
+  constructor(sessionId: string) {
+    super(`lease on session ${sessionId} was lost`);
+  }
+  static isInstance(value: unknown): value is LeaseLostError {
+    return typeof value === 'object' && value !== null && marker in value;
+  }
+}
+
+/**
+ * Claims the session's lease if it is free or expired; returns undefined when a live holder has it.
+ * The claim also bumps `wake_generation` (under the session row lock that ingress takes), which is
+ * what makes a message arriving during this drain get its own wake-up job.
+ */
+export async function claimLease(
+  db: Kysely<Database>,
+  sessionId: string,
+  owner: string,
+  ttlMs: number,
+): Promise<Lease | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const claimed = await sql<{ token: string }>`
+      INSERT INTO session_leases (session_id, owner, token, expires_at)
+      VALUES (${sessionId}, ${owner}, 1, clock_timestamp() + ${ttlMs} * interval '1 millisecond')
+      ON CONFLICT (session_id) DO UPDATE
+        SET owner = EXCLUDED.owner, token = session_leases.token + 1, expires_at = EXCLUDED.expires_at
+        WHERE session_leases.expires_at <= clock_timestamp()
+      RETURNING token`.execute(trx);
+    const row = claimed.rows[0];
+    if (!row) return undefined;
+    const bumped = await trx
+      .updateTable('sessions')
+      .set({ wake_generation: sql`wake_generation + 1` })
+      .where('id', '=', sessionId)
+      .returning('wake_generation')
+      .executeTakeFirstOrThrow();
+    return { sessionId, owner, token: String(row.token), wakeGeneration: String(bumped.wake_generation) };
+  });
+}
+
+/** Extends the lease; false when it was lost (expired and claimed by someone else). */
+export async function renewLease(db: Kysely<Database>, lease: Lease, ttlMs: number): Promise<boolean> {
+  const result = await sql`
+    UPDATE session_leases SET expires_at = clock_timestamp() + ${ttlMs} * interval '1 millisecond'
+    WHERE session_id = ${lease.sessionId} AND token = ${lease.token} AND expires_at > clock_timestamp()`.execute(db);
+  return Number(result.numAffectedRows ?? 0) === 1;
+}
+
+export async function releaseLease(db: Kysely<Database>, lease: Lease): Promise<void> {
+  await sql`
+    UPDATE session_leases SET expires_at = clock_timestamp()
+    WHERE session_id = ${lease.sessionId} AND token = ${lease.token}`.execute(db);
+}
+
+/**
+ * Runs `fn` in a transaction that first takes a share lock on the lease row and checks the token.
+ * A competing claim must lock the same row, so it waits for this transaction: a write either lands
+ * while the lease is ours or is refused with LeaseLostError.
+ */
+export async function fenced<T>(
+  db: Kysely<Database>,
+  lease: Lease,
+  fn: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const held = await sql<{ ok: boolean }>`
+      SELECT expires_at > clock_timestamp() AS ok FROM session_leases
+      WHERE session_id = ${lease.sessionId} AND token = ${lease.token} FOR SHARE`.execute(trx);
+    if (held.rows[0]?.ok !== true) throw new LeaseLostError(lease.sessionId);
+    return fn(trx);
+  });
+}

@@ -1,0 +1,20 @@
+import type { FastifyReply } from 'fastify';
+
+export type ApiErrorCode =
+  | 'unauthorized'
+  | 'invalid_request'
+  | 'payload_too_large'
+  | 'not_found'
+  | 'unavailable'
+  | 'internal';
+
+/** One error shape for every route: `{error: {code, message, field?}}`. */
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  code: ApiErrorCode,
+  message: string,
+  field?: string,
+): FastifyReply {
+  return reply.code(status).send({ error: { code, message, ...(field === undefined ? {} : { field }) } });
+}

@@ -1,0 +1,180 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import type { Config, Logger } from '@herald/core';
+import { acceptInbound, getEvent, loadTranscript } from '@herald/session';
+import type { Db } from '@herald/session';
+import { enqueueWake } from '@herald/queue';
+import type { TurnDoneListener, WakeJob } from '@herald/queue';
+import { sendError } from './api-errors.ts';
+import { firstIssue, messageBody, waitQuery } from './message-body.ts';
+import { waitForReply } from './reply-waiter.ts';
+
+export interface ApiDependencies {
+  config: Config;
+  db: Db;
+  queue: Queue<WakeJob>;
+  redis: Redis;
+  listener: TurnDoneListener;
+  logger: Logger;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function authorized(request: FastifyRequest, token: string | undefined): boolean {
+  if (token === undefined) return true;
+  const header = request.headers.authorization ?? '';
+  const match = /^Bearer\s+(.+)$/i.exec(header);
+  if (!match?.[1]) return false;
+  return timingSafeEqual(digest(match[1].trim()), digest(token));
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): void {
+  const { config, db, queue, listener, logger } = deps;
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const [postgres, redis] = await Promise.all([
+      withTimeout(sql`SELECT 1`.execute(db), 2000).then(
+        () => 'ok',
+        (error: Error) => error.message,
+      ),
+      withTimeout(deps.redis.ping(), 2000).then(
+        () => 'ok',
+        (error: Error) => error.message,
+      ),
+    ]);
+    const ready = postgres === 'ok' && redis === 'ok';
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', postgres, redis });
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/v1/')) return;
+    if (!authorized(request, config.apiToken)) {
+      return sendError(reply, 401, 'unauthorized', 'missing or wrong bearer token (Authorization: Bearer <HERALD_API_TOKEN>)');
+    }
+    return undefined;
+  });
+
+  app.post('/v1/messages', async (request, reply) => {
+    const query = waitQuery.safeParse(request.query);
+    if (!query.success) {
+      const issue = firstIssue(query.error);
+      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+    }
+    if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
+      return sendError(reply, 400, 'invalid_request', 'body: expected a JSON object', 'body');
+    }
+    const parsed = messageBody.safeParse(request.body);
+    if (!parsed.success) {
+      const issue = firstIssue(parsed.error);
+      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+    }
+    const body = parsed.data;
+    if (body.text.length > config.maxMessageChars) {
+      return sendError(
+        reply,
+        413,
+        'payload_too_large',
+        `text: ${body.text.length} characters, the limit is ${config.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`,
+        'text',
+      );
+    }
+    const accepted = await acceptInbound(db, {
+      profileId: 'main',
+      platform: 'api',
+      chatType: 'dm',
+      chatId: body.chat_id,
+      threadId: body.thread_id,
+      userId: body.user_id,
+      userName: body.user_name,
+      text: body.text,
+      dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
+    });
+    if (accepted.needsWake) {
+      // The event is committed: if Redis is down now, the reconciler enqueues it later.
+      await enqueueWake(queue, accepted.sessionId, accepted.wakeGeneration).catch((error: unknown) =>
+        logger.warn({ err: error, sessionId: accepted.sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
+      );
+    }
+    const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
+    const waitSeconds = query.data.wait;
+    if (waitSeconds === undefined || waitSeconds === 0) {
+      if (waitSeconds === 0 || !accepted.needsWake) {
+        const event = await getEvent(db, accepted.eventId);
+        if (event?.status === 'done' || event?.status === 'failed') {
+          return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' } });
+        }
+      }
+      return reply.code(202).send(ids);
+    }
+    const closed = new AbortController();
+    request.raw.once('close', () => closed.abort());
+    const event = await waitForReply(db, listener, accepted.eventId, waitSeconds * 1000, closed.signal);
+    if (event?.status === 'done' || event?.status === 'failed') {
+      return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' } });
+    }
+    return reply.code(202).send(ids);
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/events/:id', async (request, reply) => {
+    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such event');
+    const event = await getEvent(db, request.params.id);
+    if (!event) return sendError(reply, 404, 'not_found', 'no such event');
+    const done = event.status === 'done' || event.status === 'failed';
+    return {
+      event_id: event.id,
+      session_id: event.sessionId,
+      status: event.status,
+      reply: done ? { text: event.replyText ?? '' } : null,
+    };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', async (request, reply) => {
+    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
+    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
+    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
+    const transcript = await loadTranscript(db, session.id);
+    return {
+      messages: transcript.map((message) => ({
+        role: message.role,
+        content: message.content,
+        ...(message.toolCalls
+          ? {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: call.arguments },
+                name: call.name,
+                arguments: call.arguments,
+              })),
+            }
+          : {}),
+        ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
+        ...(message.toolName === undefined ? {} : { name: message.toolName }),
+        created_at: message.createdAt.toISOString(),
+      })),
+    };
+  });
+}

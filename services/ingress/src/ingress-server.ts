@@ -1,0 +1,46 @@
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config, Logger } from '@herald/core';
+import type { Db } from '@herald/session';
+import type { TurnDoneListener, WakeJob } from '@herald/queue';
+import { registerApiRoutes } from './api-routes.ts';
+import { sendError } from './api-errors.ts';
+
+export interface IngressOptions {
+  config: Config;
+  db: Db;
+  queue: Queue<WakeJob>;
+  redis: Redis;
+  listener: TurnDoneListener;
+  logger: Logger;
+}
+
+/** Builds the HTTP server; the caller listens and closes it. */
+export function createIngressServer(options: IngressOptions): FastifyInstance {
+  const app = Fastify({
+    // Room for the text limit in JSON escapes plus the other fields; larger bodies are 413 unread.
+    bodyLimit: options.config.maxMessageChars * 6 + 64 * 1024,
+    logger: false,
+    return503OnClosing: true,
+  });
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return sendError(reply, 413, 'payload_too_large', `body: larger than the ${app.initialConfig.bodyLimit} byte limit`, 'body');
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      const message = error.code === 'FST_ERR_CTP_INVALID_JSON' || error instanceof SyntaxError
+        ? `body: not valid JSON (${error.message})`
+        : error.message;
+      return sendError(reply, error.statusCode, 'invalid_request', message, 'body');
+    }
+    options.logger.error({ err: error, url: request.url }, 'request failed');
+    const unavailable = /ECONNREFUSED|Connection terminated|connect|timeout/i.test(error.message);
+    return unavailable
+      ? sendError(reply, 503, 'unavailable', 'storage is unavailable; retry shortly, nothing was accepted')
+      : sendError(reply, 500, 'internal', 'internal error');
+  });
+  registerApiRoutes(app, options);
+  return app;
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+const id = z.union([z.string().trim().min(1).max(256), z.number().int().transform(String)]);
+
+export const messageBody = z.object({
+  chat_id: id,
+  user_id: id,
+  text: z.string().refine((value) => value.trim().length > 0, { error: 'must not be empty' }),
+  user_name: z.string().max(256).optional(),
+  thread_id: id.optional(),
+  idempotency_key: z.string().min(1).max(256).optional(),
+});
+
+export type MessageBody = z.infer<typeof messageBody>;
+
+export const waitQuery = z.object({
+  wait: z.coerce.number({ error: 'expected a number of seconds' }).min(0).max(600).optional(),
+});
+
+/** The first problem of a zod error as `{field, message}` for a 400 that names the field. */
+export function firstIssue(error: z.ZodError): { field: string; message: string } {
+  const issue = error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.join('.') : 'body';
+  const message = issue?.code === 'invalid_type' && issue.input === undefined ? 'is required' : (issue?.message ?? 'is invalid');
+  return { field, message: `${field}: ${message}` };
+}

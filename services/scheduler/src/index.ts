@@ -1,0 +1,2 @@
+export { Reconciler } from './reconciler.ts';
+export type { ReconcilerOptions } from './reconciler.ts';

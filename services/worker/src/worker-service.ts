@@ -1,0 +1,104 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { DelayedError, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config, Logger } from '@herald/core';
+import type { Provider } from '@herald/agent';
+import type { Db } from '@herald/session';
+import type { ToolRegistry } from '@herald/tools';
+import { publishTurnDone, RUNS_QUEUE } from '@herald/queue';
+import type { WakeJob } from '@herald/queue';
+import { drainSession } from './session-drain.ts';
+
+export interface WorkerServiceOptions {
+  config: Config;
+  db: Db;
+  /** A connection with maxRetriesPerRequest: null, as BullMQ workers need. */
+  connection: Redis;
+  /** For publishing turn-done notices. */
+  publisher: Redis;
+  provider: Provider | null;
+  registry: ToolRegistry;
+  toolNames: readonly string[];
+  logger: Logger;
+}
+
+// A busy lease means another worker is on the session (or died holding it): look again soon.
+const BUSY_RETRY_MS = 200;
+
+export class WorkerService {
+  readonly #options: WorkerServiceOptions;
+  readonly #owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly #stopping = new AbortController();
+  readonly #hardStop = new AbortController();
+  #worker: Worker<WakeJob> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: WorkerServiceOptions) {
+    this.#options = options;
+  }
+
+  get owner(): string {
+    return this.#owner;
+  }
+
+  start(): void {
+    if (this.#worker) return;
+    const { config, connection, logger } = this.#options;
+    this.#worker = new Worker<WakeJob>(RUNS_QUEUE, (job, token) => this.#process(job, token), {
+      connection,
+      prefix: config.queuePrefix,
+      concurrency: config.workerConcurrency,
+      autorun: true,
+    });
+    this.#worker.on('error', (error) => logger.error({ err: error }, 'queue worker error'));
+    this.#worker.on('failed', (job, error) =>
+      logger.warn({ err: error, jobId: job?.id, attempts: job?.attemptsMade }, 'wake-up job failed'),
+    );
+  }
+
+  async #process(job: Job<WakeJob>, token: string | undefined): Promise<void> {
+    const { sessionId } = job.data;
+    const logger = this.#options.logger.child({ jobId: job.id, sessionId });
+    const result = await drainSession(
+      {
+        ...this.#options,
+        owner: this.#owner,
+        stopping: this.#stopping.signal,
+        hardStop: this.#hardStop.signal,
+        onTurnDone: async (turn) => {
+          await publishTurnDone(this.#options.publisher, this.#options.config.queuePrefix, turn.eventIds).catch(
+            (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
+          );
+        },
+      },
+      sessionId,
+      logger,
+    );
+    if (result.kind === 'busy' || result.kind === 'stopped') {
+      // Hand the wake-up back: it keeps its id, so messages arriving meanwhile still collapse into it.
+      await job.moveToDelayed(Date.now() + (result.kind === 'busy' ? BUSY_RETRY_MS : 0), token);
+      throw new DelayedError();
+    }
+  }
+
+  /**
+   * Stops taking jobs and lets running turns finish. After `graceMs` running turns are abandoned
+   * (their leases lapse and another worker resumes them from the persisted steps).
+   */
+  close(graceMs: number): Promise<void> {
+    this.#closing ??= (async () => {
+      const worker = this.#worker;
+      if (!worker) return;
+      this.#stopping.abort();
+      const timer = setTimeout(() => this.#hardStop.abort(new Error('shutdown deadline')), graceMs);
+      try {
+        await worker.close();
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    return this.#closing;
+  }
+}

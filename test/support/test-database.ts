@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createDb, ensureDatabase, migrate, withDefaultUser } from '@herald/session';
+import type { Db } from '@herald/session';
+
+export const ADMIN_URL = process.env.HERALD_TEST_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database per test file: real Postgres, nothing shared between files. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `herald_t_${randomBytes(5).toString('hex')}`;
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  await ensureDatabase(url.toString());
+  await migrate(url.toString());
+  const db = createDb({ url: url.toString(), maxConnections: 10 });
+  return {
+    url: url.toString(),
+    name,
+    db,
+    async drop() {
+      await db.destroy();
+      const admin = new pg.Client({ connectionString: withDefaultUser(ADMIN_URL) });
+      await admin.connect();
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
+
+export function uniquePrefix(): string {
+  return `herald_t_${randomBytes(4).toString('hex')}`;
+}
