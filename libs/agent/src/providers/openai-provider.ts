@@ -1,50 +1,34 @@
-import OpenAI from 'openai';
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  OpenAIError,
+} from 'openai';
+import { ProviderError } from '../provider-error.ts';
 import type {
-  ChatCompletionMessageParam,
-  ChatCompletionTool,
-} from 'openai/resources/chat/completions';
-import type { ChatMessage, CompletionRequest, CompletionResult, FinishReason, Provider, ToolCall } from '../types.ts';
-import { malformed, toProviderError } from './error-mapping.ts';
+  ChatMessage,
+  CompletionRequest,
+  CompletionResult,
+  FinishReason,
+  Provider,
+  ToolCall,
+  ToolDefinition,
+} from '../types.ts';
+
+type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type WireTool = OpenAI.Chat.Completions.ChatCompletionTool;
 
 export interface OpenAIProviderOptions {
   model: string;
-  apiKey?: string | undefined;
-  baseURL?: string | undefined;
-  timeoutMs?: number | undefined;
+  apiKey?: string;
+  baseURL?: string;
+  /** Per-request timeout until the response headers arrive (the SDK's `timeout`). */
+  timeoutMs?: number;
   fetch?: typeof fetch;
 }
 
-function toWire(system: string, messages: ChatMessage[]): ChatCompletionMessageParam[] {
-  const wire: ChatCompletionMessageParam[] = [{ role: 'system', content: system }];
-  for (const message of messages) {
-    if (message.role === 'tool') {
-      wire.push({ role: 'tool', tool_call_id: message.tool_call_id, content: message.content });
-    } else if (message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0) {
-      wire.push({
-        role: 'assistant',
-        content: message.content === '' ? null : message.content,
-        tool_calls: message.tool_calls.map((call) => ({
-          id: call.id,
-          type: 'function',
-          function: { name: call.name, arguments: call.arguments },
-        })),
-      });
-    } else {
-      wire.push({ role: message.role, content: message.content });
-    }
-  }
-  return wire;
-}
-
-const FINISH: Record<string, FinishReason> = {
-  stop: 'stop',
-  tool_calls: 'tool_calls',
-  function_call: 'tool_calls',
-  length: 'length',
-  content_filter: 'content_filter',
-};
-
-/** OpenAI chat completions, and any server that speaks them (vLLM, Ollama, OpenRouter). */
+/** OpenAI Chat Completions (and compatible servers) through the official SDK, non-streaming. */
 export class OpenAIProvider implements Provider {
   readonly name = 'openai';
   readonly model: string;
@@ -53,61 +37,208 @@ export class OpenAIProvider implements Provider {
   constructor(options: OpenAIProviderOptions) {
     this.model = options.model;
     this.#client = new OpenAI({
-      apiKey: options.apiKey ?? 'unused',
-      baseURL: options.baseURL,
-      timeout: options.timeoutMs,
-      // The tool loop retries with its own policy; two layers of retries multiply delays.
+      // The SDK reads OPENAI_API_KEY itself when no key is given, and throws if there is none.
+      ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+      ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
+      // The agent loop owns retries (completeWithRetry), so the SDK must not retry underneath it.
       maxRetries: 0,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
     });
   }
 
   async complete(request: CompletionRequest): Promise<CompletionResult> {
-    const tools: ChatCompletionTool[] = request.tools.map((tool) => ({
-      type: 'function',
-      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-    }));
-    let response: OpenAI.Chat.Completions.ChatCompletion;
-    try {
-      response = await this.#client.chat.completions.create(
-        {
-          model: this.model,
-          messages: toWire(request.system, request.messages),
-          ...(tools.length > 0 ? { tools } : {}),
-          // One key per session keeps a session's requests on the same cache shard.
-          prompt_cache_key: request.sessionId,
-        },
-        { signal: request.signal },
-      );
-    } catch (error) {
-      throw toProviderError(this.name, error);
-    }
-    const choice = Array.isArray(response?.choices) ? response.choices[0] : undefined;
-    if (!choice || typeof choice.message !== 'object' || choice.message === null) {
-      throw malformed(this.name, 'no choices[0].message');
-    }
-    const toolCalls: ToolCall[] = [];
-    for (const call of choice.message.tool_calls ?? []) {
-      if (call.type !== 'function') continue;
-      if (typeof call.function?.name !== 'string') throw malformed(this.name, 'tool call without a function name');
-      toolCalls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' });
-    }
-    const content = choice.message.content;
-    if (content !== null && content !== undefined && typeof content !== 'string') {
-      throw malformed(this.name, 'message content is not text');
-    }
-    const usage = response.usage;
-    return {
-      content: content ?? '',
-      toolCalls,
-      finishReason: FINISH[choice.finish_reason ?? ''] ?? 'other',
-      model: response.model ?? this.model,
-      usage: {
-        inputTokens: usage?.prompt_tokens ?? 0,
-        outputTokens: usage?.completion_tokens ?? 0,
-        cachedInputTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-        cacheWriteTokens: 0,
-      },
+    const params: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming = {
+      model: this.model,
+      messages: toOpenAIMessages(request.system, request.messages),
+      prompt_cache_key: request.sessionId,
     };
+    if (request.tools.length > 0) params.tools = request.tools.map(toOpenAITool);
+
+    let response: unknown;
+    try {
+      response = await this.#client.chat.completions.create(params, { signal: request.signal });
+    } catch (error) {
+      throw toProviderError(error, request.signal);
+    }
+    return normalizeResponse(response, this.model);
   }
+}
+
+export function toOpenAIMessages(system: string, messages: ChatMessage[]): WireMessage[] {
+  const out: WireMessage[] = [];
+  if (system !== '') out.push({ role: 'system', content: system });
+  for (const message of messages) {
+    switch (message.role) {
+      case 'user':
+        out.push({ role: 'user', content: message.content });
+        break;
+      case 'assistant':
+        if (message.tool_calls && message.tool_calls.length > 0) {
+          out.push({
+            role: 'assistant',
+            // An assistant turn that only calls tools has no text; null is the canonical wire form.
+            content: message.content === '' ? null : message.content,
+            tool_calls: message.tool_calls.map((call) => ({
+              id: call.id,
+              type: 'function' as const,
+              function: { name: call.name, arguments: call.arguments },
+            })),
+          });
+        } else {
+          out.push({ role: 'assistant', content: message.content });
+        }
+        break;
+      case 'tool':
+        out.push({ role: 'tool', tool_call_id: message.tool_call_id, content: message.content });
+        break;
+    }
+  }
+  return out;
+}
+
+function toOpenAITool(tool: ToolDefinition): WireTool {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
+}
+
+function mapFinishReason(reason: unknown): FinishReason {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_calls';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    default:
+      return 'other';
+  }
+}
+
+function malformed(detail: string, response: unknown): ProviderError {
+  return new ProviderError(`malformed response from openai: ${detail}`, { kind: 'malformed', cause: response });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function tokenCount(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
+/** Validates the parsed body by hand: a gateway or a compatible server may answer 200 with anything. */
+function normalizeResponse(response: unknown, fallbackModel: string): CompletionResult {
+  if (!isRecord(response)) throw malformed('body is not a JSON object', response);
+  const choices = response['choices'];
+  if (!Array.isArray(choices) || choices.length === 0) throw malformed('no choices', response);
+  const choice: unknown = choices[0];
+  if (!isRecord(choice) || !isRecord(choice['message'])) throw malformed('choice has no message', response);
+  const message = choice['message'];
+
+  const content = message['content'];
+  if (content !== null && content !== undefined && typeof content !== 'string') {
+    throw malformed('message content is not a string', response);
+  }
+
+  const toolCalls: ToolCall[] = [];
+  const rawCalls = message['tool_calls'];
+  if (rawCalls !== null && rawCalls !== undefined) {
+    if (!Array.isArray(rawCalls)) throw malformed('tool_calls is not an array', response);
+    for (const call of rawCalls as unknown[]) {
+      if (!isRecord(call)) throw malformed('tool call is not an object', response);
+      // Only function tools are offered; custom tool calls (free-form input) are not ours to run.
+      if (call['type'] !== undefined && call['type'] !== 'function') continue;
+      const fn = call['function'];
+      if (
+        typeof call['id'] !== 'string' ||
+        !isRecord(fn) ||
+        typeof fn['name'] !== 'string' ||
+        typeof fn['arguments'] !== 'string'
+      ) {
+        throw malformed('tool call lacks id, name or arguments', response);
+      }
+      // Arguments stay the raw text the model produced; the tool runner parses and validates them.
+      toolCalls.push({ id: call['id'], name: fn['name'], arguments: fn['arguments'] });
+    }
+  }
+
+  const usage = isRecord(response['usage']) ? response['usage'] : {};
+  const details = isRecord(usage['prompt_tokens_details']) ? usage['prompt_tokens_details'] : {};
+  return {
+    content: content ?? '',
+    toolCalls,
+    finishReason: mapFinishReason(choice['finish_reason']),
+    usage: {
+      inputTokens: tokenCount(usage['prompt_tokens']),
+      outputTokens: tokenCount(usage['completion_tokens']),
+      cachedInputTokens: tokenCount(details['cached_tokens']),
+      cacheWriteTokens: 0,
+    },
+    model: typeof response['model'] === 'string' ? response['model'] : fallbackModel,
+  };
+}
+
+/** `retry-after-ms` (OpenAI's own, milliseconds) wins over `retry-after` (seconds or an HTTP date). */
+export function parseRetryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && ms.trim() !== '') {
+    const value = Number(ms);
+    if (Number.isFinite(value) && value >= 0) return Math.round(value);
+  }
+  const after = headers.get('retry-after');
+  if (after !== null && after.trim() !== '') {
+    const seconds = Number(after);
+    if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
+    const date = Date.parse(after);
+    if (Number.isFinite(date)) return Math.max(0, date - now);
+  }
+  return undefined;
+}
+
+export function kindForStatus(status: number): ProviderError['kind'] {
+  if (status === 429) return 'rate_limit';
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 408) return 'timeout';
+  if (status >= 500) return 'server';
+  return 'bad_request';
+}
+
+function toProviderError(error: unknown, signal: AbortSignal | undefined): ProviderError {
+  if (ProviderError.isInstance(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (signal?.aborted || error instanceof APIUserAbortError || (error instanceof Error && error.name === 'AbortError')) {
+    return new ProviderError('openai call aborted', { kind: 'aborted', cause: error });
+  }
+  // Subclass before superclass: a timeout is also an APIConnectionError.
+  if (error instanceof APIConnectionTimeoutError || (error instanceof Error && error.name === 'TimeoutError')) {
+    return new ProviderError(`openai call timed out: ${message}`, { kind: 'timeout', cause: error });
+  }
+  if (error instanceof APIConnectionError) {
+    return new ProviderError(`openai connection failed: ${message}`, { kind: 'connection', cause: error });
+  }
+  if (error instanceof APIError && typeof error.status === 'number') {
+    const retryAfterMs = parseRetryAfterMs(error.headers);
+    return new ProviderError(`openai error ${message}`, {
+      kind: kindForStatus(error.status),
+      status: error.status,
+      cause: error,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+  }
+  // A 200 whose JSON body does not parse.
+  if (error instanceof SyntaxError) {
+    return new ProviderError(`malformed response from openai: ${message}`, { kind: 'malformed', cause: error });
+  }
+  // The SDK's own non-HTTP errors (missing API key, bad options): configuration, not worth a retry.
+  if (error instanceof OpenAIError) {
+    return new ProviderError(`openai client error: ${message}`, { kind: 'bad_request', cause: error });
+  }
+  return new ProviderError(`openai call failed: ${message}`, { kind: 'connection', cause: error });
 }
