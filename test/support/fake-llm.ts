@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /**
  * Local stand-ins for the OpenAI and Anthropic HTTP APIs. They speak the real wire formats so the
@@ -202,7 +202,7 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
   const sessionKeyOf =
     options.sessionKeyOf ??
     ((request: FakeRequest) => (typeof request.body.prompt_cache_key === 'string' ? request.body.prompt_cache_key : undefined));
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   const fake: FakeLLM = {
     url: '',
     requests: [],
