@@ -63,6 +63,8 @@ CREATE TABLE turns (
   status text NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'done', 'failed')),
   attempts integer NOT NULL DEFAULT 1,
   iterations integer NOT NULL DEFAULT 0,
+  -- The lease owner that last ran the turn: which worker, for operators and tests.
+  worker text,
   error text,
   started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   ended_at timestamptz

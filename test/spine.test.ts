@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeOpenAI } from './support/fake-llm.ts';
+import { startFakeAnthropic, startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startStack } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
@@ -137,5 +137,39 @@ describe('the spine end to end (OpenAI wire)', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(event.reply.text).toBe('slow answer');
+  });
+});
+
+describe('the spine end to end (Anthropic wire)', () => {
+  let fake: FakeLLM;
+  let stack: Stack;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+    stack = await startStack({
+      env: { HERALD_MODEL: 'anthropic/claude-test', ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-test' },
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.close();
+  });
+
+  it('round-trips a tool call and stores usage with cache accounting', async () => {
+    fake.handler = (request) => {
+      const last = request.messages[request.messages.length - 1];
+      if (last?.role === 'user') return { toolCalls: [{ name: 'todo', arguments: {} }] };
+      return { text: `listed: ${last?.content ?? ''}` };
+    };
+    const response = await stack.post('/v1/messages?wait=20', { chat_id: 'a1', user_id: 'u1', text: 'what is on my list?' });
+    expect(response.status).toBe(200);
+    expect(response.body.reply.text).toMatch(/^listed: \{"todos":\[\]/);
+    const calls = await stack.database.db
+      .selectFrom('model_calls')
+      .selectAll()
+      .where('session_id', '=', response.body.session_id)
+      .orderBy('id')
+      .execute();
+    expect(calls.map((c) => c.provider)).toEqual(['anthropic', 'anthropic']);
+    expect(calls.map((c) => c.finish_reason)).toEqual(['tool_calls', 'stop']);
   });
 });

@@ -70,6 +70,7 @@ export interface TurnsTable {
   status: Generated<TurnStatus>;
   attempts: Generated<number>;
   iterations: Generated<number>;
+  worker: string | null;
   error: string | null;
   started_at: Generated<Date>;
   ended_at: NullableTimestamp;
@@ -150,7 +151,7 @@ export const SCHEMA_COLUMNS = {
     'id', 'session_id', 'dedupe_key', 'platform', 'user_id', 'user_name', 'text', 'kind', 'status',
     'turn_id', 'reply_text', 'error', 'received_at', 'completed_at',
   ],
-  turns: ['id', 'session_id', 'status', 'attempts', 'iterations', 'error', 'started_at', 'ended_at'],
+  turns: ['id', 'session_id', 'status', 'attempts', 'iterations', 'worker', 'error', 'started_at', 'ended_at'],
   messages: [
     'id', 'session_id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id',
     'tool_name', 'created_at',

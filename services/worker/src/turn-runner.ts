@@ -98,7 +98,7 @@ export async function runTurn(
     if (resumedTurnId !== null) {
       const turn = await trx
         .updateTable('turns')
-        .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+        .set((eb) => ({ attempts: eb('attempts', '+', 1), worker: lease.owner }))
         .where('id', '=', turnId)
         .returning('attempts')
         .executeTakeFirstOrThrow();
@@ -114,7 +114,7 @@ export async function runTurn(
       });
       await trx.updateTable('sessions').set({ system_prompt: system }).where('id', '=', sessionId).execute();
     }
-    await trx.insertInto('turns').values({ id: turnId, session_id: sessionId, error: null }).execute();
+    await trx.insertInto('turns').values({ id: turnId, session_id: sessionId, worker: lease.owner, error: null }).execute();
     await appendMessages(
       trx,
       sessionId,

@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { withDefaultUser } from '@herald/session';
+import { ADMIN_URL, uniquePrefix } from './support/test-database.ts';
+import { HERALD_BIN, spawnHerald, waitFor } from './support/stack.ts';
+
+function run(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [HERALD_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, output }));
+    child.stdin.end(input ?? '');
+  });
+}
+
+describe('the herald command', () => {
+  const database = `herald_t_${randomBytes(5).toString('hex')}`;
+  const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${database}` }).toString();
+  afterAll(async () => {
+    const admin = new pg.Client({ connectionString: withDefaultUser(ADMIN_URL) });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('refuses bad configuration with one clear line', async () => {
+    const result = await run(['migrate'], { PORT: 'eighty' });
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toBe("herald: invalid configuration: PORT: expected a number, got 'eighty'");
+  });
+
+  it('rejects an unknown command with usage', async () => {
+    const result = await run(['fly'], {});
+    expect(result.code).toBe(2);
+    expect(result.output).toMatch(/unknown command 'fly'/);
+    expect(result.output).toMatch(/up +every role in one process/);
+  });
+
+  it('starts everything with `up` on a missing database, chats, and exits 0 on SIGTERM', async () => {
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const env = { DATABASE_URL: databaseUrl, PORT: port, HERALD_QUEUE_PREFIX: uniquePrefix(), LOG_LEVEL: 'info' };
+    const up = spawnHerald('up', env);
+    try {
+      await waitFor(async () => up.output().includes('Herald is up'), { timeoutMs: 30_000, what: 'herald up' });
+      expect(up.output()).toContain(`127.0.0.1:${port}`);
+      expect(up.output()).toMatch(/created the database/);
+
+      const chat = await run(['chat'], { PORT: port }, 'hello\n/new\n/quit\n');
+      expect(chat.code).toBe(0);
+      expect(chat.output).toMatch(/herald> Herald is running, but no model is configured/);
+      expect(chat.output).toMatch(/herald> Started a new session/);
+
+      const again = await run(['migrate'], { DATABASE_URL: databaseUrl });
+      expect(again.code).toBe(0);
+      expect(again.output).toMatch(/"applied":0/);
+    } finally {
+      up.child.kill('SIGTERM');
+    }
+    expect(await up.exited).toBe(0);
+  });
+});
