@@ -25,6 +25,8 @@ export interface FakeRequest {
   lastUserText: string;
   toolNames: string[];
   sessionKey: string | undefined;
+  /** Milliseconds from the request's arrival to its answer being written: the model's share. */
+  serviceMs?: number;
 }
 
 export type FakeReply =
@@ -53,12 +55,16 @@ export interface FakeLLM {
   /** The most requests ever in flight at once, per session key. */
   maxConcurrentPerKey: Map<string, number>;
   inFlight: Map<string, number>;
+  /** Queues replies for the next requests, in order; `handler` answers once the queue is empty. */
+  script(...replies: FakeReply[]): void;
   close(): Promise<void>;
 }
 
 export const echoHandler: FakeHandler = (request) => ({ text: `echo: ${request.lastUserText}` });
 
-const tokens = (chars: number) => Math.ceil(chars / 4);
+/** Token counts are approximated as one token per 4 bytes of serialized JSON, rounded up. */
+const tokens = (bytes: number) => Math.ceil(bytes / 4);
+const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -124,64 +130,86 @@ function neutralAnthropic(body: any): { system: string; messages: NeutralMessage
 }
 
 /**
- * OpenAI's automatic prefix cache, approximately: the longest prefix (in 4-character tokens) this
- * request shares with an earlier request of the same cache key, counted in 128-token steps and
- * only from 1,024 tokens on.
+ * OpenAI's automatic prefix cache, approximately: the longest byte prefix of the serialized
+ * model + tools + messages this request shares with an earlier request of the same
+ * prompt_cache_key (requests without one share the '' bucket), in 4-byte tokens rounded down to
+ * 128-token steps, and only from 1,024 tokens on. The real cache is hashed per 128-token block and
+ * routed by key; there is no eviction or TTL here (the last 64 requests per key are remembered).
  */
 class OpenAIPrefixCache {
-  readonly #seen = new Map<string, string[]>();
+  readonly #seen = new Map<string, Buffer[]>();
   account(key: string, serialized: string): number {
+    const current = Buffer.from(serialized, 'utf8');
     const previous = this.#seen.get(key) ?? [];
     let best = 0;
     for (const earlier of previous) {
-      const limit = Math.min(earlier.length, serialized.length);
+      const limit = Math.min(earlier.length, current.length);
       let i = 0;
-      while (i < limit && earlier.charCodeAt(i) === serialized.charCodeAt(i)) i++;
+      while (i < limit && earlier[i] === current[i]) i++;
       best = Math.max(best, i);
     }
-    previous.push(serialized);
+    previous.push(current);
     if (previous.length > 64) previous.shift();
     this.#seen.set(key, previous);
     const cached = Math.floor(Math.floor(best / 4) / 128) * 128;
-    return cached >= 1024 ? Math.min(cached, tokens(serialized.length)) : 0;
+    return cached >= 1024 ? Math.min(cached, tokens(current.length)) : 0;
   }
 }
 
 /**
- * Anthropic's explicit cache, approximately: the prefix (tools, then system, then messages) up to
- * each cache_control breakpoint is cached once written. A request reads the longest breakpoint
- * prefix seen before and writes the rest up to its last breakpoint. Prefixes under 1,024 tokens are
- * not cached, as with the real API.
+ * Anthropic's explicit cache, approximately. The prompt is a sequence of blocks in cache order:
+ * tools, then system blocks, then each message's content blocks, each serialized without its
+ * cache_control (a moving breakpoint must not change the bytes before it), under the model's name.
+ * - A write happens at each cache_control breakpoint: the whole prefix up to it is cached.
+ * - A read is the longest previously written prefix found at a block boundary at or up to 20
+ *   blocks before one of this request's breakpoints (the API's lookback), so last turn's rolling
+ *   tail breakpoint is read back when the conversation has grown by a turn.
+ * - cache_creation_input_tokens is the rest up to the request's last breakpoint;
+ *   input_tokens is everything after it.
+ * Prefixes under 1,024 tokens are neither written nor read, as on the real API (the exact minimum
+ * depends on the model). No TTL, no eviction, one cache per fake server (the real one is per
+ * workspace, not per session).
  */
 class AnthropicPrefixCache {
+  static readonly LOOKBACK_BLOCKS = 20;
+  static readonly MIN_TOKENS = 1024;
   readonly #written = new Set<string>();
   account(body: any): { read: number; write: number; total: number } {
     const parts: { text: string; breakpoint: boolean }[] = [];
-    for (const tool of body.tools ?? []) parts.push({ text: JSON.stringify({ ...tool, cache_control: undefined }), breakpoint: !!tool.cache_control });
+    const strip = (block: any) => JSON.stringify({ ...block, cache_control: undefined });
+    for (const tool of body.tools ?? []) parts.push({ text: `tool:${strip(tool)}`, breakpoint: !!tool.cache_control });
     const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : (body.system ?? []);
-    for (const block of system) parts.push({ text: JSON.stringify({ ...block, cache_control: undefined }), breakpoint: !!block.cache_control });
-    for (const message of body.messages ?? []) {
-      const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+    for (const block of system) parts.push({ text: `system:${strip(block)}`, breakpoint: !!block.cache_control });
+    (body.messages ?? []).forEach((message: any, index: number) => {
+      const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content ?? []);
       for (const block of blocks) {
-        parts.push({ text: message.role + JSON.stringify({ ...block, cache_control: undefined }), breakpoint: !!block.cache_control });
+        parts.push({ text: `${index}:${message.role}:${strip(block)}`, breakpoint: !!block.cache_control });
       }
-    }
-    let prefix = '';
+    });
+    // Cumulative hash and token length at every block boundary.
+    const hash = createHash('sha256').update(`model:${String(body.model)}\n`);
+    let size = 0;
+    const boundaries = parts.map((part) => {
+      hash.update(part.text);
+      size += bytes(part.text);
+      return { key: hash.copy().digest('hex'), tokens: tokens(size), breakpoint: part.breakpoint };
+    });
+    const cacheable = (boundary: { tokens: number }) => boundary.tokens >= AnthropicPrefixCache.MIN_TOKENS;
     let read = 0;
     let lastBreakpoint = 0;
-    const hashes: string[] = [];
-    for (const part of parts) {
-      prefix += part.text;
-      if (!part.breakpoint) continue;
-      const length = tokens(prefix.length);
-      if (length < 1024) continue;
-      const hash = createHash('sha256').update(prefix).digest('hex');
-      hashes.push(hash);
-      if (this.#written.has(hash)) read = length;
-      lastBreakpoint = length;
-    }
-    for (const hash of hashes) this.#written.add(hash);
-    const total = tokens(prefix.length);
+    boundaries.forEach((boundary, index) => {
+      if (!boundary.breakpoint || !cacheable(boundary)) return;
+      lastBreakpoint = boundary.tokens;
+      for (let j = index; j >= 0 && j >= index - AnthropicPrefixCache.LOOKBACK_BLOCKS; j--) {
+        const candidate = boundaries[j];
+        if (candidate && cacheable(candidate) && this.#written.has(candidate.key)) {
+          read = Math.max(read, candidate.tokens);
+          break;
+        }
+      }
+    });
+    for (const boundary of boundaries) if (boundary.breakpoint && cacheable(boundary)) this.#written.add(boundary.key);
+    const total = tokens(size);
     return { read, write: Math.max(0, lastBreakpoint - read), total };
   }
 }
@@ -203,6 +231,7 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
     options.sessionKeyOf ??
     ((request: FakeRequest) => (typeof request.body.prompt_cache_key === 'string' ? request.body.prompt_cache_key : undefined));
   const sockets = new Set<Socket>();
+  const scripted: FakeReply[] = [];
   const fake: FakeLLM = {
     url: '',
     requests: [],
@@ -210,6 +239,9 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
     latencyMs: options.latencyMs ?? 0,
     maxConcurrentPerKey: new Map(),
     inFlight: new Map(),
+    script: (...replies) => {
+      scripted.push(...replies);
+    },
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -217,6 +249,14 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
   };
 
   const server = createServer((request, response) => {
+    // 'close' fires once the answer is written or the client went away (abort, timeout).
+    let closed = false;
+    const gone = new Promise<void>((resolve) =>
+      response.once('close', () => {
+        closed = true;
+        resolve();
+      }),
+    );
     void (async () => {
       const path = (request.url ?? '').split('?')[0] ?? '';
       const expected = provider === 'openai' ? /^(\/v1)?\/chat\/completions$/ : /^(\/v1)?\/messages$/;
@@ -224,6 +264,7 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
         sendJson(response, 404, { error: { message: `no route ${request.method} ${path}`, type: 'not_found' } });
         return;
       }
+      const arrived = performance.now();
       const raw = await readBody(request);
       let body: any;
       try {
@@ -253,11 +294,25 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
         fake.inFlight.set(key, now);
         fake.maxConcurrentPerKey.set(key, Math.max(now, fake.maxConcurrentPerKey.get(key) ?? 0));
       }
+      // In flight until the answer is written or the client has hung up, whichever comes first: an
+      // aborted call must not count against the next one while a slow handler is still running.
+      let released = false;
+      const release = () => {
+        if (released || key === undefined) return;
+        released = true;
+        fake.inFlight.set(key, (fake.inFlight.get(key) ?? 1) - 1);
+      };
+      void gone.then(release);
       try {
-        if (fake.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, fake.latencyMs));
-        const reply = await fake.handler(fakeRequest);
+        if (fake.latencyMs > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, fake.latencyMs))), gone]);
+          clearTimeout(timer);
+        }
+        if (closed) return;
+        const reply = scripted.shift() ?? (await fake.handler(fakeRequest));
         if ('hang' in reply) {
-          await new Promise<void>((resolve) => request.socket.once('close', () => resolve()));
+          await gone;
           return;
         }
         if ('error' in reply) {
@@ -276,11 +331,13 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
         }
         const text = reply.text ?? '';
         const calls = 'toolCalls' in reply ? reply.toolCalls : [];
-        const outputTokens = tokens(text.length + JSON.stringify(calls).length);
+        const outputTokens = tokens(bytes(text) + (calls.length > 0 ? bytes(JSON.stringify(calls)) : 0));
         if (provider === 'openai') {
-          const serialized = JSON.stringify(body.tools ?? []) + (body.messages ?? []).map((m: unknown) => JSON.stringify(m)).join('');
-          const cached = openaiCache.account(key ?? '', serialized);
-          const promptTokens = tokens(serialized.length);
+          const serialized =
+            `model:${String(body.model)}\n` + JSON.stringify(body.tools ?? []) + (body.messages ?? []).map((m: unknown) => JSON.stringify(m)).join('');
+          const cacheKey = typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : '';
+          const cached = openaiCache.account(cacheKey, serialized);
+          const promptTokens = tokens(bytes(serialized));
           sendJson(response, 200, {
             id: id('chatcmpl-'),
             object: 'chat.completion',
@@ -330,7 +387,8 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
           },
         });
       } finally {
-        if (key !== undefined) fake.inFlight.set(key, (fake.inFlight.get(key) ?? 1) - 1);
+        fakeRequest.serviceMs = performance.now() - arrived;
+        release();
       }
     })().catch((error: unknown) => {
       if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: 'server_error' } });

@@ -48,15 +48,23 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
   }, Math.max(250, Math.floor(config.leaseTtlMs / 3)));
   const signal = AbortSignal.any([lost.signal, options.hardStop]);
   let turns = 0;
+  let released = false;
   try {
-    for (;;) {
-      if (options.stopping.aborted) return { kind: 'stopped', turns };
-      const events = nextTurnEvents(await openEvents(db, sessionId));
-      if (events.length === 0) return { kind: 'drained', turns };
+    let events = nextTurnEvents(await openEvents(db, sessionId));
+    while (events.length > 0) {
       const result = await runTurn(options, lease, events, signal);
       turns++;
+      events = options.stopping.aborted ? [] : nextTurnEvents(await openEvents(db, sessionId));
+      if (events.length === 0) {
+        // Release before telling the waiters: a person who answers at once finds the session free
+        // instead of waiting out the busy-lease retry.
+        clearInterval(renew);
+        await releaseLeaseQuietly(options, lease, logger);
+        released = true;
+      }
       await options.onTurnDone(result);
     }
+    return options.stopping.aborted ? { kind: 'stopped', turns } : { kind: 'drained', turns };
   } catch (error) {
     if (LeaseLostError.isInstance(error) || lost.signal.aborted) {
       logger.warn({ sessionId, token: lease.token }, 'lease lost; turn abandoned');
@@ -66,7 +74,7 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
     throw error;
   } finally {
     clearInterval(renew);
-    if (!lost.signal.aborted) await releaseLeaseQuietly(options, lease, logger);
+    if (!lost.signal.aborted && !released) await releaseLeaseQuietly(options, lease, logger);
   }
 }
 

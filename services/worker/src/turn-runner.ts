@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
 import { buildSystemPrompt, runToolLoop } from '@herald/agent';
@@ -141,7 +142,7 @@ export async function runTurn(
         .execute();
       await trx
         .updateTable('inbound_events')
-        .set({ status: 'done', reply_text: text, completed_at: new Date(), error: failed ? outcome : null })
+        .set({ status: 'done', reply_text: text, completed_at: sql`clock_timestamp()`, error: failed ? outcome : null })
         .where('id', 'in', eventIds)
         .execute();
     });

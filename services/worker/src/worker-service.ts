@@ -25,7 +25,8 @@ export interface WorkerServiceOptions {
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.
-const BUSY_RETRY_MS = 200;
+// Short, because the usual holder is a live worker finishing its last turn.
+const BUSY_RETRY_MS = 50;
 
 export class WorkerService {
   readonly #options: WorkerServiceOptions;

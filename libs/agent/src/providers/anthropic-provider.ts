@@ -6,6 +6,7 @@ import type {
   Tool as AnthropicTool,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatMessage, CompletionRequest, CompletionResult, FinishReason, Provider, ToolCall } from '../types.ts';
+import { ProviderError } from '../provider-error.ts';
 import { malformed, toProviderError } from './error-mapping.ts';
 
 export interface AnthropicProviderOptions {
@@ -18,6 +19,10 @@ export interface AnthropicProviderOptions {
 }
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 function parseInput(raw: string): Record<string, unknown> {
   try {
@@ -56,6 +61,14 @@ export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
     if (last && last.role === role) last.content.push(...blocks);
     else wire.push({ role, content: blocks });
   }
+  // In a merged user turn the tool results must come first, right after the assistant's tool_use.
+  for (const turn of wire) {
+    if (turn.role !== 'user') continue;
+    const results = turn.content.filter((block) => block.type === 'tool_result');
+    if (results.length > 0 && results.length < turn.content.length) {
+      turn.content = [...results, ...turn.content.filter((block) => block.type !== 'tool_result')];
+    }
+  }
   // The rolling breakpoint: the whole conversation so far becomes a cached prefix for the next call.
   const tail = wire[wire.length - 1]?.content;
   const lastBlock = tail?.[tail.length - 1];
@@ -85,7 +98,9 @@ export class AnthropicProvider implements Provider {
     this.#client = new Anthropic({
       apiKey: options.apiKey ?? 'unused',
       baseURL: options.baseURL,
-      timeout: options.timeoutMs,
+      // Always explicit: without a timeout the SDK derives one from max_tokens and refuses
+      // non-streaming calls whose max_tokens might take over 10 minutes (about 21k tokens).
+      timeout: options.timeoutMs ?? 10 * 60_000,
       maxRetries: 0,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
@@ -104,23 +119,35 @@ export class AnthropicProvider implements Provider {
         {
           model: this.model,
           max_tokens: this.#maxTokens,
-          system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }],
+          // The API rejects empty text blocks, so an empty system prompt is left out.
+          ...(request.system !== '' ? { system: [{ type: 'text' as const, text: request.system, cache_control: EPHEMERAL }] } : {}),
           messages: toAnthropicMessages(request.messages),
           ...(tools.length > 0 ? { tools } : {}),
         },
         { signal: request.signal },
       );
     } catch (error) {
+      if (request.signal?.aborted && !ProviderError.isInstance(error)) {
+        throw new ProviderError(`${this.name}: call aborted`, { kind: 'aborted', cause: error });
+      }
       throw toProviderError(this.name, error);
     }
-    if (!response || !Array.isArray(response.content)) throw malformed(this.name, 'no content array');
+    // A gateway or a compatible server may answer 200 with anything: check the shape by hand.
+    if (!isRecord(response) || !Array.isArray(response.content)) throw malformed(this.name, 'no content array');
+    if (!isRecord(response.usage) || typeof response.usage.input_tokens !== 'number') {
+      throw malformed(this.name, 'no usage');
+    }
     const text: string[] = [];
     const toolCalls: ToolCall[] = [];
-    for (const block of response.content) {
-      if (block.type === 'text') text.push(block.text);
-      else if (block.type === 'tool_use') {
-        if (typeof block.name !== 'string' || typeof block.id !== 'string') throw malformed(this.name, 'tool_use block');
-        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+    for (const block of response.content as unknown[]) {
+      if (!isRecord(block) || typeof block['type'] !== 'string') throw malformed(this.name, 'content block without a type');
+      if (block['type'] === 'text') {
+        if (typeof block['text'] !== 'string') throw malformed(this.name, 'text block without text');
+        text.push(block['text']);
+      } else if (block['type'] === 'tool_use') {
+        const { id, name, input } = block;
+        if (typeof name !== 'string' || typeof id !== 'string') throw malformed(this.name, 'tool_use block');
+        toolCalls.push({ id, name, arguments: JSON.stringify(input ?? {}) });
       }
     }
     const usage = response.usage;

@@ -1,0 +1,152 @@
+import { sql } from 'kysely';
+import { startFakeOpenAI } from '../test/support/fake-llm.ts';
+import type { FakeLLM } from '../test/support/fake-llm.ts';
+import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
+import type { TestDatabase } from '../test/support/test-database.ts';
+import { spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
+import type { HeraldProcess } from '../test/support/stack.ts';
+import { percentile } from './machine.ts';
+
+export interface Scenario {
+  workers: number;
+  clients: number;
+  modelLatencyMs: number;
+  durationMs: number;
+}
+
+export interface ScenarioResult extends Scenario {
+  turns: number;
+  turnsPerSecond: number;
+  latencyP50: number;
+  latencyP99: number;
+  overheadP50: number;
+  overheadP99: number;
+  leaseMsPerTurn: number;
+}
+
+/**
+ * A real deployment in miniature: one `herald ingress` process and N `herald worker` processes on
+ * a fresh database, driven by clients that each own a session and send the next message when the
+ * previous one is answered (`?wait`). The fake model answers after `modelLatencyMs`.
+ */
+export class PipelineBench {
+  #fake!: FakeLLM;
+  #database!: TestDatabase;
+  #env!: Record<string, string>;
+  #ingress!: HeraldProcess;
+  #workers: HeraldProcess[] = [];
+  #url!: string;
+
+  async start(): Promise<void> {
+    this.#fake = await startFakeOpenAI();
+    this.#database = await createTestDatabase();
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    this.#url = `http://127.0.0.1:${port}`;
+    this.#env = {
+      DATABASE_URL: this.#database.url,
+      PORT: port,
+      HERALD_API_TOKEN: TEST_TOKEN,
+      HERALD_QUEUE_PREFIX: uniquePrefix(),
+      HERALD_MODEL: 'openai/bench',
+      OPENAI_BASE_URL: this.#fake.url,
+      OPENAI_API_KEY: 'sk-bench',
+      HERALD_WORKER_CONCURRENCY: '64',
+      LOG_LEVEL: 'info',
+    };
+    this.#ingress = spawnHerald('ingress', this.#env);
+    await waitFor(async () => this.#ingress.output().includes('ingress listening'), { timeoutMs: 30_000, what: 'ingress' });
+  }
+
+  async #scaleWorkers(count: number): Promise<void> {
+    while (this.#workers.length > count) {
+      const worker = this.#workers.pop();
+      worker?.child.kill('SIGTERM');
+      await worker?.exited;
+    }
+    while (this.#workers.length < count) {
+      const worker = spawnHerald('worker', this.#env);
+      this.#workers.push(worker);
+      await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker' });
+    }
+  }
+
+  async run(scenario: Scenario, label: string): Promise<ScenarioResult> {
+    await this.#scaleWorkers(scenario.workers);
+    this.#fake.latencyMs = scenario.modelLatencyMs;
+    const before = this.#fake.requests.length;
+    const runId = `${label}-${Date.now()}`;
+    const latencies: number[] = [];
+    const deadline = performance.now() + scenario.durationMs;
+    const started = performance.now();
+    const client = async (index: number) => {
+      let n = 0;
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        const response = await fetch(`${this.#url}/v1/messages?wait=60`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_TOKEN}` },
+          body: JSON.stringify({ chat_id: `${runId}-${index}`, user_id: `u${index}`, text: `message ${n++}` }),
+        });
+        const body = (await response.json()) as { reply?: { text: string } };
+        if (response.status !== 200 || !body.reply) throw new Error(`unexpected answer ${response.status}`);
+        latencies.push(performance.now() - t0);
+      }
+    };
+    await Promise.all(Array.from({ length: scenario.clients }, (_, i) => client(i)));
+    const elapsed = performance.now() - started;
+    const requests = this.#fake.requests.slice(before);
+    const serviceBySession = new Map<string, number[]>();
+    for (const request of requests) {
+      const list = serviceBySession.get(request.sessionKey ?? '') ?? [];
+      list.push(request.serviceMs ?? 0);
+      serviceBySession.set(request.sessionKey ?? '', list);
+    }
+    const rows = await sql<{ session_id: string; total_ms: number; lease_ms: number }>`
+      SELECT e.session_id,
+             extract(epoch FROM (e.completed_at - e.received_at)) * 1000 AS total_ms,
+             extract(epoch FROM (t.started_at - e.received_at)) * 1000 AS lease_ms
+      FROM inbound_events e
+      JOIN sessions s ON s.id = e.session_id
+      JOIN turns t ON t.id = e.turn_id
+      WHERE s.chat_id LIKE ${`${runId}-%`} AND e.status = 'done'
+      ORDER BY e.session_id, e.received_at`.execute(this.#database.db);
+    const overheads: number[] = [];
+    const seen = new Map<string, number>();
+    for (const row of rows.rows) {
+      const i = seen.get(row.session_id) ?? 0;
+      seen.set(row.session_id, i + 1);
+      const service = serviceBySession.get(row.session_id)?.[i] ?? 0;
+      overheads.push(Number(row.total_ms) - service);
+    }
+    const leaseMs = rows.rows.map((row) => Number(row.lease_ms));
+    return {
+      ...scenario,
+      turns: latencies.length,
+      turnsPerSecond: latencies.length / (elapsed / 1000),
+      latencyP50: percentile(latencies, 50),
+      latencyP99: percentile(latencies, 99),
+      overheadP50: percentile(overheads, 50),
+      overheadP99: percentile(overheads, 99),
+      leaseMsPerTurn: percentile(leaseMs, 50),
+    };
+  }
+
+  async workerRssMb(): Promise<number[]> {
+    const { readFile } = await import('node:fs/promises');
+    return Promise.all(
+      this.#workers.map(async (worker) => {
+        const status = await readFile(`/proc/${worker.child.pid}/status`, 'utf8').catch(() => '');
+        const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        return kb / 1024;
+      }),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.#scaleWorkers(0);
+    this.#ingress.child.kill('SIGTERM');
+    await this.#ingress.exited;
+    await this.#fake.close();
+    await this.#database.drop();
+  }
+}
