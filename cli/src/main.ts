@@ -44,7 +44,7 @@ async function main(argv: string[]): Promise<void> {
       await prepareDatabase(config, logger);
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown, 20);
-      startWorker(config, logger, shutdown, db);
+      await startWorker(config, logger, shutdown, db);
       startScheduler(config, logger, shutdown, db);
       const address = await startIngress(config, logger, shutdown, db);
       if (!config.model) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
@@ -62,7 +62,7 @@ async function main(argv: string[]): Promise<void> {
     case 'worker': {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown, config.workerConcurrency + 4);
-      startWorker(config, logger, shutdown, db);
+      await startWorker(config, logger, shutdown, db);
       logger.info({ concurrency: config.workerConcurrency }, 'worker started');
       return;
     }

@@ -5,6 +5,9 @@ import { createDb, ensureDatabase, migrate } from '@herald/session';
 import type { Db } from '@herald/session';
 import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
 import { builtinRegistry } from '@herald/tools';
+import type { Tool, ToolRegistry } from '@herald/tools';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createIngressServer } from '@herald/ingress';
 import { WorkerService } from '@herald/worker';
 import { Reconciler } from '@herald/scheduler';
@@ -63,27 +66,49 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   return address;
 }
 
-export function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db): WorkerService {
+/**
+ * Plugin tools: each module in HERALD_TOOL_PLUGINS exports `tools`, an array of tools built with
+ * `defineTool` (the same shape, schema and replay-safety declaration as the built-ins).
+ */
+export async function loadToolPlugins(registry: ToolRegistry, paths: readonly string[]): Promise<string[]> {
+  const names: string[] = [];
+  for (const path of paths) {
+    const url = /^[a-z]+:/.test(path) ? path : pathToFileURL(resolve(path)).href;
+    const module = (await import(url)) as { tools?: unknown };
+    if (!Array.isArray(module.tools)) throw new Error(`HERALD_TOOL_PLUGINS: ${path} does not export an array named tools`);
+    for (const tool of module.tools as Tool[]) {
+      registry.register(tool);
+      names.push(tool.name);
+    }
+  }
+  return names;
+}
+
+export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
   const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
   const connection = createRedis(config.redisUrl, 'worker', onRedisError);
   const publisher = createRedis(config.redisUrl, 'producer', onRedisError);
+  const subscriber = createRedis(config.redisUrl, 'subscriber', onRedisError);
   shutdown.add('worker redis', () => {
     connection.disconnect();
     publisher.disconnect();
+    subscriber.disconnect();
   });
   const registry = builtinRegistry();
+  const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
   const worker = new WorkerService({
     config,
     db,
     connection,
     publisher,
+    subscriber,
     provider: providerFromConfig(config),
     registry,
-    toolNames: DEFAULT_TOOL_NAMES,
+    toolNames: [...DEFAULT_TOOL_NAMES, ...pluginTools],
     logger: log,
   });
-  worker.start();
+  await worker.start();
   // Leave a few seconds of the deadline for the steps after it.
   shutdown.add('worker', () => worker.close(Math.max(0, config.shutdownTimeoutMs - 5000)));
   return worker;

@@ -52,6 +52,12 @@ export interface LoopOptions {
   retry: RetryOptions;
   signal: AbortSignal;
   hooks: LoopHooks;
+  /**
+   * A fresh signal for each model call. When it aborts (interrupt mode: a new message arrived)
+   * the call is dropped and the loop goes round again, picking the new message up through
+   * `pollInjected`; the turn itself goes on.
+   */
+  modelSignal?: () => AbortSignal;
 }
 
 export const INTERRUPTED_RESULT =
@@ -124,15 +130,18 @@ export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
   for (let iteration = 1; iteration <= options.maxIterations; iteration++) {
     if (hooks.pollInjected) messages.push(...(await hooks.pollInjected()));
     const started = performance.now();
+    const callSignal = options.modelSignal ? AbortSignal.any([signal, options.modelSignal()]) : signal;
     let result: CompletionResult;
     try {
       result = await completeWithRetry(
         provider,
-        { sessionId: options.sessionId, system: options.system, messages, tools: tools.definitions, signal },
+        { sessionId: options.sessionId, system: options.system, messages, tools: tools.definitions, signal: callSignal },
         options.retry,
       );
     } catch (error) {
-      if (signal.aborted || !ProviderError.isInstance(error)) throw error;
+      if (signal.aborted) throw signal.reason ?? error;
+      if (callSignal.aborted) continue;
+      if (!ProviderError.isInstance(error)) throw error;
       return { text: describeProviderFailure(error), outcome: 'provider_error', iterations: iteration, finalCall: undefined };
     }
     const call: ModelCallRecord = {

@@ -32,6 +32,10 @@ export interface Config {
   providerRetryBaseMs: number;
   shutdownTimeoutMs: number;
   reconcileIntervalMs: number;
+  /** Most unanswered messages one session may hold. */
+  sessionBacklog: number;
+  /** Module paths of plugin tools, loaded by workers. */
+  toolPlugins: string[];
 }
 
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
@@ -96,6 +100,8 @@ const schema = z.object({
   HERALD_PROVIDER_RETRY_BASE_MS: integer(0, 60_000).default(1000),
   HERALD_SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(25_000),
   HERALD_RECONCILE_INTERVAL_MS: integer(100, 3_600_000).default(5000),
+  HERALD_SESSION_BACKLOG: integer(1, 10_000).default(50),
+  HERALD_TOOL_PLUGINS: optionalText,
 });
 
 function describeValue(env: Record<string, string | undefined>, key: string): string {
@@ -156,5 +162,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     providerRetryBaseMs: e.HERALD_PROVIDER_RETRY_BASE_MS,
     shutdownTimeoutMs: e.HERALD_SHUTDOWN_TIMEOUT_MS,
     reconcileIntervalMs: e.HERALD_RECONCILE_INTERVAL_MS,
+    sessionBacklog: e.HERALD_SESSION_BACKLOG,
+    toolPlugins: (e.HERALD_TOOL_PLUGINS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
   });
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Database, QueueMode } from './schema.ts';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
 
@@ -21,6 +21,8 @@ export interface AcceptedEvent {
   needsWake: boolean;
   /** The session's wake generation, read under the session row lock: names the wake-up job. */
   wakeGeneration: string;
+  /** Set when the running turn must be told at once (a /stop, or a message in interrupt mode). */
+  control?: SessionControl;
 }
 
 export const NEW_SESSION_REPLY = 'Started a new session. Earlier messages in this chat are no longer in context.';
@@ -89,6 +91,71 @@ function duplicateOf(row: NonNullable<Awaited<ReturnType<typeof findByDedupeKey>
   };
 }
 
+export const QUEUE_MODES = ['followup', 'collect', 'steer', 'interrupt'] as const;
+
+/** What a message asks of the running session, beyond being queued. */
+export type SessionControl = 'stop' | 'interrupt';
+
+/** The session already has this many unanswered messages; the caller refuses the new one. */
+export class BacklogFullError extends Error {
+  override readonly name = 'BacklogFullError';
+  readonly limit: number;
+  constructor(limit: number) {
+    super(
+      `This chat already has ${limit} messages waiting for an answer; wait for the replies or send /stop, then try again.`,
+    );
+    this.limit = limit;
+  }
+}
+
+type Command = { kind: 'new' } | { kind: 'queue'; mode: string | undefined } | { kind: 'stop' };
+
+/** Chat commands handled where the message arrives; everything else is a message for the agent. */
+export function parseCommand(text: string): Command | undefined {
+  const match = /^\/([a-z]+)(?:@\S+)?(?:\s+(.*))?$/is.exec(text.trim());
+  if (!match) return undefined;
+  const name = match[1]?.toLowerCase();
+  const argument = match[2]?.trim();
+  if (name === 'new' || name === 'reset') return { kind: 'new' };
+  if (name === 'queue') return { kind: 'queue', mode: argument === '' ? undefined : argument?.toLowerCase() };
+  if (name === 'stop') return { kind: 'stop' };
+  return undefined;
+}
+
+interface CommandOutcome {
+  reply: string;
+  control?: SessionControl;
+}
+
+async function runQueueCommand(trx: Transaction<Database>, sessionId: string, mode: string | undefined): Promise<CommandOutcome> {
+  if (mode === undefined) {
+    const row = await trx.selectFrom('sessions').select('queue_mode').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    return { reply: `Queue mode is ${row.queue_mode}. Change it with /queue ${QUEUE_MODES.join('|')}.` };
+  }
+  if (!(QUEUE_MODES as readonly string[]).includes(mode)) {
+    return { reply: `Unknown queue mode '${mode}'. Use one of: ${QUEUE_MODES.join(', ')}.` };
+  }
+  await trx.updateTable('sessions').set({ queue_mode: mode as QueueMode }).where('id', '=', sessionId).execute();
+  return { reply: `Queue mode set to ${mode}.` };
+}
+
+async function runStopCommand(trx: Transaction<Database>, sessionId: string): Promise<CommandOutcome> {
+  const running = await trx
+    .selectFrom('inbound_events')
+    .select('id')
+    .where('session_id', '=', sessionId)
+    .where('status', '=', 'processing')
+    .limit(1)
+    .executeTakeFirst();
+  if (!running) return { reply: 'Nothing is running.' };
+  return { reply: 'Stopping the running turn.', control: 'stop' };
+}
+
+export interface AcceptOptions {
+  /** Most unanswered messages a session may hold; more are refused with BacklogFullError. */
+  backlogLimit: number;
+}
+
 /**
  * Commits an inbound message to the session inbox. The caller enqueues the wake-up only after this
  * resolves, so a message is never in Redis without being in Postgres.
@@ -97,16 +164,20 @@ function duplicateOf(row: NonNullable<Awaited<ReturnType<typeof findByDedupeKey>
  * same lock before it reads the inbox, so either it sees this event or we see its new generation and
  * enqueue a job it has not consumed. That closes the last-drain/lease-release race.
  */
-export async function acceptInbound(db: Kysely<Database>, message: InboundMessage): Promise<AcceptedEvent> {
+export async function acceptInbound(
+  db: Kysely<Database>,
+  message: InboundMessage,
+  options: AcceptOptions = { backlogLimit: 50 },
+): Promise<AcceptedEvent> {
   if (message.dedupeKey !== undefined) {
     const seen = await findByDedupeKey(db, message.dedupeKey);
     if (seen) return duplicateOf(seen);
   }
   const key = sessionKey(message);
-  const isNewCommand = message.text.trim().toLowerCase() === '/new';
+  const command = parseCommand(message.text);
   return db.transaction().execute(async (trx) => {
     let sessionId: string;
-    if (isNewCommand) {
+    if (command?.kind === 'new') {
       sessionId = await createSession(trx, key, message);
       await trx
         .insertInto('session_routes')
@@ -120,8 +191,21 @@ export async function acceptInbound(db: Kysely<Database>, message: InboundMessag
       .updateTable('sessions')
       .set({ updated_at: new Date() })
       .where('id', '=', sessionId)
-      .returning('wake_generation')
+      .returning(['wake_generation', 'queue_mode'])
       .executeTakeFirstOrThrow();
+    let outcome: CommandOutcome | undefined;
+    if (command?.kind === 'new') outcome = { reply: NEW_SESSION_REPLY };
+    else if (command?.kind === 'queue') outcome = await runQueueCommand(trx, sessionId, command.mode);
+    else if (command?.kind === 'stop') outcome = await runStopCommand(trx, sessionId);
+    else {
+      const open = await trx
+        .selectFrom('inbound_events')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .where('session_id', '=', sessionId)
+        .where('status', 'in', ['pending', 'processing'])
+        .executeTakeFirstOrThrow();
+      if (Number(open.count) >= options.backlogLimit) throw new BacklogFullError(options.backlogLimit);
+    }
     const eventId = randomUUID();
     const inserted = await trx
       .insertInto('inbound_events')
@@ -133,12 +217,12 @@ export async function acceptInbound(db: Kysely<Database>, message: InboundMessag
         user_id: message.userId,
         user_name: message.userName ?? null,
         text: message.text,
-        kind: isNewCommand ? 'command' : 'message',
-        status: isNewCommand ? 'done' : 'pending',
+        kind: outcome ? 'command' : 'message',
+        status: outcome ? 'done' : 'pending',
         turn_id: null,
-        reply_text: isNewCommand ? NEW_SESSION_REPLY : null,
+        reply_text: outcome?.reply ?? null,
         error: null,
-        completed_at: isNewCommand ? new Date() : null,
+        completed_at: outcome ? new Date() : null,
       })
       .onConflict((oc) => oc.column('dedupe_key').doNothing())
       .returning('id')
@@ -149,12 +233,15 @@ export async function acceptInbound(db: Kysely<Database>, message: InboundMessag
       if (!seen) throw new Error('dedupe conflict without a stored event');
       throw new DuplicateRace(duplicateOf(seen));
     }
+    const control: SessionControl | undefined =
+      outcome?.control ?? (outcome === undefined && locked.queue_mode === 'interrupt' ? 'interrupt' : undefined);
     return {
       eventId,
       sessionId,
       duplicate: false,
-      needsWake: !isNewCommand,
+      needsWake: outcome === undefined,
       wakeGeneration: String(locked.wake_generation),
+      ...(control === undefined ? {} : { control }),
     };
   }).catch((error: unknown) => {
     // Rolled back our route/session work; report the event that won.
@@ -217,4 +304,47 @@ export async function openEvents(db: Kysely<Database>, sessionId: string, limit 
     status: row.status as 'pending' | 'processing',
     turnId: row.turn_id,
   }));
+}
+
+export interface Inbox {
+  queueMode: QueueMode;
+  events: PendingEvent[];
+}
+
+/** The session's queue mode and open events, in one round trip. */
+export async function openInbox(db: Kysely<Database>, sessionId: string, limit = 100): Promise<Inbox> {
+  const rows = await db
+    .selectFrom('sessions')
+    .leftJoin('inbound_events', (join) =>
+      join
+        .onRef('inbound_events.session_id', '=', 'sessions.id')
+        .on('inbound_events.status', 'in', ['pending', 'processing']),
+    )
+    .select([
+      'sessions.queue_mode',
+      'inbound_events.id',
+      'inbound_events.text',
+      'inbound_events.user_id',
+      'inbound_events.user_name',
+      'inbound_events.status',
+      'inbound_events.turn_id',
+    ])
+    .where('sessions.id', '=', sessionId)
+    .orderBy('inbound_events.received_at')
+    .orderBy('inbound_events.id')
+    .limit(limit)
+    .execute();
+  const events: PendingEvent[] = [];
+  for (const row of rows) {
+    if (row.id === null || row.text === null || row.user_id === null) continue;
+    events.push({
+      id: row.id,
+      text: row.text,
+      userId: row.user_id,
+      userName: row.user_name,
+      status: row.status as 'pending' | 'processing',
+      turnId: row.turn_id,
+    });
+  }
+  return { queueMode: rows[0]?.queue_mode ?? 'followup', events };
 }

@@ -13,8 +13,8 @@ export type {
 } from './schema.ts';
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
-export { acceptInbound, getEvent, openEvents, NEW_SESSION_REPLY } from './inbox.ts';
-export type { AcceptedEvent, EventView, InboundMessage, PendingEvent } from './inbox.ts';
+export { acceptInbound, getEvent, openEvents, openInbox, parseCommand, BacklogFullError, NEW_SESSION_REPLY, QUEUE_MODES } from './inbox.ts';
+export type { AcceptedEvent, AcceptOptions, EventView, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease } from './leases.ts';
 export { appendMessages, loadTranscript } from './transcript.ts';

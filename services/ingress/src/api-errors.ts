@@ -4,6 +4,7 @@ export type ApiErrorCode =
   | 'unauthorized'
   | 'invalid_request'
   | 'payload_too_large'
+  | 'backlog_full'
   | 'not_found'
   | 'unavailable'
   | 'internal';

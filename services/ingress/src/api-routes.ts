@@ -4,9 +4,9 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, getEvent, loadTranscript } from '@herald/session';
+import { acceptInbound, BacklogFullError, getEvent, loadTranscript, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/session';
-import { enqueueWake } from '@herald/queue';
+import { enqueueWake, publishSessionControl } from '@herald/queue';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
@@ -101,7 +101,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
         'text',
       );
     }
-    const accepted = await acceptInbound(db, {
+    let accepted;
+    try {
+      accepted = await acceptInbound(db, {
       profileId: 'main',
       platform: 'api',
       chatType: 'dm',
@@ -111,11 +113,21 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       userName: body.user_name,
       text: body.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
-    });
+      }, { backlogLimit: config.sessionBacklog });
+    } catch (error) {
+      if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
+      throw error;
+    }
+    const sessionId = accepted.sessionId;
     if (accepted.needsWake) {
       // The event is committed: if Redis is down now, the reconciler enqueues it later.
-      await enqueueWake(queue, accepted.sessionId, accepted.wakeGeneration).catch((error: unknown) =>
-        logger.warn({ err: error, sessionId: accepted.sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
+      await enqueueWake(queue, sessionId, accepted.wakeGeneration).catch((error: unknown) =>
+        logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
+      );
+    }
+    if (accepted.control !== undefined && !accepted.duplicate) {
+      await publishSessionControl(deps.redis, config.queuePrefix, sessionId, accepted.control).catch((error: unknown) =>
+        logger.warn({ err: error, sessionId }, 'session control notice failed'),
       );
     }
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
@@ -149,6 +161,46 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       status: event.status,
       reply: done ? { text: event.replyText ?? '' } : null,
     };
+  });
+
+  const sessionView = async (id: string) => {
+    const row = await db
+      .selectFrom('sessions')
+      .select(['id', 'session_key', 'profile_id', 'platform', 'queue_mode', 'system_prompt', 'parent_session_id', 'created_at'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      session_id: row.id,
+      session_key: row.session_key,
+      profile: row.profile_id,
+      platform: row.platform,
+      queue_mode: row.queue_mode,
+      system_prompt: row.system_prompt,
+      parent_session_id: row.parent_session_id,
+      created_at: row.created_at.toISOString(),
+    };
+  };
+
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
+    const view = UUID.test(request.params.id) ? await sessionView(request.params.id) : undefined;
+    return view ?? sendError(reply, 404, 'not_found', 'no such session');
+  });
+
+  app.patch<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
+    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
+    const body = request.body as { queue_mode?: unknown } | null;
+    const mode = body?.queue_mode;
+    if (typeof mode !== 'string' || !(QUEUE_MODES as readonly string[]).includes(mode)) {
+      return sendError(reply, 400, 'invalid_request', `queue_mode: expected one of ${QUEUE_MODES.join(', ')}`, 'queue_mode');
+    }
+    const updated = await db
+      .updateTable('sessions')
+      .set({ queue_mode: mode as (typeof QUEUE_MODES)[number], updated_at: new Date() })
+      .where('id', '=', request.params.id)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return sendError(reply, 404, 'not_found', 'no such session');
+    return sessionView(request.params.id);
   });
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', async (request, reply) => {

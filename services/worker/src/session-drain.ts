@@ -1,8 +1,9 @@
 import type { Logger } from '@herald/core';
-import { claimLease, LeaseLostError, openEvents, releaseLease, renewLease } from '@herald/session';
-import type { Lease, PendingEvent } from '@herald/session';
+import { claimLease, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
+import type { Inbox, Lease, PendingEvent } from '@herald/session';
+import type { ControlAction } from '@herald/queue';
 import { runTurn } from './turn-runner.ts';
-import type { TurnDependencies, TurnResult } from './turn-runner.ts';
+import type { TurnControl, TurnDependencies, TurnResult } from './turn-runner.ts';
 
 export type DrainResult =
   | { kind: 'busy' }
@@ -10,13 +11,17 @@ export type DrainResult =
   | { kind: 'lease-lost'; turns: number }
   | { kind: 'stopped'; turns: number };
 
-/** The events the next turn takes: a crashed turn's own events first, else the oldest message. */
-export function nextTurnEvents(open: PendingEvent[]): PendingEvent[] {
-  const first = open[0];
+/**
+ * The events the next turn takes: a crashed turn's own events first; in collect mode everything
+ * waiting, merged into one turn; otherwise the oldest message.
+ */
+export function nextTurnEvents(inbox: Inbox): PendingEvent[] {
+  const first = inbox.events[0];
   if (!first) return [];
   if (first.status === 'processing' && first.turnId !== null) {
-    return open.filter((event) => event.turnId === first.turnId);
+    return inbox.events.filter((event) => event.turnId === first.turnId);
   }
+  if (inbox.queueMode === 'collect') return inbox.events.filter((event) => event.status === 'pending');
   return [first];
 }
 
@@ -27,6 +32,37 @@ export interface DrainOptions extends TurnDependencies {
   /** Aborted when the shutdown deadline is near: abandon the current turn (it resumes elsewhere). */
   hardStop: AbortSignal;
   onTurnDone(result: TurnResult): Promise<void>;
+  /** Subscribes to /stop and interrupt notices for the session while it runs here. */
+  registerControl(sessionId: string, handler: (action: ControlAction) => void): () => void;
+}
+
+/** Per-turn control: a person's /stop ends the turn, an interrupt drops the running model call. */
+class RunControl {
+  #stop = new AbortController();
+  #interrupt = new AbortController();
+  readonly #base: AbortSignal;
+
+  constructor(base: AbortSignal) {
+    this.#base = base;
+  }
+
+  handle(action: ControlAction): void {
+    if (action === 'stop') this.#stop.abort(new Error('stopped by the person'));
+    else this.#interrupt.abort(new Error('interrupted by a new message'));
+  }
+
+  forTurn(): TurnControl {
+    this.#stop = new AbortController();
+    const stop = this.#stop;
+    return {
+      signal: AbortSignal.any([this.#base, stop.signal]),
+      stopRequested: () => stop.signal.aborted,
+      modelSignal: () => {
+        if (this.#interrupt.signal.aborted) this.#interrupt = new AbortController();
+        return this.#interrupt.signal;
+      },
+    };
+  }
 }
 
 /**
@@ -46,15 +82,16 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
       (error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'),
     );
   }, Math.max(250, Math.floor(config.leaseTtlMs / 3)));
-  const signal = AbortSignal.any([lost.signal, options.hardStop]);
+  const control = new RunControl(AbortSignal.any([lost.signal, options.hardStop]));
+  const unregister = options.registerControl(sessionId, (action) => control.handle(action));
   let turns = 0;
   let released = false;
   try {
-    let events = nextTurnEvents(await openEvents(db, sessionId));
+    let events = nextTurnEvents(await openInbox(db, sessionId));
     while (events.length > 0) {
-      const result = await runTurn(options, lease, events, signal);
+      const result = await runTurn(options, lease, events, control.forTurn());
       turns++;
-      events = options.stopping.aborted ? [] : nextTurnEvents(await openEvents(db, sessionId));
+      events = options.stopping.aborted ? [] : nextTurnEvents(await openInbox(db, sessionId));
       if (events.length === 0) {
         // Release before telling the waiters: a person who answers at once finds the session free
         // instead of waiting out the busy-lease retry.
@@ -73,6 +110,7 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
     if (options.hardStop.aborted) return { kind: 'stopped', turns };
     throw error;
   } finally {
+    unregister();
     clearInterval(renew);
     if (!lost.signal.aborted && !released) await releaseLeaseQuietly(options, lease, logger);
   }

@@ -4,7 +4,7 @@ import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
 import { buildSystemPrompt, runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
-import { appendMessages, fenced, loadTranscript } from '@herald/session';
+import { appendMessages, fenced, LeaseLostError, loadTranscript } from '@herald/session';
 import type { Database, Db, Lease, PendingEvent, StoredMessage } from '@herald/session';
 import type { ToolRegistry } from '@herald/tools';
 
@@ -28,7 +28,19 @@ export interface TurnDependencies {
 
 export interface TurnResult {
   eventIds: string[];
-  outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted';
+  outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted' | 'stopped';
+}
+
+export const STOPPED_REPLY = 'Stopped. Send a new message when you are ready.';
+
+/** How the running turn is steered from outside: lease loss, shutdown, /stop and interrupts. */
+export interface TurnControl {
+  /** Aborts the turn: lease lost, shutdown deadline, or a person's /stop. */
+  signal: AbortSignal;
+  /** True when the abort came from /stop: the turn ends with a reply instead of being handed back. */
+  stopRequested(): boolean;
+  /** A fresh signal per model call, aborted when a message arrives in interrupt mode. */
+  modelSignal(): AbortSignal;
 }
 
 function toChatMessages(transcript: StoredMessage[]): ChatMessage[] {
@@ -77,8 +89,9 @@ export async function runTurn(
   deps: TurnDependencies,
   lease: Lease,
   events: PendingEvent[],
-  signal: AbortSignal,
+  control: TurnControl,
 ): Promise<TurnResult> {
+  const signal = control.signal;
   const { db, config, logger } = deps;
   const sessionId = lease.sessionId;
   const eventIds = events.map((event) => event.id);
@@ -86,7 +99,7 @@ export async function runTurn(
   const session = await db
     .selectFrom('sessions')
     .innerJoin('profiles', 'profiles.id', 'sessions.profile_id')
-    .select(['sessions.system_prompt', 'sessions.platform', 'sessions.profile_id', 'profiles.identity'])
+    .select(['sessions.system_prompt', 'sessions.platform', 'sessions.profile_id', 'sessions.queue_mode', 'profiles.identity'])
     .where('sessions.id', '=', sessionId)
     .executeTakeFirstOrThrow();
 
@@ -157,8 +170,10 @@ export async function runTurn(
       0,
     );
   }
-  if (deps.provider === null) return finish(NO_MODEL_REPLY, 'no_model', 0);
-  if (system === null) throw new Error(`session ${sessionId} has a turn but no system prompt`);
+  const provider = deps.provider;
+  if (provider === null) return finish(NO_MODEL_REPLY, 'no_model', 0);
+  const systemPrompt: string | null = system;
+  if (systemPrompt === null) throw new Error(`session ${sessionId} has a turn but no system prompt`);
 
   const history = toChatMessages(await loadTranscript(db, sessionId));
   const registry = deps.registry;
@@ -175,40 +190,81 @@ export async function runTurn(
         fencedWrite: write,
       }),
   };
-  const result = await runToolLoop({
-    provider: deps.provider,
-    sessionId,
-    system,
-    history,
-    tools,
-    maxIterations: config.maxIterations,
-    retry: {
-      maxRetries: config.providerMaxRetries,
-      baseMs: config.providerRetryBaseMs,
-      onRetry: (error, attempt, delayMs) =>
-        logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
-    },
-    signal,
-    hooks: {
-      onToolStep: (step, call) =>
-        write(async (trx) => {
-          await recordModelCall(trx, sessionId, turnId, call);
-          await appendMessages(trx, sessionId, turnId, [
-            { role: 'assistant', content: step.content, toolCalls: step.tool_calls },
-          ]);
-          await trx.updateTable('turns').set((eb) => ({ iterations: eb('iterations', '+', 1) })).where('id', '=', turnId).execute();
-        }),
-      onToolResults: (results) =>
-        write((trx) =>
-          appendMessages(
-            trx,
-            sessionId,
-            turnId,
-            results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })),
+  // Steer and interrupt: messages that arrive mid-turn join it at the next model boundary. The
+  // status flip is conditional, so a message either joins this turn or stays for the next one.
+  const injects = session.queue_mode === 'steer' || session.queue_mode === 'interrupt';
+  const pollInjected = async (): Promise<ChatMessage[]> => {
+    const pending = await db
+      .selectFrom('inbound_events')
+      .select(['id', 'text'])
+      .where('session_id', '=', sessionId)
+      .where('status', '=', 'pending')
+      .where('kind', '=', 'message')
+      .orderBy('received_at')
+      .orderBy('id')
+      .execute();
+    if (pending.length === 0) return [];
+    return write(async (trx) => {
+      const claimed = await trx
+        .updateTable('inbound_events')
+        .set({ status: 'processing', turn_id: turnId })
+        .where('id', 'in', pending.map((event) => event.id))
+        .where('status', '=', 'pending')
+        .returning('id')
+        .execute();
+      const ids = new Set(claimed.map((row) => row.id));
+      const joined = pending.filter((event) => ids.has(event.id));
+      await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text })));
+      for (const event of joined) {
+        eventIds.push(event.id);
+      }
+      return joined.map((event): ChatMessage => ({ role: 'user', content: event.text }));
+    });
+  };
+  let result: LoopResult;
+  try {
+    result = await runToolLoop({
+      provider,
+      modelSignal: () => control.modelSignal(),
+      sessionId,
+      system: systemPrompt,
+      history,
+      tools,
+      maxIterations: config.maxIterations,
+      retry: {
+        maxRetries: config.providerMaxRetries,
+        baseMs: config.providerRetryBaseMs,
+        onRetry: (error, attempt, delayMs) =>
+          logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
+      },
+      signal,
+      hooks: {
+        ...(injects ? { pollInjected } : {}),
+        onToolStep: (step, call) =>
+          write(async (trx) => {
+            await recordModelCall(trx, sessionId, turnId, call);
+            await appendMessages(trx, sessionId, turnId, [
+              { role: 'assistant', content: step.content, toolCalls: step.tool_calls },
+            ]);
+            await trx.updateTable('turns').set((eb) => ({ iterations: eb('iterations', '+', 1) })).where('id', '=', turnId).execute();
+          }),
+        onToolResults: (results) =>
+          write((trx) =>
+            appendMessages(
+              trx,
+              sessionId,
+              turnId,
+              results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })),
+            ),
           ),
-        ),
-    },
-  });
+      },
+    });
+  } catch (error) {
+    if (control.stopRequested() && !LeaseLostError.isInstance(error)) {
+      return finish(STOPPED_REPLY, 'stopped', 0);
+    }
+    throw error;
+  }
   if (result.outcome === 'provider_error') logger.error({ sessionId, turnId }, 'model call failed after retries');
   return finish(result.text, result.outcome, result.iterations, result.finalCall);
 }

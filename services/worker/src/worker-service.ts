@@ -7,7 +7,7 @@ import type { Config, Logger } from '@herald/core';
 import type { Provider } from '@herald/agent';
 import type { Db } from '@herald/session';
 import type { ToolRegistry } from '@herald/tools';
-import { publishTurnDone, RUNS_QUEUE } from '@herald/queue';
+import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
 import { drainSession } from './session-drain.ts';
 
@@ -18,6 +18,8 @@ export interface WorkerServiceOptions {
   connection: Redis;
   /** For publishing turn-done notices. */
   publisher: Redis;
+  /** A dedicated connection for /stop and interrupt notices. */
+  subscriber: Redis;
   provider: Provider | null;
   registry: ToolRegistry;
   toolNames: readonly string[];
@@ -33,20 +35,23 @@ export class WorkerService {
   readonly #owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly #stopping = new AbortController();
   readonly #hardStop = new AbortController();
+  readonly #control: SessionControlListener;
   #worker: Worker<WakeJob> | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: WorkerServiceOptions) {
     this.#options = options;
+    this.#control = new SessionControlListener(options.subscriber, options.config.queuePrefix);
   }
 
   get owner(): string {
     return this.#owner;
   }
 
-  start(): void {
+  async start(): Promise<void> {
     if (this.#worker) return;
     const { config, connection, logger } = this.#options;
+    await this.#control.start();
     this.#worker = new Worker<WakeJob>(RUNS_QUEUE, (job, token) => this.#process(job, token), {
       connection,
       prefix: config.queuePrefix,
@@ -68,6 +73,7 @@ export class WorkerService {
         owner: this.#owner,
         stopping: this.#stopping.signal,
         hardStop: this.#hardStop.signal,
+        registerControl: (id, handler) => this.#control.register(id, handler),
         onTurnDone: async (turn) => {
           await publishTurnDone(this.#options.publisher, this.#options.config.queuePrefix, turn.eventIds).catch(
             (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),

@@ -1,0 +1,57 @@
+import type { Redis } from 'ioredis';
+
+export type ControlAction = 'stop' | 'interrupt';
+
+export function sessionControlChannel(prefix: string): string {
+  return `${prefix}:session-control`;
+}
+
+/** Tells whichever worker runs the session to stop its turn or interrupt its model call. */
+export async function publishSessionControl(
+  redis: Redis,
+  prefix: string,
+  sessionId: string,
+  action: ControlAction,
+): Promise<void> {
+  await redis.publish(sessionControlChannel(prefix), JSON.stringify({ sessionId, action }));
+}
+
+/**
+ * One subscription per worker process; sessions running here register a handler. Notices for
+ * sessions running elsewhere are ignored, so every worker can share the channel.
+ */
+export class SessionControlListener {
+  readonly #handlers = new Map<string, (action: ControlAction) => void>();
+  readonly #redis: Redis;
+  readonly #channel: string;
+  #started: Promise<void> | undefined;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#channel = sessionControlChannel(prefix);
+  }
+
+  start(): Promise<void> {
+    this.#started ??= (async () => {
+      this.#redis.on('message', (channel: string, payload: string) => {
+        if (channel !== this.#channel) return;
+        try {
+          const { sessionId, action } = JSON.parse(payload) as { sessionId?: unknown; action?: unknown };
+          if (action !== 'stop' && action !== 'interrupt') return;
+          this.#handlers.get(String(sessionId))?.(action);
+        } catch {
+          // not ours
+        }
+      });
+      await this.#redis.subscribe(this.#channel);
+    })();
+    return this.#started;
+  }
+
+  register(sessionId: string, handler: (action: ControlAction) => void): () => void {
+    this.#handlers.set(sessionId, handler);
+    return () => {
+      if (this.#handlers.get(sessionId) === handler) this.#handlers.delete(sessionId);
+    };
+  }
+}
