@@ -23,6 +23,7 @@ export interface Stack {
   database: TestDatabase;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  patch(path: string, body: unknown): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -72,6 +73,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     database,
     post: (path, body, headers) => call('POST', path, body, headers),
     get: (path, headers) => call('GET', path, undefined, headers),
+    patch: (path, body) => call('PATCH', path, body),
     async stop() {
       await shutdown.shutdown();
       await database.drop();
