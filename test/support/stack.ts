@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, Shutdown, silentLogger } from '@herald/core';
 import type { Config } from '@herald/core';
-import { openDb, startIngress, startWorker } from '@herald/cli';
+import { openDb, startIngress, startScheduler, startWorker } from '@herald/cli';
 import { createTestDatabase, uniquePrefix } from './test-database.ts';
 import type { TestDatabase } from './test-database.ts';
 
@@ -14,6 +14,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** In-process workers; 0 when the test spawns worker processes itself. */
   workers?: number;
+  /** Run the scheduler role (the reconciler sweep) in this process too. */
+  scheduler?: boolean;
 }
 
 export interface Stack {
@@ -28,6 +30,8 @@ export interface Stack {
 }
 
 export const TEST_TOKEN = 'test-token-123456';
+
+export const TEST_TOOLS_PLUGIN = fileURLToPath(new URL('./test-tools.ts', import.meta.url));
 
 /** The real ingress and workers in this process, on a fresh database and queue prefix. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -48,6 +52,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const shutdown = new Shutdown({ logger: silentLogger, deadlineMs: 10_000 });
   const db = openDb(config, silentLogger, shutdown);
   for (let i = 0; i < (options.workers ?? 1); i++) await startWorker(config, silentLogger, shutdown, db);
+  if (options.scheduler) startScheduler(config, silentLogger, shutdown, db);
   const address = await startIngress(config, silentLogger, shutdown, db);
   const url = address.replace('0.0.0.0', '127.0.0.1');
   const auth = { authorization: `Bearer ${TEST_TOKEN}` };
