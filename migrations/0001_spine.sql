@@ -105,7 +105,9 @@ CREATE TABLE session_leases (
   session_id uuid PRIMARY KEY REFERENCES sessions (id),
   owner text NOT NULL,
   token bigint NOT NULL,
-  expires_at timestamptz NOT NULL
+  expires_at timestamptz NOT NULL,
+  -- False while held, and after a holder died: a claim over an unreleased lease is a crash takeover.
+  released boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE session_todos (

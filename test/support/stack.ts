@@ -113,10 +113,18 @@ export async function waitFor<T>(
   options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  let lastError: unknown;
   for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'condition'}`);
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      // Chaos tests check while connections are being killed: a failed check is "not yet".
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${options.what ?? 'condition'}`, { cause: lastError });
+    }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
   }
 }

@@ -31,8 +31,13 @@ export function createPool(options: DbOptions): pg.Pool {
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
   });
-  // Without a listener an idle client's error (pg_terminate_backend, restart) crashes the process.
+  // Without listeners a dropped connection (pg_terminate_backend, a restart) is an uncaught
+  // 'error' event that kills the process: idle clients report through the pool, checked-out
+  // clients (mid-transaction) through their own emitter. The failing query rejects either way.
   pool.on('error', (error) => options.onError?.(error));
+  pool.on('connect', (client) => {
+    client.on('error', (error) => options.onError?.(error));
+  });
   return pool;
 }
 

@@ -21,3 +21,4 @@ export { appendMessages, loadTranscript } from './transcript.ts';
 export type { NewMessage, StoredMessage } from './transcript.ts';
 export { findStrandedSessions } from './stranded.ts';
 export type { StrandedSession } from './stranded.ts';
+export { isConnectionError } from './infra-errors.ts';

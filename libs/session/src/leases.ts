@@ -9,6 +9,8 @@ export interface Lease {
   token: string;
   /** The wake generation this claim started (bumped in the same transaction). */
   wakeGeneration: string;
+  /** The previous holder never released the lease: it died or stalled mid-drain. */
+  tookOver: boolean;
 }
 
 const marker = Symbol.for('herald.lease-lost');
@@ -37,13 +39,14 @@ export async function claimLease(
   ttlMs: number,
 ): Promise<Lease | undefined> {
   return db.transaction().execute(async (trx) => {
-    const claimed = await sql<{ token: string }>`
-      INSERT INTO session_leases (session_id, owner, token, expires_at)
-      VALUES (${sessionId}, ${owner}, 1, clock_timestamp() + ${ttlMs} * interval '1 millisecond')
+    const claimed = await sql<{ token: string; took_over: boolean | null }>`
+      WITH previous AS (SELECT NOT released AS unreleased FROM session_leases WHERE session_id = ${sessionId})
+      INSERT INTO session_leases (session_id, owner, token, expires_at, released)
+      VALUES (${sessionId}, ${owner}, 1, clock_timestamp() + ${ttlMs} * interval '1 millisecond', false)
       ON CONFLICT (session_id) DO UPDATE
-        SET owner = EXCLUDED.owner, token = session_leases.token + 1, expires_at = EXCLUDED.expires_at
+        SET owner = EXCLUDED.owner, token = session_leases.token + 1, expires_at = EXCLUDED.expires_at, released = false
         WHERE session_leases.expires_at <= clock_timestamp()
-      RETURNING token`.execute(trx);
+      RETURNING token, (SELECT unreleased FROM previous) AS took_over`.execute(trx);
     const row = claimed.rows[0];
     if (!row) return undefined;
     const bumped = await trx
@@ -52,7 +55,13 @@ export async function claimLease(
       .where('id', '=', sessionId)
       .returning('wake_generation')
       .executeTakeFirstOrThrow();
-    return { sessionId, owner, token: String(row.token), wakeGeneration: String(bumped.wake_generation) };
+    return {
+      sessionId,
+      owner,
+      token: String(row.token),
+      wakeGeneration: String(bumped.wake_generation),
+      tookOver: row.took_over === true,
+    };
   });
 }
 
@@ -66,7 +75,7 @@ export async function renewLease(db: Kysely<Database>, lease: Lease, ttlMs: numb
 
 export async function releaseLease(db: Kysely<Database>, lease: Lease): Promise<void> {
   await sql`
-    UPDATE session_leases SET expires_at = clock_timestamp()
+    UPDATE session_leases SET expires_at = clock_timestamp(), released = true
     WHERE session_id = ${lease.sessionId} AND token = ${lease.token}`.execute(db);
 }
 

@@ -109,6 +109,7 @@ export interface SessionLeasesTable {
   owner: string;
   token: BigIntColumn;
   expires_at: Timestamp;
+  released: Generated<boolean>;
 }
 
 export interface SessionTodosTable {
@@ -160,7 +161,7 @@ export const SCHEMA_COLUMNS = {
     'id', 'session_id', 'turn_id', 'provider', 'model', 'input_tokens', 'output_tokens',
     'cached_input_tokens', 'cache_write_tokens', 'latency_ms', 'finish_reason', 'created_at',
   ],
-  session_leases: ['session_id', 'owner', 'token', 'expires_at'],
+  session_leases: ['session_id', 'owner', 'token', 'expires_at', 'released'],
   session_todos: ['session_id', 'items', 'revision', 'updated_at'],
 } as const satisfies ColumnsOf<Database>;
 

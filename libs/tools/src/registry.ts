@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isConnectionError, LeaseLostError } from '@herald/session';
 import type { Tool, ToolContext } from './tool.ts';
 
 export interface ToolDefinition {
@@ -88,7 +89,15 @@ export class ToolRegistry {
     if (!parsed.success) {
       return { isError: true, content: `Invalid arguments for tool '${call.name}': ${formatIssues(parsed.error)}` };
     }
-    const content = await tool.execute(parsed.data, context);
+    let content: string;
+    try {
+      content = await tool.execute(parsed.data, context);
+    } catch (error) {
+      // Losing the lease, an abort or a storage outage ends the turn; anything else is the tool's
+      // failure, which the model should see and work around.
+      if (context.signal.aborted || LeaseLostError.isInstance(error) || isConnectionError(error)) throw error;
+      return { isError: true, content: `Tool '${call.name}' failed: ${(error as Error)?.message ?? String(error)}` };
+    }
     return { isError: false, content: capToolResult(content) };
   }
 }

@@ -4,7 +4,7 @@ import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
 import { buildSystemPrompt, runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
-import { appendMessages, fenced, LeaseLostError, loadTranscript } from '@herald/session';
+import { appendMessages, fenced, isConnectionError, LeaseLostError, loadTranscript } from '@herald/session';
 import type { Database, Db, Lease, PendingEvent, StoredMessage } from '@herald/session';
 import type { ToolRegistry } from '@herald/tools';
 
@@ -28,10 +28,13 @@ export interface TurnDependencies {
 
 export interface TurnResult {
   eventIds: string[];
-  outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted' | 'stopped';
+  outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted' | 'stopped' | 'error';
 }
 
 export const STOPPED_REPLY = 'Stopped. Send a new message when you are ready.';
+
+export const INTERNAL_ERROR_REPLY =
+  'Sorry, something went wrong on my side while answering. The error is logged; please try again.';
 
 /** How the running turn is steered from outside: lease loss, shutdown, /stop and interrupts. */
 export interface TurnControl {
@@ -112,7 +115,11 @@ export async function runTurn(
     if (resumedTurnId !== null) {
       const turn = await trx
         .updateTable('turns')
-        .set((eb) => ({ attempts: eb('attempts', '+', 1), worker: lease.owner }))
+        .set((eb) => ({
+          // The budget is for crashes: a run handed back cleanly (storage blip, shutdown) is not one.
+          attempts: lease.tookOver ? eb('attempts', '+', 1) : eb.ref('attempts'),
+          worker: lease.owner,
+        }))
         .where('id', '=', turnId)
         .returning('attempts')
         .executeTakeFirstOrThrow();
@@ -260,10 +267,12 @@ export async function runTurn(
       },
     });
   } catch (error) {
-    if (control.stopRequested() && !LeaseLostError.isInstance(error)) {
-      return finish(STOPPED_REPLY, 'stopped', 0);
-    }
-    throw error;
+    if (LeaseLostError.isInstance(error)) throw error;
+    if (control.stopRequested()) return finish(STOPPED_REPLY, 'stopped', 0);
+    if (signal.aborted || isConnectionError(error)) throw error;
+    // Our own failure (a bug, a tool that threw): answer instead of retrying the same crash forever.
+    logger.error({ err: error, sessionId, turnId }, 'turn failed');
+    return finish(INTERNAL_ERROR_REPLY, 'error', 0);
   }
   if (result.outcome === 'provider_error') logger.error({ sessionId, turnId }, 'model call failed after retries');
   return finish(result.text, result.outcome, result.iterations, result.finalCall);
