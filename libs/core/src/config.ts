@@ -32,6 +32,8 @@ export interface Config {
   providerRetryBaseMs: number;
   shutdownTimeoutMs: number;
   reconcileIntervalMs: number;
+  /** Runs of one turn (the first plus resumes after crashes) before it ends with an error reply. */
+  turnMaxAttempts: number;
   /** Most unanswered messages one session may hold. */
   sessionBacklog: number;
   /** Module paths of plugin tools, loaded by workers. */
@@ -101,6 +103,7 @@ const schema = z.object({
   HERALD_SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(25_000),
   HERALD_RECONCILE_INTERVAL_MS: integer(100, 3_600_000).default(5000),
   HERALD_SESSION_BACKLOG: integer(1, 10_000).default(50),
+  HERALD_TURN_MAX_ATTEMPTS: integer(1, 100).default(3),
   HERALD_TOOL_PLUGINS: optionalText,
 });
 
@@ -163,6 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.HERALD_SHUTDOWN_TIMEOUT_MS,
     reconcileIntervalMs: e.HERALD_RECONCILE_INTERVAL_MS,
     sessionBacklog: e.HERALD_SESSION_BACKLOG,
+    turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
     toolPlugins: (e.HERALD_TOOL_PLUGINS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
   });
 }

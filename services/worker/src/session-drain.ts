@@ -1,5 +1,6 @@
+import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { claimLease, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
+import { claimLease, isConnectionError, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
 import type { Inbox, Lease, PendingEvent } from '@herald/session';
 import type { ControlAction } from '@herald/queue';
 import { runTurn } from './turn-runner.ts';
@@ -116,11 +117,22 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
   }
 }
 
+/**
+ * Releases with a few quick retries: a storage blip often kills the pooled connection the release
+ * would use, and an unreleased lease costs the next worker a TTL of waiting and counts as a crash.
+ */
 async function releaseLeaseQuietly(options: DrainOptions, lease: Lease, logger: Logger): Promise<void> {
-  try {
-    await releaseLease(options.db, lease);
-  } catch (error) {
-    // It expires on its own after the TTL; the next worker waits at most that long.
-    logger.warn({ err: error, sessionId: lease.sessionId }, 'lease release failed');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await releaseLease(options.db, lease);
+      return;
+    } catch (error) {
+      if (attempt >= 4 || !isConnectionError(error)) {
+        // It expires on its own after the TTL; the next worker waits at most that long.
+        logger.warn({ err: error, sessionId: lease.sessionId }, 'lease release failed');
+        return;
+      }
+      await sleep(backoffMs(attempt, 100, 1000));
+    }
   }
 }

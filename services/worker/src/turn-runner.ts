@@ -13,9 +13,6 @@ export const NO_MODEL_REPLY =
   '(for example openai/gpt-4.1-mini or anthropic/claude-sonnet-4-5) and the provider key ' +
   '(OPENAI_API_KEY or ANTHROPIC_API_KEY; OPENAI_BASE_URL for Ollama, vLLM or OpenRouter), then restart Herald.';
 
-/** How many times a turn may be started (first run plus resumes after crashes). */
-export const TURN_ATTEMPT_BUDGET = 3;
-
 export interface TurnDependencies {
   config: Config;
   db: Db;
@@ -169,7 +166,7 @@ export async function runTurn(
     return { eventIds, outcome };
   };
 
-  if (started.attempts > TURN_ATTEMPT_BUDGET) {
+  if (started.attempts > config.turnMaxAttempts) {
     logger.warn({ sessionId, turnId, attempts: started.attempts }, 'turn attempt budget spent');
     return finish(
       `Sorry, I could not finish this: the turn was interrupted ${started.attempts - 1} times. Please send it again.`,
