@@ -51,6 +51,7 @@ export class PipelineBench {
       OPENAI_BASE_URL: this.#fake.url,
       OPENAI_API_KEY: 'sk-bench',
       HERALD_WORKER_CONCURRENCY: '64',
+      HERALD_DB_POOL_SIZE: '16',
       LOG_LEVEL: 'info',
     };
     this.#ingress = spawnHerald('ingress', this.#env);

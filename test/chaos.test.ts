@@ -74,7 +74,7 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
         OPENAI_API_KEY: 'sk-test',
         HERALD_LEASE_TTL_MS: '1500',
         HERALD_RECONCILE_INTERVAL_MS: '300',
-        HERALD_WORKER_CONCURRENCY: '32',
+        HERALD_WORKER_CONCURRENCY: '16',
         // A kill interrupts every turn its worker holds; with a dozen kills a session could meet the
         // default crash budget of 3 by bad luck, and the budget has its own test.
         HERALD_TURN_MAX_ATTEMPTS: '20',

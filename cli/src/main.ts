@@ -43,7 +43,7 @@ async function main(argv: string[]): Promise<void> {
       const started = performance.now();
       await prepareDatabase(config, logger);
       const shutdown = newShutdown(config, logger);
-      const db = openDb(config, logger, shutdown, 20);
+      const db = openDb(config, logger, shutdown);
       await startWorker(config, logger, shutdown, db);
       startScheduler(config, logger, shutdown, db);
       const address = await startIngress(config, logger, shutdown, db);
@@ -61,14 +61,14 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'worker': {
       const shutdown = newShutdown(config, logger);
-      const db = openDb(config, logger, shutdown, config.workerConcurrency + 4);
+      const db = openDb(config, logger, shutdown);
       await startWorker(config, logger, shutdown, db);
       logger.info({ concurrency: config.workerConcurrency }, 'worker started');
       return;
     }
     case 'scheduler': {
       const shutdown = newShutdown(config, logger);
-      const db = openDb(config, logger, shutdown, 4);
+      const db = openDb(config, logger, shutdown);
       startScheduler(config, logger, shutdown, db);
       logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');
       return;

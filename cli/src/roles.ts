@@ -21,10 +21,10 @@ export async function prepareDatabase(config: Config, logger: Logger): Promise<v
   logger.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied }, 'migrations up to date');
 }
 
-export function openDb(config: Config, logger: Logger, shutdown: Shutdown, maxConnections = 10): Db {
+export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
   const db = createDb({
     url: config.databaseUrl,
-    maxConnections,
+    maxConnections: config.dbPoolSize,
     onError: (error) => logger.warn({ err: error }, 'idle Postgres connection failed; the pool reconnects'),
   });
   shutdown.add('postgres', () => db.destroy());

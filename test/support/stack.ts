@@ -46,6 +46,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     HERALD_LEASE_TTL_MS: '3000',
     HERALD_SHUTDOWN_TIMEOUT_MS: '8000',
     LOG_LEVEL: 'silent',
+    // Test files run side by side and spawn worker processes: keep well inside max_connections.
+    HERALD_DB_POOL_SIZE: '4',
     ...options.env,
   };
   const config = loadConfig(env);

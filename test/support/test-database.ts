@@ -19,7 +19,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   url.pathname = `/${name}`;
   await ensureDatabase(url.toString());
   await migrate(url.toString());
-  const db = createDb({ url: url.toString(), maxConnections: 10 });
+  const db = createDb({ url: url.toString(), maxConnections: 3 });
   return {
     url: url.toString(),
     name,

@@ -34,6 +34,8 @@ export interface Config {
   reconcileIntervalMs: number;
   /** Runs of one turn (the first plus resumes after crashes) before it ends with an error reply. */
   turnMaxAttempts: number;
+  /** Postgres connections per process; a turn holds one only while a query runs. */
+  dbPoolSize: number;
   /** Most unanswered messages one session may hold. */
   sessionBacklog: number;
   /** Module paths of plugin tools, loaded by workers. */
@@ -104,6 +106,7 @@ const schema = z.object({
   HERALD_RECONCILE_INTERVAL_MS: integer(100, 3_600_000).default(5000),
   HERALD_SESSION_BACKLOG: integer(1, 10_000).default(50),
   HERALD_TURN_MAX_ATTEMPTS: integer(1, 100).default(3),
+  HERALD_DB_POOL_SIZE: integer(1, 500).default(10),
   HERALD_TOOL_PLUGINS: optionalText,
 });
 
@@ -167,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reconcileIntervalMs: e.HERALD_RECONCILE_INTERVAL_MS,
     sessionBacklog: e.HERALD_SESSION_BACKLOG,
     turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
+    dbPoolSize: e.HERALD_DB_POOL_SIZE,
     toolPlugins: (e.HERALD_TOOL_PLUGINS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
   });
 }
