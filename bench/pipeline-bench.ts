@@ -9,6 +9,8 @@ import { percentile } from './machine.ts';
 
 export interface Scenario {
   workers: number;
+  /** Sessions one worker process runs at once (HERALD_WORKER_CONCURRENCY). */
+  concurrency: number;
   clients: number;
   modelLatencyMs: number;
   durationMs: number;
@@ -35,6 +37,7 @@ export class PipelineBench {
   #env!: Record<string, string>;
   #ingress!: HeraldProcess;
   #workers: HeraldProcess[] = [];
+  #concurrency = 0;
   #url!: string;
 
   async start(): Promise<void> {
@@ -58,21 +61,25 @@ export class PipelineBench {
     await waitFor(async () => this.#ingress.output().includes('ingress listening'), { timeoutMs: 30_000, what: 'ingress' });
   }
 
-  async #scaleWorkers(count: number): Promise<void> {
+  async #scaleWorkers(count: number, concurrency = this.#concurrency): Promise<void> {
+    if (concurrency !== this.#concurrency) {
+      this.#concurrency = concurrency;
+      await this.#scaleWorkers(0);
+    }
     while (this.#workers.length > count) {
       const worker = this.#workers.pop();
       worker?.child.kill('SIGTERM');
       await worker?.exited;
     }
     while (this.#workers.length < count) {
-      const worker = spawnHerald('worker', this.#env);
+      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) });
       this.#workers.push(worker);
       await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker' });
     }
   }
 
   async run(scenario: Scenario, label: string): Promise<ScenarioResult> {
-    await this.#scaleWorkers(scenario.workers);
+    await this.#scaleWorkers(scenario.workers, scenario.concurrency);
     this.#fake.latencyMs = scenario.modelLatencyMs;
     const before = this.#fake.requests.length;
     const runId = `${label}-${Date.now()}`;
@@ -141,6 +148,10 @@ export class PipelineBench {
         return kb / 1024;
       }),
     );
+  }
+
+  get databaseUrl(): string {
+    return this.#database.url;
   }
 
   async stop(): Promise<void> {

@@ -1,3 +1,4 @@
+import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
@@ -10,23 +11,25 @@ function progress(message: string): void {
 }
 
 async function main(): Promise<void> {
-  console.log(`# Herald benchmarks\n\n${machineLine()}\n`);
+  console.log(`# Herald benchmarks\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS). Everything shares this machine: ingress, workers, Postgres, Redis, the fake model and the clients.\n`);
   const bench = new PipelineBench();
   progress('starting ingress and fake model');
   await bench.start();
   try {
-    const results: ScenarioResult[] = [];
+    const instant: ScenarioResult[] = [];
     for (const workers of [1, 2]) {
       for (const clients of [1, 32]) {
-        progress(`zero-latency model: ${workers} worker process(es), ${clients} client(s), ${seconds}s`);
-        results.push(await bench.run({ workers, clients, modelLatencyMs: 0, durationMs: seconds * 1000 }, `z${workers}-${clients}`));
+        progress(`zero-latency model: ${workers} worker process(es), ${clients} client(s)`);
+        instant.push(
+          await bench.run({ workers, concurrency: 64, clients, modelLatencyMs: 0, durationMs: seconds * 1000 }, `z${workers}-${clients}`),
+        );
       }
     }
     const rss = await bench.workerRssMb();
-    const base = results.find((r) => r.workers === 1 && r.clients === 32)?.turnsPerSecond ?? Number.NaN;
-    console.log('## Turns per second and harness overhead, model answering instantly\n');
+    const base = instant.find((r) => r.workers === 1 && r.clients === 32)?.turnsPerSecond ?? Number.NaN;
+    console.log('## 1. Turns per second and harness overhead, model answering instantly\n');
     console.log(
-      'Overhead = ingress commit of the message to reply stored, minus the time the fake model spent answering. ' +
+      'Overhead = message committed by ingress to reply stored, minus the time the fake model spent answering. ' +
         'Targets (../shared/TARGETS.md): overhead p50 <= 5 ms, p99 <= 20 ms; >= 800 turns/s. ' +
         'Reference on the same kind of machine: bare HTTP -> commit -> BullMQ -> worker -> commit pipeline p50 2.4 ms, ' +
         '1,100-1,750 turns/s; OpenClaw p50 195-260 ms, 3.3-4.8 turns/s.\n',
@@ -34,7 +37,7 @@ async function main(): Promise<void> {
     console.log(
       table(
         ['worker processes', 'clients', 'turns', 'turns/s', 'vs 1 worker', 'client latency p50 ms', 'p99 ms', 'overhead p50 ms', 'overhead p99 ms'],
-        results.map((r) => [
+        instant.map((r) => [
           r.workers,
           r.clients,
           r.turns,
@@ -47,7 +50,45 @@ async function main(): Promise<void> {
         ]),
       ),
     );
-    console.log(`\nworker RSS after the runs: ${rss.map((mb) => `${fmt(mb, 0)} MB`).join(', ')}`);
+    console.log(`\nworker RSS after these runs: ${rss.map((mb) => `${fmt(mb, 0)} MB`).join(', ')} (target <= 150 MB)`);
+
+    const scaling: ScenarioResult[] = [];
+    for (const workers of [1, 2, 4]) {
+      progress(`200 ms model: ${workers} worker process(es) of concurrency 8, 64 clients`);
+      scaling.push(
+        await bench.run({ workers, concurrency: 8, clients: 64, modelLatencyMs: 200, durationMs: seconds * 1000 }, `s${workers}`),
+      );
+    }
+    const one = scaling[0]?.turnsPerSecond ?? Number.NaN;
+    console.log('\n## 2. Horizontal scaling with a 200 ms model\n');
+    console.log(
+      'Each worker process runs at most 8 sessions at once (HERALD_WORKER_CONCURRENCY=8), so worker slots are the limit ' +
+        'and adding processes should add throughput. Target: >= 0.9x linear until the CPU saturates.\n',
+    );
+    console.log(
+      table(
+        ['worker processes', 'turns', 'turns/s', 'ideal turns/s', 'vs linear', 'latency p50 ms', 'p99 ms'],
+        scaling.map((r) => [
+          r.workers,
+          r.turns,
+          fmt(r.turnsPerSecond),
+          fmt(Math.min(r.workers * 8, 64) * (1000 / (200 + r.overheadP50))),
+          `${fmt(r.turnsPerSecond / (one * r.workers), 2)}x`,
+          fmt(r.latencyP50),
+          fmt(r.latencyP99),
+        ]),
+      ),
+    );
+
+    progress('lease cost');
+    const lease = await measureLeaseCost(bench.databaseUrl);
+    console.log('\n## 3. What the session lease costs per turn\n');
+    console.log(
+      table(
+        ['claim + release p50 ms', 'claim + release p99 ms', 'fenced write p50 ms', 'same write unfenced p50 ms', 'fence overhead per write ms'],
+        [[fmt(lease.claimReleaseP50, 2), fmt(lease.claimReleaseP99, 2), fmt(lease.fencedWriteP50, 2), fmt(lease.plainWriteP50, 2), fmt(lease.fencedWriteP50 - lease.plainWriteP50, 2)]],
+      ),
+    );
   } finally {
     await bench.stop();
   }

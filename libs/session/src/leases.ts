@@ -27,42 +27,67 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** What a worker needs of the session to run it, read in the same round trip as the claim. */
+export interface LeasedSession {
+  profileId: string;
+  platform: string;
+  identity: string;
+  /** Null until the first turn stores it; the runner fills it in for the rest of the drain. */
+  systemPrompt: string | null;
+}
+
 /**
  * Claims the session's lease if it is free or expired; returns undefined when a live holder has it.
  * The claim also bumps `wake_generation` (under the session row lock that ingress takes), which is
- * what makes a message arriving during this drain get its own wake-up job.
+ * what makes a message arriving during this drain get its own wake-up job. The caller reads the
+ * inbox only after this statement, so it sees every message whose wake-up it might have absorbed.
  */
 export async function claimLease(
   db: Kysely<Database>,
   sessionId: string,
   owner: string,
   ttlMs: number,
-): Promise<Lease | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const claimed = await sql<{ token: string; took_over: boolean | null }>`
-      WITH previous AS (SELECT NOT released AS unreleased FROM session_leases WHERE session_id = ${sessionId})
+): Promise<(Lease & { session: LeasedSession }) | undefined> {
+  const claimed = await sql<{
+    token: string;
+    took_over: boolean | null;
+    wake_generation: string;
+    system_prompt: string | null;
+    platform: string;
+    profile_id: string;
+    identity: string;
+  }>`
+    WITH previous AS (
+      SELECT NOT released AS unreleased FROM session_leases WHERE session_id = ${sessionId}
+    ), claimed AS (
       INSERT INTO session_leases (session_id, owner, token, expires_at, released)
       VALUES (${sessionId}, ${owner}, 1, clock_timestamp() + ${ttlMs} * interval '1 millisecond', false)
       ON CONFLICT (session_id) DO UPDATE
         SET owner = EXCLUDED.owner, token = session_leases.token + 1, expires_at = EXCLUDED.expires_at, released = false
         WHERE session_leases.expires_at <= clock_timestamp()
-      RETURNING token, (SELECT unreleased FROM previous) AS took_over`.execute(trx);
-    const row = claimed.rows[0];
-    if (!row) return undefined;
-    const bumped = await trx
-      .updateTable('sessions')
-      .set({ wake_generation: sql`wake_generation + 1` })
-      .where('id', '=', sessionId)
-      .returning('wake_generation')
-      .executeTakeFirstOrThrow();
-    return {
-      sessionId,
-      owner,
-      token: String(row.token),
-      wakeGeneration: String(bumped.wake_generation),
-      tookOver: row.took_over === true,
-    };
-  });
+      RETURNING token, (SELECT unreleased FROM previous) AS took_over
+    ), bumped AS (
+      UPDATE sessions SET wake_generation = wake_generation + 1
+      WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM claimed)
+      RETURNING wake_generation, system_prompt, platform, profile_id
+    )
+    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.profile_id, p.identity
+    FROM claimed c CROSS JOIN bumped b JOIN profiles p ON p.id = b.profile_id`.execute(db);
+  const row = claimed.rows[0];
+  if (!row) return undefined;
+  return {
+    sessionId,
+    owner,
+    token: String(row.token),
+    wakeGeneration: String(row.wake_generation),
+    tookOver: row.took_over === true,
+    session: {
+      profileId: row.profile_id,
+      platform: row.platform,
+      identity: row.identity,
+      systemPrompt: row.system_prompt,
+    },
+  };
 }
 
 /** Extends the lease; false when it was lost (expired and claimed by someone else). */

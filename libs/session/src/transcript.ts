@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
+import { messagesJson } from './turn-store.ts';
 import type { Database, MessageRole, StoredToolCall } from './schema.ts';
 
 export interface NewMessage {
@@ -24,27 +26,7 @@ export async function appendMessages(
   messages: NewMessage[],
 ): Promise<void> {
   if (messages.length === 0) return;
-  const last = await trx
-    .selectFrom('messages')
-    .select((eb) => eb.fn.max('seq').as('seq'))
-    .where('session_id', '=', sessionId)
-    .executeTakeFirst();
-  let seq = Number(last?.seq ?? 0);
-  await trx
-    .insertInto('messages')
-    .values(
-      messages.map((message) => ({
-        session_id: sessionId,
-        seq: ++seq,
-        turn_id: turnId,
-        role: message.role,
-        content: message.content,
-        tool_calls: message.toolCalls && message.toolCalls.length > 0 ? JSON.stringify(message.toolCalls) : null,
-        tool_call_id: message.toolCallId ?? null,
-        tool_name: message.toolName ?? null,
-      })),
-    )
-    .execute();
+  await sql`SELECT herald_append_messages(${sessionId}::uuid, ${turnId}::uuid, ${messagesJson(messages)}::jsonb)`.execute(trx);
 }
 
 export async function loadTranscript(

@@ -88,11 +88,16 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
   let turns = 0;
   let released = false;
   try {
-    let events = nextTurnEvents(await openInbox(db, sessionId));
+    let inbox = await openInbox(db, sessionId);
+    let events = nextTurnEvents(inbox);
     while (events.length > 0) {
-      const result = await runTurn(options, lease, events, control.forTurn());
+      const result = await runTurn(options, lease, lease.session, inbox.queueMode, events, control.forTurn());
       turns++;
-      events = options.stopping.aborted ? [] : nextTurnEvents(await openInbox(db, sessionId));
+      if (options.stopping.aborted) events = [];
+      else {
+        inbox = await openInbox(db, sessionId);
+        events = nextTurnEvents(inbox);
+      }
       if (events.length === 0) {
         // Release before telling the waiters: a person who answers at once finds the session free
         // instead of waiting out the busy-lease retry.

@@ -1,0 +1,102 @@
+import { sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, StoredToolCall } from './schema.ts';
+import { LeaseLostError } from './leases.ts';
+import type { Lease } from './leases.ts';
+import type { NewMessage } from './transcript.ts';
+
+/** The usage of one model call, as stored in model_calls. */
+export interface ModelCallRow {
+  provider: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  latency_ms: number;
+  finish_reason: string;
+}
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** The turn functions raise HL001 when the lease is gone; callers see LeaseLostError. */
+async function call(db: Executor, lease: Lease, query: ReturnType<typeof sql>): Promise<unknown[]> {
+  try {
+    return (await query.execute(db)).rows;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'HL001') throw new LeaseLostError(lease.sessionId);
+    throw error;
+  }
+}
+
+export function messagesJson(messages: NewMessage[]): string {
+  return JSON.stringify(
+    messages.map((message) => ({
+      role: message.role,
+      content: message.content,
+      tool_calls: message.toolCalls && message.toolCalls.length > 0 ? (message.toolCalls satisfies StoredToolCall[]) : null,
+      tool_call_id: message.toolCallId ?? null,
+      tool_name: message.toolName ?? null,
+    })),
+  );
+}
+
+/** One round trip: turn row, user messages, events taken, and the session's prompt on its first turn. */
+export async function startTurn(
+  db: Executor,
+  lease: Lease,
+  turnId: string,
+  eventIds: string[],
+  systemPrompt: string | null,
+): Promise<void> {
+  await call(
+    db,
+    lease,
+    sql`SELECT herald_start_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${lease.owner},
+          ${eventIds}::uuid[], ${systemPrompt}::text)`,
+  );
+}
+
+/** Takes up a turn again; returns its attempt count (crash takeovers only). */
+export async function resumeTurn(db: Executor, lease: Lease, turnId: string): Promise<number> {
+  const rows = (await call(
+    db,
+    lease,
+    sql`SELECT herald_resume_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${lease.owner},
+          ${lease.tookOver}) AS attempts`,
+  )) as { attempts: number }[];
+  return rows[0]?.attempts ?? 1;
+}
+
+export async function recordStep(
+  db: Executor,
+  lease: Lease,
+  turnId: string,
+  messages: NewMessage[],
+  modelCall: ModelCallRow | null,
+): Promise<void> {
+  await call(
+    db,
+    lease,
+    sql`SELECT herald_record_step(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid,
+          ${messagesJson(messages)}::jsonb, ${modelCall === null ? null : JSON.stringify(modelCall)}::jsonb)`,
+  );
+}
+
+export interface TurnEnd {
+  reply: string;
+  failed: boolean;
+  error: string | null;
+  iterations: number;
+  modelCall: ModelCallRow | null;
+}
+
+export async function finishTurn(db: Executor, lease: Lease, turnId: string, eventIds: string[], end: TurnEnd): Promise<void> {
+  await call(
+    db,
+    lease,
+    sql`SELECT herald_finish_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${eventIds}::uuid[],
+          ${end.reply}, ${end.failed}, ${end.error}::text, ${end.iterations}::integer,
+          ${end.modelCall === null ? null : JSON.stringify(end.modelCall)}::jsonb)`,
+  );
+}
