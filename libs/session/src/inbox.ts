@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, QueueMode } from './schema.ts';
 import { sessionKey } from './session-key.ts';
@@ -27,49 +28,18 @@ export interface AcceptedEvent {
 
 export const NEW_SESSION_REPLY = 'Started a new session. Earlier messages in this chat are no longer in context.';
 
-async function createSession(trx: Transaction<Database>, key: string, message: InboundMessage): Promise<string> {
-  const id = randomUUID();
-  await trx
-    .insertInto('sessions')
-    .values({
-      id,
-      profile_id: message.profileId,
-      session_key: key,
-      platform: message.platform,
-      chat_type: message.chatType,
-      chat_id: message.chatId,
-      thread_id: message.threadId ?? null,
-      origin_user_id: message.userId,
-      system_prompt: null,
-      parent_session_id: null,
-    })
-    .execute();
-  return id;
-}
-
-async function routeToSession(trx: Transaction<Database>, key: string, message: InboundMessage): Promise<string> {
-  const existing = await trx
-    .selectFrom('session_routes')
-    .select('session_id')
-    .where('session_key', '=', key)
-    .executeTakeFirst();
-  if (existing) return existing.session_id;
-  const created = await createSession(trx, key, message);
-  const inserted = await trx
-    .insertInto('session_routes')
-    .values({ session_key: key, session_id: created })
-    .onConflict((oc) => oc.column('session_key').doNothing())
-    .returning('session_id')
-    .executeTakeFirst();
-  if (inserted) return inserted.session_id;
-  // A concurrent first message for the same chat won the race: use its session, drop ours.
-  await trx.deleteFrom('sessions').where('id', '=', created).execute();
-  const winner = await trx
-    .selectFrom('session_routes')
-    .select('session_id')
-    .where('session_key', '=', key)
-    .executeTakeFirstOrThrow();
-  return winner.session_id;
+async function routeToSession(
+  trx: Transaction<Database>,
+  key: string,
+  message: InboundMessage,
+  newSessionId: string,
+): Promise<string> {
+  const routed = await sql<{ session_id: string }>`
+    SELECT herald_route_session(${key}, ${newSessionId}::uuid, ${message.profileId}, ${message.platform},
+      ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId}) AS session_id`.execute(trx);
+  const sessionId = routed.rows[0]?.session_id;
+  if (!sessionId) throw new Error(`no session for ${key}`);
+  return sessionId;
 }
 
 async function findByDedupeKey(db: Kysely<Database> | Transaction<Database>, dedupeKey: string) {
@@ -169,43 +139,42 @@ export async function acceptInbound(
   message: InboundMessage,
   options: AcceptOptions = { backlogLimit: 50 },
 ): Promise<AcceptedEvent> {
+  const key = sessionKey(message);
+  const command = parseCommand(message.text);
+  if (command === undefined) return acceptMessage(db, key, message, options.backlogLimit);
+  return acceptCommand(db, key, message, command);
+}
+
+/**
+ * A chat command: answered here, at once, in one transaction with its effect. Stored as an event
+ * like any message so a retried delivery gets the same answer.
+ */
+async function acceptCommand(
+  db: Kysely<Database>,
+  key: string,
+  message: InboundMessage,
+  command: Command,
+): Promise<AcceptedEvent> {
   if (message.dedupeKey !== undefined) {
     const seen = await findByDedupeKey(db, message.dedupeKey);
     if (seen) return duplicateOf(seen);
   }
-  const key = sessionKey(message);
-  const command = parseCommand(message.text);
   return db.transaction().execute(async (trx) => {
-    let sessionId: string;
-    if (command?.kind === 'new') {
-      sessionId = await createSession(trx, key, message);
-      await trx
-        .insertInto('session_routes')
-        .values({ session_key: key, session_id: sessionId })
-        .onConflict((oc) => oc.column('session_key').doUpdateSet({ session_id: sessionId, updated_at: new Date() }))
-        .execute();
-    } else {
-      sessionId = await routeToSession(trx, key, message);
+    if (command.kind === 'new') {
+      // Point the route at a brand-new session; the old one stays, reachable by id.
+      await trx.deleteFrom('session_routes').where('session_key', '=', key).execute();
     }
+    const sessionId = await routeToSession(trx, key, message, randomUUID());
     const locked = await trx
       .updateTable('sessions')
       .set({ updated_at: new Date() })
       .where('id', '=', sessionId)
-      .returning(['wake_generation', 'queue_mode'])
+      .returning(['wake_generation'])
       .executeTakeFirstOrThrow();
-    let outcome: CommandOutcome | undefined;
-    if (command?.kind === 'new') outcome = { reply: NEW_SESSION_REPLY };
-    else if (command?.kind === 'queue') outcome = await runQueueCommand(trx, sessionId, command.mode);
-    else if (command?.kind === 'stop') outcome = await runStopCommand(trx, sessionId);
-    else {
-      const open = await trx
-        .selectFrom('inbound_events')
-        .select((eb) => eb.fn.countAll<string>().as('count'))
-        .where('session_id', '=', sessionId)
-        .where('status', 'in', ['pending', 'processing'])
-        .executeTakeFirstOrThrow();
-      if (Number(open.count) >= options.backlogLimit) throw new BacklogFullError(options.backlogLimit);
-    }
+    let outcome: CommandOutcome;
+    if (command.kind === 'new') outcome = { reply: NEW_SESSION_REPLY };
+    else if (command.kind === 'queue') outcome = await runQueueCommand(trx, sessionId, command.mode);
+    else outcome = await runStopCommand(trx, sessionId);
     const eventId = randomUUID();
     const inserted = await trx
       .insertInto('inbound_events')
@@ -217,12 +186,12 @@ export async function acceptInbound(
         user_id: message.userId,
         user_name: message.userName ?? null,
         text: message.text,
-        kind: outcome ? 'command' : 'message',
-        status: outcome ? 'done' : 'pending',
+        kind: 'command',
+        status: 'done',
         turn_id: null,
-        reply_text: outcome?.reply ?? null,
+        reply_text: outcome.reply,
         error: null,
-        completed_at: outcome ? new Date() : null,
+        completed_at: new Date(),
       })
       .onConflict((oc) => oc.column('dedupe_key').doNothing())
       .returning('id')
@@ -233,21 +202,50 @@ export async function acceptInbound(
       if (!seen) throw new Error('dedupe conflict without a stored event');
       throw new DuplicateRace(duplicateOf(seen));
     }
-    const control: SessionControl | undefined =
-      outcome?.control ?? (outcome === undefined && locked.queue_mode === 'interrupt' ? 'interrupt' : undefined);
     return {
       eventId,
       sessionId,
       duplicate: false,
-      needsWake: outcome === undefined,
+      needsWake: false,
       wakeGeneration: String(locked.wake_generation),
-      ...(control === undefined ? {} : { control }),
+      ...(outcome.control === undefined ? {} : { control: outcome.control }),
     };
   }).catch((error: unknown) => {
     // Rolled back our route/session work; report the event that won.
     if (error instanceof DuplicateRace) return error.accepted;
     throw error;
   });
+}
+
+/** A plain message: one call of herald_accept_message (routing, lock, backlog, insert). */
+async function acceptMessage(
+  db: Kysely<Database>,
+  key: string,
+  message: InboundMessage,
+  backlogLimit: number,
+): Promise<AcceptedEvent> {
+  const result = await sql<{
+    event_id: string | null;
+    session_id: string;
+    outcome: 'accepted' | 'duplicate' | 'backlog_full';
+    status: string | null;
+    wake_generation: string;
+    queue_mode: QueueMode;
+  }>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
+       ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
+       ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${backlogLimit}::integer)`.execute(db);
+  const row = result.rows[0];
+  if (!row) throw new Error('herald_accept_message returned nothing');
+  if (row.outcome === 'backlog_full') throw new BacklogFullError(backlogLimit);
+  const duplicate = row.outcome === 'duplicate';
+  return {
+    eventId: row.event_id ?? '',
+    sessionId: row.session_id,
+    duplicate,
+    needsWake: !duplicate || row.status === 'pending' || row.status === 'processing',
+    wakeGeneration: String(row.wake_generation),
+    ...(!duplicate && row.queue_mode === 'interrupt' ? { control: 'interrupt' as const } : {}),
+  };
 }
 
 class DuplicateRace extends Error {

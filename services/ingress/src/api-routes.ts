@@ -143,7 +143,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     }
     const closed = new AbortController();
     request.raw.once('close', () => closed.abort());
-    const event = await waitForReply(db, listener, accepted.eventId, waitSeconds * 1000, closed.signal);
+    const event = await waitForReply(db, listener, accepted.eventId, waitSeconds * 1000, closed.signal, !accepted.duplicate && accepted.needsWake);
     if (event?.status === 'done' || event?.status === 'failed') {
       return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' } });
     }

@@ -16,21 +16,37 @@ export async function waitForReply(
   eventId: string,
   timeoutMs: number,
   signal?: AbortSignal,
+  /** The event was committed as pending a moment ago: skip the first read. */
+  knownPending = false,
 ): Promise<EventView | undefined> {
   let wake: (() => void) | undefined;
-  const unwatch = listener.watch(eventId, () => wake?.());
+  // A notice that lands while we read the event must not be lost until the next poll.
+  let notified = false;
+  const unwatch = listener.watch(eventId, () => {
+    notified = true;
+    wake?.();
+  });
   try {
     const deadline = Date.now() + timeoutMs;
+    let skip = knownPending;
     for (;;) {
-      const event = await getEvent(db, eventId);
+      notified = false;
+      const event = skip ? undefined : await getEvent(db, eventId);
+      skip = false;
       const left = deadline - Date.now();
-      if (finished(event) || left <= 0 || signal?.aborted) return event;
+      if (finished(event) || left <= 0 || signal?.aborted) return event ?? (await getEvent(db, eventId));
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(POLL_MS, left));
-        wake = () => {
+        if (notified) {
+          resolve();
+          return;
+        }
+        const done = () => {
+          wake = undefined;
           clearTimeout(timer);
           resolve();
         };
+        const timer = setTimeout(done, Math.min(POLL_MS, left));
+        wake = done;
       });
     }
   } finally {
