@@ -59,7 +59,8 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
     ['redis-flush', 10],
     ['postgres-terminate', 11],
   ])('holds with disruption: %s', { timeout: 240_000 }, async (disruption, redisDb) => {
-    fake = await startFakeOpenAI({ latencyMs: 15 });
+    // Model calls long enough that a kill usually lands mid-turn.
+    fake = await startFakeOpenAI({ latencyMs: 120 });
     const redisUrl = `redis://127.0.0.1:6379/${redisDb}`;
     const redis = new Redis(redisUrl);
     await redis.flushdb();
@@ -82,13 +83,21 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
     });
     const running = stack;
     const spawnWorker = () => {
-      const worker = spawnHerald('worker', { ...running.env, LOG_LEVEL: 'warn' });
+      const worker = spawnHerald('worker', { ...running.env, LOG_LEVEL: 'info' });
       workers.push(worker);
       return worker;
     };
+    const ready = (worker: HeraldProcess) => worker.output().includes('worker started');
     for (let i = 0; i < WORKERS; i++) spawnWorker();
+    await waitFor(async () => workers.every(ready), { timeoutMs: 30_000, what: 'workers started' });
+    const total = SESSIONS * MESSAGES;
+    const answered = async () => {
+      const rows = await sql<{ done: string }>`SELECT count(*) AS done FROM inbound_events WHERE status = 'done'`.execute(
+        running.database.db,
+      );
+      return Number(rows.rows[0]?.done);
+    };
 
-    let sending = true;
     const clients = Array.from({ length: SESSIONS }, async (_, s) => {
       for (let m = 0; m < MESSAGES; m++) {
         const body = { chat_id: `chaos-${s}`, user_id: `u${s}`, text: `s${s} m${m}`, idempotency_key: `m${m}` };
@@ -102,17 +111,20 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
         await sleep(Math.random() * 200);
       }
     });
-    const allSent = Promise.all(clients).finally(() => {
-      sending = false;
-    });
+    const allSent = Promise.all(clients);
 
+    // Kills only workers that are up and working, until every message is answered.
     const chaos = (async () => {
       let kills = 0;
       let disrupted = false;
-      while (sending || kills < 4) {
-        await sleep(700 + Math.random() * 900);
-        const victim = workers[Math.floor(Math.random() * workers.length)];
-        if (victim) {
+      const deadline = Date.now() + 150_000;
+      while (Date.now() < deadline) {
+        await sleep(300 + Math.random() * 700);
+        const done = await answered().catch(() => 0);
+        if (done === total && kills >= 4) break;
+        const live = workers.filter(ready);
+        const victim = live[Math.floor(Math.random() * live.length)];
+        if (victim && live.length > 1) {
           victim.child.kill('SIGKILL');
           await victim.exited;
           workers = workers.filter((w) => w !== victim);
@@ -131,14 +143,8 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
     const kills = await chaos;
     expect(kills).toBeGreaterThanOrEqual(4);
 
-    const total = SESSIONS * MESSAGES;
     await waitFor(
-      async () => {
-        const rows = await sql<{ done: string }>`SELECT count(*) AS done FROM inbound_events WHERE status = 'done'`.execute(
-          running.database.db,
-        );
-        return Number(rows.rows[0]?.done) === total;
-      },
+      async () => (await answered()) === total,
       { timeoutMs: 120_000, intervalMs: 250, what: 'every message answered' },
     );
 

@@ -28,8 +28,10 @@ export async function enqueueWake(queue: Queue<WakeJob>, sessionId: string, gene
       jobId: wakeJobId(sessionId, generation),
       removeOnComplete: true,
       removeOnFail: true,
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 500 },
+      // A failed drain is almost always a storage blip: retry soon. Past the attempts the reconciler
+      // still finds the session, so a short budget loses nothing.
+      attempts: 6,
+      backoff: { type: 'exponential', delay: 200 },
     },
   );
 }
