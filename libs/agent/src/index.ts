@@ -22,3 +22,4 @@ export type { LoopHooks, LoopOptions, LoopOutcome, LoopResult, ModelCallRecord, 
 export { buildSystemPrompt, DEFAULT_IDENTITY } from './system-prompt.ts';
 export type { SystemPromptInput } from './system-prompt.ts';
 export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/index.ts';
+export { scanForInjection, promptSafe } from './injection-scan.ts';

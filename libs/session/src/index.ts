@@ -7,6 +7,7 @@ export type {
   Database,
   EventStatus,
   MessageRole,
+  MemoryStore,
   QueueMode,
   StoredToolCall,
   TurnStatus,
@@ -24,3 +25,7 @@ export type { StrandedSession } from './stranded.ts';
 export { isConnectionError } from './infra-errors.ts';
 export { startTurn, resumeTurn, recordStep, finishTurn } from './turn-store.ts';
 export type { ModelCallRow, TurnEnd } from './turn-store.ts';
+export { readMemory, writeMemory, deleteMemoryEntry, usageOf } from './memory-store.ts';
+export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
+export { loadPromptSources } from './prompt-sources.ts';
+export type { PromptSources } from './prompt-sources.ts';

@@ -32,6 +32,8 @@ export interface LeasedSession {
   profileId: string;
   platform: string;
   identity: string;
+  /** The person who started the session: whose user profile goes into the prompt. */
+  originUserId: string | null;
   /** Null until the first turn stores it; the runner fills it in for the rest of the drain. */
   systemPrompt: string | null;
 }
@@ -55,6 +57,7 @@ export async function claimLease(
     system_prompt: string | null;
     platform: string;
     profile_id: string;
+    origin_user_id: string | null;
     identity: string;
   }>`
     WITH previous AS (
@@ -69,9 +72,9 @@ export async function claimLease(
     ), bumped AS (
       UPDATE sessions SET wake_generation = wake_generation + 1
       WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM claimed)
-      RETURNING wake_generation, system_prompt, platform, profile_id
+      RETURNING wake_generation, system_prompt, platform, profile_id, origin_user_id
     )
-    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.profile_id, p.identity
+    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.profile_id, b.origin_user_id, p.identity
     FROM claimed c CROSS JOIN bumped b JOIN profiles p ON p.id = b.profile_id`.execute(db);
   const row = claimed.rows[0];
   if (!row) return undefined;
@@ -85,6 +88,7 @@ export async function claimLease(
       profileId: row.profile_id,
       platform: row.platform,
       identity: row.identity,
+      originUserId: row.origin_user_id,
       systemPrompt: row.system_prompt,
     },
   };

@@ -22,6 +22,27 @@ export interface ProfilesTable {
   display_name: string;
   identity: Generated<string>;
   created_at: Generated<Date>;
+  memory_char_limit: Generated<number>;
+  user_char_limit: Generated<number>;
+}
+
+export type MemoryStore = 'memory' | 'user';
+
+export interface MemoryEntriesTable {
+  id: Generated<BigIntColumn>;
+  profile_id: string;
+  store: MemoryStore;
+  user_id: Generated<string>;
+  content: string;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ProfileDocumentsTable {
+  profile_id: string;
+  name: string;
+  content: string;
+  updated_at: Generated<Date>;
 }
 
 export interface SessionsTable {
@@ -129,6 +150,8 @@ export interface Database {
   model_calls: ModelCallsTable;
   session_leases: SessionLeasesTable;
   session_todos: SessionTodosTable;
+  memory_entries: MemoryEntriesTable;
+  profile_documents: ProfileDocumentsTable;
 }
 
 type ColumnsOf<T> = { [K in keyof T]: readonly (keyof T[K])[] };
@@ -141,7 +164,9 @@ type Exhaustive<T, List extends ColumnsOf<T>> = {
  * time against information_schema, so the types cannot drift from the migrations.
  */
 export const SCHEMA_COLUMNS = {
-  profiles: ['id', 'display_name', 'identity', 'created_at'],
+  profiles: ['id', 'display_name', 'identity', 'created_at', 'memory_char_limit', 'user_char_limit'],
+  memory_entries: ['id', 'profile_id', 'store', 'user_id', 'content', 'created_at', 'updated_at'],
+  profile_documents: ['profile_id', 'name', 'content', 'updated_at'],
   sessions: [
     'id', 'profile_id', 'session_key', 'platform', 'chat_type', 'chat_id', 'thread_id',
     'origin_user_id', 'system_prompt', 'queue_mode', 'wake_generation', 'parent_session_id',
@@ -175,5 +200,7 @@ const exhaustive: Exhaustive<Database, typeof SCHEMA_COLUMNS> = {
   model_calls: true,
   session_leases: true,
   session_todos: true,
+  memory_entries: true,
+  profile_documents: true,
 };
 void exhaustive;

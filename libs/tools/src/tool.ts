@@ -5,6 +5,7 @@ import type { Database, Db } from '@herald/session';
 /** What a tool may touch while it runs: reads through `db`, writes only through `fencedWrite`. */
 export interface ToolContext {
   sessionId: string;
+  turnId: string;
   profileId: string;
   userId: string;
   db: Db;

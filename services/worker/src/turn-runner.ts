@@ -9,6 +9,7 @@ import {
   finishTurn,
   isConnectionError,
   LeaseLostError,
+  loadPromptSources,
   loadTranscript,
   recordStep,
   resumeTurn,
@@ -105,16 +106,20 @@ export async function runTurn(
   if (resumedTurnId !== null) {
     attempts = await resumeTurn(db, lease, turnId);
   } else {
-    const newPrompt =
-      session.systemPrompt === null
-        ? buildSystemPrompt({
-            identity: session.identity,
-            toolGuidance: deps.toolNames.map((name) => deps.registry.get(name)?.guidance ?? '').filter((g) => g !== ''),
-            platform: session.platform,
-            model: config.model ? `${config.model.provider}/${config.model.model}` : 'none',
-            now: new Date(),
-          })
-        : null;
+    let newPrompt: string | null = null;
+    if (session.systemPrompt === null) {
+      const sources = await loadPromptSources(db, session.profileId, session.originUserId ?? events[0]?.userId ?? '');
+      newPrompt = buildSystemPrompt({
+        identity: session.identity,
+        toolGuidance: deps.toolNames.map((name) => deps.registry.get(name)?.guidance ?? '').filter((g) => g !== ''),
+        platform: session.platform,
+        contextDocuments: sources.documents,
+        memory: sources.memory,
+        user: sources.user,
+        model: config.model ? `${config.model.provider}/${config.model.model}` : 'none',
+        now: new Date(),
+      });
+    }
     await startTurn(db, lease, turnId, eventIds, newPrompt);
     if (newPrompt !== null) session.systemPrompt = newPrompt;
   }
@@ -153,6 +158,7 @@ export async function runTurn(
     execute: (call, toolSignal) =>
       registry.execute(call, deps.toolNames, {
         sessionId,
+        turnId,
         profileId: session.profileId,
         userId: events[events.length - 1]?.userId ?? '',
         db,

@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+
+export interface PromptSources {
+  memory: string[];
+  user: string[];
+  documents: { name: string; content: string }[];
+}
+
+/** What the system prompt of a new session is built from: the memory snapshot and context documents. */
+export async function loadPromptSources(db: Kysely<Database>, profileId: string, userId: string): Promise<PromptSources> {
+  const [entries, documents] = await Promise.all([
+    db
+      .selectFrom('memory_entries')
+      .select(['store', 'content'])
+      .where('profile_id', '=', profileId)
+      .where((eb) => eb.or([eb('store', '=', 'memory'), eb.and([eb('store', '=', 'user'), eb('user_id', '=', userId)])]))
+      .orderBy('id')
+      .execute(),
+    db.selectFrom('profile_documents').select(['name', 'content']).where('profile_id', '=', profileId).orderBy('name').execute(),
+  ]);
+  return {
+    memory: entries.filter((e) => e.store === 'memory').map((e) => e.content),
+    user: entries.filter((e) => e.store === 'user').map((e) => e.content),
+    documents,
+  };
+}
