@@ -1,6 +1,7 @@
 import { ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 
+import { runAdminCommand } from './admin-commands.ts';
 import { runChat } from './chat-command.ts';
 import { openDb, prepareDatabase, startIngress, startScheduler, startWorker } from './roles.ts';
 
@@ -13,6 +14,9 @@ commands:
   scheduler  the reconciler sweep (re-enqueues sessions whose wake-up was lost)
   migrate    apply database migrations and exit
   chat       interactive terminal chat against the API (/new, /quit)
+  memory     list memory entries (--profile P, --user ID) or delete one (memory delete ID)
+  prompt     print a session's stored system prompt
+  profile    show or edit a profile's identity and context documents
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -71,6 +75,12 @@ async function main(argv: string[]): Promise<void> {
       const db = openDb(config, logger, shutdown);
       startScheduler(config, logger, shutdown, db);
       logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');
+      return;
+    }
+    case 'memory':
+    case 'prompt':
+    case 'profile': {
+      await runAdminCommand(command, argv.slice(1), config);
       return;
     }
     case 'chat': {

@@ -6,6 +6,7 @@ import type { Config, Logger } from '@herald/core';
 import type { Db } from '@herald/session';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { registerApiRoutes } from './api-routes.ts';
+import { registerProfileRoutes } from './profile-routes.ts';
 import { sendError } from './api-errors.ts';
 
 export interface IngressOptions {
@@ -42,5 +43,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       : sendError(reply, 500, 'internal', 'internal error');
   });
   registerApiRoutes(app, options);
+  registerProfileRoutes(app, options.db);
   return app;
 }

@@ -1,0 +1,104 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { deleteMemoryEntry, readMemory } from '@herald/session';
+import type { Db, MemoryState } from '@herald/session';
+import { sendError } from './api-errors.ts';
+import { firstIssue } from './message-body.ts';
+
+function memoryView(state: MemoryState) {
+  return { entries: state.entries, usage: { chars: state.chars, limit: state.limit } };
+}
+
+const profilePatch = z
+  .object({
+    display_name: z.string().min(1).max(200).optional(),
+    identity: z.string().max(50_000).optional(),
+    memory_char_limit: z.number().int().min(100).max(100_000).optional(),
+    user_char_limit: z.number().int().min(100).max(100_000).optional(),
+  })
+  .strict();
+
+const documentBody = z.object({ content: z.string().min(1).max(200_000) }).strict();
+
+/** People's view of a profile: identity, context documents and both memory stores. */
+export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
+  const profileExists = async (id: string) =>
+    (await db.selectFrom('profiles').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+
+  const profileView = async (id: string) => {
+    const profile = await db.selectFrom('profiles').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!profile) return undefined;
+    const documents = await db
+      .selectFrom('profile_documents')
+      .select(['name', 'content', 'updated_at'])
+      .where('profile_id', '=', profile.id)
+      .orderBy('name')
+      .execute();
+    return {
+      profile: profile.id,
+      display_name: profile.display_name,
+      identity: profile.identity,
+      memory_char_limit: profile.memory_char_limit,
+      user_char_limit: profile.user_char_limit,
+      documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
+    };
+  };
+
+  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile', async (request, reply) => {
+    return (await profileView(request.params.profile)) ?? sendError(reply, 404, 'not_found', 'no such profile');
+  });
+
+  app.patch<{ Params: { profile: string } }>('/v1/profiles/:profile', async (request, reply) => {
+    const parsed = profilePatch.safeParse(request.body ?? {});
+    if (!parsed.success) {
+      const issue = firstIssue(parsed.error);
+      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+    }
+    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+    if (Object.keys(parsed.data).length > 0) {
+      await db.updateTable('profiles').set(parsed.data).where('id', '=', request.params.profile).execute();
+    }
+    return profileView(request.params.profile);
+  });
+
+  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', async (request, reply) => {
+    const parsed = documentBody.safeParse(request.body ?? {});
+    if (!parsed.success) {
+      const issue = firstIssue(parsed.error);
+      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+    }
+    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+    await db
+      .insertInto('profile_documents')
+      .values({ profile_id: request.params.profile, name: request.params.name, content: parsed.data.content })
+      .onConflict((oc) => oc.columns(['profile_id', 'name']).doUpdateSet({ content: parsed.data.content, updated_at: new Date() }))
+      .execute();
+    return { profile: request.params.profile, name: request.params.name, content: parsed.data.content };
+  });
+
+  app.delete<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', async (request, reply) => {
+    const result = await db
+      .deleteFrom('profile_documents')
+      .where('profile_id', '=', request.params.profile)
+      .where('name', '=', request.params.name)
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) === 0) return sendError(reply, 404, 'not_found', 'no such document');
+    return reply.code(204).send();
+  });
+
+  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/memory', async (request, reply) => {
+    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'memory', userId: '' }));
+  });
+
+  app.get<{ Params: { profile: string; user: string } }>('/v1/profiles/:profile/users/:user/memory', async (request, reply) => {
+    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'user', userId: request.params.user }));
+  });
+
+  app.delete<{ Params: { profile: string; id: string } }>('/v1/profiles/:profile/memory/:id', async (request, reply) => {
+    const deleted = await deleteMemoryEntry(db, request.params.profile, request.params.id);
+    if (!deleted) return sendError(reply, 404, 'not_found', 'no such memory entry');
+    return reply.code(204).send();
+  });
+}
