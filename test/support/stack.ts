@@ -26,6 +26,7 @@ export interface Stack {
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   patch(path: string, body: unknown): Promise<{ status: number; body: any }>;
+  delete(path: string): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -81,6 +82,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     post: (path, body, headers) => call('POST', path, body, headers),
     get: (path, headers) => call('GET', path, undefined, headers),
     patch: (path, body) => call('PATCH', path, body),
+    delete: (path) => call('DELETE', path),
     async stop() {
       await shutdown.shutdown();
       await database.drop();
