@@ -1,3 +1,4 @@
+import { measureCacheShare } from './cache-bench.ts';
 import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
@@ -92,6 +93,21 @@ async function main(): Promise<void> {
   } finally {
     await bench.stop();
   }
+
+  progress('prompt cache share over a 20-turn session');
+  const herald = await measureCacheShare(false);
+  const naive = await measureCacheShare(true);
+  console.log('\n## 4. Input tokens served from the provider cache, 20-turn session with memory writes and worker hops\n');
+  console.log(
+    'The fake OpenAI server accounts cached tokens like the provider (longest previously seen prefix per prompt_cache_key, ' +
+      '128-token steps from 1,024). Target: Herald >= 95% of the prefix-stable maximum.\n',
+  );
+  console.log(
+    table(
+      ['variant', 'model calls', 'input tokens', 'cached tokens', 'cached share', 'distinct system+tools prefixes'],
+      [herald, naive].map((r) => [r.variant, r.calls, r.inputTokens, r.cachedTokens, `${fmt((100 * r.cachedTokens) / r.inputTokens)}%`, r.distinctPrefixes]),
+    ),
+  );
 }
 
 main().then(
