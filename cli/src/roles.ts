@@ -1,5 +1,5 @@
 import type { Config, Logger, Shutdown } from '@herald/core';
-import { createProvider } from '@herald/agent';
+import { createProvider, PastSessionsRecall } from '@herald/agent';
 import type { Provider } from '@herald/agent';
 import { createDb, ensureDatabase, migrate } from '@herald/session';
 import type { Db } from '@herald/session';
@@ -107,6 +107,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     registry,
     toolNames: [...DEFAULT_TOOL_NAMES, ...pluginTools],
     logger: log,
+    recall: config.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

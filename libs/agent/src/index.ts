@@ -23,3 +23,5 @@ export { buildSystemPrompt, DEFAULT_IDENTITY } from './system-prompt.ts';
 export type { SystemPromptInput } from './system-prompt.ts';
 export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/index.ts';
 export { scanForInjection, promptSafe } from './injection-scan.ts';
+export { PastSessionsRecall, recallTerms, withRecall } from './recall.ts';
+export type { RecallProvider, RecallQuery } from './recall.ts';

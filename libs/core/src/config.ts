@@ -38,6 +38,8 @@ export interface Config {
   dbPoolSize: number;
   /** Most unanswered messages one session may hold. */
   sessionBacklog: number;
+  /** Per-turn recall provider; off by default. */
+  recall: 'off' | 'past-sessions';
   /** Module paths of plugin tools, loaded by workers. */
   toolPlugins: string[];
 }
@@ -108,6 +110,7 @@ const schema = z.object({
   HERALD_TURN_MAX_ATTEMPTS: integer(1, 100).default(3),
   HERALD_DB_POOL_SIZE: integer(1, 500).default(10),
   HERALD_TOOL_PLUGINS: optionalText,
+  HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
 });
 
 function describeValue(env: Record<string, string | undefined>, key: string): string {
@@ -169,6 +172,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.HERALD_SHUTDOWN_TIMEOUT_MS,
     reconcileIntervalMs: e.HERALD_RECONCILE_INTERVAL_MS,
     sessionBacklog: e.HERALD_SESSION_BACKLOG,
+    recall: e.HERALD_RECALL,
     turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
     dbPoolSize: e.HERALD_DB_POOL_SIZE,
     toolPlugins: (e.HERALD_TOOL_PLUGINS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
-import { buildSystemPrompt, runToolLoop } from '@herald/agent';
-import type { ChatMessage, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
+import { buildSystemPrompt, runToolLoop, withRecall } from '@herald/agent';
+import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider, ToolRunner } from '@herald/agent';
 import {
   appendMessages,
   fenced,
@@ -36,6 +36,8 @@ export interface TurnDependencies {
   /** Tool names this worker offers; the same for every session until toolsets land. */
   toolNames: readonly string[];
   logger: Logger;
+  /** Per-turn recall, injected next to the user message; null when off. */
+  recall: RecallProvider | null;
 }
 
 export interface TurnResult {
@@ -149,7 +151,17 @@ export async function runTurn(
   const systemPrompt = session.systemPrompt;
   if (systemPrompt === null) throw new Error(`session ${sessionId} has a turn but no system prompt`);
 
-  const history = toChatMessages(await loadTranscript(db, sessionId));
+  let history = toChatMessages(await loadTranscript(db, sessionId));
+  if (deps.recall !== null) {
+    const last = events[events.length - 1];
+    const snippets = await deps.recall
+      .recall({ profileId: session.profileId, userId: last?.userId ?? '', sessionId, text: events.map((e) => e.text).join('\n') })
+      .catch((error: unknown) => {
+        logger.warn({ err: error, sessionId }, 'recall failed; answering without it');
+        return [];
+      });
+    history = withRecall(history, snippets);
+  }
   const registry = deps.registry;
   const write = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => fenced(db, lease, fn);
   const tools: ToolRunner = {

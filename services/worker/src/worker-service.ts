@@ -4,7 +4,7 @@ import { DelayedError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config, Logger } from '@herald/core';
-import type { Provider } from '@herald/agent';
+import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/session';
 import type { ToolRegistry } from '@herald/tools';
 import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
@@ -24,6 +24,7 @@ export interface WorkerServiceOptions {
   registry: ToolRegistry;
   toolNames: readonly string[];
   logger: Logger;
+  recall: RecallProvider | null;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.
