@@ -75,13 +75,7 @@ describe('a worker killed with SIGKILL mid-turn', () => {
     const sent = await stack.post('/v1/messages', { chat_id: 'crash-unsafe', user_id: 'u1', text: 'pay the invoice' });
     await waitFor(async () => (await toolCalls('send_payment', 'p1').catch(() => 0)) === 1, { what: 'tool started' });
     await killHolder(sent.body.session_id);
-    const event = await waitFor(
-      async () => {
-        const body = (await stack.get(`/v1/events/${sent.body.event_id}`)).body;
-        return body.status === 'done' ? body : undefined;
-      },
-      { timeoutMs: 30_000, what: 'resumed turn' },
-    );
+    const event = await stack.waitForEvent(sent.body.event_id, 30_000);
     expect(event.reply.text).toBe(`tool said: ${INTERRUPTED_RESULT}`);
     expect(await toolCalls('send_payment', 'p1')).toBe(1);
     const turn = await stack.database.db.selectFrom('turns').selectAll().where('session_id', '=', sent.body.session_id).executeTakeFirstOrThrow();
@@ -100,13 +94,7 @@ describe('a worker killed with SIGKILL mid-turn', () => {
     const sent = await stack.post('/v1/messages', { chat_id: 'crash-safe', user_id: 'u1', text: 'look it up' });
     await waitFor(async () => (await toolCalls('slow_lookup', 'l1').catch(() => 0)) === 1, { what: 'tool started' });
     await killHolder(sent.body.session_id);
-    const event = await waitFor(
-      async () => {
-        const body = (await stack.get(`/v1/events/${sent.body.event_id}`)).body;
-        return body.status === 'done' ? body : undefined;
-      },
-      { timeoutMs: 45_000, what: 'resumed turn' },
-    );
+    const event = await stack.waitForEvent(sent.body.event_id, 45_000);
     expect(event.reply.text).toBe('tool said: found l1');
     expect(await toolCalls('slow_lookup', 'l1')).toBe(2);
   });
@@ -118,13 +106,7 @@ describe('a worker killed with SIGKILL mid-turn', () => {
     // As if it had already been resumed twice before this crash.
     await stack.database.db.updateTable('turns').set({ attempts: 3 }).where('session_id', '=', sent.body.session_id).execute();
     await killHolder(sent.body.session_id);
-    const event = await waitFor(
-      async () => {
-        const body = (await stack.get(`/v1/events/${sent.body.event_id}`)).body;
-        return body.status === 'done' ? body : undefined;
-      },
-      { timeoutMs: 30_000, what: 'failed turn' },
-    );
+    const event = await stack.waitForEvent(sent.body.event_id, 30_000);
     expect(event.reply.text).toMatch(/interrupted 3 times/);
     const next = await stack.post('/v1/messages?wait=20', { chat_id: 'crash-budget', user_id: 'u1', text: 'hello again' });
     expect(next.body.reply.text).toBe('ok: hello again');

@@ -68,13 +68,7 @@ describe('Redis unreachable for a while', () => {
     expect(during.status).toBe(202);
     redis = startRedis();
     await waitFor(async () => (await stack.get('/readyz')).status === 200, { timeoutMs: 30_000, what: 'ready again' });
-    const answered = await waitFor(
-      async () => {
-        const event = (await stack.get(`/v1/events/${during.body.event_id}`)).body;
-        return event.status === 'done' ? event : undefined;
-      },
-      { timeoutMs: 30_000, what: 'the message accepted during the outage' },
-    );
+    const answered = await stack.waitForEvent(during.body.event_id, 30_000);
     expect(answered.reply.text).toBe('echo: during the outage');
   });
 });
@@ -160,13 +154,7 @@ describe('graceful shutdown', () => {
     expect(lease.released).toBe(true);
     const next = await start({});
     try {
-      const event = await waitFor(
-        async () => {
-          const body = (await stack.get(`/v1/events/${sent.body.event_id}`)).body;
-          return body.status === 'done' ? body : undefined;
-        },
-        { timeoutMs: 30_000, what: 'resumed turn' },
-      );
+      const event = await stack.waitForEvent(sent.body.event_id, 30_000);
       expect(event.reply.text).toBe('echo: hand me over');
       const turn = await stack.database.db.selectFrom('turns').selectAll().where('session_id', '=', sent.body.session_id).executeTakeFirstOrThrow();
       // Handed back cleanly: not counted against the crash budget.

@@ -18,7 +18,7 @@ describe('per-session order and queue modes', () => {
     stack.post(`/v1/messages${wait === undefined ? '' : `?wait=${wait}`}`, { chat_id: chatId, user_id: 'u1', text });
   const requestsFor = (sessionId: string) => fake.requests.filter((r) => r.sessionKey === sessionId);
   const event = async (id: string) => (await stack.get(`/v1/events/${id}`)).body;
-  const done = (id: string) => waitFor(async () => ((await event(id)).status === 'done' ? event(id) : undefined), { what: `event ${id}` });
+  const done = (id: string) => stack.waitForEvent(id);
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();

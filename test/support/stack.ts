@@ -27,6 +27,8 @@ export interface Stack {
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   patch(path: string, body: unknown): Promise<{ status: number; body: any }>;
   delete(path: string): Promise<{ status: number; body: any }>;
+  /** Polls GET /v1/events/:id until the event is done; returns its body. */
+  waitForEvent(eventId: string, timeoutMs?: number): Promise<any>;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     get: (path, headers) => call('GET', path, undefined, headers),
     patch: (path, body) => call('PATCH', path, body),
     delete: (path) => call('DELETE', path),
+    waitForEvent: (eventId, timeoutMs = 30_000) =>
+      waitFor(
+        async () => {
+          const event = (await call('GET', `/v1/events/${eventId}`)).body;
+          return event?.status === 'done' ? event : undefined;
+        },
+        { timeoutMs, what: `event ${eventId}` },
+      ),
     async stop() {
       await shutdown.shutdown();
       await database.drop();

@@ -283,27 +283,6 @@ export interface PendingEvent {
   turnId: string | null;
 }
 
-/** The session's open events in arrival order. */
-export async function openEvents(db: Kysely<Database>, sessionId: string, limit = 100): Promise<PendingEvent[]> {
-  const rows = await db
-    .selectFrom('inbound_events')
-    .select(['id', 'text', 'user_id', 'user_name', 'status', 'turn_id'])
-    .where('session_id', '=', sessionId)
-    .where('status', 'in', ['pending', 'processing'])
-    .orderBy('received_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({
-    id: row.id,
-    text: row.text,
-    userId: row.user_id,
-    userName: row.user_name,
-    status: row.status as 'pending' | 'processing',
-    turnId: row.turn_id,
-  }));
-}
-
 export interface Inbox {
   queueMode: QueueMode;
   events: PendingEvent[];

@@ -14,7 +14,7 @@ export type {
 } from './schema.ts';
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
-export { acceptInbound, getEvent, openEvents, openInbox, parseCommand, BacklogFullError, NEW_SESSION_REPLY, QUEUE_MODES } from './inbox.ts';
+export { acceptInbound, getEvent, openInbox, parseCommand, BacklogFullError, NEW_SESSION_REPLY, QUEUE_MODES } from './inbox.ts';
 export type { AcceptedEvent, AcceptOptions, EventView, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
