@@ -73,7 +73,7 @@ async function main(): Promise<void> {
           r.workers,
           r.turns,
           fmt(r.turnsPerSecond),
-          fmt(Math.min(r.workers * 8, 64) * (1000 / (200 + r.overheadP50))),
+          fmt((r.workers * 8 * 1000) / 200),
           `${fmt(r.turnsPerSecond / (one * r.workers), 2)}x`,
           fmt(r.latencyP50),
           fmt(r.latencyP99),

@@ -30,6 +30,8 @@ function formatIssues(error: z.ZodError): string {
 /** Registration only; which tools a session sees is decided by the caller's list of names. */
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
+  // JSON Schema generation is the costly part of offering tools; tools never change once registered.
+  readonly #definitions = new Map<string, ToolDefinition>();
 
   register(tool: Tool): this {
     if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
@@ -52,11 +54,13 @@ export class ToolRegistry {
       .map((name) => this.#tools.get(name))
       .filter((tool): tool is Tool => tool !== undefined)
       .map((tool) => {
-        const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.schema, { io: 'input' }) as Record<
-          string,
-          unknown
-        >;
-        return { name: tool.name, description: tool.description, parameters };
+        let definition = this.#definitions.get(tool.name);
+        if (!definition) {
+          const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>;
+          definition = { name: tool.name, description: tool.description, parameters };
+          this.#definitions.set(tool.name, definition);
+        }
+        return definition;
       });
   }
 
