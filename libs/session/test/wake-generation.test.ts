@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { acceptInbound, claimLease, openInbox, releaseLease } from '@herald/session';
+import { wakeJobId } from '@herald/queue';
+import { createTestDatabase } from '../../../test/support/test-database.ts';
+import type { TestDatabase } from '../../../test/support/test-database.ts';
+
+const message = (text: string) => ({
+  profileId: 'main',
+  platform: 'api',
+  chatType: 'dm',
+  chatId: 'wake',
+  userId: 'u',
+  text,
+});
+
+describe('wake-up generations close the last-drain race', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('collapses messages into one pending job until a worker starts draining, then names a new one', async () => {
+    const first = await acceptInbound(database.db, message('one'));
+    const second = await acceptInbound(database.db, message('two'));
+    // Both wait for the same job: at most one pending wake-up per session.
+    expect(wakeJobId(second.sessionId, second.wakeGeneration)).toBe(wakeJobId(first.sessionId, first.wakeGeneration));
+    const lease = await claimLease(database.db, first.sessionId, 'w', 5000);
+    expect(lease).toBeDefined();
+    // Arriving after the claim, while that job is active: a job id of its own, so it cannot be swallowed.
+    const third = await acceptInbound(database.db, message('three'));
+    expect(wakeJobId(third.sessionId, third.wakeGeneration)).not.toBe(wakeJobId(first.sessionId, first.wakeGeneration));
+    expect(third.wakeGeneration).toBe(lease?.wakeGeneration);
+    await releaseLease(database.db, lease!);
+  });
+
+  it('makes a claim wait for a message being committed, so its inbox read sees it', async () => {
+    const seed = await acceptInbound(database.db, message('seed'));
+    const order: string[] = [];
+    // Hold the session row lock as ingress does mid-insert.
+    const holder = database.db
+      .transaction()
+      .execute(async (trx) => {
+        await sql`UPDATE sessions SET updated_at = now() WHERE id = ${seed.sessionId}`.execute(trx);
+        await sql`INSERT INTO inbound_events (id, session_id, platform, user_id, text)
+                  VALUES (gen_random_uuid(), ${seed.sessionId}, 'api', 'u', 'late arrival')`.execute(trx);
+        await sql`SELECT pg_sleep(0.3)`.execute(trx);
+      })
+      .then(() => order.push('message committed'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const lease = await claimLease(database.db, seed.sessionId, 'w2', 5000);
+    order.push('claimed');
+    // Read the inbox right after the claim, as the worker does, without waiting for anything else.
+    const inbox = await openInbox(database.db, seed.sessionId);
+    await holder;
+    expect(order).toEqual(['message committed', 'claimed']);
+    expect(inbox.events.map((e) => e.text)).toContain('late arrival');
+    await releaseLease(database.db, lease!);
+  });
+});
