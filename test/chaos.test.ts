@@ -73,7 +73,8 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
         HERALD_MODEL: 'openai/gpt-test',
         OPENAI_BASE_URL: fake.url,
         OPENAI_API_KEY: 'sk-test',
-        HERALD_LEASE_TTL_MS: '1500',
+        // Two cores shared by three booting worker processes, Postgres, Redis and the test: give stalls room.
+        HERALD_LEASE_TTL_MS: '3000',
         HERALD_RECONCILE_INTERVAL_MS: '300',
         HERALD_WORKER_CONCURRENCY: '16',
         // A kill interrupts every turn its worker holds; with a dozen kills a session could meet the

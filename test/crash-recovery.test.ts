@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { INTERRUPTED_RESULT } from '@herald/agent';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { spawnHerald, startStack, TEST_TOOLS_PLUGIN, waitFor } from './support/stack.ts';
+import { startStack, startWorkerProcess, TEST_TOOLS_PLUGIN, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 
 describe('a worker killed with SIGKILL mid-turn', () => {
@@ -12,9 +12,8 @@ describe('a worker killed with SIGKILL mid-turn', () => {
   let workers: HeraldProcess[] = [];
 
   const spawnWorker = async () => {
-    const worker = spawnHerald('worker', { ...stack.env, LOG_LEVEL: 'info' });
+    const worker = await startWorkerProcess(stack.env);
     workers.push(worker);
-    await waitFor(async () => worker.output().includes('worker started'), { what: 'worker start' });
     return worker;
   };
 

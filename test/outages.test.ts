@@ -7,7 +7,7 @@ import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
 import { createIngressServer } from '@herald/ingress';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { spawnHerald, startStack, waitFor } from './support/stack.ts';
+import { startStack, startWorkerProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 
 const REDIS_PORT = 16_379 + Math.floor(Math.random() * 1000);
@@ -126,11 +126,7 @@ describe('graceful shutdown', () => {
     await fake.close();
   });
 
-  const start = async (env: Record<string, string>): Promise<HeraldProcess> => {
-    const worker = spawnHerald('worker', { ...stack.env, LOG_LEVEL: 'info', ...env });
-    await waitFor(async () => worker.output().includes('worker started'), { what: 'worker start' });
-    return worker;
-  };
+  const start = (env: Record<string, string>): Promise<HeraldProcess> => startWorkerProcess({ ...stack.env, ...env });
 
   it('finishes the running turn before exiting 0 on SIGTERM', async () => {
     const worker = await start({ HERALD_SHUTDOWN_TIMEOUT_MS: '20000' });

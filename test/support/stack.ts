@@ -122,6 +122,13 @@ export function spawnHerald(role: string, env: Record<string, string>): HeraldPr
   return { child, output: () => output, exited };
 }
 
+/** A `herald worker` process, resolved once it has said it started. */
+export async function startWorkerProcess(env: Record<string, string>): Promise<HeraldProcess> {
+  const worker = spawnHerald('worker', { ...env, LOG_LEVEL: 'info' });
+  await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker start' });
+  return worker;
+}
+
 export async function waitFor<T>(
   check: () => Promise<T | undefined | false>,
   options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},

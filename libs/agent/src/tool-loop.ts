@@ -58,6 +58,8 @@ export interface LoopOptions {
    * `pollInjected`; the turn itself goes on.
    */
   modelSignal?: () => AbortSignal;
+  /** Runs before each model call; throws to stop the turn (e.g. the session lease is gone). */
+  beforeModelCall?: () => Promise<void>;
 }
 
 export const INTERRUPTED_RESULT =
@@ -129,6 +131,7 @@ export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
   }
   for (let iteration = 1; iteration <= options.maxIterations; iteration++) {
     if (hooks.pollInjected) messages.push(...(await hooks.pollInjected()));
+    await options.beforeModelCall?.();
     const started = performance.now();
     const callSignal = options.modelSignal ? AbortSignal.any([signal, options.modelSignal()]) : signal;
     let result: CompletionResult;

@@ -1,21 +1,12 @@
 import { sql } from 'kysely';
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, StoredToolCall } from './schema.ts';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Database, ModelCallsTable, StoredToolCall } from './schema.ts';
 import { LeaseLostError } from './leases.ts';
 import type { Lease } from './leases.ts';
 import type { NewMessage } from './transcript.ts';
 
 /** The usage of one model call, as stored in model_calls. */
-export interface ModelCallRow {
-  provider: string;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  cached_input_tokens: number;
-  cache_write_tokens: number;
-  latency_ms: number;
-  finish_reason: string;
-}
+export type ModelCallRow = Omit<Insertable<ModelCallsTable>, 'id' | 'session_id' | 'turn_id' | 'created_at'>;
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

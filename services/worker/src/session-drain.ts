@@ -42,9 +42,11 @@ class RunControl {
   #stop = new AbortController();
   #interrupt = new AbortController();
   readonly #base: AbortSignal;
+  readonly #ensureLease: () => Promise<void>;
 
-  constructor(base: AbortSignal) {
+  constructor(base: AbortSignal, ensureLease: () => Promise<void>) {
     this.#base = base;
+    this.#ensureLease = ensureLease;
   }
 
   handle(action: ControlAction): void {
@@ -62,6 +64,7 @@ class RunControl {
         if (this.#interrupt.signal.aborted) this.#interrupt = new AbortController();
         return this.#interrupt.signal;
       },
+      ensureLease: this.#ensureLease,
     };
   }
 }
@@ -75,15 +78,25 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
   const lease = await claimLease(db, sessionId, options.owner, config.leaseTtlMs);
   if (!lease) return { kind: 'busy' };
   const lost = new AbortController();
+  let renewedAt = performance.now();
+  const renewNow = async (): Promise<boolean> => {
+    const startedAt = performance.now();
+    const held = await renewLease(db, lease, config.leaseTtlMs);
+    if (held) renewedAt = startedAt;
+    else lost.abort(new LeaseLostError(sessionId));
+    return held;
+  };
   const renew = setInterval(() => {
-    renewLease(db, lease, config.leaseTtlMs).then(
-      (held) => {
-        if (!held) lost.abort(new LeaseLostError(sessionId));
-      },
-      (error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'),
-    );
+    renewNow().catch((error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'));
   }, Math.max(250, Math.floor(config.leaseTtlMs / 3)));
-  const control = new RunControl(AbortSignal.any([lost.signal, options.hardStop]));
+  // A worker that stalled (CPU starvation, a long GC) may wake up after its lease expired and was
+  // taken over. Before each model call, a stale lease is confirmed first, so a stalled worker does
+  // not send a second request for a session another worker now runs.
+  const ensureLease = async () => {
+    if (performance.now() - renewedAt <= config.leaseTtlMs / 2) return;
+    if (!(await renewNow())) throw new LeaseLostError(sessionId);
+  };
+  const control = new RunControl(AbortSignal.any([lost.signal, options.hardStop]), ensureLease);
   const unregister = options.registerControl(sessionId, (action) => control.handle(action));
   let turns = 0;
   let released = false;

@@ -53,6 +53,8 @@ export interface TurnControl {
   stopRequested(): boolean;
   /** A fresh signal per model call, aborted when a message arrives in interrupt mode. */
   modelSignal(): AbortSignal;
+  /** Confirms the lease is still ours when the last renewal is stale; throws LeaseLostError if not. */
+  ensureLease(): Promise<void>;
 }
 
 function toChatMessages(transcript: StoredMessage[]): ChatMessage[] {
@@ -213,6 +215,7 @@ export async function runTurn(
     result = await runToolLoop({
       provider,
       modelSignal: () => control.modelSignal(),
+      beforeModelCall: () => control.ensureLease(),
       sessionId,
       system: systemPrompt,
       history,
