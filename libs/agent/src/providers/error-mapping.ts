@@ -8,21 +8,30 @@ interface SdkErrorLike {
   message?: string;
 }
 
-function header(headers: SdkErrorLike['headers'], name: string): string | undefined {
+/** `retry-after-ms` (OpenAI's own, milliseconds) wins over `retry-after` (seconds or an HTTP date). */
+export function parseRetryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
   if (!headers) return undefined;
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
-  return (headers as Record<string, string>)[name];
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && ms.trim() !== '') {
+    const value = Number(ms);
+    if (Number.isFinite(value) && value >= 0) return Math.round(value);
+  }
+  const after = headers.get('retry-after');
+  if (after !== null && after.trim() !== '') {
+    const seconds = Number(after);
+    if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
+    const date = Date.parse(after);
+    if (Number.isFinite(date)) return Math.max(0, date - now);
+  }
+  return undefined;
 }
 
-export function retryAfterMs(headers: SdkErrorLike['headers']): number | undefined {
-  const ms = Number(header(headers, 'retry-after-ms'));
-  if (Number.isFinite(ms) && ms > 0) return ms;
-  const raw = header(headers, 'retry-after');
-  if (raw === undefined) return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+export function kindForStatus(status: number): ProviderError['kind'] {
+  if (status === 429) return 'rate_limit';
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 408) return 'timeout';
+  if (status >= 500) return 'server';
+  return 'bad_request';
 }
 
 /**
@@ -41,12 +50,13 @@ export function toProviderError(provider: string, error: unknown): ProviderError
   if (name === 'APIConnectionError') return new ProviderError(message, { kind: 'connection', cause: error });
   const status = e.status;
   if (typeof status === 'number') {
-    const common = { status, cause: error, retryAfterMs: retryAfterMs(e.headers) };
-    if (status === 429) return new ProviderError(message, { kind: 'rate_limit', ...common });
-    if (status === 408) return new ProviderError(message, { kind: 'timeout', ...common });
-    if (status >= 500) return new ProviderError(message, { kind: 'server', ...common });
-    if (status === 401 || status === 403) return new ProviderError(message, { kind: 'auth', ...common });
-    return new ProviderError(message, { kind: 'bad_request', ...common });
+    const after = e.headers instanceof Headers ? parseRetryAfterMs(e.headers) : undefined;
+    return new ProviderError(message, {
+      kind: kindForStatus(status),
+      status,
+      cause: error,
+      ...(after === undefined ? {} : { retryAfterMs: after }),
+    });
   }
   if (error instanceof SyntaxError) return new ProviderError(message, { kind: 'malformed', cause: error });
   return new ProviderError(message, { kind: 'connection', cause: error });

@@ -6,6 +6,7 @@ import OpenAI, {
   OpenAIError,
 } from 'openai';
 import { ProviderError } from '../provider-error.ts';
+import { kindForStatus, parseRetryAfterMs } from './error-mapping.ts';
 import type {
   ChatMessage,
   CompletionRequest,
@@ -182,32 +183,6 @@ function normalizeResponse(response: unknown, fallbackModel: string): Completion
     },
     model: typeof response['model'] === 'string' ? response['model'] : fallbackModel,
   };
-}
-
-/** `retry-after-ms` (OpenAI's own, milliseconds) wins over `retry-after` (seconds or an HTTP date). */
-export function parseRetryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
-  if (!headers) return undefined;
-  const ms = headers.get('retry-after-ms');
-  if (ms !== null && ms.trim() !== '') {
-    const value = Number(ms);
-    if (Number.isFinite(value) && value >= 0) return Math.round(value);
-  }
-  const after = headers.get('retry-after');
-  if (after !== null && after.trim() !== '') {
-    const seconds = Number(after);
-    if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
-    const date = Date.parse(after);
-    if (Number.isFinite(date)) return Math.max(0, date - now);
-  }
-  return undefined;
-}
-
-export function kindForStatus(status: number): ProviderError['kind'] {
-  if (status === 429) return 'rate_limit';
-  if (status === 401 || status === 403) return 'auth';
-  if (status === 408) return 'timeout';
-  if (status >= 500) return 'server';
-  return 'bad_request';
 }
 
 function toProviderError(error: unknown, signal: AbortSignal | undefined): ProviderError {
