@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
 
 /** Providers Herald speaks natively; any OpenAI-compatible server goes through `openai`. */
@@ -42,6 +43,16 @@ export interface Config {
   recall: 'off' | 'past-sessions';
   /** Module paths of plugin tools, loaded by workers. */
   toolPlugins: string[];
+  /** Directory holding every session's workspace; shared by all workers (a ReadWriteMany volume on Kubernetes). */
+  workspaceRoot: string;
+  /** Longest a terminal command may run, and the cap on its output kept for the model. */
+  terminalMaxTimeoutMs: number;
+  terminalOutputChars: number;
+  /** Hosts, IPs or CIDR ranges web fetches may reach even though they are loopback or private. */
+  webAllowlist: string[];
+  webMaxBytes: number;
+  /** How long a pending approval or clarifying question waits for the person before it lapses. */
+  approvalTimeoutMs: number;
 }
 
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
@@ -110,8 +121,18 @@ const schema = z.object({
   HERALD_TURN_MAX_ATTEMPTS: integer(1, 100).default(3),
   HERALD_DB_POOL_SIZE: integer(1, 500).default(10),
   HERALD_TOOL_PLUGINS: optionalText,
+  HERALD_WORKSPACE_ROOT: z.string().trim().min(1, { error: 'expected a directory path' }).default('./data/workspaces'),
+  HERALD_TERMINAL_MAX_TIMEOUT_MS: integer(1000, 3_600_000).default(600_000),
+  HERALD_TERMINAL_OUTPUT_CHARS: integer(1000, 1_000_000).default(50_000),
+  HERALD_WEB_ALLOWLIST: optionalText,
+  HERALD_WEB_MAX_BYTES: integer(1024, 100_000_000).default(2_000_000),
+  HERALD_APPROVAL_TIMEOUT_MS: integer(1000, 86_400_000).default(300_000),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
 });
+
+function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '');
+}
 
 function describeValue(env: Record<string, string | undefined>, key: string): string {
   const value = env[key];
@@ -175,6 +196,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     recall: e.HERALD_RECALL,
     turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
     dbPoolSize: e.HERALD_DB_POOL_SIZE,
-    toolPlugins: (e.HERALD_TOOL_PLUGINS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
+    toolPlugins: list(e.HERALD_TOOL_PLUGINS),
+    workspaceRoot: resolve(e.HERALD_WORKSPACE_ROOT),
+    terminalMaxTimeoutMs: e.HERALD_TERMINAL_MAX_TIMEOUT_MS,
+    terminalOutputChars: e.HERALD_TERMINAL_OUTPUT_CHARS,
+    webAllowlist: list(e.HERALD_WEB_ALLOWLIST),
+    webMaxBytes: e.HERALD_WEB_MAX_BYTES,
+    approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
   });
 }

@@ -1,7 +1,7 @@
 export { ToolRegistry, capToolResult, MAX_TOOL_RESULT_CHARS } from './registry.ts';
 export type { ToolDefinition, ToolOutcome } from './registry.ts';
 export { defineTool } from './tool.ts';
-export type { Tool, ToolContext } from './tool.ts';
+export type { ApprovalNeed, CallerRole, Tool, ToolContext } from './tool.ts';
 export { todoTool, TODO_MAX_ITEMS, TODO_MAX_ITEM_CHARS } from './todo-tool.ts';
 export { memoryTool, MEMORY_FAILURES_PER_TURN } from './memory-tool.ts';
 

@@ -2,16 +2,34 @@ import type { Transaction } from 'kysely';
 import type { z } from 'zod';
 import type { Database, Db } from '@herald/session';
 
+/** Who is running the tool loop: a person's chat turn, or an unattended background run. */
+export type CallerRole = 'chat' | 'cron' | 'review';
+
 /** What a tool may touch while it runs: reads through `db`, writes only through `fencedWrite`. */
 export interface ToolContext {
   sessionId: string;
   turnId: string;
   profileId: string;
   userId: string;
+  /** The platform of the session's route (api, cli, telegram, discord, cron...). */
+  platform: string;
+  role: CallerRole;
   db: Db;
   signal: AbortSignal;
+  /**
+   * The session's workspace directory (absolute). It lives under a root shared by all workers, so a
+   * session finds its files whichever worker runs it; tools create it on first use.
+   */
+  workspaceDir: string;
   /** Runs writes in a transaction checked against the session lease's fencing token. */
   fencedWrite<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+}
+
+/** A call that may only run once a person says yes; `patternKey` is what "allow for this session" remembers. */
+export interface ApprovalNeed {
+  patternKey: string;
+  /** One line for the person: why this call needs their approval. */
+  reason: string;
 }
 
 export interface Tool<Args = unknown> {
@@ -27,6 +45,15 @@ export interface Tool<Args = unknown> {
    * tells the model "interrupted, outcome unknown" for unsafe ones instead of repeating them.
    */
   replaySafe: boolean;
+  /**
+   * Environment variables the tool needs (an API key, say). A tool whose requirement is missing is
+   * not offered at all.
+   */
+  requiresEnv?: readonly string[];
+  /** A reason the call is refused outright, whatever anyone approves (the hardline list). */
+  refuse?(args: Args): string | null;
+  /** Set when this particular call needs a person's approval before it runs. */
+  needsApproval?(args: Args): ApprovalNeed | null;
   execute(args: Args, context: ToolContext): Promise<string>;
 }
 

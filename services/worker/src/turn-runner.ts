@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
 import { buildSystemPrompt, runToolLoop, withRecall } from '@herald/agent';
@@ -175,6 +176,9 @@ export async function runTurn(
         turnId,
         profileId: session.profileId,
         userId: events[events.length - 1]?.userId ?? '',
+        platform: session.platform,
+        role: session.platform === 'cron' ? 'cron' : 'chat',
+        workspaceDir: join(config.workspaceRoot, session.profileId, sessionId),
         db,
         signal: toolSignal,
         fencedWrite: write,
