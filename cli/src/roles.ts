@@ -4,7 +4,7 @@ import type { Provider } from '@herald/agent';
 import { createDb, ensureDatabase, migrate } from '@herald/session';
 import type { Db } from '@herald/session';
 import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
-import { builtinRegistry } from '@herald/tools';
+import { builtinRegistry, ToolExposure } from '@herald/tools';
 import type { Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -42,9 +42,6 @@ export function providerFromConfig(config: Config): Provider | null {
     timeoutMs: config.modelTimeoutMs,
   });
 }
-
-/** The tools every session is offered until per-profile toolsets exist. */
-export const DEFAULT_TOOL_NAMES = ['memory', 'todo'] as const;
 
 export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
   const log = logger.child({ component: 'ingress' });
@@ -105,7 +102,8 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     subscriber,
     provider: providerFromConfig(config),
     registry,
-    toolNames: [...DEFAULT_TOOL_NAMES, ...pluginTools],
+    // Availability checks read the worker's environment: a tool needing a missing key is not offered.
+    exposure: new ToolExposure(registry, { pluginTools, env: process.env }),
     logger: log,
     recall: config.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
   });

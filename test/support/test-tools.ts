@@ -44,4 +44,18 @@ export const tools = [
       return `found ${input.label}`;
     },
   }),
+  defineTool({
+    name: 'wire_transfer',
+    toolset: 'test',
+    description: 'Moves money: large amounts need the person to approve, absurd ones are never allowed.',
+    guidance: '',
+    schema: z.object({ label: z.string(), amount: z.number().int().min(1) }),
+    replaySafe: false,
+    refuse: (input) => (input.amount > 1_000_000 ? 'transfers over 1,000,000 are never made by the agent' : null),
+    needsApproval: (input) => (input.amount > 100 ? { patternKey: 'transfer over 100', reason: `transfer ${input.amount} (${input.label})` } : null),
+    async execute(input, context) {
+      await record(context, 'wire_transfer', input.label);
+      return `transferred ${input.amount} for ${input.label}`;
+    },
+  }),
 ];

@@ -17,8 +17,9 @@ export {
   unansweredToolCalls,
   describeProviderFailure,
   INTERRUPTED_RESULT,
+  MAX_INVALID_TOOL_ROUNDS,
 } from './tool-loop.ts';
-export type { LoopHooks, LoopOptions, LoopOutcome, LoopResult, ModelCallRecord, ToolRunner, ToolResultMessage } from './tool-loop.ts';
+export type { LoopHooks, LoopOptions, LoopOutcome, LoopResult, ModelCallRecord, ToolRunner, ToolRunOutcome, ToolResultMessage } from './tool-loop.ts';
 export { buildSystemPrompt, DEFAULT_IDENTITY } from './system-prompt.ts';
 export type { SystemPromptInput } from './system-prompt.ts';
 export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/index.ts';

@@ -3,10 +3,24 @@ import type { RetryOptions } from './complete-with-retry.ts';
 import { ProviderError } from './provider-error.ts';
 import type { ChatMessage, CompletionResult, Provider, ToolCall, ToolDefinition } from './types.ts';
 
-export interface ToolRunner {
+export interface ToolRunOutcome<W> {
+  content: string;
+  isError: boolean;
+  /** 'unknown' and 'invalid' are the model's mistakes; three rounds of only those end the turn. */
+  errorKind?: string;
+  /** The call cannot finish until a person answers: the turn is parked on this. */
+  wait?: W;
+}
+
+export interface ToolRunner<W = never> {
   definitions: ToolDefinition[];
-  execute(call: ToolCall, signal: AbortSignal): Promise<{ content: string; isError: boolean }>;
+  execute(call: ToolCall, signal: AbortSignal): Promise<ToolRunOutcome<W>>;
   isReplaySafe(name: string): boolean;
+  /**
+   * On resume: the pending calls known never to have started (those of a turn that was parked on a
+   * person's answer). Every other pending call may have started before a crash.
+   */
+  notStarted?(): Promise<Set<string>>;
 }
 
 export interface ToolResultMessage {
@@ -32,22 +46,27 @@ export interface LoopHooks {
   pollInjected?(): Promise<ChatMessage[]>;
 }
 
-export type LoopOutcome = 'answered' | 'iteration_limit' | 'provider_error';
+export type LoopOutcome = 'answered' | 'iteration_limit' | 'provider_error' | 'tool_errors' | 'waiting';
 
-export interface LoopResult {
+export interface LoopResult<W = never> {
   text: string;
   outcome: LoopOutcome;
   iterations: number;
   /** The model call that produced the final answer, when there was one. */
   finalCall: ModelCallRecord | undefined;
+  /** Outcome 'waiting': what the turn is parked on, and the calls after it that never started. */
+  wait?: { request: W; notStarted: string[] };
 }
 
-export interface LoopOptions {
+/** Rounds in a row where every tool call was unknown or had invalid arguments before the turn ends. */
+export const MAX_INVALID_TOOL_ROUNDS = 3;
+
+export interface LoopOptions<W = never> {
   provider: Provider;
   sessionId: string;
   system: string;
   history: ChatMessage[];
-  tools: ToolRunner;
+  tools: ToolRunner<W>;
   maxIterations: number;
   retry: RetryOptions;
   signal: AbortSignal;
@@ -81,23 +100,54 @@ export function unansweredToolCalls(history: ChatMessage[]): ToolCall[] {
   return [];
 }
 
-async function runCalls(
-  calls: ToolCall[],
-  tools: ToolRunner,
-  signal: AbortSignal,
-  resumed: boolean,
-): Promise<ToolResultMessage[]> {
+interface CallsResult<W> {
+  results: ToolResultMessage[];
+  /** Every call was an unknown tool or had invalid arguments. */
+  allInvalid: boolean;
+  lastError: string | undefined;
+  wait?: { request: W; notStarted: string[] };
+}
+
+/**
+ * Runs a step's calls in order. `fresh` is null for a new step; on resume it names the calls known
+ * never to have started, and any other unsafe call is reported as interrupted instead of repeated.
+ * A call that must wait for a person stops the step: the calls after it have not started.
+ */
+async function runCalls<W>(calls: ToolCall[], tools: ToolRunner<W>, signal: AbortSignal, fresh: Set<string> | null): Promise<CallsResult<W>> {
   const results: ToolResultMessage[] = [];
-  for (const call of calls) {
+  let invalid = 0;
+  let lastError: string | undefined;
+  for (const [index, call] of calls.entries()) {
     signal.throwIfAborted();
-    if (resumed && !tools.isReplaySafe(call.name)) {
+    if (fresh !== null && !fresh.has(call.id) && !tools.isReplaySafe(call.name)) {
       results.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: INTERRUPTED_RESULT });
       continue;
     }
     const outcome = await tools.execute(call, signal);
+    if (outcome.wait !== undefined) {
+      return {
+        results,
+        allInvalid: false,
+        lastError,
+        wait: { request: outcome.wait, notStarted: calls.slice(index + 1).map((next) => next.id) },
+      };
+    }
+    if (outcome.errorKind === 'unknown' || outcome.errorKind === 'invalid') {
+      invalid++;
+      lastError = outcome.content;
+    }
     results.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: outcome.content });
   }
-  return results;
+  return { results, allInvalid: calls.length > 0 && invalid === calls.length, lastError };
+}
+
+function toolErrorsAnswer(partial: string, lastError: string | undefined): string {
+  const lead = partial.trim() === '' ? '' : `${partial.trim()}\n\n`;
+  return (
+    `${lead}I stopped here: my last ${MAX_INVALID_TOOL_ROUNDS} attempts to use tools all failed ` +
+    `(unknown tools or invalid arguments${lastError ? `; the last error was: ${lastError.slice(0, 300)}` : ''}). ` +
+    'This answer may be incomplete; tell me how to go on or rephrase the request.'
+  );
 }
 
 export function describeProviderFailure(error: ProviderError): string {
@@ -120,15 +170,17 @@ export function describeProviderFailure(error: ProviderError): string {
  * limit. Each step goes through the hooks before the next begins, so a crashed turn resumes from
  * what was persisted.
  */
-export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
+export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<LoopResult<W>> {
   const { provider, tools, signal, hooks } = options;
   const messages = [...options.history];
   const pending = unansweredToolCalls(messages);
   if (pending.length > 0) {
-    const results = await runCalls(pending, tools, signal, true);
-    await hooks.onToolResults(results);
-    messages.push(...results);
+    const done = await runCalls(pending, tools, signal, (await tools.notStarted?.()) ?? new Set());
+    if (done.results.length > 0) await hooks.onToolResults(done.results);
+    messages.push(...done.results);
+    if (done.wait) return { text: '', outcome: 'waiting', iterations: 0, finalCall: undefined, wait: done.wait };
   }
+  let invalidRounds = 0;
   for (let iteration = 1; iteration <= options.maxIterations; iteration++) {
     if (hooks.pollInjected) messages.push(...(await hooks.pollInjected()));
     await options.beforeModelCall?.();
@@ -163,9 +215,14 @@ export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
     };
     await hooks.onToolStep(step, call);
     messages.push(step);
-    const results = await runCalls(result.toolCalls, tools, signal, false);
-    await hooks.onToolResults(results);
-    messages.push(...results);
+    const done = await runCalls(result.toolCalls, tools, signal, null);
+    if (done.results.length > 0) await hooks.onToolResults(done.results);
+    messages.push(...done.results);
+    if (done.wait) return { text: result.content, outcome: 'waiting', iterations: iteration, finalCall: undefined, wait: done.wait };
+    invalidRounds = done.allInvalid ? invalidRounds + 1 : 0;
+    if (invalidRounds >= MAX_INVALID_TOOL_ROUNDS) {
+      return { text: toolErrorsAnswer(result.content, done.lastError), outcome: 'tool_errors', iterations: iteration, finalCall: undefined };
+    }
   }
   return {
     text:

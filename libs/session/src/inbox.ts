@@ -18,8 +18,10 @@ export interface AcceptedEvent {
   sessionId: string;
   /** True when this event was accepted before (a retried webhook or repeated API call). */
   duplicate: boolean;
-  /** True when the event still needs a worker: the caller enqueues a wake-up for it. */
+  /** True when the session needs a worker: the caller enqueues a wake-up for it. */
   needsWake: boolean;
+  /** A command answered on arrival: its reply is already stored on the event. */
+  answered?: boolean;
   /** The session's wake generation, read under the session row lock: names the wake-up job. */
   wakeGeneration: string;
   /** Set when the running turn must be told at once (a /stop, or a message in interrupt mode). */
@@ -78,7 +80,12 @@ export class BacklogFullError extends Error {
   }
 }
 
-type Command = { kind: 'new' } | { kind: 'queue'; mode: string | undefined } | { kind: 'stop' };
+type Command =
+  | { kind: 'new' }
+  | { kind: 'queue'; mode: string | undefined }
+  | { kind: 'stop' }
+  | { kind: 'approve'; scope: 'once' | 'session' }
+  | { kind: 'deny'; reason: string | undefined };
 
 /** Chat commands handled where the message arrives; everything else is a message for the agent. */
 export function parseCommand(text: string): Command | undefined {
@@ -89,12 +96,53 @@ export function parseCommand(text: string): Command | undefined {
   if (name === 'new' || name === 'reset') return { kind: 'new' };
   if (name === 'queue') return { kind: 'queue', mode: argument === '' ? undefined : argument?.toLowerCase() };
   if (name === 'stop') return { kind: 'stop' };
+  if (name === 'approve') return { kind: 'approve', scope: argument?.toLowerCase() === 'session' ? 'session' : 'once' };
+  if (name === 'deny') return { kind: 'deny', reason: argument === '' ? undefined : argument };
   return undefined;
+}
+
+/** Bare replies that answer a pending approval, as Hermes accepts them; only then are they commands. */
+export function bareApprovalWord(text: string): 'approve' | 'deny' | undefined {
+  const word = text.trim().toLowerCase().replace(/[.!]+$/, '');
+  if (['yes', 'y', 'approve', 'approved', 'ok', 'go ahead'].includes(word)) return 'approve';
+  if (['no', 'n', 'deny', 'denied', 'stop'].includes(word)) return 'deny';
+  return undefined;
+}
+
+async function runApprovalCommand(
+  trx: Transaction<Database>,
+  sessionId: string,
+  userId: string,
+  command: Extract<Command, { kind: 'approve' | 'deny' }>,
+): Promise<CommandOutcome> {
+  const wait = await trx
+    .selectFrom('tool_waits')
+    .select(['id', 'prompt'])
+    .where('session_id', '=', sessionId)
+    .where('status', '=', 'pending')
+    .where('kind', '=', 'approval')
+    .orderBy('created_at')
+    .limit(1)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!wait) return { reply: 'Nothing is waiting for approval.' };
+  const approved = command.kind === 'approve';
+  await sql`SELECT herald_resolve_wait(${wait.id}::uuid, ${approved ? 'approved' : 'denied'}, ${
+    command.kind === 'deny' ? (command.reason ?? null) : null
+  }::text, ${userId}, ${approved && command.scope === 'session'})`.execute(trx);
+  const reply = approved
+    ? command.scope === 'session'
+      ? `Approved, and allowed for the rest of this session: ${wait.prompt}.`
+      : `Approved: ${wait.prompt}.`
+    : `Denied: ${wait.prompt}.`;
+  return { reply, wake: true };
 }
 
 interface CommandOutcome {
   reply: string;
   control?: SessionControl;
+  /** The command made a parked turn runnable: the session needs a worker. */
+  wake?: boolean;
 }
 
 async function runQueueCommand(trx: Transaction<Database>, sessionId: string, mode: string | undefined): Promise<CommandOutcome> {
@@ -140,9 +188,26 @@ export async function acceptInbound(
   options: AcceptOptions = { backlogLimit: 50 },
 ): Promise<AcceptedEvent> {
   const key = sessionKey(message);
-  const command = parseCommand(message.text);
+  let command = parseCommand(message.text);
+  const bare = command === undefined ? bareApprovalWord(message.text) : undefined;
+  if (bare !== undefined && (await hasPendingApproval(db, key))) {
+    command = bare === 'approve' ? { kind: 'approve', scope: 'once' } : { kind: 'deny', reason: undefined };
+  }
   if (command === undefined) return acceptMessage(db, key, message, options.backlogLimit);
   return acceptCommand(db, key, message, command);
+}
+
+async function hasPendingApproval(db: Kysely<Database>, key: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('session_routes')
+    .innerJoin('tool_waits', 'tool_waits.session_id', 'session_routes.session_id')
+    .select('tool_waits.id')
+    .where('session_routes.session_key', '=', key)
+    .where('tool_waits.status', '=', 'pending')
+    .where('tool_waits.kind', '=', 'approval')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /**
@@ -174,6 +239,7 @@ async function acceptCommand(
     let outcome: CommandOutcome;
     if (command.kind === 'new') outcome = { reply: NEW_SESSION_REPLY };
     else if (command.kind === 'queue') outcome = await runQueueCommand(trx, sessionId, command.mode);
+    else if (command.kind === 'approve' || command.kind === 'deny') outcome = await runApprovalCommand(trx, sessionId, message.userId, command);
     else outcome = await runStopCommand(trx, sessionId);
     const eventId = randomUUID();
     const inserted = await trx
@@ -206,7 +272,8 @@ async function acceptCommand(
       eventId,
       sessionId,
       duplicate: false,
-      needsWake: false,
+      needsWake: outcome.wake === true,
+      answered: true,
       wakeGeneration: String(locked.wake_generation),
       ...(outcome.control === undefined ? {} : { control: outcome.control }),
     };
@@ -256,22 +323,41 @@ class DuplicateRace extends Error {
   }
 }
 
+export interface EventWaiting {
+  id: string;
+  kind: 'approval' | 'clarify';
+  tool: string;
+  prompt: string;
+  choices: string[] | null;
+  expiresAt: Date;
+}
+
 export interface EventView {
   id: string;
   sessionId: string;
   status: string;
   replyText: string | null;
   error: string | null;
+  /** Set while the event's turn is parked on a question or an approval for the person. */
+  waiting: EventWaiting | null;
 }
 
 export async function getEvent(db: Kysely<Database>, eventId: string): Promise<EventView | undefined> {
   const row = await db
-    .selectFrom('inbound_events')
-    .select(['id', 'session_id', 'status', 'reply_text', 'error'])
-    .where('id', '=', eventId)
+    .selectFrom('inbound_events as e')
+    .leftJoin('tool_waits as w', (join) => join.onRef('w.turn_id', '=', 'e.turn_id').on('w.status', '=', 'pending'))
+    .select([
+      'e.id', 'e.session_id', 'e.status', 'e.reply_text', 'e.error',
+      'w.id as wait_id', 'w.kind', 'w.tool_name', 'w.prompt', 'w.choices', 'w.expires_at',
+    ])
+    .where('e.id', '=', eventId)
     .executeTakeFirst();
   if (!row) return undefined;
-  return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error };
+  const waiting =
+    row.wait_id !== null && row.kind !== null && row.tool_name !== null && row.prompt !== null && row.expires_at !== null
+      ? { id: row.wait_id, kind: row.kind, tool: row.tool_name, prompt: row.prompt, choices: row.choices ?? null, expiresAt: row.expires_at }
+      : null;
+  return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, waiting };
 }
 
 export interface PendingEvent {
@@ -299,6 +385,7 @@ export async function openInbox(db: Kysely<Database>, sessionId: string, limit =
     )
     .select([
       'sessions.queue_mode',
+      sql<boolean>`EXISTS (SELECT 1 FROM turns t WHERE t.session_id = sessions.id AND t.status = 'waiting')`.as('parked'),
       'inbound_events.id',
       'inbound_events.text',
       'inbound_events.user_id',
@@ -312,6 +399,8 @@ export async function openInbox(db: Kysely<Database>, sessionId: string, limit =
     .limit(limit)
     .execute();
   const events: PendingEvent[] = [];
+  // A turn parked on a person's answer holds the session: later messages wait behind it, in order.
+  if (rows[0]?.parked === true) return { queueMode: rows[0].queue_mode, events };
   for (const row of rows) {
     if (row.id === null || row.text === null || row.user_id === null) continue;
     events.push({

@@ -11,11 +11,13 @@ export type {
   QueueMode,
   StoredToolCall,
   TurnStatus,
+  WaitKind,
+  WaitStatus,
 } from './schema.ts';
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
 export { acceptInbound, getEvent, openInbox, parseCommand, BacklogFullError, NEW_SESSION_REPLY, QUEUE_MODES } from './inbox.ts';
-export type { AcceptedEvent, AcceptOptions, EventView, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
+export type { AcceptedEvent, AcceptOptions, EventView, EventWaiting, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
 export { appendMessages, loadTranscript } from './transcript.ts';
@@ -23,8 +25,20 @@ export type { NewMessage, StoredMessage } from './transcript.ts';
 export { findStrandedSessions } from './stranded.ts';
 export type { StrandedSession } from './stranded.ts';
 export { isConnectionError } from './infra-errors.ts';
-export { startTurn, resumeTurn, recordStep, finishTurn } from './turn-store.ts';
-export type { ModelCallRow, TurnEnd } from './turn-store.ts';
+export { startTurn, resumeTurn, recordStep, finishTurn, suspendTurn } from './turn-store.ts';
+export type { ModelCallRow, NewWait, TurnEnd } from './turn-store.ts';
+export {
+  expireWaits,
+  findWait,
+  getWait,
+  isPatternApproved,
+  listWaits,
+  pendingWaitOf,
+  recordRefusal,
+  resolveWait,
+  takeAnsweredWaits,
+} from './tool-waits.ts';
+export type { WaitView } from './tool-waits.ts';
 export { readMemory, writeMemory, deleteMemoryEntry, usageOf } from './memory-store.ts';
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
 export { loadPromptSources } from './prompt-sources.ts';

@@ -36,6 +36,8 @@ export interface LeasedSession {
   originUserId: string | null;
   /** Null until the first turn stores it; the runner fills it in for the rest of the drain. */
   systemPrompt: string | null;
+  /** The profile's tool policy as stored (validated by the tools library where it is used). */
+  toolPolicy: Record<string, unknown>;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function claimLease(
     profile_id: string;
     origin_user_id: string | null;
     identity: string;
+    tool_policy: Record<string, unknown>;
   }>`
     WITH previous AS (
       SELECT NOT released AS unreleased FROM session_leases WHERE session_id = ${sessionId}
@@ -74,7 +77,7 @@ export async function claimLease(
       WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM claimed)
       RETURNING wake_generation, system_prompt, platform, profile_id, origin_user_id
     )
-    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.profile_id, b.origin_user_id, p.identity
+    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.profile_id, b.origin_user_id, p.identity, p.tool_policy
     FROM claimed c CROSS JOIN bumped b JOIN profiles p ON p.id = b.profile_id`.execute(db);
   const row = claimed.rows[0];
   if (!row) return undefined;
@@ -90,6 +93,7 @@ export async function claimLease(
       identity: row.identity,
       originUserId: row.origin_user_id,
       systemPrompt: row.system_prompt,
+      toolPolicy: row.tool_policy,
     },
   };
 }

@@ -8,7 +8,7 @@ type Json<T> = ColumnType<T, string, string>;
 
 export type QueueMode = 'followup' | 'collect' | 'steer' | 'interrupt';
 export type EventStatus = 'pending' | 'processing' | 'done' | 'failed';
-export type TurnStatus = 'running' | 'done' | 'failed';
+export type TurnStatus = 'running' | 'waiting' | 'done' | 'failed';
 export type MessageRole = 'user' | 'assistant' | 'tool';
 
 export interface StoredToolCall {
@@ -24,6 +24,7 @@ export interface ProfilesTable {
   created_at: Generated<Date>;
   memory_char_limit: Generated<number>;
   user_char_limit: Generated<number>;
+  tool_policy: ColumnType<Record<string, unknown>, string | undefined, string>;
 }
 
 export type MemoryStore = 'memory' | 'user';
@@ -140,6 +141,48 @@ export interface SessionTodosTable {
   updated_at: Generated<Date>;
 }
 
+export type WaitKind = 'approval' | 'clarify';
+export type WaitStatus = 'pending' | 'approved' | 'denied' | 'answered' | 'expired';
+
+export interface ToolWaitsTable {
+  id: string;
+  session_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  kind: WaitKind;
+  tool_name: string;
+  arguments: string;
+  pattern_key: string | null;
+  prompt: string;
+  choices: ColumnType<string[] | null, string | null, string | null>;
+  not_started: Generated<string[]>;
+  status: Generated<WaitStatus>;
+  answer: string | null;
+  answered_by: string | null;
+  consumed: Generated<boolean>;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  resolved_at: NullableTimestamp;
+}
+
+export interface SessionApprovalsTable {
+  session_id: string;
+  pattern_key: string;
+  approved_by: string;
+  created_at: Generated<Date>;
+}
+
+export interface ToolRefusalsTable {
+  id: Generated<BigIntColumn>;
+  session_id: string;
+  turn_id: string | null;
+  tool_name: string;
+  role: string;
+  user_id: string;
+  reason: string;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
   profiles: ProfilesTable;
   sessions: SessionsTable;
@@ -152,6 +195,9 @@ export interface Database {
   session_todos: SessionTodosTable;
   memory_entries: MemoryEntriesTable;
   profile_documents: ProfileDocumentsTable;
+  tool_waits: ToolWaitsTable;
+  session_approvals: SessionApprovalsTable;
+  tool_refusals: ToolRefusalsTable;
 }
 
 type ColumnsOf<T> = { [K in keyof T]: readonly (keyof T[K])[] };
@@ -164,7 +210,7 @@ type Exhaustive<T, List extends ColumnsOf<T>> = {
  * time against information_schema, so the types cannot drift from the migrations.
  */
 export const SCHEMA_COLUMNS = {
-  profiles: ['id', 'display_name', 'identity', 'created_at', 'memory_char_limit', 'user_char_limit'],
+  profiles: ['id', 'display_name', 'identity', 'created_at', 'memory_char_limit', 'user_char_limit', 'tool_policy'],
   memory_entries: ['id', 'profile_id', 'store', 'user_id', 'content', 'created_at', 'updated_at'],
   profile_documents: ['profile_id', 'name', 'content', 'updated_at'],
   sessions: [
@@ -188,6 +234,13 @@ export const SCHEMA_COLUMNS = {
   ],
   session_leases: ['session_id', 'owner', 'token', 'expires_at', 'released'],
   session_todos: ['session_id', 'items', 'revision', 'updated_at'],
+  tool_waits: [
+    'id', 'session_id', 'turn_id', 'tool_call_id', 'kind', 'tool_name', 'arguments', 'pattern_key',
+    'prompt', 'choices', 'not_started', 'status', 'answer', 'answered_by', 'consumed', 'created_at',
+    'expires_at', 'resolved_at',
+  ],
+  session_approvals: ['session_id', 'pattern_key', 'approved_by', 'created_at'],
+  tool_refusals: ['id', 'session_id', 'turn_id', 'tool_name', 'role', 'user_id', 'reason', 'created_at'],
 } as const satisfies ColumnsOf<Database>;
 
 const exhaustive: Exhaustive<Database, typeof SCHEMA_COLUMNS> = {
@@ -202,5 +255,8 @@ const exhaustive: Exhaustive<Database, typeof SCHEMA_COLUMNS> = {
   session_todos: true,
   memory_entries: true,
   profile_documents: true,
+  tool_waits: true,
+  session_approvals: true,
+  tool_refusals: true,
 };
 void exhaustive;

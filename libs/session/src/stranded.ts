@@ -23,6 +23,7 @@ export async function findStrandedSessions(
         SELECT 1 FROM inbound_events e
         WHERE e.session_id = s.id AND e.status IN ('pending', 'processing')
           AND e.received_at < clock_timestamp() - ${graceMs} * interval '1 millisecond')
+      AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.status = 'waiting')
       AND NOT EXISTS (
         SELECT 1 FROM session_leases l
         WHERE l.session_id = s.id AND l.expires_at > clock_timestamp())

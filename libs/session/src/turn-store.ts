@@ -91,3 +91,38 @@ export async function finishTurn(db: Executor, lease: Lease, turnId: string, eve
           ${end.modelCall === null ? null : JSON.stringify(end.modelCall)}::jsonb)`,
   );
 }
+
+export interface NewWait {
+  id: string;
+  toolCallId: string;
+  kind: 'approval' | 'clarify';
+  toolName: string;
+  arguments: string;
+  patternKey: string | null;
+  prompt: string;
+  choices: string[] | null;
+  /** Calls of the same step after this one: they never started, so a resume runs them normally. */
+  notStarted: string[];
+  timeoutMs: number;
+}
+
+/** Parks the turn on a wait for a person; the worker then lets the session go. */
+export async function suspendTurn(db: Executor, lease: Lease, turnId: string, wait: NewWait): Promise<void> {
+  const payload = {
+    id: wait.id,
+    tool_call_id: wait.toolCallId,
+    kind: wait.kind,
+    tool_name: wait.toolName,
+    arguments: wait.arguments,
+    pattern_key: wait.patternKey,
+    prompt: wait.prompt,
+    choices: wait.choices,
+    not_started: wait.notStarted,
+    timeout_ms: wait.timeoutMs,
+  };
+  await call(
+    db,
+    lease,
+    sql`SELECT herald_suspend_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${JSON.stringify(payload)}::jsonb)`,
+  );
+}

@@ -25,6 +25,23 @@ export interface ToolContext {
   fencedWrite<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
 }
 
+/** The person's answer to a question a tool asked them. */
+export interface PersonAnswer {
+  answered: boolean;
+  answer: string | null;
+}
+
+/** What one call sees: the turn's context plus the call itself. */
+export interface CallContext extends ToolContext {
+  toolCallId: string;
+  /**
+   * Asks the person and waits for the answer without holding the worker: the first time, the turn
+   * is parked and the worker lets the session go; when the person answers (or the wait lapses) the
+   * turn resumes on any worker and this call returns the answer. Refused in background runs.
+   */
+  askPerson(question: string, choices?: readonly string[]): Promise<PersonAnswer>;
+}
+
 /** A call that may only run once a person says yes; `patternKey` is what "allow for this session" remembers. */
 export interface ApprovalNeed {
   patternKey: string;
@@ -54,7 +71,7 @@ export interface Tool<Args = unknown> {
   refuse?(args: Args): string | null;
   /** Set when this particular call needs a person's approval before it runs. */
   needsApproval?(args: Args): ApprovalNeed | null;
-  execute(args: Args, context: ToolContext): Promise<string>;
+  execute(args: Args, context: CallContext): Promise<string>;
 }
 
 /** Erases the argument type so tools of different shapes share one registry. */

@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 export type ApiErrorCode =
   | 'unauthorized'
   | 'invalid_request'
+  | 'not_pending'
   | 'payload_too_large'
   | 'backlog_full'
   | 'not_found'

@@ -11,6 +11,7 @@ import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
+import { waitingView } from './wait-views.ts';
 
 export interface ApiDependencies {
   config: Config;
@@ -133,11 +134,12 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
     const waitSeconds = query.data.wait;
     if (waitSeconds === undefined || waitSeconds === 0) {
-      if (waitSeconds === 0 || !accepted.needsWake) {
+      if (waitSeconds === 0 || !accepted.needsWake || accepted.answered === true) {
         const event = await getEvent(db, accepted.eventId);
         if (event?.status === 'done' || event?.status === 'failed') {
           return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' } });
         }
+        if (event?.waiting) return reply.code(202).send({ ...ids, status: 'waiting', waiting: waitingView(event.waiting) });
       }
       return reply.code(202).send(ids);
     }
@@ -147,6 +149,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     if (event?.status === 'done' || event?.status === 'failed') {
       return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' } });
     }
+    if (event?.waiting) return reply.code(202).send({ ...ids, status: 'waiting', waiting: waitingView(event.waiting) });
     return reply.code(202).send(ids);
   });
 
@@ -158,8 +161,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     return {
       event_id: event.id,
       session_id: event.sessionId,
-      status: event.status,
+      status: event.waiting ? 'waiting' : event.status,
       reply: done ? { text: event.replyText ?? '' } : null,
+      ...(event.waiting ? { waiting: waitingView(event.waiting) } : {}),
     };
   });
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { toolPolicySchema } from '@herald/tools';
 import { deleteMemoryEntry, readMemory } from '@herald/session';
 import type { Db, MemoryState } from '@herald/session';
 import { sendError } from './api-errors.ts';
@@ -15,6 +16,7 @@ const profilePatch = z
     identity: z.string().max(50_000).optional(),
     memory_char_limit: z.number().int().min(100).max(100_000).optional(),
     user_char_limit: z.number().int().min(100).max(100_000).optional(),
+    tool_policy: toolPolicySchema.optional(),
   })
   .strict();
 
@@ -40,6 +42,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       identity: profile.identity,
       memory_char_limit: profile.memory_char_limit,
       user_char_limit: profile.user_char_limit,
+      tool_policy: profile.tool_policy,
       documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
     };
   };
@@ -56,7 +59,12 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
     }
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     if (Object.keys(parsed.data).length > 0) {
-      await db.updateTable('profiles').set(parsed.data).where('id', '=', request.params.profile).execute();
+      const { tool_policy: policy, ...rest } = parsed.data;
+      await db
+        .updateTable('profiles')
+        .set({ ...rest, ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }) })
+        .where('id', '=', request.params.profile)
+        .execute();
     }
     return profileView(request.params.profile);
   });

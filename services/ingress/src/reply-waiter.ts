@@ -5,11 +5,12 @@ import type { TurnDoneListener } from '@herald/queue';
 // Pub/sub is the fast path; polling covers a lost notice (Redis restart, subscriber reconnect).
 const POLL_MS = 500;
 
+/** Done, or parked on a question for the person: either way the caller has something to show. */
 function finished(event: EventView | undefined): boolean {
-  return event !== undefined && (event.status === 'done' || event.status === 'failed');
+  return event !== undefined && (event.status === 'done' || event.status === 'failed' || event.waiting !== null);
 }
 
-/** Waits up to `timeoutMs` for an event's turn to end; returns the event as it stands then. */
+/** Waits up to `timeoutMs` for an event's turn to end or ask the person; returns the event as it stands then. */
 export async function waitForReply(
   db: Db,
   listener: TurnDoneListener,

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
-import { findStrandedSessions } from '@herald/session';
+import { expireWaits, findStrandedSessions } from '@herald/session';
 import type { Db } from '@herald/session';
 import { enqueueWake } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
@@ -44,6 +44,10 @@ export class Reconciler {
   async #sweep(): Promise<number> {
     const { db, queue, logger, graceMs } = this.#options;
     try {
+      // Silence is not consent: a lapsed approval resumes its turn as denied, a question as unanswered.
+      const lapsed = await expireWaits(db);
+      for (const session of lapsed) await enqueueWake(queue, session.sessionId, session.wakeGeneration);
+      if (lapsed.length > 0) logger.info({ sessions: lapsed.length }, 'approvals and questions lapsed; turns resumed');
       const stranded = await findStrandedSessions(db, graceMs);
       for (const session of stranded) await enqueueWake(queue, session.sessionId, session.wakeGeneration);
       if (stranded.length > 0) logger.info({ sessions: stranded.length }, 'reconciler re-enqueued stranded sessions');

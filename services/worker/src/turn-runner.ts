@@ -15,9 +15,12 @@ import {
   recordStep,
   resumeTurn,
   startTurn,
+  suspendTurn,
+  takeAnsweredWaits,
 } from '@herald/session';
 import type { Database, Db, Lease, LeasedSession, ModelCallRow, PendingEvent, QueueMode, StoredMessage } from '@herald/session';
-import type { ToolRegistry } from '@herald/tools';
+import { toolPolicySchema, ToolGate } from '@herald/tools';
+import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -34,8 +37,8 @@ export interface TurnDependencies {
   db: Db;
   provider: Provider | null;
   registry: ToolRegistry;
-  /** Tool names this worker offers; the same for every session until toolsets land. */
-  toolNames: readonly string[];
+  /** Which tools a session is offered and each caller may run, from the profile's tool policy. */
+  exposure: ToolExposure;
   logger: Logger;
   /** Per-turn recall, injected next to the user message; null when off. */
   recall: RecallProvider | null;
@@ -70,6 +73,14 @@ function toChatMessages(transcript: StoredMessage[]): ChatMessage[] {
     }
     return { role: 'user', content: message.content };
   });
+}
+
+function parsePolicy(stored: Record<string, unknown>, logger: Logger, profileId: string): ToolPolicy {
+  const parsed = toolPolicySchema.safeParse(stored);
+  if (parsed.success) return parsed.data;
+  // The API validates policies on write; a hand-edited bad one must not widen anything.
+  logger.error({ profileId, issues: parsed.error.issues }, 'stored tool policy is invalid; offering the safe toolset only');
+  return { enabled: ['safe'] };
 }
 
 function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | null {
@@ -107,6 +118,12 @@ export async function runTurn(
   const resumedTurnId = events.find((event) => event.turnId !== null)?.turnId ?? null;
   const turnId = resumedTurnId ?? randomUUID();
 
+  const role: CallerRole = session.platform === 'cron' ? 'cron' : 'chat';
+  const policy = parsePolicy(session.toolPolicy, logger, session.profileId);
+  // Offered to the model: the session-wide set, so every person in a chat sees the same prefix.
+  const offered = deps.exposure.resolve({ policy, platform: session.platform, role });
+  const callerId = events[events.length - 1]?.userId ?? '';
+
   let attempts = 1;
   if (resumedTurnId !== null) {
     attempts = await resumeTurn(db, lease, turnId);
@@ -116,7 +133,7 @@ export async function runTurn(
       const sources = await loadPromptSources(db, session.profileId, session.originUserId ?? events[0]?.userId ?? '');
       newPrompt = buildSystemPrompt({
         identity: session.identity,
-        toolGuidance: deps.toolNames.map((name) => deps.registry.get(name)?.guidance ?? '').filter((g) => g !== ''),
+        toolGuidance: offered.map((name) => deps.registry.get(name)?.guidance ?? '').filter((g) => g !== ''),
         platform: session.platform,
         contextDocuments: sources.documents,
         memory: sources.memory,
@@ -130,7 +147,7 @@ export async function runTurn(
   }
 
   const finish = async (text: string, outcome: TurnResult['outcome'], iterations: number, finalCall?: ModelCallRecord) => {
-    const failed = outcome !== 'answered' && outcome !== 'iteration_limit';
+    const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
     await finishTurn(db, lease, turnId, eventIds, {
       reply: text,
       failed,
@@ -167,22 +184,30 @@ export async function runTurn(
   }
   const registry = deps.registry;
   const write = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => fenced(db, lease, fn);
-  const tools: ToolRunner = {
-    definitions: registry.definitions(deps.toolNames),
+  // Checked again per call: what this caller may run under the policy as it is now.
+  const gate = new ToolGate({
+    registry,
+    offered,
+    permitted: deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId }),
+    approvalTimeoutMs: config.approvalTimeoutMs,
+    onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
+  });
+  const baseContext = {
+    sessionId,
+    turnId,
+    profileId: session.profileId,
+    userId: callerId,
+    platform: session.platform,
+    role,
+    workspaceDir: join(config.workspaceRoot, session.profileId, sessionId),
+    db,
+    fencedWrite: write,
+  };
+  const tools: ToolRunner<WaitRequest> = {
+    definitions: registry.definitions(offered),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
-    execute: (call, toolSignal) =>
-      registry.execute(call, deps.toolNames, {
-        sessionId,
-        turnId,
-        profileId: session.profileId,
-        userId: events[events.length - 1]?.userId ?? '',
-        platform: session.platform,
-        role: session.platform === 'cron' ? 'cron' : 'chat',
-        workspaceDir: join(config.workspaceRoot, session.profileId, sessionId),
-        db,
-        signal: toolSignal,
-        fencedWrite: write,
-      }),
+    execute: (call, toolSignal) => gate.execute(call, { ...baseContext, signal: toolSignal }),
+    notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),
   };
   // Steer and interrupt: messages that arrive mid-turn join it at the next model boundary. The
   // status flip is conditional, so a message either joins this turn or stays for the next one.
@@ -214,9 +239,9 @@ export async function runTurn(
   };
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
 
-  let result: LoopResult;
+  let result: LoopResult<WaitRequest>;
   try {
-    result = await runToolLoop({
+    result = await runToolLoop<WaitRequest>({
       provider,
       modelSignal: () => control.modelSignal(),
       beforeModelCall: () => control.ensureLease(),
@@ -254,6 +279,15 @@ export async function runTurn(
     logger.error({ err: error, sessionId, turnId }, 'turn failed');
     return finish(INTERNAL_ERROR_REPLY, 'error', 0);
   }
+  if (result.outcome === 'waiting' && result.wait) {
+    // Parked: nothing holds the worker or the lease while the person decides; an answer, /approve,
+    // /deny or the timeout makes the turn runnable and any worker resumes it.
+    const { request, notStarted } = result.wait;
+    await suspendTurn(db, lease, turnId, { ...request, notStarted });
+    logger.info({ sessionId, turnId, kind: request.kind, tool: request.toolName }, 'turn waiting for the person');
+    return { eventIds, outcome: 'waiting' };
+  }
   if (result.outcome === 'provider_error') logger.error({ sessionId, turnId }, 'model call failed after retries');
+  if (result.outcome === 'tool_errors') logger.warn({ sessionId, turnId }, 'turn ended after repeated invalid tool calls');
   return finish(result.text, result.outcome, result.iterations, result.finalCall);
 }

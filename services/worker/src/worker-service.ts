@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import type { Config, Logger } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/session';
-import type { ToolRegistry } from '@herald/tools';
+import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
 import { drainSession } from './session-drain.ts';
@@ -22,7 +22,7 @@ export interface WorkerServiceOptions {
   subscriber: Redis;
   provider: Provider | null;
   registry: ToolRegistry;
-  toolNames: readonly string[];
+  exposure: ToolExposure;
   logger: Logger;
   recall: RecallProvider | null;
 }

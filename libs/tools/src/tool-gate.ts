@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { findWait, isConnectionError, isPatternApproved, LeaseLostError, recordRefusal } from '@herald/session';
+import type { NewWait, WaitView } from '@herald/session';
+import type { ToolRegistry } from './registry.ts';
+import type { CallContext, PersonAnswer, Tool, ToolContext } from './tool.ts';
+
+/** Tool results longer than this are cut with a marker so one call cannot flood the context. */
+export const MAX_TOOL_RESULT_CHARS = 50_000;
+
+export function capToolResult(content: string, max = MAX_TOOL_RESULT_CHARS): string {
+  if (content.length <= max) return content;
+  return `${content.slice(0, max)}\n[truncated: ${content.length - max} more characters not shown]`;
+}
+
+/** unknown/invalid are the model's mistakes (repeated, they end the turn); refused is policy. */
+export type CallErrorKind = 'unknown' | 'invalid' | 'refused' | 'failed';
+
+/** A call that cannot go on until a person answers; the turn is parked on it. */
+export type WaitRequest = Omit<NewWait, 'notStarted'>;
+
+export interface CallOutcome {
+  content: string;
+  isError: boolean;
+  errorKind?: CallErrorKind;
+  /** Set when the turn must wait for a person before this call can finish. */
+  wait?: WaitRequest;
+}
+
+export interface GateOptions {
+  registry: ToolRegistry;
+  /** The tools offered to the model in this session (their definitions were sent). */
+  offered: readonly string[];
+  /** What this caller may run now: re-resolved from the current policy for the caller. */
+  permitted: readonly string[];
+  approvalTimeoutMs: number;
+  onRefusal?(refusal: { tool: string; reason: string }): void;
+}
+
+class WaitSignal extends Error {
+  readonly request: WaitRequest;
+  constructor(request: WaitRequest) {
+    super('waiting for the person');
+    this.request = request;
+  }
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
+    .join('; ');
+}
+
+function minutes(ms: number): string {
+  const value = Math.round(ms / 60_000);
+  return value >= 1 ? `${value} minute${value === 1 ? '' : 's'}` : `${Math.round(ms / 1000)} seconds`;
+}
+
+/**
+ * Runs one tool call after checking it again: the tool exists, the caller may use it now, the
+ * arguments fit its schema, it is not on the hardline list, and a person approved it if it needs
+ * approval. Never throws for the model's mistakes or for policy: those come back as error results
+ * the model reads. Only lease loss, aborts and storage outages escape, because they end the turn.
+ */
+export class ToolGate {
+  readonly #options: GateOptions;
+  readonly #permitted: Set<string>;
+
+  constructor(options: GateOptions) {
+    this.#options = options;
+    this.#permitted = new Set(options.permitted);
+  }
+
+  /** What the model may call: offered and still permitted. */
+  available(): string[] {
+    return this.#options.offered.filter((name) => this.#permitted.has(name)).sort();
+  }
+
+  async execute(call: { id: string; name: string; arguments: string }, context: ToolContext): Promise<CallOutcome> {
+    const tool = this.#options.registry.get(call.name);
+    if (!tool) {
+      return {
+        isError: true,
+        errorKind: 'unknown',
+        content: `Tool '${call.name}' does not exist. Available tools: ${this.available().join(', ')}`,
+      };
+    }
+    if (!this.#permitted.has(call.name) || !this.#options.offered.includes(call.name)) {
+      return this.#refuse(
+        call.name,
+        context,
+        `Tool '${call.name}' is not permitted here (it is not enabled for this ${context.role === 'chat' ? `${context.platform} chat` : `${context.role} run`} or for this person). Available tools: ${this.available().join(', ')}`,
+      );
+    }
+    let raw: unknown;
+    try {
+      raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+    } catch (error) {
+      return {
+        isError: true,
+        errorKind: 'invalid',
+        content: `Invalid arguments for tool '${call.name}': not valid JSON (${(error as Error).message}). Send a JSON object.`,
+      };
+    }
+    const parsed = tool.schema.safeParse(raw);
+    if (!parsed.success) {
+      return { isError: true, errorKind: 'invalid', content: `Invalid arguments for tool '${call.name}': ${formatIssues(parsed.error)}` };
+    }
+    const args = parsed.data;
+    const hardline = tool.refuse?.(args) ?? null;
+    if (hardline !== null) {
+      return this.#refuse(call.name, context, `BLOCKED: ${hardline}. This is never allowed, whoever approves it; do not retry it.`);
+    }
+    const need = tool.needsApproval?.(args) ?? null;
+    if (need !== null) {
+      const verdict = await this.#approval(tool, call, context, need.patternKey, need.reason);
+      if (verdict !== 'run') return verdict;
+    }
+    return this.#run(tool, args, call, context);
+  }
+
+  async #approval(
+    tool: Tool,
+    call: { id: string; name: string; arguments: string },
+    context: ToolContext,
+    patternKey: string,
+    reason: string,
+  ): Promise<'run' | CallOutcome> {
+    if (context.role !== 'chat') {
+      return this.#refuse(
+        tool.name,
+        context,
+        `BLOCKED: this call needs a person's approval (${reason}) and ${context.role} runs never get approvals. Do not retry it; find another way or report that it needs a person.`,
+      );
+    }
+    const wait = await findWait(context.db, context.turnId, call.id);
+    if (wait) return this.#approvalVerdict(wait, reason);
+    if (await isPatternApproved(context.db, context.sessionId, patternKey)) return 'run';
+    return {
+      isError: false,
+      content: '',
+      wait: {
+        id: randomUUID(),
+        toolCallId: call.id,
+        kind: 'approval',
+        toolName: tool.name,
+        arguments: call.arguments,
+        patternKey,
+        prompt: reason,
+        choices: null,
+        timeoutMs: this.#options.approvalTimeoutMs,
+      },
+    };
+  }
+
+  #approvalVerdict(wait: WaitView, reason: string): 'run' | CallOutcome {
+    if (wait.status === 'approved') return 'run';
+    if (wait.status === 'denied') {
+      const why = wait.answer ? ` They said: ${wait.answer}` : '';
+      return { isError: true, errorKind: 'refused', content: `BLOCKED: the person denied this call (${reason}).${why} Do not retry it; ask them or do something else.` };
+    }
+    if (wait.status === 'expired') {
+      return {
+        isError: true,
+        errorKind: 'refused',
+        content: `BLOCKED: nobody approved this call (${reason}) within ${minutes(this.#options.approvalTimeoutMs)}. Silence is not consent; do not retry it without asking.`,
+      };
+    }
+    // Still pending: the turn should not have resumed; park it again on the same wait.
+    return { isError: false, content: '', wait: { ...waitRequestOf(wait), timeoutMs: Math.max(1000, wait.expiresAt.getTime() - Date.now()) } };
+  }
+
+  async #run(tool: Tool, args: unknown, call: { id: string; name: string; arguments: string }, context: ToolContext): Promise<CallOutcome> {
+    const callContext: CallContext = {
+      ...context,
+      toolCallId: call.id,
+      askPerson: (question, choices) => this.#askPerson(tool, call, context, question, choices),
+    };
+    let content: string;
+    try {
+      content = await tool.execute(args, callContext);
+    } catch (error) {
+      if (error instanceof WaitSignal) return { isError: false, content: '', wait: error.request };
+      if (error instanceof RefusedSignal) return this.#refuse(tool.name, context, error.message);
+      // Losing the lease, an abort or a storage outage ends the turn; anything else is the tool's
+      // failure, which the model should see and work around.
+      if (context.signal.aborted || LeaseLostError.isInstance(error) || isConnectionError(error)) throw error;
+      return { isError: true, errorKind: 'failed', content: `Tool '${call.name}' failed: ${(error as Error)?.message ?? String(error)}` };
+    }
+    return { isError: false, content: capToolResult(content) };
+  }
+
+  async #askPerson(
+    tool: Tool,
+    call: { id: string; name: string; arguments: string },
+    context: ToolContext,
+    question: string,
+    choices: readonly string[] | undefined,
+  ): Promise<PersonAnswer> {
+    if (context.role !== 'chat') {
+      throw new RefusedSignal(`BLOCKED: ${context.role} runs have nobody to ask. Decide without asking, or report what you need.`);
+    }
+    const wait = await findWait(context.db, context.turnId, call.id);
+    if (!wait) {
+      throw new WaitSignal({
+        id: randomUUID(),
+        toolCallId: call.id,
+        kind: 'clarify',
+        toolName: tool.name,
+        arguments: call.arguments,
+        patternKey: null,
+        prompt: question,
+        choices: choices && choices.length > 0 ? [...choices] : null,
+        timeoutMs: this.#options.approvalTimeoutMs,
+      });
+    }
+    if (wait.status === 'pending') throw new WaitSignal(waitRequestOf(wait));
+    return { answered: wait.status === 'answered', answer: wait.answer };
+  }
+
+  async #refuse(tool: string, context: ToolContext, content: string): Promise<CallOutcome> {
+    this.#options.onRefusal?.({ tool, reason: content });
+    await context.fencedWrite((trx) =>
+      recordRefusal(trx, {
+        sessionId: context.sessionId,
+        turnId: context.turnId,
+        toolName: tool,
+        role: context.role,
+        userId: context.userId,
+        reason: content,
+      }),
+    );
+    return { isError: true, errorKind: 'refused', content };
+  }
+}
+
+class RefusedSignal extends Error {}
+
+function waitRequestOf(wait: WaitView): WaitRequest {
+  return {
+    id: wait.id,
+    toolCallId: wait.toolCallId,
+    kind: wait.kind,
+    toolName: wait.toolName,
+    arguments: wait.arguments,
+    patternKey: null,
+    prompt: wait.prompt,
+    choices: wait.choices,
+    timeoutMs: Math.max(1000, wait.expiresAt.getTime() - Date.now()),
+  };
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { BUILTIN_TOOLSETS, defaultToolsetFor, resolveTools } from './toolsets.ts';
+import type { ToolsetCatalog } from './toolsets.ts';
+import type { CallerRole } from './tool.ts';
+import type { ToolRegistry } from './registry.ts';
+
+const toolsetName = z.string().regex(/^[A-Za-z0-9_*.-]{1,64}$/, { error: 'expected a toolset name (letters, digits, _ . -)' });
+const nameList = z.array(toolsetName).max(100);
+const scope = z.strictObject({ enabled: nameList.optional(), disabled: nameList.optional() });
+
+/**
+ * A profile's tool policy, stored as JSON on the profile. `enabled` replaces the platform's default
+ * bundle; per-platform `enabled` replaces both; every `disabled` list applies, last.
+ */
+export const toolPolicySchema = z.strictObject({
+  enabled: nameList.optional(),
+  disabled: nameList.optional(),
+  platforms: z.record(z.string().min(1).max(64), scope).optional(),
+  users: z.record(z.string().min(1).max(256), z.strictObject({ disabled: nameList })).optional(),
+  toolsets: z
+    .record(toolsetName, z.strictObject({ description: z.string().max(500).default(''), tools: z.array(z.string()).max(200).default([]), includes: nameList.default([]) }))
+    .optional(),
+});
+
+export type ToolPolicy = z.infer<typeof toolPolicySchema>;
+
+/** What a role may never use, whatever the policy enables. */
+const ROLE_DISABLED: Record<CallerRole, readonly string[]> = {
+  chat: [],
+  // Nobody is there to answer, and a scheduled run does not schedule more runs.
+  cron: ['clarify', 'cronjob'],
+  review: [],
+};
+
+export interface ExposureInput {
+  policy: ToolPolicy;
+  platform: string;
+  role: CallerRole;
+  /** The person calling; their `users` entry narrows the set. Omitted: the session-wide set. */
+  userId?: string | undefined;
+  /** A scheduled job's own toolsets replace the enabled ones for its runs. */
+  jobToolsets?: readonly string[] | undefined;
+}
+
+/**
+ * Resolves which tools are exposed, from the registry (what exists), a profile's policy and the
+ * caller. One function for offering tools and for checking each call again when it runs.
+ */
+export class ToolExposure {
+  readonly #registry: ToolRegistry;
+  readonly #pluginTools: readonly string[];
+  readonly #env: Readonly<Record<string, string | undefined>>;
+
+  constructor(registry: ToolRegistry, options: { pluginTools?: readonly string[]; env?: Readonly<Record<string, string | undefined>> } = {}) {
+    this.#registry = registry;
+    this.#pluginTools = options.pluginTools ?? [];
+    this.#env = options.env ?? {};
+  }
+
+  catalog(policy: ToolPolicy): ToolsetCatalog {
+    return { ...(policy.toolsets ?? {}), ...BUILTIN_TOOLSETS };
+  }
+
+  /** The toolsets in effect: enabled (before expansion) and disabled. */
+  toolsets(input: ExposureInput): { enabled: string[]; disabled: string[] } {
+    const { policy, platform, role } = input;
+    const platformScope = policy.platforms?.[platform];
+    let enabled: string[];
+    if (role === 'review') enabled = ['herald-review'];
+    else if (input.jobToolsets && input.jobToolsets.length > 0) enabled = [...input.jobToolsets];
+    else enabled = platformScope?.enabled ?? policy.enabled ?? [defaultToolsetFor(role === 'cron' ? 'cron' : platform, this.catalog(policy))];
+    const disabled = [
+      ...(policy.disabled ?? []),
+      ...(platformScope?.disabled ?? []),
+      ...(input.userId === undefined ? [] : policy.users?.[input.userId]?.disabled ?? []),
+      ...ROLE_DISABLED[role],
+    ];
+    return { enabled, disabled };
+  }
+
+  resolve(input: ExposureInput): string[] {
+    const { enabled, disabled } = this.toolsets(input);
+    return resolveTools({
+      enabled,
+      disabled,
+      catalog: this.catalog(input.policy),
+      registered: this.#registry.byToolset(),
+      pluginTools: input.role === 'review' ? [] : this.#pluginTools,
+      isAvailable: (name) => this.isAvailable(name),
+    });
+  }
+
+  isAvailable(name: string): boolean {
+    const tool = this.#registry.get(name);
+    if (!tool) return false;
+    return (tool.requiresEnv ?? []).every((variable) => (this.#env[variable] ?? '') !== '');
+  }
+}

@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import type { Queue } from 'bullmq';
+import { z } from 'zod';
+import type { Logger } from '@herald/core';
+import { getWait, listWaits, resolveWait } from '@herald/session';
+import type { Db } from '@herald/session';
+import { enqueueWake } from '@herald/queue';
+import type { WakeJob } from '@herald/queue';
+import { sendError } from './api-errors.ts';
+import { firstIssue } from './message-body.ts';
+import { waitView } from './wait-views.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const answerBody = z.union([
+  z.strictObject({
+    decision: z.enum(['approve', 'deny'], { error: "expected 'approve' or 'deny'" }),
+    scope: z.enum(['once', 'session'], { error: "expected 'once' or 'session'" }).default('once'),
+    reason: z.string().max(2000).optional(),
+    user_id: z.string().min(1).max(256).optional(),
+  }),
+  z.strictObject({ answer: z.string().trim().min(1, { error: 'expected a non-empty answer' }).max(32_000), user_id: z.string().min(1).max(256).optional() }),
+]);
+
+/** Approvals and clarifying questions, answered through the API instead of the chat. */
+export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: Queue<WakeJob>; logger: Logger }): void {
+  const { db } = deps;
+
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/waits', async (request, reply) => {
+    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
+    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
+    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
+    return { waits: (await listWaits(db, session.id)).map(waitView) };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
+    const wait = UUID.test(request.params.id) ? await getWait(db, request.params.id) : undefined;
+    return wait ? waitView(wait) : sendError(reply, 404, 'not_found', 'no such wait');
+  });
+
+  app.post<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
+    const wait = UUID.test(request.params.id) ? await getWait(db, request.params.id) : undefined;
+    if (!wait) return sendError(reply, 404, 'not_found', 'no such wait');
+    const parsed = answerBody.safeParse(request.body ?? {});
+    if (!parsed.success) {
+      const issue = firstIssue(parsed.error);
+      const hint = wait.kind === 'approval' ? '{"decision":"approve"|"deny","scope":"once"|"session"}' : '{"answer":"..."}';
+      return sendError(reply, 400, 'invalid_request', `${issue.message}; this wait takes ${hint}`, issue.field);
+    }
+    const body = parsed.data;
+    if ('answer' in body !== (wait.kind === 'clarify')) {
+      const hint = wait.kind === 'approval' ? '{"decision":"approve"|"deny"}' : '{"answer":"..."}';
+      return sendError(reply, 400, 'invalid_request', `this wait is a ${wait.kind}: send ${hint}`, 'body');
+    }
+    const by = body.user_id ?? 'api';
+    const sessionId =
+      'answer' in body
+        ? await resolveWait(db, wait.id, { status: 'answered', answer: body.answer, by })
+        : await resolveWait(db, wait.id, {
+            status: body.decision === 'approve' ? 'approved' : 'denied',
+            answer: body.reason ?? null,
+            by,
+            remember: body.scope === 'session',
+          });
+    if (sessionId === null) {
+      const now = await getWait(db, wait.id);
+      return sendError(reply, 409, 'not_pending', `this wait is already ${now?.status ?? wait.status}`);
+    }
+    const session = await db.selectFrom('sessions').select('wake_generation').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    await enqueueWake(deps.queue, sessionId, String(session.wake_generation)).catch((error: unknown) =>
+      deps.logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
+    );
+    const updated = await getWait(db, wait.id);
+    return updated ? waitView(updated) : sendError(reply, 404, 'not_found', 'no such wait');
+  });
+}

@@ -1,0 +1,278 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acceptInbound } from '@herald/session';
+import { MAX_INVALID_TOOL_ROUNDS } from '@herald/agent';
+import { startFakeOpenAI } from './support/fake-llm.ts';
+import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
+import { startStack, startWorkerProcess, TEST_TOOLS_PLUGIN, waitFor } from './support/stack.ts';
+import type { HeraldProcess, Stack } from './support/stack.ts';
+
+/**
+ * A scripted model that is indifferent to which worker asks: it calls the tool the person's message
+ * names, then reports the tool results it got back.
+ */
+function toolThenReport(calls: (text: string) => { name: string; arguments: Record<string, unknown> }[]) {
+  return (request: FakeRequest): FakeReply => {
+    const last = request.messages[request.messages.length - 1];
+    if (last?.role === 'tool') {
+      const results: string[] = [];
+      for (let i = request.messages.length - 1; i >= 0 && request.messages[i]?.role === 'tool'; i--) {
+        results.unshift(request.messages[i]?.content ?? '');
+      }
+      return { text: `results: ${results.join(' | ')}` };
+    }
+    const toolCalls = calls(request.lastUserText);
+    return toolCalls.length > 0 ? { toolCalls } : { text: `plain: ${request.lastUserText}` };
+  };
+}
+
+async function countRows(stack: Stack, table: 'tool_refusals' | 'test_tool_calls', sessionId: string): Promise<number> {
+  const exists = await sql<{ ok: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS ok`.execute(stack.database.db);
+  if (!exists.rows[0]?.ok) return 0;
+  const rows = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE session_id = ${sessionId}`.execute(stack.database.db);
+  return Number(rows.rows[0]?.n ?? 0);
+}
+
+describe('tool permissions, approvals and clarify (one worker)', () => {
+  let fake: FakeLLM;
+  let stack: Stack;
+  const send = (chatId: string, text: string, userId = 'u1') =>
+    stack.post('/v1/messages?wait=20', { chat_id: chatId, user_id: userId, text });
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    stack = await startStack({
+      env: {
+        HERALD_MODEL: 'openai/gpt-test',
+        OPENAI_BASE_URL: fake.url,
+        OPENAI_API_KEY: 'sk-test',
+        HERALD_TOOL_PLUGINS: TEST_TOOLS_PLUGIN,
+      },
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await fake.close();
+  });
+
+  it('refuses, logs and counts a call the person may not make, even though the session offers the tool', async () => {
+    const policy = await stack.patch('/v1/profiles/main', { tool_policy: { users: { 'u-guest': { disabled: ['test'] } } } });
+    expect(policy.status).toBe(200);
+    fake.handler = toolThenReport(() => [{ name: 'send_payment', arguments: { label: 'guest-pay' } }]);
+    const response = await send('perm-guest', 'pay it', 'u-guest');
+    expect(response.status).toBe(200);
+    expect(response.body.reply.text).toContain("Tool 'send_payment' is not permitted here");
+    expect(await countRows(stack, 'tool_refusals', response.body.session_id)).toBe(1);
+    expect(await countRows(stack, 'test_tool_calls', response.body.session_id)).toBe(0);
+    // The same tool for a person the policy does not narrow runs.
+    const allowed = await send('perm-member', 'pay it', 'u-member');
+    expect(allowed.body.reply.text).toContain('paid guest-pay');
+    await stack.patch('/v1/profiles/main', { tool_policy: {} });
+  });
+
+  it('does not offer a disabled toolset, and refuses it if the model calls it anyway', async () => {
+    await stack.patch('/v1/profiles/main', { tool_policy: { platforms: { api: { disabled: ['todo'] } } } });
+    fake.handler = toolThenReport(() => [{ name: 'todo', arguments: {} }]);
+    const response = await send('perm-notodo', 'list');
+    const offered = fake.requests[fake.requests.length - 1]?.toolNames ?? [];
+    expect(offered).not.toContain('todo');
+    expect(offered).toContain('memory');
+    expect(response.body.reply.text).toContain("Tool 'todo' is not permitted here");
+    await stack.patch('/v1/profiles/main', { tool_policy: {} });
+  });
+
+  it('rejects an invalid tool policy with a 400 naming the field', async () => {
+    const response = await stack.patch('/v1/profiles/main', { tool_policy: { disabled: 'terminal' } });
+    expect(response.status).toBe(400);
+    expect(response.body.error.field).toBe('tool_policy.disabled');
+  });
+
+  it(`ends the turn with a partial answer after ${MAX_INVALID_TOOL_ROUNDS} rounds of unknown tools`, async () => {
+    const before = fake.requests.length;
+    fake.handler = () => ({ text: 'Let me check.', toolCalls: [{ name: 'launch_rockets', arguments: {} }] });
+    const response = await send('perm-loop', 'go');
+    expect(response.status).toBe(200);
+    expect(response.body.reply.text).toContain('Let me check.');
+    expect(response.body.reply.text).toContain(`my last ${MAX_INVALID_TOOL_ROUNDS} attempts to use tools all failed`);
+    expect(response.body.reply.text).toContain("Tool 'launch_rockets' does not exist");
+    expect(fake.requests.length - before).toBe(MAX_INVALID_TOOL_ROUNDS);
+  });
+
+  it('never runs a hardline call, whoever approves', async () => {
+    fake.handler = toolThenReport(() => [{ name: 'wire_transfer', arguments: { label: 'huge', amount: 5_000_000 } }]);
+    const response = await send('perm-hardline', 'send it all');
+    expect(response.status).toBe(200);
+    expect(response.body.reply.text).toContain('BLOCKED: transfers over 1,000,000 are never made by the agent');
+    expect(await countRows(stack, 'test_tool_calls', response.body.session_id)).toBe(0);
+    expect(await countRows(stack, 'tool_refusals', response.body.session_id)).toBe(1);
+  });
+
+  it('parks a call that needs approval; a denial through the API reaches the model and nothing runs', async () => {
+    fake.handler = toolThenReport(() => [{ name: 'wire_transfer', arguments: { label: 'rent', amount: 900 } }]);
+    const asked = await send('perm-deny', 'pay the rent');
+    expect(asked.status).toBe(202);
+    expect(asked.body.status).toBe('waiting');
+    expect(asked.body.waiting).toMatchObject({ kind: 'approval', tool: 'wire_transfer', prompt: 'transfer 900 (rent)' });
+    const waits = await stack.get(`/v1/sessions/${asked.body.session_id}/waits`);
+    expect(waits.body.waits).toHaveLength(1);
+    expect(waits.body.waits[0].status).toBe('pending');
+    // No worker is busy with it: the session has no live lease.
+    const lease = await sql<{ live: boolean }>`SELECT expires_at > clock_timestamp() AND NOT released AS live FROM session_leases WHERE session_id = ${asked.body.session_id}`.execute(stack.database.db);
+    expect(lease.rows[0]?.live ?? false).toBe(false);
+
+    const bad = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { answer: 'sure' });
+    expect(bad.status).toBe(400);
+    const denied = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { decision: 'deny', reason: 'not this month' });
+    expect(denied.status).toBe(200);
+    expect(denied.body.status).toBe('denied');
+    const again = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { decision: 'approve' });
+    expect(again.status).toBe(409);
+    const event = await stack.waitForEvent(asked.body.event_id);
+    expect(event.reply.text).toContain('BLOCKED: the person denied this call (transfer 900 (rent)). They said: not this month');
+    expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(0);
+  });
+
+  it('remembers "allow for this session": the second matching call runs without asking', async () => {
+    fake.handler = toolThenReport((text) => [{ name: 'wire_transfer', arguments: { label: text, amount: 500 } }]);
+    const first = await send('perm-session', 'first');
+    expect(first.body.status).toBe('waiting');
+    const approved = await send('perm-session', '/approve session');
+    expect(approved.status).toBe(200);
+    expect(approved.body.reply.text).toContain('allowed for the rest of this session');
+    const firstDone = await stack.waitForEvent(first.body.event_id);
+    expect(firstDone.reply.text).toContain('transferred 500 for first');
+    const second = await send('perm-session', 'second');
+    expect(second.status).toBe(200);
+    expect(second.body.reply.text).toContain('transferred 500 for second');
+    expect(await countRows(stack, 'test_tool_calls', first.body.session_id)).toBe(2);
+    // Another session is asked again.
+    const other = await send('perm-session-2', 'third');
+    expect(other.body.status).toBe('waiting');
+    await send('perm-session-2', 'no');
+    expect((await stack.waitForEvent(other.body.event_id)).reply.text).toContain('BLOCKED: the person denied');
+  });
+
+  it('keeps later messages behind a parked turn, in order', async () => {
+    fake.handler = toolThenReport((text) => (text === 'pay' ? [{ name: 'wire_transfer', arguments: { label: 'later', amount: 300 } }] : []));
+    const parked = await send('perm-order', 'pay');
+    expect(parked.body.status).toBe('waiting');
+    const queued = await stack.post('/v1/messages', { chat_id: 'perm-order', user_id: 'u1', text: 'meanwhile' });
+    expect(queued.status).toBe(202);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await stack.get(`/v1/events/${queued.body.event_id}`)).body.status).toBe('pending');
+    await send('perm-order', '/approve');
+    await stack.waitForEvent(parked.body.event_id);
+    const later = await stack.waitForEvent(queued.body.event_id);
+    expect(later.reply.text).toBe('plain: meanwhile');
+    const transcript = (await stack.get(`/v1/sessions/${parked.body.session_id}/messages`)).body.messages;
+    const users = transcript.filter((m: any) => m.role === 'user').map((m: any) => m.content);
+    expect(users).toEqual(['pay', 'meanwhile']);
+  });
+
+  it('clarify: asks with choices, parks, and resumes with the next message as the answer', async () => {
+    fake.handler = toolThenReport((text) =>
+      text === 'plan a trip' ? [{ name: 'clarify', arguments: { question: 'Where to?', choices: ['Paris', 'Rome'] } }] : [],
+    );
+    const asked = await send('perm-clarify', 'plan a trip');
+    expect(asked.status).toBe(202);
+    expect(asked.body.waiting).toMatchObject({ kind: 'clarify', prompt: 'Where to?', choices: ['Paris', 'Rome'] });
+    const answer = await send('perm-clarify', 'Rome');
+    expect(answer.status).toBe(200);
+    expect(answer.body.reply.text).toBe('results: The person answered: Rome');
+    const first = await stack.waitForEvent(asked.body.event_id);
+    expect(first.reply.text).toBe('results: The person answered: Rome');
+    const waits = (await stack.get(`/v1/sessions/${asked.body.session_id}/waits`)).body.waits;
+    expect(waits[0]).toMatchObject({ kind: 'clarify', status: 'answered', answer: 'Rome', answered_by: 'u1' });
+  });
+});
+
+describe('approvals across workers, lapsed approvals and background runs', () => {
+  let fake: FakeLLM;
+  let stack: Stack;
+  const workers: HeraldProcess[] = [];
+  const send = (chatId: string, text: string) => stack.post('/v1/messages?wait=30', { chat_id: chatId, user_id: 'u1', text });
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    stack = await startStack({
+      workers: 0,
+      scheduler: true,
+      env: {
+        HERALD_MODEL: 'openai/gpt-test',
+        OPENAI_BASE_URL: fake.url,
+        OPENAI_API_KEY: 'sk-test',
+        HERALD_TOOL_PLUGINS: TEST_TOOLS_PLUGIN,
+        HERALD_APPROVAL_TIMEOUT_MS: '6000',
+        HERALD_RECONCILE_INTERVAL_MS: '300',
+      },
+    });
+  });
+  afterAll(async () => {
+    for (const worker of workers) worker.child.kill('SIGKILL');
+    await stack.stop();
+    await fake.close();
+  });
+
+  it('a dangerous call parked on one worker is approved and run by another', async () => {
+    fake.handler = toolThenReport(() => [{ name: 'wire_transfer', arguments: { label: 'invoice', amount: 700 } }]);
+    const first = await startWorkerProcess(stack.env);
+    workers.push(first);
+    const asked = await send('cross-1', 'pay the invoice');
+    expect(asked.body.status).toBe('waiting');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const second = await startWorkerProcess(stack.env);
+    workers.push(second);
+    const approved = await send('cross-1', '/approve');
+    expect(approved.body.reply.text).toBe('Approved: transfer 700 (invoice).');
+    const done = await stack.waitForEvent(asked.body.event_id);
+    expect(done.reply.text).toBe('results: transferred 700 for invoice');
+    const turn = await sql<{ worker: string; attempts: number }>`SELECT worker, attempts FROM turns WHERE session_id = ${asked.body.session_id}`.execute(stack.database.db);
+    expect(turn.rows).toHaveLength(1);
+    // Parking is not a crash: the resumed turn did not spend its attempt budget.
+    expect(turn.rows[0]?.attempts).toBe(1);
+    expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(1);
+    expect(turn.rows[0]?.worker).toContain(`:${second.child.pid}:`);
+  });
+
+  it('an approval nobody answers lapses as denied', async () => {
+    fake.handler = toolThenReport(() => [{ name: 'wire_transfer', arguments: { label: 'ignored', amount: 250 } }]);
+    const asked = await send('lapse-1', 'pay');
+    expect(asked.body.status).toBe('waiting');
+    const done = await stack.waitForEvent(asked.body.event_id, 40_000);
+    expect(done.reply.text).toContain('BLOCKED: nobody approved this call (transfer 250 (ignored)) within 6 seconds. Silence is not consent');
+    const waits = (await stack.get(`/v1/sessions/${asked.body.session_id}/waits`)).body.waits;
+    expect(waits[0]).toMatchObject({ status: 'expired', answered_by: 'timeout' });
+    expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(0);
+  });
+
+  it('a scheduled run never gets approvals or questions: the calls are refused', async () => {
+    fake.handler = toolThenReport(() => [
+      { name: 'wire_transfer', arguments: { label: 'nightly', amount: 400 } },
+      { name: 'clarify', arguments: { question: 'Sure?' } },
+      { name: 'wire_transfer', arguments: { label: 'small', amount: 5 } },
+    ]);
+    const accepted = await acceptInbound(stack.database.db, {
+      profileId: 'main',
+      platform: 'cron',
+      chatType: 'job',
+      chatId: 'job-1',
+      userId: 'scheduler',
+      text: 'nightly payments',
+    });
+    // The reconciler picks the session up: this test stack has no direct wake-up for it.
+    const reply = await waitFor(
+      async () => {
+        const event = (await stack.get(`/v1/events/${accepted.eventId}`)).body;
+        return event.status === 'done' ? (event.reply.text as string) : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the scheduled run' },
+    );
+    expect(reply).toContain("BLOCKED: this call needs a person's approval (transfer 400 (nightly)) and cron runs never get approvals");
+    expect(reply).toContain("Tool 'clarify' is not permitted here");
+    expect(reply).toContain('transferred 5 for small');
+    expect(await countRows(stack, 'tool_refusals', accepted.sessionId)).toBe(2);
+    const offered = fake.requests.find((r) => r.sessionKey === accepted.sessionId)?.toolNames ?? [];
+    expect(offered).not.toContain('clarify');
+  });
+});
