@@ -2,10 +2,27 @@ import { createInterface } from 'node:readline/promises';
 import { userInfo } from 'node:os';
 import type { Config } from '@herald/core';
 
+interface Waiting {
+  kind: 'approval' | 'clarify';
+  tool: string;
+  prompt: string;
+  choices: string[] | null;
+}
+
 interface ReplyBody {
-  reply?: { text: string };
+  reply?: { text: string } | null;
   event_id?: string;
+  waiting?: Waiting;
   error?: { message: string };
+}
+
+/** A parked turn, shown so the person knows what to type next. */
+export function describeWaiting(waiting: Waiting): string {
+  if (waiting.kind === 'approval') {
+    return `herald> Approval needed for ${waiting.tool}: ${waiting.prompt}\n        Reply /approve, /approve session (allow this for the rest of the session) or /deny [reason].\n`;
+  }
+  const choices = waiting.choices?.length ? `\n        Choices: ${waiting.choices.map((c, i) => `${i + 1}) ${c}`).join('  ')}` : '';
+  return `herald> ${waiting.prompt}${choices}\n`;
 }
 
 const WAIT_SECONDS = 30;
@@ -50,13 +67,15 @@ export async function runChat(config: Config): Promise<void> {
       : undefined;
     try {
       let body = await post(config, chatId, user, text);
-      while (body.status === 202 && body.event_id !== undefined) {
+      while (body.status === 202 && body.event_id !== undefined && body.waiting === undefined) {
         const event = await pollEvent(config, body.event_id);
         if (event.reply) body = { status: 200, reply: event.reply };
+        else if (event.waiting) body = { status: 202, waiting: event.waiting };
         else await new Promise((resolve) => setTimeout(resolve, 1000));
       }
       if (ticker) process.stdout.write('\r\x1b[K');
-      if (body.reply) process.stdout.write(`herald> ${body.reply.text}\n`);
+      if (body.waiting) process.stdout.write(describeWaiting(body.waiting));
+      else if (body.reply) process.stdout.write(`herald> ${body.reply.text}\n`);
       else process.stdout.write(`error ${body.status}: ${body.error?.message ?? 'unexpected answer'}\n`);
     } catch (error) {
       process.stdout.write(`cannot reach Herald at ${config.apiUrl}: ${(error as Error).message}\n`);
