@@ -202,7 +202,7 @@ describe('approvals across workers, lapsed approvals and background runs', () =>
         OPENAI_BASE_URL: fake.url,
         OPENAI_API_KEY: 'sk-test',
         HERALD_TOOL_PLUGINS: TEST_TOOLS_PLUGIN,
-        HERALD_APPROVAL_TIMEOUT_MS: '6000',
+        HERALD_APPROVAL_TIMEOUT_MS: '60000',
         HERALD_RECONCILE_INTERVAL_MS: '300',
       },
     });
@@ -239,8 +239,12 @@ describe('approvals across workers, lapsed approvals and background runs', () =>
     fake.handler = toolThenReport(() => [{ name: 'wire_transfer', arguments: { label: 'ignored', amount: 250 } }]);
     const asked = await send('lapse-1', 'pay');
     expect(asked.body.status).toBe('waiting');
+    const waiting = (await stack.get(`/v1/sessions/${asked.body.session_id}/waits`)).body.waits[0];
+    expect(Date.parse(waiting.expires_at) - Date.parse(waiting.created_at)).toBe(60_000);
+    // Skip the minute: move the deadline to now and let the scheduler's sweep find it.
+    await sql`UPDATE tool_waits SET expires_at = clock_timestamp() WHERE id = ${waiting.id}`.execute(stack.database.db);
     const done = await stack.waitForEvent(asked.body.event_id, 40_000);
-    expect(done.reply.text).toContain('BLOCKED: nobody approved this call (transfer 250 (ignored)) within 6 seconds. Silence is not consent');
+    expect(done.reply.text).toContain('BLOCKED: nobody approved this call (transfer 250 (ignored)) within 1 minute. Silence is not consent');
     const waits = (await stack.get(`/v1/sessions/${asked.body.session_id}/waits`)).body.waits;
     expect(waits[0]).toMatchObject({ status: 'expired', answered_by: 'timeout' });
     expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(0);
