@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
@@ -61,5 +64,26 @@ describe('the herald command', () => {
       up.child.kill('SIGTERM');
     }
     expect(await up.exited).toBe(0);
+  });
+
+  it('shows and sets the tool policy: `herald tools`', async () => {
+    const env = { DATABASE_URL: databaseUrl };
+    expect((await run(['migrate'], env)).code).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'herald-tools-'));
+    await writeFile(join(dir, 'bad.json'), JSON.stringify({ disabled: 'terminal' }));
+    const bad = await run(['tools', 'policy', join(dir, 'bad.json')], env);
+    expect(bad.code).toBe(2);
+    expect(bad.output).toMatch(/tool_policy\.disabled: /);
+    await writeFile(join(dir, 'policy.json'), JSON.stringify({ platforms: { telegram: { disabled: ['clarify'] } }, users: { bob: { disabled: ['todo'] } } }));
+    expect((await run(['tools', 'policy', join(dir, 'policy.json')], env)).output).toContain('tool policy of main updated');
+    const telegram = await run(['tools', '--platform', 'telegram', '--user', 'bob'], env);
+    expect(telegram.code).toBe(0);
+    expect(telegram.output).toMatch(/disabled toolsets: clarify, todo/);
+    const toolsOf = (output: string) => /^tools: (.*)$/m.exec(output)?.[1]?.split(', ') ?? [];
+    expect(toolsOf(telegram.output)).toContain('memory');
+    expect(toolsOf(telegram.output)).not.toContain('clarify');
+    expect(toolsOf(telegram.output)).not.toContain('todo');
+    const api = await run(['tools'], env);
+    expect(toolsOf(api.output)).toEqual(expect.arrayContaining(['clarify', 'memory', 'todo']));
   });
 });

@@ -3,6 +3,7 @@ import type { Config, Logger } from '@herald/core';
 
 import { runAdminCommand } from './admin-commands.ts';
 import { runChat } from './chat-command.ts';
+import { runToolsCommand } from './tools-command.ts';
 import { openDb, prepareDatabase, startIngress, startScheduler, startWorker } from './roles.ts';
 
 const USAGE = `usage: herald <command>
@@ -17,6 +18,7 @@ commands:
   memory     list memory entries (--profile P, --user ID) or delete one (memory delete ID)
   prompt     print a session's stored system prompt
   profile    show or edit a profile's identity and context documents
+  tools      the toolsets and tools a session is offered (--platform, --user); tools policy FILE sets them
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -81,6 +83,10 @@ async function main(argv: string[]): Promise<void> {
     case 'prompt':
     case 'profile': {
       await runAdminCommand(command, argv.slice(1), config);
+      return;
+    }
+    case 'tools': {
+      await runToolsCommand(argv.slice(1), config);
       return;
     }
     case 'chat': {
