@@ -9,6 +9,8 @@ export type {
   MessageRole,
   MemoryStore,
   QueueMode,
+  ReviewKind,
+  ReviewStatus,
   StoredToolCall,
   TurnStatus,
 } from './schema.ts';
@@ -29,3 +31,27 @@ export { readMemory, writeMemory, deleteMemoryEntry, usageOf } from './memory-st
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
 export { loadPromptSources } from './prompt-sources.ts';
 export type { PromptSources } from './prompt-sources.ts';
+export {
+  parseSkillMd,
+  parseFrontmatter,
+  skillNameError,
+  supportPathError,
+  SKILL_DESCRIPTION_MAX,
+  SKILL_FILE_MAX_BYTES,
+  SKILL_MD,
+  SKILL_MD_MAX_CHARS,
+  SKILL_NAME_MAX,
+  SKILL_SUPPORT_DIRS,
+} from './skill-format.ts';
+export type { SkillMeta } from './skill-format.ts';
+export {
+  applySkillChange,
+  getSkill,
+  listSkills,
+  readSkillFiles,
+  setSkillPinned,
+  skillHistory,
+  skillText,
+  viewedKey,
+} from './skill-store.ts';
+export type { SkillChange, SkillOrigin, SkillSummary, SkillWriteOptions, SkillWriteResult } from './skill-store.ts';

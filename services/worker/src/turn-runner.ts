@@ -120,6 +120,7 @@ export async function runTurn(
         contextDocuments: sources.documents,
         memory: sources.memory,
         user: sources.user,
+        skills: deps.toolNames.includes('skill_view') ? sources.skills : [],
         model: config.model ? `${config.model.provider}/${config.model.model}` : 'none',
         now: new Date(),
       });
