@@ -42,6 +42,12 @@ export interface Config {
   recall: 'off' | 'past-sessions';
   /** Module paths of plugin tools, loaded by workers. */
   toolPlugins: string[];
+  /** Reviews one reviewer process runs at once: its own budget, apart from the workers'. */
+  reviewerConcurrency: number;
+  /** Runs of one review (the first plus retries and crash takeovers) before it is recorded as failed. */
+  reviewMaxAttempts: number;
+  /** First retry delay of a failed review; doubles each attempt. */
+  reviewRetryBaseMs: number;
 }
 
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
@@ -110,6 +116,9 @@ const schema = z.object({
   HERALD_TURN_MAX_ATTEMPTS: integer(1, 100).default(3),
   HERALD_DB_POOL_SIZE: integer(1, 500).default(10),
   HERALD_TOOL_PLUGINS: optionalText,
+  HERALD_REVIEWER_CONCURRENCY: integer(1, 100).default(3),
+  HERALD_REVIEW_MAX_ATTEMPTS: integer(1, 20).default(3),
+  HERALD_REVIEW_RETRY_BASE_MS: integer(0, 3_600_000).default(5000),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
 });
 
@@ -175,6 +184,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     recall: e.HERALD_RECALL,
     turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
     dbPoolSize: e.HERALD_DB_POOL_SIZE,
+    reviewerConcurrency: e.HERALD_REVIEWER_CONCURRENCY,
+    reviewMaxAttempts: e.HERALD_REVIEW_MAX_ATTEMPTS,
+    reviewRetryBaseMs: e.HERALD_REVIEW_RETRY_BASE_MS,
     toolPlugins: (e.HERALD_TOOL_PLUGINS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
   });
 }

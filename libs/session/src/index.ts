@@ -46,6 +46,7 @@ export {
 export type { SkillMeta } from './skill-format.ts';
 export {
   applySkillChange,
+  importSkills,
   getSkill,
   listSkills,
   readSkillFiles,
@@ -54,4 +55,18 @@ export {
   skillText,
   viewedKey,
 } from './skill-store.ts';
-export type { SkillChange, SkillOrigin, SkillSummary, SkillWriteOptions, SkillWriteResult } from './skill-store.ts';
+export type { SkillBundle, SkillImportResult, SkillChange, SkillOrigin, SkillSummary, SkillWriteOptions, SkillWriteResult } from './skill-store.ts';
+export {
+  claimReview,
+  fencedReviewWrite,
+  findDueReviews,
+  finishReview,
+  getReview,
+  listReviews,
+  recordTurnCompletion,
+  renewReviewClaim,
+  retryReviewLater,
+  ReviewClaimLostError,
+  toolUseOfTurn,
+} from './review-store.ts';
+export type { CompletionOutcome, ReviewClaim, ReviewResult, ReviewRow, ReviewView, TurnCompletedEvent } from './review-store.ts';

@@ -43,6 +43,8 @@ export interface TurnDependencies {
 export interface TurnResult {
   eventIds: string[];
   outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted' | 'stopped' | 'error';
+  /** The finished turn, for its completion event (background review). */
+  turn?: { turnId: string; sessionId: string; iterations: number; profileId: string; userId: string; platform: string };
 }
 
 /** How the running turn is steered from outside: lease loss, shutdown, /stop and interrupts. */
@@ -138,7 +140,8 @@ export async function runTurn(
       iterations,
       modelCall: modelCallRow(finalCall),
     });
-    return { eventIds, outcome };
+    const userId = events[events.length - 1]?.userId ?? '';
+    return { eventIds, outcome, turn: { turnId, sessionId, iterations, profileId: session.profileId, userId, platform: session.platform } };
   };
 
   if (attempts > config.turnMaxAttempts) {
