@@ -49,6 +49,8 @@ describe('background review in process', () => {
         OPENAI_API_KEY: 'sk-test',
         HERALD_TOOL_PLUGINS: TERMINAL_PLUGIN,
         HERALD_PROVIDER_MAX_RETRIES: '0',
+        HERALD_REVIEW_MAX_ATTEMPTS: '2',
+        HERALD_REVIEW_RETRY_BASE_MS: '50',
       },
     });
   });
@@ -129,6 +131,21 @@ describe('background review in process', () => {
     const review = await waitForReview(stack, sessionId);
     expect(review).toMatchObject({ status: 'done', actions: [], summary: 'Nothing to save.' });
     expect((await stack.database.db.selectFrom('reviews').select('user_turns').where('id', '=', review.id).executeTakeFirst())?.user_turns).toBe(2);
+  }, 60_000);
+
+  it('retries a failing review with backoff, then records it as failed; replies are unaffected', async () => {
+    await stack.patch('/v1/profiles/main', { memory_review_interval: 1, skill_review_interval: 0 });
+    fake.handler = (request) => (isReview(request) ? { error: { status: 500 } } : { text: 'still answering' });
+    const turn = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-broken', user_id: 'cy', text: 'hi' });
+    expect(turn.body.reply.text).toBe('still answering');
+    const sessionId = turn.body.session_id as string;
+    const review = await waitForReview(stack, sessionId);
+    expect(review).toMatchObject({ status: 'failed', attempts: 2, actions: [] });
+    expect(review.error).toMatch(/model call failed \(HTTP 500\)/);
+    expect(fake.requests.filter((r) => r.sessionKey === sessionId && isReview(r))).toHaveLength(2);
+    await stack.patch('/v1/profiles/main', { memory_review_interval: 0 });
+    const next = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-broken', user_id: 'cy', text: 'and now?' });
+    expect(next.body.reply.text).toBe('still answering');
   }, 60_000);
 
   it('patches the existing skill instead of creating a duplicate, viewing it first', async () => {
