@@ -4,7 +4,8 @@ import type { Config, Logger } from '@herald/core';
 import { runAdminCommand } from './admin-commands.ts';
 import { runChat } from './chat-command.ts';
 import { runToolsCommand } from './tools-command.ts';
-import { openDb, prepareDatabase, startIngress, startScheduler, startWorker } from './roles.ts';
+import { runSkillCommand } from './skill-commands.ts';
+import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -12,6 +13,7 @@ commands:
   up         every role in one process (runs migrations first)
   ingress    the HTTP API
   worker     the run queue consumer
+  reviewer   the background review consumer (memory and skill distillation)
   scheduler  the reconciler sweep (re-enqueues sessions whose wake-up was lost)
   migrate    apply database migrations and exit
   chat       interactive terminal chat against the API (/new, /quit)
@@ -19,6 +21,8 @@ commands:
   prompt     print a session's stored system prompt
   profile    show or edit a profile's identity and context documents
   tools      the toolsets and tools a session is offered (--platform, --user); tools policy FILE sets them
+  skills     list, show, export, import, pin or unpin a profile's skills
+  reviews    list background reviews and what they saved
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -51,6 +55,7 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       await startWorker(config, logger, shutdown, db);
+      await startReviewer(config, logger, shutdown, db);
       startScheduler(config, logger, shutdown, db);
       const address = await startIngress(config, logger, shutdown, db);
       if (!config.model) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
@@ -70,6 +75,18 @@ async function main(argv: string[]): Promise<void> {
       const db = openDb(config, logger, shutdown);
       await startWorker(config, logger, shutdown, db);
       logger.info({ concurrency: config.workerConcurrency }, 'worker started');
+      return;
+    }
+    case 'reviewer': {
+      const shutdown = newShutdown(config, logger);
+      const db = openDb(config, logger, shutdown);
+      await startReviewer(config, logger, shutdown, db);
+      logger.info({ concurrency: config.reviewerConcurrency }, 'reviewer started');
+      return;
+    }
+    case 'skills':
+    case 'reviews': {
+      await runSkillCommand(command, argv.slice(1), config);
       return;
     }
     case 'scheduler': {

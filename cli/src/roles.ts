@@ -3,7 +3,7 @@ import { createProvider, PastSessionsRecall } from '@herald/agent';
 import type { Provider } from '@herald/agent';
 import { createDb, ensureDatabase, migrate } from '@herald/session';
 import type { Db } from '@herald/session';
-import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
+import { createRedis, createReviewQueue, createRunQueue, TurnDoneListener } from '@herald/queue';
 import { builtinRegistry, ToolExposure } from '@herald/tools';
 import type { Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { createIngressServer } from '@herald/ingress';
 import { WorkerService } from '@herald/worker';
 import { Reconciler } from '@herald/scheduler';
+import { ReviewerService } from '@herald/reviewer';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   const created = await ensureDatabase(config.databaseUrl);
@@ -94,7 +95,10 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   });
   const registry = builtinRegistry();
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
+  const reviewQueue = createReviewQueue(publisher, config.queuePrefix);
+  reviewQueue.on('error', (error) => log.warn({ err: error }, 'review queue error'));
   const worker = new WorkerService({
+    reviewQueue,
     config,
     db,
     connection,
@@ -108,6 +112,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     recall: config.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
   });
   await worker.start();
+  shutdown.add('review queue', () => reviewQueue.close());
   // Leave a few seconds of the deadline for the steps after it.
   shutdown.add('worker', () => worker.close(Math.max(0, config.shutdownTimeoutMs - 5000)));
   return worker;
@@ -130,4 +135,26 @@ export function startScheduler(config: Config, logger: Logger, shutdown: Shutdow
   reconciler.start();
   shutdown.add('reconciler', () => reconciler.stop());
   return reconciler;
+}
+
+export async function startReviewer(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<ReviewerService> {
+  const log = logger.child({ component: 'reviewer' });
+  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
+  const connection = createRedis(config.redisUrl, 'worker', onRedisError);
+  const producer = createRedis(config.redisUrl, 'producer', onRedisError);
+  shutdown.add('reviewer redis', () => {
+    connection.disconnect();
+    producer.disconnect();
+  });
+  const queue = createReviewQueue(producer, config.queuePrefix);
+  queue.on('error', (error) => log.warn({ err: error }, 'review queue error'));
+  shutdown.add('review queue (reviewer)', () => queue.close());
+  // The reviewer executes only memory and skill tools, but it loads the plugins too, so a review
+  // of a session that offered plugin tools refuses them by name rather than as unknown.
+  const registry = builtinRegistry();
+  await loadToolPlugins(registry, config.toolPlugins);
+  const reviewer = new ReviewerService({ config, db, connection, queue, provider: providerFromConfig(config), registry, logger: log });
+  await reviewer.start();
+  shutdown.add('reviewer', () => reviewer.close(Math.max(0, config.shutdownTimeoutMs - 5000)));
+  return reviewer;
 }

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, Shutdown, silentLogger } from '@herald/core';
 import type { Config } from '@herald/core';
-import { openDb, startIngress, startScheduler, startWorker } from '@herald/cli';
+import { openDb, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
 import { createTestDatabase, uniquePrefix } from './test-database.ts';
 import type { TestDatabase } from './test-database.ts';
 
@@ -16,6 +16,8 @@ export interface StackOptions {
   workers?: number;
   /** Run the scheduler role (the reconciler sweep) in this process too. */
   scheduler?: boolean;
+  /** In-process reviewers (background review); none by default. */
+  reviewers?: number;
 }
 
 export interface Stack {
@@ -26,6 +28,7 @@ export interface Stack {
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   patch(path: string, body: unknown): Promise<{ status: number; body: any }>;
+  put(path: string, body: unknown): Promise<{ status: number; body: any }>;
   delete(path: string): Promise<{ status: number; body: any }>;
   /** Polls GET /v1/events/:id until the event is done; returns its body. */
   waitForEvent(eventId: string, timeoutMs?: number): Promise<any>;
@@ -58,6 +61,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db = openDb(config, silentLogger, shutdown);
   for (let i = 0; i < (options.workers ?? 1); i++) await startWorker(config, silentLogger, shutdown, db);
   if (options.scheduler) startScheduler(config, silentLogger, shutdown, db);
+  for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
   const address = await startIngress(config, silentLogger, shutdown, db);
   const url = address.replace('0.0.0.0', '127.0.0.1');
   const auth = { authorization: `Bearer ${TEST_TOKEN}` };
@@ -84,6 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     post: (path, body, headers) => call('POST', path, body, headers),
     get: (path, headers) => call('GET', path, undefined, headers),
     patch: (path, body) => call('PATCH', path, body),
+    put: (path, body) => call('PUT', path, body),
     delete: (path) => call('DELETE', path),
     waitForEvent: (eventId, timeoutMs = 30_000) =>
       waitFor(
@@ -120,6 +125,13 @@ export function spawnHerald(role: string, env: Record<string, string>): HeraldPr
     child.once('exit', (code, signal) => resolve(code ?? signal ?? -1));
   });
   return { child, output: () => output, exited };
+}
+
+/** A `herald reviewer` process, resolved once it has said it started. */
+export async function startReviewerProcess(env: Record<string, string>): Promise<HeraldProcess> {
+  const reviewer = spawnHerald('reviewer', { ...env, LOG_LEVEL: 'info' });
+  await waitFor(async () => reviewer.output().includes('reviewer started'), { timeoutMs: 30_000, what: 'reviewer start' });
+  return reviewer;
 }
 
 /** A `herald worker` process, resolved once it has said it started. */

@@ -22,12 +22,37 @@ export interface SystemPromptInput {
   memory?: readonly string[];
   /** Frozen snapshot of the person's user profile entries. */
   user?: readonly string[];
+  /** The profile's skills index (only when the session has the skill tools). */
+  skills?: readonly { name: string; description: string; category: string | null }[];
   model: string;
   now: Date;
 }
 
 function list(entries: readonly string[]): string {
   return entries.map((entry) => `§ ${promptSafe(entry)}`).join('\n');
+}
+
+/**
+ * Progressive disclosure, as Hermes: only names and descriptions, grouped by category, go into the
+ * prompt; the model loads a skill's body with skill_view when it is relevant.
+ */
+function skillsIndex(skills: readonly { name: string; description: string; category: string | null }[]): string {
+  const groups = new Map<string, string[]>();
+  for (const skill of [...skills].sort((a, b) => a.name.localeCompare(b.name))) {
+    const category = skill.category ?? 'general';
+    const lines = groups.get(category) ?? [];
+    lines.push(`    - ${skill.name}: ${promptSafe(skill.description.replace(/\s+/g, ' '))}`);
+    groups.set(category, lines);
+  }
+  const body = [...groups.keys()].sort().map((category) => `  ${category}:\n${groups.get(category)!.join('\n')}`);
+  return [
+    '# Skills',
+    'Before answering, check the skills below. If one matches the task or is even partly relevant, load it with ' +
+      'skill_view(name) and follow it. If a skill you used turns out wrong or outdated, patch it with skill_manage.',
+    '<available_skills>',
+    ...body,
+    '</available_skills>',
+  ].join('\n');
 }
 
 /**
@@ -42,6 +67,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   if (input.toolGuidance.length > 0) {
     stable.push(['# Tools', ...input.toolGuidance.map((line) => `- ${line}`)].join('\n'));
   }
+  if (input.skills && input.skills.length > 0) stable.push(skillsIndex(input.skills));
   const hint = PLATFORM_HINTS[input.platform];
   if (hint !== undefined) stable.push(hint);
 

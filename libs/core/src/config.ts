@@ -53,6 +53,12 @@ export interface Config {
   webMaxBytes: number;
   /** How long a pending approval or clarifying question waits for the person before it lapses. */
   approvalTimeoutMs: number;
+  /** Reviews one reviewer process runs at once: its own budget, apart from the workers'. */
+  reviewerConcurrency: number;
+  /** Runs of one review (the first plus retries and crash takeovers) before it is recorded as failed. */
+  reviewMaxAttempts: number;
+  /** First retry delay of a failed review; doubles each attempt. */
+  reviewRetryBaseMs: number;
 }
 
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
@@ -127,6 +133,9 @@ const schema = z.object({
   HERALD_WEB_ALLOWLIST: optionalText,
   HERALD_WEB_MAX_BYTES: integer(1024, 100_000_000).default(2_000_000),
   HERALD_APPROVAL_TIMEOUT_MS: integer(1000, 86_400_000).default(300_000),
+  HERALD_REVIEWER_CONCURRENCY: integer(1, 100).default(3),
+  HERALD_REVIEW_MAX_ATTEMPTS: integer(1, 20).default(3),
+  HERALD_REVIEW_RETRY_BASE_MS: integer(0, 3_600_000).default(5000),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
 });
 
@@ -203,5 +212,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webAllowlist: list(e.HERALD_WEB_ALLOWLIST),
     webMaxBytes: e.HERALD_WEB_MAX_BYTES,
     approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
+    reviewerConcurrency: e.HERALD_REVIEWER_CONCURRENCY,
+    reviewMaxAttempts: e.HERALD_REVIEW_MAX_ATTEMPTS,
+    reviewRetryBaseMs: e.HERALD_REVIEW_RETRY_BASE_MS,
   });
 }

@@ -5,11 +5,13 @@ export interface PromptSources {
   memory: string[];
   user: string[];
   documents: { name: string; content: string }[];
+  /** The skills index: name and description only; a skill's body enters a conversation via skill_view. */
+  skills: { name: string; description: string; category: string | null }[];
 }
 
 /** What the system prompt of a new session is built from: the memory snapshot and context documents. */
 export async function loadPromptSources(db: Kysely<Database>, profileId: string, userId: string): Promise<PromptSources> {
-  const [entries, documents] = await Promise.all([
+  const [entries, documents, skills] = await Promise.all([
     db
       .selectFrom('memory_entries')
       .select(['store', 'content'])
@@ -18,10 +20,18 @@ export async function loadPromptSources(db: Kysely<Database>, profileId: string,
       .orderBy('id')
       .execute(),
     db.selectFrom('profile_documents').select(['name', 'content']).where('profile_id', '=', profileId).orderBy('name').execute(),
+    db
+      .selectFrom('skills')
+      .select(['name', 'description', 'category'])
+      .where('profile_id', '=', profileId)
+      .where('deleted_at', 'is', null)
+      .orderBy('name')
+      .execute(),
   ]);
   return {
     memory: entries.filter((e) => e.store === 'memory').map((e) => e.content),
     user: entries.filter((e) => e.store === 'user').map((e) => e.content),
     documents,
+    skills,
   };
 }

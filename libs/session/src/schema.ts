@@ -25,6 +25,8 @@ export interface ProfilesTable {
   memory_char_limit: Generated<number>;
   user_char_limit: Generated<number>;
   tool_policy: ColumnType<Record<string, unknown>, string | undefined, string>;
+  memory_review_interval: Generated<number>;
+  skill_review_interval: Generated<number>;
 }
 
 export type MemoryStore = 'memory' | 'user';
@@ -183,6 +185,75 @@ export interface ToolRefusalsTable {
   created_at: Generated<Date>;
 }
 
+export interface SkillBlobsTable {
+  sha256: string;
+  content: Buffer;
+  created_at: Generated<Date>;
+}
+
+export interface SkillsTable {
+  profile_id: string;
+  name: string;
+  version: number;
+  description: string;
+  category: string | null;
+  tags: Generated<string[]>;
+  pinned: Generated<boolean>;
+  created_by: string;
+  deleted_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface SkillVersionsTable {
+  profile_id: string;
+  name: string;
+  version: number;
+  files: Json<Record<string, string>>;
+  action: string;
+  author: string;
+  note: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface ReviewCountersTable {
+  session_id: string;
+  user_turns_since_memory: Generated<number>;
+  iterations_since_skill: Generated<number>;
+  last_turn_id: string | null;
+  updated_at: Generated<Date>;
+}
+
+export type ReviewStatus = 'pending' | 'running' | 'done' | 'failed';
+export type ReviewKind = 'memory' | 'skill';
+
+export interface ReviewsTable {
+  id: string;
+  turn_id: string;
+  session_id: string;
+  profile_id: string;
+  user_id: string;
+  kinds: ReviewKind[];
+  user_turns: number;
+  iterations: number;
+  tool_definitions: string;
+  status: Generated<ReviewStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  claim_token: BigIntColumn | null;
+  claimed_by: string | null;
+  claim_expires_at: NullableTimestamp;
+  actions: ColumnType<unknown[], string | undefined, string>;
+  summary: string | null;
+  error: string | null;
+  input_tokens: Generated<number>;
+  cached_input_tokens: Generated<number>;
+  output_tokens: Generated<number>;
+  created_at: Generated<Date>;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
 export interface Database {
   profiles: ProfilesTable;
   sessions: SessionsTable;
@@ -198,6 +269,11 @@ export interface Database {
   tool_waits: ToolWaitsTable;
   session_approvals: SessionApprovalsTable;
   tool_refusals: ToolRefusalsTable;
+  skill_blobs: SkillBlobsTable;
+  skills: SkillsTable;
+  skill_versions: SkillVersionsTable;
+  review_counters: ReviewCountersTable;
+  reviews: ReviewsTable;
 }
 
 type ColumnsOf<T> = { [K in keyof T]: readonly (keyof T[K])[] };
@@ -210,7 +286,11 @@ type Exhaustive<T, List extends ColumnsOf<T>> = {
  * time against information_schema, so the types cannot drift from the migrations.
  */
 export const SCHEMA_COLUMNS = {
-  profiles: ['id', 'display_name', 'identity', 'created_at', 'memory_char_limit', 'user_char_limit', 'tool_policy'],
+  profiles: [
+    'tool_policy',
+    'id', 'display_name', 'identity', 'created_at', 'memory_char_limit', 'user_char_limit',
+    'memory_review_interval', 'skill_review_interval',
+  ],
   memory_entries: ['id', 'profile_id', 'store', 'user_id', 'content', 'created_at', 'updated_at'],
   profile_documents: ['profile_id', 'name', 'content', 'updated_at'],
   sessions: [
@@ -241,6 +321,18 @@ export const SCHEMA_COLUMNS = {
   ],
   session_approvals: ['session_id', 'pattern_key', 'approved_by', 'created_at'],
   tool_refusals: ['id', 'session_id', 'turn_id', 'tool_name', 'role', 'user_id', 'reason', 'created_at'],
+  skill_blobs: ['sha256', 'content', 'created_at'],
+  skills: [
+    'profile_id', 'name', 'version', 'description', 'category', 'tags', 'pinned', 'created_by', 'deleted_at',
+    'created_at', 'updated_at',
+  ],
+  skill_versions: ['profile_id', 'name', 'version', 'files', 'action', 'author', 'note', 'created_at'],
+  review_counters: ['session_id', 'user_turns_since_memory', 'iterations_since_skill', 'last_turn_id', 'updated_at'],
+  reviews: [
+    'id', 'turn_id', 'session_id', 'profile_id', 'user_id', 'kinds', 'user_turns', 'iterations', 'tool_definitions',
+    'status', 'attempts', 'next_attempt_at', 'claim_token', 'claimed_by', 'claim_expires_at', 'actions', 'summary',
+    'error', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'created_at', 'started_at', 'finished_at',
+  ],
 } as const satisfies ColumnsOf<Database>;
 
 const exhaustive: Exhaustive<Database, typeof SCHEMA_COLUMNS> = {
@@ -258,5 +350,10 @@ const exhaustive: Exhaustive<Database, typeof SCHEMA_COLUMNS> = {
   tool_waits: true,
   session_approvals: true,
   tool_refusals: true,
+  skill_blobs: true,
+  skills: true,
+  skill_versions: true,
+  review_counters: true,
+  reviews: true,
 };
 void exhaustive;

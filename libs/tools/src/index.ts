@@ -11,6 +11,7 @@ export { defineTool } from './tool.ts';
 export type { ApprovalNeed, CallContext, CallerRole, PersonAnswer, Tool, ToolContext } from './tool.ts';
 export { todoTool, TODO_MAX_ITEMS, TODO_MAX_ITEM_CHARS } from './todo-tool.ts';
 export { memoryTool, MEMORY_FAILURES_PER_TURN } from './memory-tool.ts';
+export { skillsListTool, skillViewTool, skillManageTool, SKILL_TOOL_NAMES } from './skill-tools.ts';
 
 import { ToolRegistry } from './registry.ts';
 import { todoTool } from './todo-tool.ts';
@@ -18,6 +19,15 @@ import { memoryTool } from './memory-tool.ts';
 import { clarifyTool } from './clarify-tool.ts';
 
 /** The registry of built-in tools; later toolsets register theirs here. */
+import { skillManageTool, skillsListTool, skillViewTool } from './skill-tools.ts';
+
+/** The registry of built-in tools; later toolsets register theirs here. */
 export function builtinRegistry(): ToolRegistry {
-  return new ToolRegistry().register(todoTool).register(memoryTool).register(clarifyTool);
+  return new ToolRegistry()
+    .register(todoTool)
+    .register(memoryTool)
+    .register(skillsListTool)
+    .register(skillViewTool)
+    .register(skillManageTool)
+    .register(clarifyTool);
 }

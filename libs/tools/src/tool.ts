@@ -23,6 +23,11 @@ export interface ToolContext {
   workspaceDir: string;
   /** Runs writes in a transaction checked against the session lease's fencing token. */
   fencedWrite<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Set only when a background review runs the tool: writes get the review's guards (pinned
+   * skills refused, a file viewed before it is changed) and are attributed to the review.
+   */
+  review?: { id: string; viewed: Set<string> };
 }
 
 /** The person's answer to a question a tool asked them. */

@@ -8,6 +8,7 @@ import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { registerApiRoutes } from './api-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
+import { registerSkillRoutes } from './skill-routes.ts';
 import { sendError } from './api-errors.ts';
 
 export interface IngressOptions {
@@ -46,5 +47,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger });
+  registerSkillRoutes(app, options.db);
   return app;
 }

@@ -17,6 +17,8 @@ const profilePatch = z
     memory_char_limit: z.number().int().min(100).max(100_000).optional(),
     user_char_limit: z.number().int().min(100).max(100_000).optional(),
     tool_policy: toolPolicySchema.optional(),
+    memory_review_interval: z.number().int().min(0).max(10_000).optional(),
+    skill_review_interval: z.number().int().min(0).max(10_000).optional(),
   })
   .strict();
 
@@ -43,6 +45,8 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       memory_char_limit: profile.memory_char_limit,
       user_char_limit: profile.user_char_limit,
       tool_policy: profile.tool_policy,
+      memory_review_interval: profile.memory_review_interval,
+      skill_review_interval: profile.skill_review_interval,
       documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
     };
   };

@@ -47,6 +47,8 @@ export interface TurnDependencies {
 export interface TurnResult {
   eventIds: string[];
   outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted' | 'stopped' | 'error';
+  /** The finished turn, for its completion event (background review). */
+  turn?: { turnId: string; sessionId: string; iterations: number; profileId: string; userId: string; platform: string; offered: string[] };
 }
 
 /** How the running turn is steered from outside: lease loss, shutdown, /stop and interrupts. */
@@ -138,6 +140,7 @@ export async function runTurn(
         contextDocuments: sources.documents,
         memory: sources.memory,
         user: sources.user,
+        skills: offered.includes('skill_view') ? sources.skills : [],
         model: config.model ? `${config.model.provider}/${config.model.model}` : 'none',
         now: new Date(),
       });
@@ -155,7 +158,8 @@ export async function runTurn(
       iterations,
       modelCall: modelCallRow(finalCall),
     });
-    return { eventIds, outcome };
+    const userId = events[events.length - 1]?.userId ?? '';
+    return { eventIds, outcome, turn: { turnId, sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered } };
   };
 
   if (attempts > config.turnMaxAttempts) {

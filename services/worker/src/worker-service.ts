@@ -8,8 +8,10 @@ import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/session';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
-import type { WakeJob } from '@herald/queue';
+import type { ReviewJob, WakeJob } from '@herald/queue';
+import type { Queue } from 'bullmq';
 import { drainSession } from './session-drain.ts';
+import { emitTurnCompletion } from './turn-completion.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -25,6 +27,8 @@ export interface WorkerServiceOptions {
   exposure: ToolExposure;
   logger: Logger;
   recall: RecallProvider | null;
+  /** Where triggered reviews are queued; null: reviews are recorded, and the reviewer's sweep queues them. */
+  reviewQueue?: Queue<ReviewJob> | null;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.
@@ -79,6 +83,7 @@ export class WorkerService {
           await publishTurnDone(this.#options.publisher, this.#options.config.queuePrefix, turn.eventIds).catch(
             (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
           );
+          await emitTurnCompletion({ ...this.#options, reviewQueue: this.#options.reviewQueue ?? null, logger }, turn);
         },
       },
       sessionId,

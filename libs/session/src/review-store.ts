@@ -1,0 +1,327 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, ReviewKind, ReviewsTable } from './schema.ts';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * What the worker emits once per finished turn. The counters "since the last review" live in
+ * review_counters, so the event carries this turn's share and the store adds it up.
+ */
+export interface TurnCompletedEvent {
+  turnId: string;
+  sessionId: string;
+  profileId: string;
+  userId: string;
+  /** User turns this turn answered (1; a collect-mode turn that merged messages still counts once). */
+  userTurns: number;
+  /** Tool-loop iterations (model calls) of this turn. */
+  iterations: number;
+  /** A successful memory / skill_manage call happened in this turn (it resets that counter). */
+  memoryUsed: boolean;
+  skillUsed: boolean;
+  /** Stopped by the person, crashed too often, or ended in an error: never reviewed. */
+  interrupted: boolean;
+  errored: boolean;
+  /** A scheduled run (cron): never reviewed. */
+  scheduled: boolean;
+  /** The exact JSON text of the tool definitions the turn's model calls carried. */
+  toolDefinitions: string;
+}
+
+export interface CompletionOutcome {
+  /** Set when this turn triggered a review: the row to hand to the reviewer queue. */
+  reviewId: string | null;
+  kinds: ReviewKind[];
+  counters: { userTurnsSinceMemory: number; iterationsSinceSkill: number };
+}
+
+/** Whether the tool results of a turn include a successful call of the memory or skill_manage tool. */
+export async function toolUseOfTurn(db: Executor, turnId: string): Promise<{ memoryUsed: boolean; skillUsed: boolean }> {
+  const rows = await db
+    .selectFrom('messages')
+    .select('tool_name')
+    .where('turn_id', '=', turnId)
+    .where('role', '=', 'tool')
+    .where('tool_name', 'in', ['memory', 'skill_manage'])
+    .where(sql<boolean>`content LIKE '{"success":true%'`)
+    .execute();
+  return {
+    memoryUsed: rows.some((row) => row.tool_name === 'memory'),
+    skillUsed: rows.some((row) => row.tool_name === 'skill_manage'),
+  };
+}
+
+/**
+ * Folds one completion event into the session's counters and, when a trigger fires, creates the
+ * review row, all in one transaction. Hermes' rules: a memory review every N user turns without a
+ * memory write, a skill review after N tool-loop iterations without a skill write (N per profile,
+ * 0 disables); never after an interrupted or failed turn or a scheduled run (their counts still
+ * add up, so the next answered turn fires). A turn counted twice counts once.
+ */
+export async function recordTurnCompletion(db: Kysely<Database>, event: TurnCompletedEvent): Promise<CompletionOutcome> {
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('review_counters')
+      .values({ session_id: event.sessionId, last_turn_id: null })
+      .onConflict((oc) => oc.column('session_id').doNothing())
+      .execute();
+    const counters = await trx
+      .selectFrom('review_counters')
+      .select(['user_turns_since_memory', 'iterations_since_skill', 'last_turn_id'])
+      .where('session_id', '=', event.sessionId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const unchanged = {
+      reviewId: null,
+      kinds: [],
+      counters: { userTurnsSinceMemory: counters.user_turns_since_memory, iterationsSinceSkill: counters.iterations_since_skill },
+    };
+    if (counters.last_turn_id === event.turnId) return unchanged;
+    const profile = await trx
+      .selectFrom('profiles')
+      .select(['memory_review_interval', 'skill_review_interval'])
+      .where('id', '=', event.profileId)
+      .executeTakeFirst();
+    let memory = event.memoryUsed ? 0 : counters.user_turns_since_memory + event.userTurns;
+    let skill = event.skillUsed ? 0 : counters.iterations_since_skill + event.iterations;
+    const eligible = !event.interrupted && !event.errored && !event.scheduled;
+    const kinds: ReviewKind[] = [];
+    const memoryInterval = profile?.memory_review_interval ?? 10;
+    const skillInterval = profile?.skill_review_interval ?? 10;
+    if (eligible && memoryInterval > 0 && memory >= memoryInterval) kinds.push('memory');
+    if (eligible && skillInterval > 0 && skill >= skillInterval) kinds.push('skill');
+    let reviewId: string | null = null;
+    if (kinds.length > 0) {
+      const inserted = await trx
+        .insertInto('reviews')
+        .values({
+          id: randomUUID(),
+          turn_id: event.turnId,
+          session_id: event.sessionId,
+          profile_id: event.profileId,
+          user_id: event.userId,
+          kinds,
+          user_turns: memory,
+          iterations: skill,
+          tool_definitions: event.toolDefinitions,
+        })
+        .onConflict((oc) => oc.column('turn_id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      reviewId = inserted?.id ?? null;
+      if (kinds.includes('memory')) memory = 0;
+      if (kinds.includes('skill')) skill = 0;
+    }
+    await trx
+      .updateTable('review_counters')
+      .set({
+        user_turns_since_memory: memory,
+        iterations_since_skill: skill,
+        last_turn_id: event.turnId,
+        updated_at: sql`clock_timestamp()`,
+      })
+      .where('session_id', '=', event.sessionId)
+      .execute();
+    return { reviewId, kinds: reviewId === null ? [] : kinds, counters: { userTurnsSinceMemory: memory, iterationsSinceSkill: skill } };
+  });
+}
+
+export type ReviewRow = Selectable<ReviewsTable>;
+
+export interface ReviewClaim {
+  review: ReviewRow;
+  token: string;
+  owner: string;
+}
+
+/**
+ * Takes a review for one run: a pending one that is due, or a running one whose claimer stopped
+ * renewing (it crashed). The token fences the run's writes, so a reviewer that lost its claim can
+ * write nothing more; two replicas given the same job cannot both win.
+ */
+export async function claimReview(db: Executor, reviewId: string, owner: string, ttlMs: number): Promise<ReviewClaim | null> {
+  const row = await db
+    .updateTable('reviews')
+    .set({
+      status: 'running',
+      attempts: sql`attempts + 1`,
+      claim_token: sql`nextval('review_claim_tokens')`,
+      claimed_by: owner,
+      claim_expires_at: sql`clock_timestamp() + make_interval(secs => ${ttlMs / 1000})`,
+      started_at: sql`coalesce(started_at, clock_timestamp())`,
+    })
+    .where('id', '=', reviewId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', sql<Date>`clock_timestamp()`)]),
+        eb.and([eb('status', '=', 'running'), eb('claim_expires_at', '<', sql<Date>`clock_timestamp()`)]),
+      ]),
+    )
+    .returningAll()
+    .executeTakeFirst();
+  if (!row || row.claim_token === null) return null;
+  return { review: row, token: String(row.claim_token), owner };
+}
+
+export async function renewReviewClaim(db: Executor, claim: ReviewClaim, ttlMs: number): Promise<boolean> {
+  const result = await db
+    .updateTable('reviews')
+    .set({ claim_expires_at: sql`clock_timestamp() + make_interval(secs => ${ttlMs / 1000})` })
+    .where('id', '=', claim.review.id)
+    .where('status', '=', 'running')
+    .where(sql<boolean>`claim_token = ${claim.token}::bigint`)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+const claimMarker = Symbol.for('herald.review-claim-lost');
+
+/** The review's claim expired and may have been taken over: the run must stop without writing. */
+export class ReviewClaimLostError extends Error {
+  readonly [claimMarker] = true;
+  override readonly name = 'ReviewClaimLostError';
+  constructor(reviewId: string) {
+    super(`the claim on review ${reviewId} was lost`);
+  }
+  static isInstance(value: unknown): value is ReviewClaimLostError {
+    return typeof value === 'object' && value !== null && claimMarker in value;
+  }
+}
+
+/** A write of a review run, in a transaction that first checks the run still holds its claim. */
+export async function fencedReviewWrite<T>(
+  db: Kysely<Database>,
+  claim: ReviewClaim,
+  fn: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const held = await sql`SELECT 1 FROM reviews WHERE id = ${claim.review.id} AND status = 'running'
+      AND claim_token = ${claim.token}::bigint AND claim_expires_at > clock_timestamp() FOR SHARE`.execute(trx);
+    if (held.rows.length === 0) throw new ReviewClaimLostError(claim.review.id);
+    return fn(trx);
+  });
+}
+
+export interface ReviewResult {
+  status: 'done' | 'failed';
+  actions: unknown[];
+  summary: string | null;
+  error: string | null;
+  usage?: { inputTokens: number; cachedInputTokens: number; outputTokens: number };
+}
+
+/** Records the outcome; false when the claim was lost meanwhile (another run owns the review). */
+export async function finishReview(db: Executor, claim: ReviewClaim, result: ReviewResult): Promise<boolean> {
+  const updated = await db
+    .updateTable('reviews')
+    .set({
+      status: result.status,
+      actions: JSON.stringify(result.actions),
+      summary: result.summary,
+      error: result.error,
+      input_tokens: result.usage?.inputTokens ?? 0,
+      cached_input_tokens: result.usage?.cachedInputTokens ?? 0,
+      output_tokens: result.usage?.outputTokens ?? 0,
+      claim_expires_at: null,
+      finished_at: sql`clock_timestamp()`,
+    })
+    .where('id', '=', claim.review.id)
+    .where('status', '=', 'running')
+    .where(sql<boolean>`claim_token = ${claim.token}::bigint`)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Hands a failed run back for another attempt after `delayMs`. */
+export async function retryReviewLater(db: Executor, claim: ReviewClaim, error: string, delayMs: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('reviews')
+    .set({
+      status: 'pending',
+      error,
+      claim_token: null,
+      claim_expires_at: null,
+      next_attempt_at: sql`clock_timestamp() + make_interval(secs => ${delayMs / 1000})`,
+    })
+    .where('id', '=', claim.review.id)
+    .where('status', '=', 'running')
+    .where(sql<boolean>`claim_token = ${claim.token}::bigint`)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/**
+ * Reviews whose job may be gone: pending and due for longer than `graceMs` (the enqueue after the
+ * commit failed, or Redis lost it), or running with an expired claim (the reviewer died).
+ */
+export async function findDueReviews(db: Executor, graceMs: number, limit = 100): Promise<{ id: string; attempts: number }[]> {
+  return db
+    .selectFrom('reviews')
+    .select(['id', 'attempts'])
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('status', '=', 'pending'),
+          eb('next_attempt_at', '<', sql<Date>`clock_timestamp() - make_interval(secs => ${graceMs / 1000})`),
+        ]),
+        eb.and([eb('status', '=', 'running'), eb('claim_expires_at', '<', sql<Date>`clock_timestamp()`)]),
+      ]),
+    )
+    .orderBy('next_attempt_at')
+    .limit(limit)
+    .execute();
+}
+
+export interface ReviewView {
+  id: string;
+  turn_id: string;
+  session_id: string;
+  profile: string;
+  user_id: string;
+  kinds: ReviewKind[];
+  status: string;
+  attempts: number;
+  actions: unknown[];
+  summary: string | null;
+  error: string | null;
+  usage: { input_tokens: number; cached_input_tokens: number; output_tokens: number };
+  created_at: string;
+  finished_at: string | null;
+}
+
+function reviewView(row: ReviewRow): ReviewView {
+  return {
+    id: row.id,
+    turn_id: row.turn_id,
+    session_id: row.session_id,
+    profile: row.profile_id,
+    user_id: row.user_id,
+    kinds: row.kinds,
+    status: row.status,
+    attempts: row.attempts,
+    actions: row.actions,
+    summary: row.summary,
+    error: row.error,
+    usage: { input_tokens: row.input_tokens, cached_input_tokens: row.cached_input_tokens, output_tokens: row.output_tokens },
+    created_at: row.created_at.toISOString(),
+    finished_at: row.finished_at?.toISOString() ?? null,
+  };
+}
+
+export async function listReviews(
+  db: Executor,
+  filter: { profileId?: string | undefined; sessionId?: string | undefined; limit?: number | undefined },
+): Promise<ReviewView[]> {
+  let query = db.selectFrom('reviews').selectAll().orderBy('created_at', 'desc').limit(filter.limit ?? 50);
+  if (filter.profileId !== undefined) query = query.where('profile_id', '=', filter.profileId);
+  if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
+  return (await query.execute()).map(reviewView);
+}
+
+export async function getReview(db: Executor, id: string): Promise<ReviewView | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  const row = await db.selectFrom('reviews').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? reviewView(row) : undefined;
+}

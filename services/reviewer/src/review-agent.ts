@@ -1,0 +1,182 @@
+import type { Config } from '@herald/core';
+import { runToolLoop } from '@herald/agent';
+import type { ChatMessage, ModelCallRecord, Provider, ToolCall, ToolDefinition, ToolRunner } from '@herald/agent';
+import { fencedReviewWrite, loadTranscript } from '@herald/session';
+import type { Db, ReviewClaim, ReviewResult, StoredMessage } from '@herald/session';
+import { ToolGate } from '@herald/tools';
+import type { ToolRegistry } from '@herald/tools';
+import { join } from 'node:path';
+import { refusedToolResult, REVIEW_MAX_ITERATIONS, REVIEW_TOOL_NAMES, reviewInstruction } from './review-prompt.ts';
+
+export interface ReviewAgentDependencies {
+  config: Config;
+  db: Db;
+  provider: Provider;
+  registry: ToolRegistry;
+}
+
+const failureMarker = Symbol.for('herald.review-run-failed');
+
+/** The review could not finish (model error, unreadable session): worth another attempt later. */
+export class ReviewRunError extends Error {
+  readonly [failureMarker] = true;
+  override readonly name = 'ReviewRunError';
+  static isInstance(value: unknown): value is ReviewRunError {
+    return typeof value === 'object' && value !== null && failureMarker in value;
+  }
+}
+
+function toChatMessages(transcript: StoredMessage[]): ChatMessage[] {
+  return transcript.map((message): ChatMessage => {
+    if (message.role === 'tool') {
+      return { role: 'tool', content: message.content, tool_call_id: message.toolCallId ?? '', name: message.toolName };
+    }
+    if (message.role === 'assistant') {
+      return message.toolCalls
+        ? { role: 'assistant', content: message.content, tool_calls: message.toolCalls }
+        : { role: 'assistant', content: message.content };
+    }
+    return { role: 'user', content: message.content };
+  });
+}
+
+/** One saved change, as shown in the review's outcome. */
+interface ReviewAction {
+  tool: string;
+  action: string;
+  target?: string;
+  name?: string;
+  file_path?: string;
+  content?: string;
+  message?: string;
+}
+
+function describeAction(call: ToolCall, result: string): ReviewAction | undefined {
+  let parsedResult: { success?: unknown; message?: unknown };
+  let args: Record<string, unknown>;
+  try {
+    parsedResult = JSON.parse(result) as typeof parsedResult;
+    args = JSON.parse(call.arguments || '{}') as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (parsedResult.success !== true) return undefined;
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  if (call.name === 'memory') {
+    const operations = Array.isArray(args.operations) ? (args.operations as Record<string, unknown>[]) : [args];
+    return {
+      tool: 'memory',
+      action: operations.map((op) => text(op.action) ?? 'add').join(','),
+      target: text(args.target) ?? 'memory',
+      content: operations.map((op) => text(op.content) ?? text(op.old_text) ?? '').join(' | '),
+    };
+  }
+  if (call.name === 'skill_manage') {
+    return {
+      tool: 'skill_manage',
+      action: text(args.action) ?? '',
+      name: text(args.name) ?? '',
+      ...(text(args.file_path) ? { file_path: text(args.file_path) } : {}),
+      ...(text(parsedResult.message) ? { message: text(parsedResult.message) } : {}),
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Runs one background review of a session: the session's stored system prompt and tool
+ * definitions byte for byte, its transcript up to the reviewed turn, and the review instruction as
+ * the last user message, so the provider serves everything before the instruction from its prefix
+ * cache. Only memory and skill tools may execute; their writes are fenced by the review's claim.
+ * Nothing is written to the session's transcript.
+ */
+export async function runReview(
+  deps: ReviewAgentDependencies,
+  claim: ReviewClaim,
+  signal: AbortSignal,
+): Promise<Omit<ReviewResult, 'status' | 'error'>> {
+  const { db, registry } = deps;
+  const review = claim.review;
+  const session = await db.selectFrom('sessions').select(['system_prompt', 'platform']).where('id', '=', review.session_id).executeTakeFirst();
+  if (!session?.system_prompt) throw new ReviewRunError(`session ${review.session_id} has no stored system prompt`);
+  const transcript = await loadTranscript(db, review.session_id);
+  let end = -1;
+  transcript.forEach((message, index) => {
+    if (message.turnId === review.turn_id) end = index;
+  });
+  if (end === -1) throw new ReviewRunError(`turn ${review.turn_id} has no messages in session ${review.session_id}`);
+  const history: ChatMessage[] = [...toChatMessages(transcript.slice(0, end + 1)), { role: 'user', content: reviewInstruction(review.kinds) }];
+
+  const definitions = JSON.parse(review.tool_definitions) as ToolDefinition[];
+  const offered = new Set(definitions.map((definition) => definition.name));
+  const allowed = REVIEW_TOOL_NAMES.filter((name) => offered.has(name));
+  const context = {
+    sessionId: review.session_id,
+    // Per-turn state of tools (the memory tool's failure count) is per review.
+    turnId: review.id,
+    profileId: review.profile_id,
+    userId: review.user_id,
+    platform: session.platform,
+    role: 'review' as const,
+    workspaceDir: join(deps.config.workspaceRoot, review.profile_id, review.session_id),
+    db,
+    signal,
+    fencedWrite: <T>(fn: Parameters<typeof fencedReviewWrite<T>>[2]) => fencedReviewWrite(db, claim, fn),
+    review: { id: review.id, viewed: new Set<string>() },
+  };
+  // The same per-call checks as a chat turn, with the review's narrow permitted set.
+  const gate = new ToolGate({
+    registry,
+    offered: [...offered],
+    permitted: allowed,
+    approvalTimeoutMs: deps.config.approvalTimeoutMs,
+  });
+  const tools: ToolRunner = {
+    definitions,
+    isReplaySafe: () => false,
+    execute: async (call, toolSignal) => {
+      if (!REVIEW_TOOL_NAMES.includes(call.name)) return { isError: true, content: refusedToolResult(call.name) };
+      const { wait, ...outcome } = await gate.execute(call, { ...context, signal: toolSignal });
+      // Background roles are refused before they could wait for a person; never park a review.
+      return wait === undefined ? outcome : { isError: true, content: refusedToolResult(call.name) };
+    },
+  };
+
+  const calls = new Map<string, ToolCall>();
+  const actions: ReviewAction[] = [];
+  const usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+  const count = (call: ModelCallRecord | undefined) => {
+    if (!call) return;
+    usage.inputTokens += call.result.usage.inputTokens;
+    usage.cachedInputTokens += call.result.usage.cachedInputTokens;
+    usage.outputTokens += call.result.usage.outputTokens;
+  };
+  const result = await runToolLoop({
+    provider: deps.provider,
+    sessionId: review.session_id,
+    system: session.system_prompt,
+    history,
+    tools,
+    maxIterations: REVIEW_MAX_ITERATIONS,
+    retry: { maxRetries: deps.config.providerMaxRetries, baseMs: deps.config.providerRetryBaseMs },
+    signal,
+    hooks: {
+      onToolStep: async (step, call) => {
+        count(call);
+        for (const toolCall of step.tool_calls ?? []) calls.set(toolCall.id, toolCall);
+      },
+      onToolResults: async (results) => {
+        for (const result of results) {
+          const call = calls.get(result.tool_call_id);
+          const action = call ? describeAction(call, result.content) : undefined;
+          if (action) actions.push(action);
+        }
+      },
+    },
+  });
+  count(result.finalCall);
+  if (result.outcome === 'provider_error') throw new ReviewRunError(result.text);
+  const summary =
+    result.outcome === 'iteration_limit' ? `stopped at the review's cap of ${REVIEW_MAX_ITERATIONS} steps` : result.text.trim();
+  return { actions, summary: summary === '' ? null : summary.slice(0, 2000), usage };
+}
