@@ -18,6 +18,7 @@ interface SearchRequest {
   pattern: string;
   target: 'content' | 'files';
   signal: AbortSignal;
+  budgetMs?: number;
 }
 
 /** Symlinks are not followed: they could lead outside the workspace or into a loop. */
@@ -100,7 +101,7 @@ const SCAN = new vm.Script(`
   })()
 `);
 
-export async function searchFiles({ base, pattern, target, signal }: SearchRequest): Promise<string> {
+export async function searchFiles({ base, pattern, target, signal, budgetMs = SEARCH_TIME_BUDGET_MS }: SearchRequest): Promise<string> {
   const shownPath = (path: string) => relative(base.root, path) || '.';
   if (target === 'files') {
     const matches = findFiles(pattern);
@@ -127,7 +128,7 @@ export async function searchFiles({ base, pattern, target, signal }: SearchReque
   const context = vm.createContext({ re: null, text: '', max: 0 });
   // Compile inside the context so the regex runs under the script timeout.
   vm.runInContext(`re = new RegExp(${JSON.stringify(pattern)})`, context);
-  const deadline = Date.now() + SEARCH_TIME_BUDGET_MS;
+  const deadline = Date.now() + budgetMs;
   const lines: string[] = [];
   let scanned = 0;
   let skipped = 0;
@@ -150,7 +151,7 @@ export async function searchFiles({ base, pattern, target, signal }: SearchReque
       hits = SCAN.runInContext(context, { timeout: Math.max(1, deadline - Date.now()) }) as [number, string][];
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw error;
-      stopped = `stopped: the search took longer than ${SEARCH_TIME_BUDGET_MS / 1000} s; simplify the pattern or narrow the path`;
+      stopped = `stopped: the search took longer than ${budgetMs / 1000} s; simplify the pattern or narrow the path`;
       break;
     }
     for (const [line, content] of hits) {
