@@ -93,6 +93,10 @@ async function run(command: string, cwd: string, env: Record<string, string>, ti
   const output = new CappedOutput(outputChars);
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
+  const drained = Promise.all([
+    new Promise((resolve) => child.stdout.once('close', resolve)),
+    new Promise((resolve) => child.stderr.once('close', resolve)),
+  ]);
 
   let timedOut = false;
   let killTimer: NodeJS.Timeout | undefined;
@@ -114,10 +118,10 @@ async function run(command: string, cwd: string, env: Record<string, string>, ti
     });
     // Nothing a command starts outlives it: background jobs it left behind are killed with the group.
     if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
-    await Promise.race([
-      Promise.all([new Promise((resolve) => child.stdout.once('close', resolve)), new Promise((resolve) => child.stderr.once('close', resolve))]),
-      new Promise((resolve) => setTimeout(resolve, DRAIN_MS)),
-    ]);
+    // A process that left the group (setsid) may hold the pipes open; don't wait for it.
+    let drainTimer: NodeJS.Timeout | undefined;
+    await Promise.race([drained, new Promise((resolve) => (drainTimer = setTimeout(resolve, DRAIN_MS)))]);
+    clearTimeout(drainTimer);
     child.stdout.destroy();
     child.stderr.destroy();
     signal.throwIfAborted();
@@ -168,7 +172,7 @@ export function createTerminalTool(options: TerminalToolOptions = {}): Tool {
       const seconds = Math.min(requested, maxTimeoutS);
       const result = await run(args.command, workspace, terminalEnv(baseEnv, workspace), seconds * 1000, outputChars, context.signal);
       const notes: string[] = [];
-      if (requested > seconds) notes.push(`timeout lowered to the ${maxTimeoutS} s maximum`);
+      if (args.timeout !== undefined && requested > seconds) notes.push(`timeout lowered to the ${maxTimeoutS} s maximum`);
       if (result.timedOut) notes.push(`timed out after ${seconds} s; the command and its child processes were killed`);
       const status = result.exitCode !== null ? `exit code: ${result.exitCode}` : `killed by ${result.signal ?? 'signal'}`;
       const output = result.output === '' ? '(no output)' : result.output.replace(/\n$/, '');
