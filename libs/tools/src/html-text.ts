@@ -35,7 +35,7 @@ export function htmlToText(html: string): PageText {
   }
   body = body.replace(/<\/?([a-zA-Z][a-zA-Z0-9-]*)\b[^>]*>/g, (_tag, name: string) => {
     const lower = name.toLowerCase();
-    if (lower === 'li') return _tag.startsWith('</') ? '\n' : '\n- ';
+    if (lower === 'li') return _tag.startsWith('</') ? '' : '\n- ';
     if (/^h[1-6]$/.test(lower) && !_tag.startsWith('</')) return `\n\n${'#'.repeat(Number(lower[1]))} `;
     if (lower === 'td' || lower === 'th') return ' | ';
     return BLOCKS.test(lower) ? '\n' : '';

@@ -71,9 +71,9 @@ export function blockedReason(address: string): string | null {
   const family = isIP(address);
   if (family === 0) return `${address} is not an IP address`;
   if (family === 4) return blocked.check(address, 'ipv4') ? `${address} is a loopback, private, link-local or reserved address` : null;
+  if (blocked.check(address, 'ipv6')) return `${address} is a loopback, private, link-local or reserved address`;
   const inner = embeddedIPv4(address);
-  if (inner !== null && blockedReason(inner) !== null) return `${address} carries the blocked IPv4 address ${inner}`;
-  return blocked.check(address, 'ipv6') ? `${address} is a loopback, private, link-local or reserved address` : null;
+  return inner !== null && blockedReason(inner) !== null ? `${address} carries the blocked IPv4 address ${inner}` : null;
 }
 
 /** The configured exceptions: host names, IP addresses and CIDR ranges the web tool may reach. */
