@@ -224,7 +224,7 @@ class Inspection {
   /** Patterns that live in the text itself rather than in a command's words. */
   raw(text: string): void {
     const collapsed = text.replace(/\s+/g, ' ');
-    if (/(\S+?)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&?\s*;?\s*\}/.test(collapsed)) this.add('hardline', HARD.forkBomb);
+    if (/([\w:.-]{1,64})\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&?\s*;?\s*\}/.test(collapsed)) this.add('hardline', HARD.forkBomb);
     if (/\bDROP\s+(TABLE|DATABASE|SCHEMA)\b/i.test(text)) this.add('dangerous', DANGER.sqlDrop);
     for (const match of text.matchAll(/\bDELETE\s+FROM\b([^;]*)/gi)) {
       if (!/\bWHERE\b/i.test(match[1]!)) this.add('dangerous', DANGER.sqlDelete);
@@ -305,7 +305,7 @@ class Inspection {
         if (args.some((arg) => basename(arg) === 'rm')) this.add('dangerous', DANGER.xargsRm);
         return;
       case 'chmod':
-        if (args.some((arg) => /^[0-7]?[0-7]{2}[2367]$/.test(arg) || /(^|,)[ugo]*[ao][ugoa]*[+=][rwxXst]*w/.test(arg))) {
+        if (args.some((arg) => arg.length <= 64 && (/^[0-7]?[0-7]{2}[2367]$/.test(arg) || /(^|,)[ugo]*[ao][ugoa]*[+=][rwxXst]*w/.test(arg)))) {
           this.add('dangerous', DANGER.chmodWorld);
         }
         return;

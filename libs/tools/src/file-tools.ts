@@ -50,7 +50,7 @@ export const readFileTool = defineTool({
   toolset: 'file',
   description: 'Read a text file from the workspace. Returns numbered lines ("N|text"); page with offset and limit.',
   guidance:
-    'Your workspace is your working directory for read_file, write_file, patch, search_files and terminal; use relative paths.',
+    'File paths are relative to your workspace directory, which keeps its files for the whole conversation.',
   schema: readArgs,
   replaySafe: true,
   async execute(args, context) {

@@ -56,8 +56,10 @@ function decodeAnsiC(body: string): string {
 }
 
 /** What a substitution prints, when that is knowable without running it (`echo rm`, `which rm`). */
-function literalOutput(source: string): string | null {
-  const commands = lex(source);
+function literalOutput(source: string, depth: number): string | null {
+  // Substitutions nested deeper than this are left unknown; the guard checks their source anyway.
+  if (depth >= 3) return null;
+  const commands = lex(source, depth + 1);
   if (commands.length !== 1) return null;
   const words = commands[0]!.words.map((word) => word.text);
   const [head, ...rest] = words;
@@ -67,7 +69,7 @@ function literalOutput(source: string): string | null {
   return null;
 }
 
-export function lex(input: string): SimpleCommand[] {
+export function lex(input: string, depth = 0): SimpleCommand[] {
   const commands: SimpleCommand[] = [];
   let current: SimpleCommand = { words: [], redirects: [], joinedBy: null };
   let word: Word | null = null;
@@ -95,7 +97,7 @@ export function lex(input: string): SimpleCommand[] {
   const substitute = (source: string) => {
     const target = startWord();
     target.substitutions.push(source);
-    target.text += literalOutput(source) ?? '$(...)';
+    target.text += literalOutput(source, depth) ?? '$(...)';
   };
 
   for (let i = 0; i < input.length; i += 1) {

@@ -11,6 +11,13 @@ const hardline = [
   'rm -R /',
   'rm --recursive --force /',
   'rm -rf -- /',
+  'rm -rf "/"',
+  "rm -rf '/'",
+  'rm -rf / --no-preserve-root',
+  'sudo -- rm -rf /',
+  'exec rm -rf /',
+  'rm -rf /\\\n',
+  'rm \\\n -rf /',
   'rm -r -f /',
   'rm -fr /etc',
   'rm -rf /etc/',
@@ -230,6 +237,19 @@ describe('checkCommand', () => {
     let command = 'ls';
     for (let i = 0; i < 7; i += 1) command = `bash -c ${JSON.stringify(command)}`;
     expect(checkCommand(command)).toMatchObject({ verdict: 'dangerous', patternKey: 'deeply nested command' });
+  });
+});
+
+describe('checkCommand on hostile input', () => {
+  it('handles deeply nested substitutions without overflowing the stack', () => {
+    expect(checkCommand(`${'$('.repeat(10_000)}rm -rf /`)).toMatchObject({ verdict: 'dangerous', patternKey: 'deeply nested command' });
+    expect(checkCommand(`echo ${'"$(echo '.repeat(2_000)}`).verdict).not.toBe('hardline');
+  });
+
+  it('checks long commands (the schema allows 100,000 characters)', () => {
+    expect(checkCommand('a'.repeat(100_000)).verdict).toBe('ok');
+    expect(checkCommand(`chmod ${'a,'.repeat(40_000)}x file`).verdict).toBe('ok');
+    expect(checkCommand(`${'echo ab; '.repeat(10_000)}rm -rf /`).verdict).toBe('hardline');
   });
 });
 

@@ -79,6 +79,7 @@ beforeAll(async () => {
       res.writeHead(307, { location: `${base}/loop${path.length}` });
       return res.end();
     }
+    if (path === '/hang') return; // never answers
     if (path === '/missing') {
       res.writeHead(404);
       return res.end('not here');
@@ -89,6 +90,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  main.server.closeAllConnections();
   await Promise.all([main, other].map(({ server }) => new Promise((resolve) => server.close(resolve))));
 });
 
@@ -182,6 +184,11 @@ describe('web_extract content', () => {
   it('decompresses gzip and returns JSON as is', async () => {
     expect(await run(tool, [`${main.base}/gzip`])).toMatch(/\n\ncompressed hello$/);
     expect(await run(tool, [`${main.base}/json`])).toMatch(/\n\n\{"ok":true,"items":\[1,2\]\}$/);
+  });
+
+  it('gives up on a server that does not answer', async () => {
+    const impatient = createWebExtractTool({ allowlist: ['127.0.0.1'], timeoutMs: 300 });
+    await expect(run(impatient, [`${main.base}/hang`])).rejects.toThrow(/timed out after 0.3 s/);
   });
 
   it('refuses content that is not text', async () => {
