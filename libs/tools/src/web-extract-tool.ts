@@ -51,7 +51,8 @@ function decompress(response: IncomingMessage): Readable {
   }
 }
 
-async function readCapped(stream: Readable, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
+async function readCapped(response: IncomingMessage, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const stream = decompress(response);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
@@ -59,6 +60,7 @@ async function readCapped(stream: Readable, maxBytes: number): Promise<{ body: B
     if (size + buffer.length > maxBytes) {
       chunks.push(buffer.subarray(0, maxBytes - size));
       stream.destroy();
+      response.destroy();
       return { body: Buffer.concat(chunks), truncated: true };
     }
     chunks.push(buffer);
@@ -105,7 +107,7 @@ async function fetchFollowing(start: URL, allowlist: Allowlist, maxBytes: number
       url = new URL(location, url);
       continue;
     }
-    const { body, truncated } = await readCapped(decompress(response), maxBytes);
+    const { body, truncated } = await readCapped(response, maxBytes);
     return { url, status: response.statusCode ?? 0, contentType: response.headers['content-type'], body, truncated };
   }
 }

@@ -59,6 +59,11 @@ beforeAll(async () => {
       res.setHeader('content-encoding', 'gzip');
       return res.end(gzipSync('compressed hello'));
     }
+    if (path === '/gzip-big') {
+      res.setHeader('content-type', 'text/plain');
+      res.setHeader('content-encoding', 'gzip');
+      return res.end(gzipSync('y'.repeat(1_000_000)));
+    }
     if (path === '/image') {
       res.setHeader('content-type', 'image/png');
       return res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0]));
@@ -179,6 +184,10 @@ describe('web_extract content', () => {
     const text = await run(tool, [`${main.base}/big`]);
     expect(text).toContain('[only the first 2048 bytes were read]');
     expect(text.match(/x+/)![0]).toHaveLength(2048);
+    // The cap counts decompressed bytes, so a small compressed body cannot expand without bound.
+    const expanded = await run(tool, [`${main.base}/gzip-big`]);
+    expect(expanded).toContain('[only the first 2048 bytes were read]');
+    expect(expanded.match(/y+/)![0]).toHaveLength(2048);
   });
 
   it('decompresses gzip and returns JSON as is', async () => {
