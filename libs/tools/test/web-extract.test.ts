@@ -187,7 +187,7 @@ describe('web_extract content', () => {
     // The cap counts decompressed bytes, so a small compressed body cannot expand without bound.
     const expanded = await run(tool, [`${main.base}/gzip-big`]);
     expect(expanded).toContain('[only the first 2048 bytes were read]');
-    expect(expanded.match(/y+/)![0]).toHaveLength(2048);
+    expect(expanded.match(/y{10,}/)![0]).toHaveLength(2048);
   });
 
   it('decompresses gzip and returns JSON as is', async () => {
