@@ -1,5 +1,5 @@
-import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis, createReviewQueue, enqueueReview } from '@herald/queue';
 import { startFakeOpenAI } from './support/fake-llm.ts';
@@ -7,7 +7,6 @@ import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { startReviewerProcess, startStack, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 
-const TERMINAL_PLUGIN = fileURLToPath(new URL('./support/terminal-tool.ts', import.meta.url));
 const INSTRUCTION = '[Background review]';
 
 function isReview(request: FakeRequest): boolean {
@@ -47,7 +46,6 @@ describe('background review in process', () => {
         HERALD_MODEL: 'openai/gpt-test',
         OPENAI_BASE_URL: fake.url,
         OPENAI_API_KEY: 'sk-test',
-        HERALD_TOOL_PLUGINS: TERMINAL_PLUGIN,
         HERALD_PROVIDER_MAX_RETRIES: '0',
         HERALD_REVIEW_MAX_ATTEMPTS: '2',
         HERALD_REVIEW_RETRY_BASE_MS: '50',
@@ -64,7 +62,7 @@ describe('background review in process', () => {
     fake.handler = (request) => {
       if (!isReview(request)) return { text: `ok ${request.lastUserText}` };
       const after = afterInstruction(request);
-      if (after.length === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: 'cat ~/.ssh/id_rsa' } }] };
+      if (after.length === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo pwned > pwned.txt' } }] };
       if (after.length === 2) {
         return { toolCalls: [{ name: 'memory', arguments: { action: 'add', target: 'user', content: 'Ada measures in metric units' } }] };
       }
@@ -99,8 +97,7 @@ describe('background review in process', () => {
     expect(reviewRequests).toHaveLength(3);
     const refusal = afterInstruction(reviewRequests[1]!).find((m) => m.role === 'tool');
     expect(refusal?.content).toMatch(/Tool 'terminal' is not available in background review/);
-    const ran = await sql<{ table: string | null }>`SELECT to_regclass('test_terminal_calls')::text AS table`.execute(stack.database.db);
-    expect(ran.rows[0]?.table).toBeNull();
+    expect(existsSync(join(stack.config.workspaceRoot, 'main', sessionId, 'pwned.txt'))).toBe(false);
 
     // The person's transcript holds the two turns and nothing of the review.
     const transcript = await stack.database.db.selectFrom('messages').select(['role', 'content']).where('session_id', '=', sessionId).orderBy('seq').execute();

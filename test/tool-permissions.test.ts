@@ -132,6 +132,34 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(0);
   });
 
+  it('a dangerous terminal command denied in the chat never runs', async () => {
+    fake.handler = toolThenReport(() => [{ name: 'terminal', arguments: { command: 'touch keep.txt && chmod 777 keep.txt && echo opened' } }]);
+    const asked = await send('perm-term-deny', 'open it up');
+    expect(asked.body.waiting).toMatchObject({ kind: 'approval', tool: 'terminal' });
+    const denied = await send('perm-term-deny', '/deny too broad');
+    expect(denied.body.reply.text).toMatch(/^Denied: /);
+    const event = await stack.waitForEvent(asked.body.event_id);
+    expect(event.reply.text).toContain('BLOCKED: the person denied this call');
+    expect(event.reply.text).toContain('They said: too broad');
+    expect(event.reply.text).not.toContain('opened');
+  });
+
+  it('refuses a path out of the workspace and an SSRF attempt, as tool errors the model sees', async () => {
+    fake.handler = toolThenReport(() => [
+      { name: 'read_file', arguments: { path: '../../../../etc/passwd' } },
+      { name: 'write_file', arguments: { path: '/etc/herald-owned', content: 'x' } },
+      { name: 'web_extract', arguments: { urls: [`${stack.url}/healthz`, 'http://169.254.169.254/latest/meta-data/'] } },
+    ]);
+    const response = await send('perm-escape', 'look around');
+    expect(response.status).toBe(200);
+    const text: string = response.body.reply.text;
+    expect(text).toMatch(/leaves your workspace/);
+    expect(text).not.toMatch(/root:x:0:0/);
+    expect(text).toMatch(/loopback/i);
+    expect(text).toMatch(/link-local/i);
+    expect(text).not.toContain('"status":"ok"');
+  });
+
   it('remembers "allow for this session": the second matching call runs without asking', async () => {
     fake.handler = toolThenReport((text) => [{ name: 'wire_transfer', arguments: { label: text, amount: 500 } }]);
     const first = await send('perm-session', 'first');
@@ -213,25 +241,25 @@ describe('approvals across workers, lapsed approvals and background runs', () =>
     await fake.close();
   });
 
-  it('a dangerous call parked on one worker is approved and run by another', async () => {
-    fake.handler = toolThenReport(() => [{ name: 'wire_transfer', arguments: { label: 'invoice', amount: 700 } }]);
+  it('a dangerous command parked on one worker is approved and run by another', async () => {
+    fake.handler = toolThenReport(() => [{ name: 'terminal', arguments: { command: 'mkdir -p build/out && rm -r build && echo removed' } }]);
     const first = await startWorkerProcess(stack.env);
     workers.push(first);
-    const asked = await send('cross-1', 'pay the invoice');
+    const asked = await send('cross-1', 'clean the build');
     expect(asked.body.status).toBe('waiting');
+    expect(asked.body.waiting).toMatchObject({ kind: 'approval', tool: 'terminal' });
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     const second = await startWorkerProcess(stack.env);
     workers.push(second);
     const approved = await send('cross-1', '/approve');
-    expect(approved.body.reply.text).toBe('Approved: transfer 700 (invoice).');
+    expect(approved.body.reply.text).toMatch(/^Approved: /);
     const done = await stack.waitForEvent(asked.body.event_id);
-    expect(done.reply.text).toBe('results: transferred 700 for invoice');
+    expect(done.reply.text).toMatch(/^results: [\s\S]*removed/);
     const turn = await sql<{ worker: string; attempts: number }>`SELECT worker, attempts FROM turns WHERE session_id = ${asked.body.session_id}`.execute(stack.database.db);
     expect(turn.rows).toHaveLength(1);
     // Parking is not a crash: the resumed turn did not spend its attempt budget.
     expect(turn.rows[0]?.attempts).toBe(1);
-    expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(1);
     expect(turn.rows[0]?.worker).toContain(`:${second.child.pid}:`);
   });
 

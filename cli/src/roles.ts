@@ -93,7 +93,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     publisher.disconnect();
     subscriber.disconnect();
   });
-  const registry = builtinRegistry();
+  const registry = builtinRegistry({ ...config, terminalEnv: process.env });
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
   const reviewQueue = createReviewQueue(publisher, config.queuePrefix);
   reviewQueue.on('error', (error) => log.warn({ err: error }, 'review queue error'));
@@ -151,7 +151,7 @@ export async function startReviewer(config: Config, logger: Logger, shutdown: Sh
   shutdown.add('review queue (reviewer)', () => queue.close());
   // The reviewer executes only memory and skill tools, but it loads the plugins too, so a review
   // of a session that offered plugin tools refuses them by name rather than as unknown.
-  const registry = builtinRegistry();
+  const registry = builtinRegistry({ ...config, terminalEnv: process.env });
   await loadToolPlugins(registry, config.toolPlugins);
   const reviewer = new ReviewerService({ config, db, connection, queue, provider: providerFromConfig(config), registry, logger: log });
   await reviewer.start();

@@ -53,7 +53,7 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
       return;
     }
     if (positionals.length > 0) fail(`unknown tools subcommand '${positionals[0]}'`);
-    const registry = builtinRegistry();
+    const registry = builtinRegistry({ ...config, terminalEnv: process.env });
     const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
     const exposure = new ToolExposure(registry, { pluginTools, env: process.env });
     const policy = toolPolicySchema.safeParse(profile.tool_policy);

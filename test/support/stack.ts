@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +54,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     HERALD_LEASE_TTL_MS: '3000',
     HERALD_SHUTDOWN_TIMEOUT_MS: '8000',
     LOG_LEVEL: 'silent',
+    // Session workspaces of the file and terminal tools, out of the repository.
+    HERALD_WORKSPACE_ROOT: join(tmpdir(), `herald-ws-${database.name}`),
     // Test files run side by side and spawn worker processes: keep well inside max_connections.
     HERALD_DB_POOL_SIZE: '4',
     ...options.env,

@@ -12,22 +12,52 @@ export type { ApprovalNeed, CallContext, CallerRole, PersonAnswer, Tool, ToolCon
 export { todoTool, TODO_MAX_ITEMS, TODO_MAX_ITEM_CHARS } from './todo-tool.ts';
 export { memoryTool, MEMORY_FAILURES_PER_TURN } from './memory-tool.ts';
 export { skillsListTool, skillViewTool, skillManageTool, SKILL_TOOL_NAMES } from './skill-tools.ts';
+export { fileTools, readFileTool, writeFileTool, patchTool, searchFilesTool } from './file-tools.ts';
+export { resolveWorkspacePath, ensureWorkspace, WorkspacePathError } from './workspace-paths.ts';
+export { createTerminalTool, terminalEnv } from './terminal-tool.ts';
+export type { TerminalToolOptions } from './terminal-tool.ts';
+export { checkCommand } from './command-guard.ts';
+export type { CommandCheck, GuardVerdict } from './command-guard.ts';
+export { createWebExtractTool } from './web-extract-tool.ts';
+export type { WebExtractToolOptions } from './web-extract-tool.ts';
+export { Allowlist, BlockedAddressError, blockedReason } from './ssrf.ts';
 
 import { ToolRegistry } from './registry.ts';
 import { todoTool } from './todo-tool.ts';
 import { memoryTool } from './memory-tool.ts';
 import { clarifyTool } from './clarify-tool.ts';
-
-/** The registry of built-in tools; later toolsets register theirs here. */
 import { skillManageTool, skillsListTool, skillViewTool } from './skill-tools.ts';
+import { fileTools } from './file-tools.ts';
+import { createTerminalTool } from './terminal-tool.ts';
+import { createWebExtractTool } from './web-extract-tool.ts';
 
-/** The registry of built-in tools; later toolsets register theirs here. */
-export function builtinRegistry(): ToolRegistry {
-  return new ToolRegistry()
+/** Settings of the configurable built-in tools; the names match the fields of the Herald config. */
+export interface BuiltinToolOptions {
+  terminalMaxTimeoutMs?: number;
+  terminalOutputChars?: number;
+  /** The worker's environment; the terminal passes on only PATH, LANG, LC_* and TZ from it. */
+  terminalEnv?: Readonly<Record<string, string | undefined>>;
+  webAllowlist?: readonly string[];
+  webMaxBytes?: number;
+}
+
+/** The registry of built-in tools; which of them a session sees is the tool policy's business. */
+export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry {
+  const registry = new ToolRegistry()
     .register(todoTool)
     .register(memoryTool)
     .register(skillsListTool)
     .register(skillViewTool)
     .register(skillManageTool)
     .register(clarifyTool);
+  for (const tool of fileTools) registry.register(tool);
+  registry.register(
+    createTerminalTool({
+      maxTimeoutMs: options.terminalMaxTimeoutMs,
+      outputChars: options.terminalOutputChars,
+      env: options.terminalEnv,
+    }),
+  );
+  registry.register(createWebExtractTool({ allowlist: options.webAllowlist, maxBytes: options.webMaxBytes }));
+  return registry;
 }
