@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { createIngressServer } from '@herald/ingress';
 import { WorkerService } from '@herald/worker';
 import { Reconciler } from '@herald/scheduler';
+import { startDelivery, startPlatformIngress } from './platform-roles.ts';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   const created = await ensureDatabase(config.databaseUrl);
@@ -60,7 +61,8 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   shutdown.add('run queue', () => queue.close());
   const listener = new TurnDoneListener(subscriber, config.queuePrefix);
   await listener.start();
-  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log });
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
+  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log, telegram: platforms.telegram });
   const address = await app.listen({ host: config.host, port: config.port });
   shutdown.add('http server', () => app.close());
   return address;
@@ -95,6 +97,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     publisher.disconnect();
     subscriber.disconnect();
   });
+  const delivery = startDelivery(config, log, shutdown, db);
   const registry = builtinRegistry();
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
   const worker = new WorkerService({
@@ -108,6 +111,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     toolNames: [...DEFAULT_TOOL_NAMES, ...pluginTools],
     logger: log,
     recall: config.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
+    onSessionActive: delivery.onSessionActive,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

@@ -16,7 +16,18 @@ export type {
 } from './schema.ts';
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
-export { acceptInbound, getEvent, openInbox, parseCommand, BacklogFullError, NEW_SESSION_REPLY, QUEUE_MODES } from './inbox.ts';
+export {
+  acceptInbound,
+  getEvent,
+  openInbox,
+  parseCommand,
+  chatTarget,
+  BacklogFullError,
+  NEW_SESSION_REPLY,
+  QUEUE_MODES,
+  CHAT_COMMANDS,
+  HELP_REPLY,
+} from './inbox.ts';
 export type { AcceptedEvent, AcceptOptions, EventView, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
@@ -55,3 +66,4 @@ export type {
 } from './outbox.ts';
 export { DeliveryConsumer, listenForOutbox } from './delivery-consumer.ts';
 export type { DeliveryConsumerOptions } from './delivery-consumer.ts';
+export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
