@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/session';
 import type { Db, OutboundSender } from '@herald/session';
-import { TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
+import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
 import type { WakeJob } from '@herald/queue';
 
 const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -14,6 +14,7 @@ const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 export function platformSenders(config: Config): Map<string, OutboundSender> {
   const senders = new Map<string, OutboundSender>();
   if (config.telegram) senders.set('telegram', TelegramSender.fromConfig(config.telegram));
+  if (config.discord) senders.set('discord', DiscordSender.fromConfig(config.discord));
   return senders;
 }
 
@@ -48,9 +49,13 @@ export function startDelivery(
 
 export interface PlatformIngress {
   telegram: TelegramIngress | undefined;
+  discord: DiscordIngress | undefined;
 }
 
-/** The ingress side of the platforms: Telegram's webhook handler or its (leased) poller. */
+/**
+ * The ingress side of the platforms: Telegram's webhook handler or its (leased) poller, and the
+ * Discord gateway (leased per shard). Every ingress replica runs this; the leases pick the holders.
+ */
 export async function startPlatformIngress(
   config: Config,
   logger: Logger,
@@ -82,5 +87,24 @@ export async function startPlatformIngress(
       await telegram.registerWebhook();
     }
   }
-  return { telegram };
+  let discord: DiscordIngress | undefined;
+  if (config.discord) {
+    const log = logger.child({ component: 'discord' });
+    if (config.discord.allowedUsers.length === 0) {
+      log.warn({}, 'DISCORD_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
+    }
+    discord = new DiscordIngress({
+      config: config.discord,
+      owner: processOwner,
+      db,
+      queue,
+      redis,
+      queuePrefix: config.queuePrefix,
+      backlogLimit: config.sessionBacklog,
+      logger: log,
+    });
+    const gateway = discord.start();
+    shutdown.add('discord gateway', () => gateway.stop());
+  }
+  return { telegram, discord };
 }

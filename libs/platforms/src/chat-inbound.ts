@@ -20,6 +20,8 @@ export interface ChatInbound {
   /** Namespaced platform event id: a redelivery is the same event. */
   dedupeKey: string;
   platformMessageId: string;
+  /** Extra delivery fields for the answer (a Discord interaction's token). */
+  replyVia?: Record<string, string> | undefined;
 }
 
 export interface ChatInboundDependencies {
@@ -68,6 +70,7 @@ export async function handleChatInbound(deps: ChatInboundDependencies, message: 
     text: message.text,
     dedupeKey: message.dedupeKey,
     platformMessageId: message.platformMessageId,
+    replyVia: message.replyVia,
   };
   if (!isAllowed(deps.allowedUsers, message.userId, message.userHandle)) {
     const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);

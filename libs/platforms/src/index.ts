@@ -9,3 +9,12 @@ export type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from '.
 export { LeasedTask } from './leased-task.ts';
 export type { LeasedTaskOptions } from './leased-task.ts';
 export { TypingIndicator } from './typing-indicator.ts';
+export { DiscordSender, discordNonce, classifyDiscordError, DISCORD_LIMIT } from './discord-sender.ts';
+export {
+  DiscordIngress,
+  normalizeDiscordMessage,
+  discordBotIdOf,
+  discordCommandDefinitions,
+  deployDiscordCommands,
+} from './discord-ingress.ts';
+export type { DiscordIngressOptions } from './discord-ingress.ts';

@@ -14,6 +14,8 @@ export interface InboundMessage extends RouteAddress {
   dedupeKey?: string | undefined;
   /** The platform's id of the message (Telegram message_id, Discord snowflake): replies quote it. */
   platformMessageId?: string | undefined;
+  /** Extra delivery fields for the answer to this message (a Discord interaction's token). */
+  replyVia?: Record<string, string> | undefined;
 }
 
 export interface AcceptedEvent {
@@ -335,6 +337,7 @@ export function chatTarget(message: InboundMessage): Record<string, string> {
     chatType: message.chatType,
     ...(message.threadId === undefined || message.threadId === '' ? {} : { threadId: message.threadId }),
     ...(message.platformMessageId === undefined ? {} : { replyTo: message.platformMessageId }),
+    ...message.replyVia,
   };
 }
 
