@@ -3,6 +3,7 @@ import type { Config, Logger } from '@herald/core';
 
 import { runAdminCommand } from './admin-commands.ts';
 import { runChat } from './chat-command.ts';
+import { deployDiscordCommands } from '@herald/platforms';
 import { openDb, prepareDatabase, startIngress, startScheduler, startWorker } from './roles.ts';
 
 const USAGE = `usage: herald <command>
@@ -17,6 +18,7 @@ commands:
   memory     list memory entries (--profile P, --user ID) or delete one (memory delete ID)
   prompt     print a session's stored system prompt
   profile    show or edit a profile's identity and context documents
+  discord-commands  register the chat commands as Discord slash commands (once per deployment)
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -81,6 +83,12 @@ async function main(argv: string[]): Promise<void> {
     case 'prompt':
     case 'profile': {
       await runAdminCommand(command, argv.slice(1), config);
+      return;
+    }
+    case 'discord-commands': {
+      if (!config.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
+      const count = await deployDiscordCommands(config.discord);
+      process.stdout.write(`registered ${count} slash commands\n`);
       return;
     }
     case 'chat': {
