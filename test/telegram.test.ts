@@ -191,6 +191,22 @@ describe('Telegram, webhook mode, end to end', () => {
     expect(joined.match(/Paragraph 1/g)).toHaveLength(1);
   });
 
+  it('shows a delivery that failed for good through the API', async () => {
+    llm.handler = () => ({ text: 'you will not see this' });
+    telegram.failNext('sendMessage', { kind: 'status', code: 403, description: 'Forbidden: bot was blocked by the user' });
+    const update = telegram.userMessage({ chatId: 4444, from: ALICE, text: 'blocked' });
+    await post(update);
+    const event = await waitFor(async () =>
+      stack.database.db.selectFrom('inbound_events').select('session_id').where('dedupe_key', '=', `telegram:123456:${update.update_id}`).executeTakeFirst(),
+    );
+    const failed = await waitFor(async () => {
+      const response = await stack.get(`/v1/sessions/${event.session_id}/deliveries`);
+      return response.body.deliveries?.[0]?.status === 'failed' ? response.body.deliveries[0] : undefined;
+    });
+    expect(failed).toMatchObject({ attempts: 1, last_error: expect.stringContaining('bot was blocked by the user'), message_ids: [] });
+    expect(telegram.botMessages(4444)).toEqual([]);
+  });
+
   it('waits out a 429 as Telegram asks and delivers once', async () => {
     llm.handler = () => ({ text: 'after the rate limit' });
     telegram.failNext('sendMessage', { kind: 'status', code: 429, description: 'Too Many Requests: retry after 1', retryAfter: 1 });

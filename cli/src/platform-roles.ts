@@ -84,7 +84,10 @@ export async function startPlatformIngress(
       const poller = telegram.startPolling();
       shutdown.add('telegram poller', () => poller.stop());
     } else {
-      await telegram.registerWebhook();
+      // Telegram being unreachable must not keep the API down; the webhook route works regardless.
+      await telegram.registerWebhook().catch((error: unknown) =>
+        log.error({ err: error }, 'setWebhook failed; set it by hand or restart once Telegram is reachable'),
+      );
     }
   }
   let discord: DiscordIngress | undefined;

@@ -1,4 +1,4 @@
-import { sleep } from '@herald/core';
+import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
 import { acquirePlatformLease, releasePlatformLease, renewPlatformLease } from '@herald/session';
 import type { Db } from '@herald/session';
@@ -43,6 +43,7 @@ export class LeasedTask {
 
   async #run(): Promise<void> {
     const { db, name, owner, ttlMs, logger } = this.#options;
+    let failures = 0;
     while (!this.#stop.signal.aborted) {
       let token: string | undefined;
       try {
@@ -68,14 +69,22 @@ export class LeasedTask {
       }, Math.max(50, Math.floor(ttlMs / 3)));
       try {
         await this.#options.run(AbortSignal.any([lost.signal, this.#stop.signal]));
+        failures = 0;
       } catch (error) {
-        if (!lost.signal.aborted && !this.#stop.signal.aborted) logger.error({ err: error, lease: name }, 'leased task failed');
+        if (!lost.signal.aborted && !this.#stop.signal.aborted) {
+          failures++;
+          logger.error({ err: error, lease: name, failures }, 'leased task failed; retrying');
+        }
       } finally {
         clearInterval(renew);
         this.#holding = false;
         if (!lost.signal.aborted) await releasePlatformLease(db, name, owner, held).catch(() => undefined);
       }
-      if (!this.#stop.signal.aborted) await sleep(500, this.#stop.signal).catch(() => undefined);
+      // A task that keeps failing (a revoked token, the platform down) backs off instead of spinning;
+      // the lease is released meanwhile, so a healthier replica may take it.
+      if (!this.#stop.signal.aborted) {
+        await sleep(failures === 0 ? 500 : backoffMs(failures, 1000, 60_000), this.#stop.signal).catch(() => undefined);
+      }
     }
   }
 }
