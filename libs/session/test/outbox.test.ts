@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@herald/core';
-import { claimOutbound, DeliveryConsumer, DeliveryError, enqueueOutbound, listDeliveries } from '@herald/session';
+import { acceptInbound, claimLease, claimOutbound, DeliveryConsumer, DeliveryError, enqueueOutbound, finishTurn, LeaseLostError, listDeliveries, openInbox, startTurn } from '@herald/session';
 import type { OutboundDelivery, OutboundSender } from '@herald/session';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
@@ -116,5 +116,29 @@ describe('the outbox', () => {
     }
     const sessionless = await listDeliveries(database.db, '00000000-0000-0000-0000-000000000000');
     expect(sessionless).toEqual([]);
+  });
+
+  it('writes a chat reply to the outbox in the turn-ending transaction, and nothing for the API or a lost lease', async () => {
+    const finish = async (platform: string, chatId: string, loseLease = false) => {
+      const accepted = await acceptInbound(database.db, {
+        profileId: 'main', platform, chatType: 'group', chatId, threadId: '9', userId: 'u', text: 'hi', platformMessageId: '77',
+      });
+      const lease = (await claimLease(database.db, accepted.sessionId, 'w', 60_000))!;
+      const events = (await openInbox(database.db, accepted.sessionId)).events.map((event) => event.id);
+      const turnId = crypto.randomUUID();
+      await startTurn(database.db, lease, turnId, events, 'system');
+      if (loseLease) await database.db.updateTable('session_leases').set({ token: '999' }).where('session_id', '=', accepted.sessionId).execute();
+      await finishTurn(database.db, lease, turnId, events, { reply: 'the answer', failed: false, error: null, iterations: 1, modelCall: null });
+      return turnId;
+    };
+    const telegramTurn = await finish('telegram', 'tg-chat');
+    const reply = await row(`reply:${telegramTurn}`);
+    expect(reply).toMatchObject({ platform: 'telegram', text: 'the answer', source: 'reply', status: 'pending' });
+    expect(reply.target).toEqual({ chatId: 'tg-chat', chatType: 'group', threadId: '9', replyTo: '77' });
+    const apiTurn = await finish('api', 'api-chat');
+    expect(await database.db.selectFrom('outbox').select('id').where('idempotency_key', '=', `reply:${apiTurn}`).executeTakeFirst()).toBeUndefined();
+    await expect(finish('discord', 'dc-chat', true)).rejects.toSatisfy((error) => LeaseLostError.isInstance(error));
+    const discordRows = await database.db.selectFrom('outbox').select('id').where('platform', '=', 'discord').execute();
+    expect(discordRows).toEqual([]);
   });
 });
