@@ -14,7 +14,7 @@ export interface DeliveryConsumerOptions {
   logger: Logger;
   /** How often the outbox is looked at without a notice. @default 1000 */
   pollIntervalMs?: number;
-  /** Rows claimed (and sent in parallel) per pass. @default 8 */
+  /** Sends in progress at once (different chats; a chat has one at a time). @default 8 */
   batchSize?: number;
   /** How long a claim lasts; a consumer that dies mid-send loses the row after this. @default 60000 */
   claimMs?: number;
@@ -58,6 +58,7 @@ export class DeliveryConsumer {
   #wake: (() => void) | undefined;
   #nudged = false;
   #loop: Promise<void> | undefined;
+  readonly #active = new Set<Promise<void>>();
 
   constructor(options: DeliveryConsumerOptions) {
     this.#db = options.db;
@@ -88,23 +89,28 @@ export class DeliveryConsumer {
     let failures = 0;
     while (!this.#stop.signal.aborted) {
       this.#nudged = false;
-      let claimed: ClaimedRow[] = [];
-      try {
-        claimed = await claimOutbound(this.#db, {
-          platforms,
-          limit: this.#options.batchSize,
-          claimMs: this.#options.claimMs,
-        });
-        failures = 0;
-      } catch (error) {
-        failures++;
-        this.#logger.warn({ err: error }, 'outbox claim failed; will retry');
-        await sleep(backoffMs(failures, 200, 5000), this.#stop.signal).catch(() => undefined);
-        continue;
-      }
-      if (claimed.length > 0) {
-        await Promise.all(claimed.map((row) => this.#deliver(row)));
-        continue;
+      // Sends run side by side up to the batch size; a slow chat does not hold up the others, and a
+      // finished send frees its slot at once.
+      const free = this.#options.batchSize - this.#active.size;
+      if (free > 0) {
+        let claimed: ClaimedRow[] = [];
+        try {
+          claimed = await claimOutbound(this.#db, { platforms, limit: free, claimMs: this.#options.claimMs });
+          failures = 0;
+        } catch (error) {
+          failures++;
+          this.#logger.warn({ err: error }, 'outbox claim failed; will retry');
+          await sleep(backoffMs(failures, 200, 5000), this.#stop.signal).catch(() => undefined);
+          continue;
+        }
+        for (const row of claimed) {
+          const delivery: Promise<void> = this.#deliver(row).finally(() => {
+            this.#active.delete(delivery);
+            this.nudge();
+          });
+          this.#active.add(delivery);
+        }
+        if (claimed.length === free) continue;
       }
       if (this.#nudged) continue;
       await new Promise<void>((resolve) => {
@@ -117,6 +123,7 @@ export class DeliveryConsumer {
       });
       this.#wake = undefined;
     }
+    await Promise.all(this.#active);
   }
 
   async #deliver(row: ClaimedRow): Promise<void> {
