@@ -6,6 +6,7 @@ import { runChat } from './chat-command.ts';
 import { runToolsCommand } from './tools-command.ts';
 import { runSkillCommand } from './skill-commands.ts';
 import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
+import { deployDiscordCommands } from '@herald/platforms';
 
 const USAGE = `usage: herald <command>
 
@@ -23,6 +24,7 @@ commands:
   tools      the toolsets and tools a session is offered (--platform, --user); tools policy FILE sets them
   skills     list, show, export, import, pin or unpin a profile's skills
   reviews    list background reviews and what they saved
+  discord-commands  register the chat commands as Discord slash commands (once per deployment)
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -104,6 +106,12 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'tools': {
       await runToolsCommand(argv.slice(1), config);
+      return;
+    }
+    case 'discord-commands': {
+      if (!config.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
+      const count = await deployDiscordCommands(config.discord);
+      process.stdout.write(`registered ${count} slash commands\n`);
       return;
     }
     case 'chat': {

@@ -12,6 +12,7 @@ import { createIngressServer } from '@herald/ingress';
 import { WorkerService } from '@herald/worker';
 import { Reconciler } from '@herald/scheduler';
 import { ReviewerService } from '@herald/reviewer';
+import { startDelivery, startPlatformIngress } from './platform-roles.ts';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   const created = await ensureDatabase(config.databaseUrl);
@@ -58,7 +59,8 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   shutdown.add('run queue', () => queue.close());
   const listener = new TurnDoneListener(subscriber, config.queuePrefix);
   await listener.start();
-  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log });
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
+  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log, telegram: platforms.telegram });
   const address = await app.listen({ host: config.host, port: config.port });
   shutdown.add('http server', () => app.close());
   return address;
@@ -93,6 +95,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     publisher.disconnect();
     subscriber.disconnect();
   });
+  const delivery = startDelivery(config, log, shutdown, db);
   const registry = builtinRegistry({ ...config, terminalEnv: process.env });
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
   const reviewQueue = createReviewQueue(publisher, config.queuePrefix);
@@ -110,6 +113,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     exposure: new ToolExposure(registry, { pluginTools, env: process.env }),
     logger: log,
     recall: config.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
+    onSessionActive: delivery.onSessionActive,
   });
   await worker.start();
   shutdown.add('review queue', () => reviewQueue.close());

@@ -8,6 +8,8 @@ export type {
   EventStatus,
   MessageRole,
   MemoryStore,
+  InFlightPart,
+  OutboxStatus,
   QueueMode,
   ReviewKind,
   ReviewStatus,
@@ -18,8 +20,19 @@ export type {
 } from './schema.ts';
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
-export { acceptInbound, getEvent, openInbox, parseCommand, BacklogFullError, NEW_SESSION_REPLY, QUEUE_MODES } from './inbox.ts';
 export type { AcceptedEvent, AcceptOptions, EventView, EventWaiting, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
+export {
+  acceptInbound,
+  getEvent,
+  openInbox,
+  parseCommand,
+  chatTarget,
+  BacklogFullError,
+  NEW_SESSION_REPLY,
+  QUEUE_MODES,
+  CHAT_COMMANDS,
+  HELP_REPLY,
+} from './inbox.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
 export { appendMessages, loadTranscript } from './transcript.ts';
@@ -84,3 +97,28 @@ export {
   toolUseOfTurn,
 } from './review-store.ts';
 export type { CompletionOutcome, ReviewClaim, ReviewResult, ReviewRow, ReviewView, TurnCompletedEvent } from './review-store.ts';
+export {
+  enqueueOutbound,
+  claimOutbound,
+  progressFor,
+  markDelivered,
+  markAttemptFailed,
+  listDeliveries,
+  DeliveryError,
+  ClaimLostError,
+  CHAT_PLATFORMS,
+} from './outbox.ts';
+export type {
+  OutboundRequest,
+  OutboundItem,
+  OutboundDelivery,
+  OutboundSender,
+  DeliveryProgress,
+  DeliveryReceipt,
+  DeliveryErrorOptions,
+  DeliveryView,
+  ClaimedRow,
+} from './outbox.ts';
+export { DeliveryConsumer, listenForOutbox } from './delivery-consumer.ts';
+export type { DeliveryConsumerOptions } from './delivery-consumer.ts';
+export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';

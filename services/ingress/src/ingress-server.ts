@@ -10,6 +10,9 @@ import { registerProfileRoutes } from './profile-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
 import { registerSkillRoutes } from './skill-routes.ts';
 import { sendError } from './api-errors.ts';
+import { registerDeliveryRoutes } from './delivery-routes.ts';
+import { registerTelegramWebhook } from './platform-routes.ts';
+import type { TelegramIngress } from '@herald/platforms';
 
 export interface IngressOptions {
   config: Config;
@@ -18,6 +21,8 @@ export interface IngressOptions {
   redis: Redis;
   listener: TurnDoneListener;
   logger: Logger;
+  /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
+  telegram?: TelegramIngress | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
@@ -48,5 +53,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerProfileRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger });
   registerSkillRoutes(app, options.db);
+  registerDeliveryRoutes(app, options.db);
+  if (options.telegram) registerTelegramWebhook(app, options.telegram);
   return app;
 }

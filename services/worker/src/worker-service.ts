@@ -29,6 +29,8 @@ export interface WorkerServiceOptions {
   recall: RecallProvider | null;
   /** Where triggered reviews are queued; null: reviews are recorded, and the reviewer's sweep queues them. */
   reviewQueue?: Queue<ReviewJob> | null;
+  /** While a session's turns run (a chat's typing indicator); returns the stop function. */
+  onSessionActive?: (sessionId: string, platform: string) => () => void;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.

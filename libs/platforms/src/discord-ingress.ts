@@ -1,0 +1,207 @@
+import { backoffMs, sleep } from '@herald/core';
+import type { DiscordConfig } from '@herald/core';
+import { CHAT_COMMANDS } from '@herald/session';
+import { ApplicationCommandOptionType, ChannelType, Client, Events, GatewayIntentBits, Partials, REST, Routes } from 'discord.js';
+import type { ChatInputCommandInteraction, Message } from 'discord.js';
+import { handleChatInbound } from './chat-inbound.ts';
+import type { ChatInbound, ChatInboundDependencies } from './chat-inbound.ts';
+import { LeasedTask } from './leased-task.ts';
+
+/** A bot token's first part is the bot's user id in base64: the lease is named without an API call. */
+export function discordBotIdOf(token: string): string {
+  const first = token.split('.')[0] ?? '';
+  const decoded = Buffer.from(first, 'base64').toString('utf8');
+  return /^\d+$/.test(decoded) ? decoded : first;
+}
+
+/**
+ * A message addressed to the bot: every DM; in guild channels and threads a mention of the bot or
+ * a reply to it. A thread is its own session (thread id under the parent channel).
+ */
+export function normalizeDiscordMessage(message: Message, botId: string): ChatInbound | undefined {
+  if (message.author.bot || message.system) return undefined;
+  const channel = message.channel;
+  let chatType: 'dm' | 'group';
+  let chatId = message.channelId;
+  let threadId: string | undefined;
+  let text = message.content;
+  if (channel.type === ChannelType.DM) chatType = 'dm';
+  else {
+    chatType = 'group';
+    const mentioned = message.mentions.users.has(botId);
+    const repliedToBot = message.mentions.repliedUser?.id === botId;
+    if (!mentioned && !repliedToBot) return undefined;
+    text = text.replace(new RegExp(`<@!?${botId}>`, 'g'), ' ').trim();
+    if (channel.isThread()) {
+      chatId = channel.parentId ?? message.channelId;
+      threadId = channel.id;
+    }
+  }
+  if (text.trim() === '') return undefined;
+  return {
+    platform: 'discord',
+    chatType,
+    chatId,
+    threadId,
+    userId: message.author.id,
+    userName: message.author.globalName ?? message.author.username,
+    userHandle: message.author.username,
+    text,
+    dedupeKey: `discord:${message.id}`,
+    platformMessageId: message.id,
+  };
+}
+
+/** The chat commands as Discord application commands (/queue takes its mode as an option). */
+export function discordCommandDefinitions(): unknown[] {
+  return CHAT_COMMANDS.map((command) => ({
+    name: command.name,
+    description: command.description,
+    type: 1,
+    ...('argument' in command
+      ? { options: [{ name: command.argument, description: 'followup, collect, steer or interrupt', type: ApplicationCommandOptionType.String, required: false }] }
+      : {}),
+  }));
+}
+
+/** Registers the slash commands globally: run once per deployment (`herald discord-commands`), not per start. */
+export async function deployDiscordCommands(config: DiscordConfig): Promise<number> {
+  const rest = new REST({ api: config.apiBase, version: '10' }).setToken(config.botToken);
+  const definitions = discordCommandDefinitions();
+  await rest.put(Routes.applicationCommands(discordBotIdOf(config.botToken)), { body: definitions });
+  return definitions.length;
+}
+
+export interface DiscordIngressOptions extends Omit<ChatInboundDependencies, 'allowedUsers'> {
+  config: DiscordConfig;
+  owner: string;
+  /** @default 30000 */
+  leaseTtlMs?: number;
+  /** The shard this process may hold. @default 0 */
+  shardId?: number;
+  /** @default 1 */
+  shardCount?: number;
+}
+
+/**
+ * The Discord gateway on the ingress: one connection per shard, held by whichever replica holds
+ * that shard's platform lease. Messages and slash commands are committed to the inbox; the gateway
+ * has no acknowledgements, so a commit is retried in place a few times before the event is lost.
+ */
+export class DiscordIngress {
+  readonly #options: DiscordIngressOptions;
+  #task: LeasedTask | undefined;
+  #client: Client | undefined;
+
+  constructor(options: DiscordIngressOptions) {
+    this.#options = options;
+  }
+
+  get botId(): string {
+    return discordBotIdOf(this.#options.config.botToken);
+  }
+
+  /** The connected client while this process holds the shard (tests and operators). */
+  get client(): Client | undefined {
+    return this.#client;
+  }
+
+  start(): LeasedTask {
+    const shard = this.#options.shardId ?? 0;
+    this.#task ??= new LeasedTask({
+      db: this.#options.db,
+      name: `discord-gateway:${this.botId}:${shard}`,
+      owner: this.#options.owner,
+      ttlMs: this.#options.leaseTtlMs ?? 30_000,
+      logger: this.#options.logger,
+      run: (signal) => this.#connect(signal),
+    });
+    this.#task.start();
+    return this.#task;
+  }
+
+  async stop(): Promise<void> {
+    await this.#task?.stop();
+  }
+
+  async #connect(signal: AbortSignal): Promise<void> {
+    const { config, logger } = this.#options;
+    const client = new Client({
+      intents: [
+        GatewayIntentBits.Guilds,
+        GatewayIntentBits.GuildMessages,
+        GatewayIntentBits.DirectMessages,
+        GatewayIntentBits.MessageContent,
+      ],
+      partials: [Partials.Channel],
+      rest: { api: config.apiBase, version: '10' },
+      shards: [this.#options.shardId ?? 0],
+      shardCount: this.#options.shardCount ?? 1,
+    });
+    client.on(Events.MessageCreate, (message) => {
+      const inbound = normalizeDiscordMessage(message, this.botId);
+      if (inbound) void this.#commit(inbound, signal);
+    });
+    client.on(Events.InteractionCreate, (interaction) => {
+      if (interaction.isChatInputCommand()) void this.#command(interaction, signal);
+    });
+    client.on(Events.Error, (error) => logger.warn({ err: error }, 'discord client error'));
+    try {
+      await client.login(config.botToken);
+      this.#client = client;
+      logger.info({ shard: this.#options.shardId ?? 0 }, 'discord gateway connected');
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    } finally {
+      this.#client = undefined;
+      await client.destroy();
+    }
+  }
+
+  async #commit(message: ChatInbound, signal: AbortSignal): Promise<void> {
+    const deps = { ...this.#options, allowedUsers: this.#options.config.allowedUsers };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await handleChatInbound(deps, message);
+        return;
+      } catch (error) {
+        if (attempt >= 5 || signal.aborted) {
+          this.#options.logger.error({ err: error, dedupeKey: message.dedupeKey }, 'discord message could not be committed');
+          return;
+        }
+        await sleep(backoffMs(attempt, 200, 5000), signal).catch(() => undefined);
+      }
+    }
+  }
+
+  /**
+   * A slash command: deferred at once (Discord wants an answer within 3 s), then committed like a
+   * typed command; its answer goes through the outbox and edits the deferred reply.
+   */
+  async #command(interaction: ChatInputCommandInteraction, signal: AbortSignal): Promise<void> {
+    try {
+      await interaction.deferReply();
+    } catch (error) {
+this.#options.logger.warn({ err: error }, 'discord interaction could not be deferred');
+      return;
+    }
+    const option = interaction.options.data[0]?.value;
+    const channel = interaction.channel;
+    const inThread = channel?.isThread() === true;
+    await this.#commit(
+      {
+        platform: 'discord',
+        chatType: interaction.inGuild() ? 'group' : 'dm',
+        chatId: inThread ? (channel.parentId ?? interaction.channelId) : interaction.channelId,
+        threadId: inThread ? interaction.channelId : undefined,
+        userId: interaction.user.id,
+        userName: interaction.user.globalName ?? interaction.user.username,
+        userHandle: interaction.user.username,
+        text: `/${interaction.commandName}${option === undefined ? '' : ` ${String(option)}`}`,
+        dedupeKey: `discord:interaction:${interaction.id}`,
+        platformMessageId: interaction.id,
+        replyVia: { interactionToken: interaction.token, applicationId: interaction.applicationId },
+      },
+      signal,
+    );
+  }
+}

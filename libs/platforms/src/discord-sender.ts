@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { DiscordAPIError, HTTPError, RateLimitError, REST, Routes } from 'discord.js';
+import { DeliveryError } from '@herald/session';
+import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/session';
+import { splitMarkdown } from './markdown-split.ts';
+
+export const DISCORD_LIMIT = 2000;
+
+/**
+ * The nonce Discord checks when enforce_nonce is set: the same for every attempt of one part of
+ * one outbox row, so a resend after an ambiguous attempt returns the message that already exists.
+ */
+export function discordNonce(outboxId: string, part: number): string {
+  return createHash('sha256').update(`${outboxId}:${part}`).digest('base64url').slice(0, 25);
+}
+
+export function classifyDiscordError(error: unknown): DeliveryError {
+  if (error instanceof RateLimitError) {
+    return new DeliveryError(`Discord rate limit on ${error.route}`, { retryable: true, retryAfterMs: Math.max(error.retryAfter, 1), cause: error });
+  }
+  if (error instanceof DiscordAPIError || error instanceof HTTPError) {
+    // Discord answered: a 4xx will not change (missing access, unknown channel); a 5xx might.
+    return new DeliveryError(error.message, { retryable: error.status >= 500, cause: error });
+  }
+  // Timeout or connection lost: maybe created. The nonce makes the resend safe.
+  return new DeliveryError(`Discord call ended without an answer: ${(error as Error)?.message ?? String(error)}`, {
+    retryable: true,
+    ambiguous: true,
+    cause: error,
+  });
+}
+
+/**
+ * Sends outbox rows to a channel (or a thread, which is a channel). Discord's own idempotency does
+ * the reconciling: each part carries a nonce derived from the row and part with enforce_nonce, so
+ * a part resent after a timeout is deduplicated by Discord (within its nonce window of a few
+ * minutes, well beyond our retry delays for ambiguous sends). A slash command's answer edits the
+ * deferred interaction reply, which is idempotent by nature.
+ */
+export class DiscordSender implements OutboundSender {
+  readonly #rest: REST;
+
+  constructor(rest: REST) {
+    this.#rest = rest;
+  }
+
+  static fromConfig(options: { botToken: string; apiBase: string; timeoutMs?: number }): DiscordSender {
+    const rest = new REST({
+      api: options.apiBase,
+      version: '10',
+      // Our consumer owns retries (durably); rate limits come back to it with their wait.
+      retries: 0,
+      rejectOnRateLimit: () => true,
+      timeout: options.timeoutMs ?? 15_000,
+    }).setToken(options.botToken);
+    return new DiscordSender(rest);
+  }
+
+  async send(item: OutboundDelivery, signal: AbortSignal): Promise<DeliveryReceipt> {
+    const channelId = item.target.threadId ?? item.target.chatId;
+    if (channelId === undefined || channelId === '') throw new DeliveryError('target.chatId is missing', { retryable: false });
+    const parts = splitMarkdown(item.text, DISCORD_LIMIT);
+    const progress = item.progress;
+    const ids = [...progress.partsSent];
+    for (let part = ids.length; part < parts.length; part++) {
+      const content = parts[part] ?? '';
+      await progress.beginPart(part, null);
+      let messageId: string;
+      try {
+        messageId = await this.#sendPart(item, channelId, content, part, signal);
+      } catch (error) {
+        throw classifyDiscordError(error);
+      }
+      await progress.partSent(part, messageId);
+      ids.push(messageId);
+    }
+    return { messageIds: ids };
+  }
+
+  async #sendPart(item: OutboundDelivery, channelId: string, content: string, part: number, signal: AbortSignal): Promise<string> {
+    const { interactionToken, applicationId, replyTo } = item.target;
+    const allowed_mentions = { parse: [] as string[] };
+    if (interactionToken !== undefined && applicationId !== undefined) {
+      const route =
+        part === 0
+          ? Routes.webhookMessage(applicationId, interactionToken, '@original')
+          : Routes.webhook(applicationId, interactionToken);
+      const sent = (await (part === 0 ? this.#rest.patch(route, { body: { content, allowed_mentions }, auth: false, signal }) : this.#rest.post(route, { body: { content, allowed_mentions }, auth: false, signal }))) as { id: string };
+      return sent.id;
+    }
+    const sent = (await this.#rest.post(Routes.channelMessages(channelId), {
+      body: {
+        content,
+        nonce: discordNonce(item.id, part),
+        enforce_nonce: true,
+        allowed_mentions,
+        ...(part === 0 && replyTo !== undefined && item.target.chatType !== 'dm'
+          ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } }
+          : {}),
+      },
+      signal,
+    })) as { id: string };
+    return sent.id;
+  }
+
+  async typing(target: Record<string, string>, signal: AbortSignal): Promise<void> {
+    const channelId = target.threadId ?? target.chatId;
+    if (channelId === undefined) return;
+    await this.#rest.post(Routes.channelTyping(channelId), { signal });
+  }
+}

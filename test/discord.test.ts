@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '@herald/core';
+import { deployDiscordCommands, DiscordIngress } from '@herald/platforms';
+import { createRedis, createRunQueue } from '@herald/queue';
+import { startFakeOpenAI } from './support/fake-llm.ts';
+import type { FakeLLM } from './support/fake-llm.ts';
+import { BOT_ID, CHANNEL_ID, DISCORD_TOKEN, startFakeDiscord, THREAD_ID } from './support/fake-discord.ts';
+import type { FakeDiscord } from './support/fake-discord.ts';
+import { startStack, waitFor } from './support/stack.ts';
+import type { Stack } from './support/stack.ts';
+
+const ALICE = '500000000000000001';
+const DM_CHANNEL = '600000000000000001';
+
+describe('Discord end to end: a real discord.js client against a fake gateway and REST', () => {
+  let llm: FakeLLM;
+  let discord: FakeDiscord;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    discord = await startFakeDiscord();
+    stack = await startStack({
+      env: {
+        HERALD_MODEL: 'openai/gpt-test',
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: 'sk-test',
+        DISCORD_BOT_TOKEN: DISCORD_TOKEN,
+        DISCORD_ALLOWED_USERS: ALICE,
+        DISCORD_API_BASE: discord.apiBase,
+        HERALD_DELIVERY_POLL_MS: '100',
+      },
+    });
+    await discord.ready();
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await discord.close();
+    await llm.close();
+  });
+
+  const waitForBotMessages = (channelId: string, count: number) =>
+    waitFor(async () => (discord.botMessages(channelId).length >= count ? discord.botMessages(channelId) : undefined), {
+      what: `${count} bot messages in ${channelId}`,
+    });
+
+  it('answers a DM', async () => {
+    llm.handler = (request) => ({ text: `echo: ${request.lastUserText}` });
+    discord.userMessage({ channelId: DM_CHANNEL, userId: ALICE, content: 'hello from a DM', dm: true });
+    const [reply] = await waitForBotMessages(DM_CHANNEL, 1);
+    expect(reply?.content).toBe('echo: hello from a DM');
+    expect(reply?.nonce).toHaveLength(25);
+  });
+
+  it('answers a mention in a guild channel, quoting it, and ignores messages not addressed to it', async () => {
+    llm.handler = (request) => ({ text: `channel: ${request.lastUserText}` });
+    const before = llm.requests.length;
+    discord.userMessage({ channelId: CHANNEL_ID, userId: ALICE, content: 'talking among ourselves' });
+    const mention = discord.userMessage({ channelId: CHANNEL_ID, userId: ALICE, content: `<@${BOT_ID}> what is up`, mentionBot: true });
+    const [reply] = await waitForBotMessages(CHANNEL_ID, 1);
+    expect(reply?.content).toBe('channel: what is up');
+    expect(reply?.message_reference?.message_id).toBe(mention);
+    expect(llm.requests.length - before).toBe(1);
+  });
+
+  it('keeps a thread as its own session and answers inside it', async () => {
+    llm.handler = (request) => ({ text: `users seen: ${request.messages.filter((m) => m.role === 'user').length}` });
+    discord.userMessage({ channelId: THREAD_ID, userId: ALICE, content: `<@${BOT_ID}> in the thread`, mentionBot: true });
+    const [reply] = await waitForBotMessages(THREAD_ID, 1);
+    expect(reply?.content).toBe('users seen: 1');
+    const sessions = await stack.database.db
+      .selectFrom('sessions')
+      .select(['chat_id', 'thread_id'])
+      .where('platform', '=', 'discord')
+      .where('chat_id', '=', CHANNEL_ID)
+      .execute();
+    expect(sessions.map((s) => s.thread_id).sort()).toEqual([THREAD_ID, null]);
+  });
+
+  it('splits a long reply at 2000 characters on paragraph boundaries, and waits out a 429', async () => {
+    const paragraphs = Array.from({ length: 5 }, (_, i) => `Part ${i}: ${'lorem ipsum '.repeat(80).trim()}`);
+    llm.handler = () => ({ text: paragraphs.join('\n\n') });
+    discord.rateLimitNext(`/channels/${DM_CHANNEL}/messages`, 0.3);
+    const before = discord.botMessages(DM_CHANNEL).length;
+    discord.userMessage({ channelId: DM_CHANNEL, userId: ALICE, content: 'long please', dm: true });
+    const messages = await waitFor(async () => {
+      const sent = discord.botMessages(DM_CHANNEL).slice(before);
+      return sent.some((m) => m.content.includes('Part 4')) ? sent : undefined;
+    });
+    expect(messages.length).toBeGreaterThanOrEqual(3);
+    for (const message of messages) {
+      expect(message.content.length).toBeLessThanOrEqual(2000);
+      expect(message.content).toMatch(/^Part \d: /);
+    }
+    expect(messages.map((m) => m.content).join('\n\n')).toBe(paragraphs.join('\n\n'));
+    const row = await stack.database.db
+      .selectFrom('outbox')
+      .select(['attempts', 'status', 'receipt'])
+      .where('platform', '=', 'discord')
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('delivered');
+    expect(row.attempts).toBe(2);
+    expect((row.receipt as any).messageIds).toEqual(messages.map((m) => m.id));
+  });
+
+  it('refuses someone not on the allowlist without a model call', async () => {
+    const before = llm.requests.length;
+    discord.userMessage({ channelId: '600000000000000099', userId: '500000000000000099', content: 'hi', dm: true });
+    const [refusal] = await waitForBotMessages('600000000000000099', 1);
+    expect(refusal?.content).toMatch(/allowlist/);
+    expect(llm.requests.length).toBe(before);
+  });
+
+  it('answers slash commands by editing the deferred reply', async () => {
+    const id = discord.slashCommand({ channelId: CHANNEL_ID, userId: ALICE, name: 'queue', option: 'collect' });
+    const [edited] = await waitForBotMessages(`interaction:interaction-token-${id}`, 1);
+    expect(edited?.content).toBe('Queue mode set to collect.');
+    expect(discord.requests.some((r) => r.path === `/interactions/${id}/interaction-token-${id}/callback`)).toBe(true);
+    expect(await deployDiscordCommands(stack.config.discord!)).toBe(8);
+    expect((discord.commands as any[]).map((c) => c.name)).toEqual(['new', 'reset', 'status', 'stop', 'queue', 'approve', 'deny', 'help']);
+  });
+
+  it('holds one gateway connection per shard across replicas', async () => {
+    const redis = createRedis(stack.config.redisUrl, 'producer');
+    const queue = createRunQueue(redis, stack.config.queuePrefix);
+    const replica = new DiscordIngress({
+      config: stack.config.discord!,
+      owner: 'replica-2',
+      db: stack.database.db,
+      queue,
+      redis,
+      queuePrefix: stack.config.queuePrefix,
+      backlogLimit: 50,
+      logger: silentLogger,
+      leaseTtlMs: 600,
+    });
+    const task = replica.start();
+    try {
+      // Several of the replica's claim intervals pass while the first holder keeps the lease.
+      await waitFor(async () => {
+        const attempts = await stack.database.db.selectFrom('platform_leases').select(['owner', 'expires_at']).execute();
+        return attempts.length === 1 && attempts[0]!.owner !== 'replica-2' ? true : undefined;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(task.holding).toBe(false);
+      expect(discord.connections()).toBe(1);
+      expect(discord.identifies).toBe(1);
+    } finally {
+      await replica.stop();
+      await queue.close();
+      redis.disconnect();
+    }
+  });
+});

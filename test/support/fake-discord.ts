@@ -1,0 +1,282 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
+
+/**
+ * A local Discord: REST (the few routes Herald uses) and a gateway WebSocket speaking hello,
+ * identify, heartbeat, ready and dispatch. A real discord.js client connects to it through the
+ * REST base URL (GET /gateway/bot names the gateway URL).
+ */
+
+export const BOT_ID = '111111111111111111';
+export const GUILD_ID = '222222222222222222';
+export const CHANNEL_ID = '333333333333333333';
+export const THREAD_ID = '444444444444444444';
+
+/** A token whose first part is the bot id in base64, as real tokens are. */
+export const DISCORD_TOKEN = `${Buffer.from(BOT_ID).toString('base64')}.fake.token`;
+
+export interface FakeDiscordMessage {
+  id: string;
+  channel_id: string;
+  content: string;
+  author: { id: string };
+  nonce?: string;
+  message_reference?: { message_id: string };
+}
+
+export interface FakeDiscord {
+  /** For DISCORD_API_BASE. */
+  apiBase: string;
+  messages: FakeDiscordMessage[];
+  requests: { method: string; path: string; body: any }[];
+  commands: unknown[];
+  identifies: number;
+  /** Connected gateway sockets right now (one per shard holder). */
+  connections(): number;
+  /** Answer the next requests to this path prefix with 429 first. */
+  rateLimitNext(pathPrefix: string, retryAfterSeconds: number): void;
+  /** Resolves when a client has identified and received READY and the guild. */
+  ready(): Promise<void>;
+  /** A person's message arriving through the gateway. */
+  userMessage(options: { channelId: string; userId: string; content: string; dm?: boolean; mentionBot?: boolean }): string;
+  /** A slash command arriving through the gateway. */
+  slashCommand(options: { channelId: string; userId: string; name: string; option?: string }): string;
+  botMessages(channelId: string): FakeDiscordMessage[];
+  close(): Promise<void>;
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+let snowflake = 900000000000000000n;
+const nextId = () => String(++snowflake);
+
+const user = (id: string, bot = false) => ({ id, username: bot ? 'herald' : `user${id.slice(-4)}`, discriminator: '0', global_name: null, avatar: null, ...(bot ? { bot: true } : {}) });
+
+export async function startFakeDiscord(): Promise<FakeDiscord> {
+  const sockets = new Set<Socket>();
+  const clients = new Set<WebSocket>();
+  const rateLimits: { prefix: string; retryAfter: number }[] = [];
+  let sequence = 0;
+  let readyResolve: (() => void) | undefined;
+  let readyPromise = new Promise<void>((resolve) => (readyResolve = resolve));
+  const dmChannels = new Set<string>();
+
+  const send = (socket: WebSocket, payload: unknown) => socket.send(JSON.stringify(payload));
+  const dispatch = (t: string, d: unknown) => {
+    for (const socket of clients) send(socket, { op: 0, t, s: ++sequence, d });
+  };
+
+  const guild = () => ({
+    id: GUILD_ID,
+    name: 'Team',
+    icon: null,
+    owner_id: '1',
+    roles: [{ id: GUILD_ID, name: '@everyone', permissions: '0', position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 }],
+    emojis: [],
+    stickers: [],
+    features: [],
+    member_count: 2,
+    members: [],
+    presences: [],
+    voice_states: [],
+    stage_instances: [],
+    guild_scheduled_events: [],
+    soundboard_sounds: [],
+    large: false,
+    unavailable: false,
+    joined_at: new Date().toISOString(),
+    channels: [{ id: CHANNEL_ID, type: 0, name: 'general', guild_id: GUILD_ID, position: 0, permission_overwrites: [] }],
+    threads: [
+      {
+        id: THREAD_ID,
+        type: 11,
+        name: 'a thread',
+        guild_id: GUILD_ID,
+        parent_id: CHANNEL_ID,
+        owner_id: '1',
+        message_count: 0,
+        member_count: 1,
+        thread_metadata: { archived: false, auto_archive_duration: 60, archive_timestamp: new Date().toISOString(), locked: false },
+      },
+    ],
+  });
+
+  const fake: FakeDiscord = {
+    apiBase: '',
+    messages: [],
+    requests: [],
+    commands: [],
+    identifies: 0,
+    connections: () => clients.size,
+    rateLimitNext(prefix, retryAfter) {
+      rateLimits.push({ prefix, retryAfter });
+    },
+    ready: () => readyPromise,
+    userMessage(o) {
+      const id = nextId();
+      if (o.dm) dmChannels.add(o.channelId);
+      const message = {
+        id,
+        channel_id: o.channelId,
+        ...(o.dm ? { channel_type: 1 } : { guild_id: GUILD_ID, channel_type: o.channelId === THREAD_ID ? 11 : 0 }),
+        author: user(o.userId),
+        content: o.content,
+        timestamp: new Date().toISOString(),
+        edited_timestamp: null,
+        tts: false,
+        mention_everyone: false,
+        mentions: o.mentionBot ? [user(BOT_ID, true)] : [],
+        mention_roles: [],
+        attachments: [],
+        embeds: [],
+        pinned: false,
+        type: 0,
+      };
+      fake.messages.push({ id, channel_id: o.channelId, content: o.content, author: { id: o.userId } });
+      dispatch('MESSAGE_CREATE', message);
+      return id;
+    },
+    slashCommand(o) {
+      const id = nextId();
+      dispatch('INTERACTION_CREATE', {
+        id,
+        application_id: BOT_ID,
+        type: 2,
+        token: `interaction-token-${id}`,
+        version: 1,
+        channel_id: o.channelId,
+        channel: { id: o.channelId, type: 0, guild_id: GUILD_ID },
+        guild_id: GUILD_ID,
+        member: { user: user(o.userId), roles: [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0, permissions: '0' },
+        app_permissions: '0',
+        locale: 'en-US',
+        guild_locale: 'en-US',
+        entitlements: [],
+        authorizing_integration_owners: {},
+        context: 0,
+        data: { id: nextId(), name: o.name, type: 1, ...(o.option === undefined ? {} : { options: [{ name: 'mode', type: 3, value: o.option }] }) },
+      });
+      return id;
+    },
+    botMessages(channelId) {
+      return fake.messages.filter((message) => message.channel_id === channelId && message.author.id === BOT_ID);
+    },
+    async close() {
+      for (const socket of clients) socket.terminate();
+      wss.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+
+  const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    response.writeHead(status, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers });
+    response.end(body === undefined ? undefined : JSON.stringify(body));
+  };
+
+  const server = createServer((request, response) => {
+    void (async () => {
+      const raw = await readBody(request);
+      const path = decodeURIComponent((request.url ?? '').replace(/^\/api\/v10/, '').split('?')[0] ?? '');
+      const body = raw === '' ? undefined : JSON.parse(raw);
+      fake.requests.push({ method: request.method ?? 'GET', path, body });
+      const limited = rateLimits.findIndex((limit) => path.startsWith(limit.prefix));
+      if (limited >= 0) {
+        const [limit] = rateLimits.splice(limited, 1);
+        return json(response, 429, { message: 'You are being rate limited.', retry_after: limit!.retryAfter, global: false }, {
+          'retry-after': String(Math.ceil(limit!.retryAfter)),
+          'x-ratelimit-scope': 'user',
+        });
+      }
+      if (request.method === 'GET' && path === '/gateway/bot') {
+        const port = (server.address() as AddressInfo).port;
+        return json(response, 200, { url: `ws://127.0.0.1:${port}/gateway`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } });
+      }
+      let match = /^\/channels\/(\d+)\/messages$/.exec(path);
+      if (request.method === 'POST' && match) {
+        const channelId = match[1]!;
+        const content = String(body?.content ?? '');
+        if (content.length > 2000) return json(response, 400, { code: 50035, message: 'Invalid Form Body' });
+        if (body?.enforce_nonce && body.nonce) {
+          const existing = fake.messages.find((m) => m.author.id === BOT_ID && m.nonce === body.nonce);
+          if (existing) return json(response, 200, { ...existing, author: user(BOT_ID, true) });
+        }
+        const message: FakeDiscordMessage = {
+          id: nextId(),
+          channel_id: channelId,
+          content,
+          author: { id: BOT_ID },
+          ...(body?.nonce ? { nonce: String(body.nonce) } : {}),
+          ...(body?.message_reference ? { message_reference: { message_id: String(body.message_reference.message_id) } } : {}),
+        };
+        fake.messages.push(message);
+        return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
+      }
+      if (request.method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return json(response, 204, undefined);
+      if (request.method === 'PUT' && /^\/applications\/\d+\/commands$/.test(path)) {
+        fake.commands = body as unknown[];
+        return json(response, 200, fake.commands);
+      }
+      if (request.method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return json(response, 204, undefined);
+      match = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path);
+      if (request.method === 'PATCH' && match) {
+        const message: FakeDiscordMessage = { id: nextId(), channel_id: `interaction:${match[2]}`, content: String(body?.content ?? ''), author: { id: BOT_ID } };
+        fake.messages.push(message);
+        return json(response, 200, { ...message, author: user(BOT_ID, true) });
+      }
+      return json(response, 404, { code: 0, message: `404: ${request.method} ${path} is not faked` });
+    })().catch((error: unknown) => json(response, 500, { message: String(error) }));
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  const wss = new WebSocketServer({ server, path: '/gateway' });
+  wss.on('connection', (socket) => {
+    clients.add(socket);
+    socket.on('close', () => {
+      clients.delete(socket);
+      if (clients.size === 0) readyPromise = new Promise<void>((resolve) => (readyResolve = resolve));
+    });
+    send(socket, { op: 10, d: { heartbeat_interval: 41250 } });
+    socket.on('message', (data) => {
+      const payload = JSON.parse(String(data)) as { op: number; d: any };
+      if (payload.op === 1) send(socket, { op: 11 });
+      if (payload.op === 2) {
+        fake.identifies++;
+        const port = (server.address() as AddressInfo).port;
+        send(socket, {
+          op: 0,
+          t: 'READY',
+          s: ++sequence,
+          d: {
+            v: 10,
+            user: user(BOT_ID, true),
+            guilds: [{ id: GUILD_ID, unavailable: true }],
+            session_id: `session-${fake.identifies}`,
+            resume_gateway_url: `ws://127.0.0.1:${port}/gateway`,
+            shard: payload.d.shard ?? [0, 1],
+            application: { id: BOT_ID, flags: 0 },
+          },
+        });
+        send(socket, { op: 0, t: 'GUILD_CREATE', s: ++sequence, d: guild() });
+        readyResolve?.();
+      }
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  fake.apiBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+  return fake;
+}
