@@ -8,6 +8,8 @@ export type {
   EventStatus,
   MessageRole,
   MemoryStore,
+  InFlightPart,
+  OutboxStatus,
   QueueMode,
   StoredToolCall,
   TurnStatus,
@@ -29,3 +31,27 @@ export { readMemory, writeMemory, deleteMemoryEntry, usageOf } from './memory-st
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
 export { loadPromptSources } from './prompt-sources.ts';
 export type { PromptSources } from './prompt-sources.ts';
+export {
+  enqueueOutbound,
+  claimOutbound,
+  progressFor,
+  markDelivered,
+  markAttemptFailed,
+  listDeliveries,
+  DeliveryError,
+  ClaimLostError,
+  CHAT_PLATFORMS,
+} from './outbox.ts';
+export type {
+  OutboundRequest,
+  OutboundItem,
+  OutboundDelivery,
+  OutboundSender,
+  DeliveryProgress,
+  DeliveryReceipt,
+  DeliveryErrorOptions,
+  DeliveryView,
+  ClaimedRow,
+} from './outbox.ts';
+export { DeliveryConsumer, listenForOutbox } from './delivery-consumer.ts';
+export type { DeliveryConsumerOptions } from './delivery-consumer.ts';

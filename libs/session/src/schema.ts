@@ -83,6 +83,7 @@ export interface InboundEventsTable {
   error: string | null;
   received_at: Generated<Date>;
   completed_at: NullableTimestamp;
+  platform_message_id: Generated<string | null>;
 }
 
 export interface TurnsTable {
@@ -205,6 +206,42 @@ export interface CronRunsTable {
   created_at: Generated<Date>;
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;
+export type OutboxStatus = 'pending' | 'sending' | 'delivered' | 'failed';
+
+/** A part of an outbound message whose platform call was started but whose result is unknown. */
+export interface InFlightPart {
+  part: number;
+  marker: string;
+  /** The newest platform message id known in the chat before the send, if any. */
+  anchor: string | null;
+}
+
+export interface OutboxTable {
+  id: Generated<string>;
+  idempotency_key: string;
+  platform: string;
+  target: Json<Record<string, string>>;
+  text: string;
+  session_id: string | null;
+  source: string;
+  status: Generated<OutboxStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  last_error: string | null;
+  receipt: Json<Record<string, unknown>> | null;
+  created_at: Generated<Date>;
+  delivered_at: NullableTimestamp;
+  claim_token: string | null;
+  claim_expires_at: NullableTimestamp;
+  parts_sent: ColumnType<string[], string | undefined, string>;
+  in_flight: Json<InFlightPart> | null;
+}
+
+export interface PlatformLeasesTable {
+  name: string;
+  owner: string;
+  token: BigIntColumn;
+  expires_at: Timestamp;
 }
 
 export interface Database {
@@ -222,6 +259,8 @@ export interface Database {
   cron_clock: CronClockTable;
   cron_jobs: CronJobsTable;
   cron_runs: CronRunsTable;
+  outbox: OutboxTable;
+  platform_leases: PlatformLeasesTable;
 }
 
 type ColumnsOf<T> = { [K in keyof T]: readonly (keyof T[K])[] };
@@ -245,7 +284,7 @@ export const SCHEMA_COLUMNS = {
   session_routes: ['session_key', 'session_id', 'updated_at'],
   inbound_events: [
     'id', 'session_id', 'dedupe_key', 'platform', 'user_id', 'user_name', 'text', 'kind', 'status',
-    'turn_id', 'reply_text', 'error', 'received_at', 'completed_at',
+    'turn_id', 'reply_text', 'error', 'received_at', 'completed_at', 'platform_message_id',
   ],
   turns: ['id', 'session_id', 'status', 'attempts', 'iterations', 'worker', 'error', 'started_at', 'ended_at'],
   messages: [
@@ -269,6 +308,12 @@ export const SCHEMA_COLUMNS = {
     'id', 'job_id', 'scheduled_for', 'trigger', 'status', 'session_id', 'event_id', 'output', 'error',
     'created_at', 'started_at', 'finished_at',
   ],
+  outbox: [
+    'id', 'idempotency_key', 'platform', 'target', 'text', 'session_id', 'source', 'status', 'attempts',
+    'next_attempt_at', 'last_error', 'receipt', 'created_at', 'delivered_at', 'claim_token',
+    'claim_expires_at', 'parts_sent', 'in_flight',
+  ],
+  platform_leases: ['name', 'owner', 'token', 'expires_at'],
 } as const satisfies ColumnsOf<Database>;
 
 const exhaustive: Exhaustive<Database, typeof SCHEMA_COLUMNS> = {
@@ -286,5 +331,7 @@ const exhaustive: Exhaustive<Database, typeof SCHEMA_COLUMNS> = {
   cron_clock: true,
   cron_jobs: true,
   cron_runs: true,
+  outbox: true,
+  platform_leases: true,
 };
 void exhaustive;

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '@herald/core';
+import { claimOutbound, DeliveryConsumer, DeliveryError, enqueueOutbound, listDeliveries } from '@herald/session';
+import type { OutboundDelivery, OutboundSender } from '@herald/session';
+import { createTestDatabase } from '../../../test/support/test-database.ts';
+import type { TestDatabase } from '../../../test/support/test-database.ts';
+import { waitFor } from '../../../test/support/stack.ts';
+
+describe('the outbox', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  const row = (key: string) =>
+    database.db.selectFrom('outbox').selectAll().where('idempotency_key', '=', key).executeTakeFirstOrThrow();
+
+  it('enqueues once per idempotency key', async () => {
+    const item = { idempotencyKey: 'k:once', platform: 'test', target: { chatId: '1' }, text: 'hi', source: 'notice' };
+    const first = await enqueueOutbound(database.db, item);
+    const second = await enqueueOutbound(database.db, { ...item, text: 'changed' });
+    expect(first.created).toBe(true);
+    expect(second).toEqual({ id: first.id, created: false });
+    expect((await row('k:once')).text).toBe('hi');
+  });
+
+  it('claims only the oldest open row per target, so a chat gets its messages in order', async () => {
+    await enqueueOutbound(database.db, { idempotencyKey: 'o:1', platform: 'order', target: { chatId: 'a' }, text: '1', source: 'x' });
+    await enqueueOutbound(database.db, { idempotencyKey: 'o:2', platform: 'order', target: { chatId: 'a' }, text: '2', source: 'x' });
+    await enqueueOutbound(database.db, { idempotencyKey: 'o:3', platform: 'order', target: { chatId: 'b' }, text: '3', source: 'x' });
+    const claims = await Promise.all([1, 2, 3].map(() => claimOutbound(database.db, { platforms: ['order'], limit: 5, claimMs: 60_000 })));
+    const texts = claims.flat().map((claimed) => claimed.text).sort();
+    expect(texts).toEqual(['1', '3']);
+  });
+
+  it('retries after the platform asks to wait, records parts, and stores the receipt', async () => {
+    const calls: string[] = [];
+    let rateLimited = false;
+    const sender: OutboundSender = {
+      async send(item: OutboundDelivery) {
+        const ids = [...item.progress.partsSent];
+        for (let part = ids.length; part < 2; part++) {
+          await item.progress.beginPart(part, null);
+          calls.push(`part ${part} attempt ${item.attempts}`);
+          if (part === 1 && !rateLimited) {
+            rateLimited = true;
+            throw new DeliveryError('Too Many Requests: retry after 1', { retryable: true, retryAfterMs: 200 });
+          }
+          const id = `m${part}`;
+          await item.progress.partSent(part, id);
+          ids.push(id);
+        }
+        return { messageIds: ids };
+      },
+    };
+    const consumer = new DeliveryConsumer({
+      db: database.db,
+      senders: new Map([['retry', sender]]),
+      logger: silentLogger,
+      pollIntervalMs: 50,
+      retryBaseMs: 10,
+    });
+    consumer.start();
+    try {
+      await enqueueOutbound(database.db, { idempotencyKey: 'r:1', platform: 'retry', target: { chatId: 'c' }, text: 'x', source: 'x' });
+      const delivered = await waitFor(async () => {
+        const current = await row('r:1');
+        return current.status === 'delivered' ? current : undefined;
+      });
+      expect(delivered.receipt).toEqual({ messageIds: ['m0', 'm1'] });
+      expect(delivered.attempts).toBe(2);
+      expect(delivered.in_flight).toBeNull();
+      // Part 0 went out once: the retry resumed after it.
+      expect(calls).toEqual(['part 0 attempt 1', 'part 1 attempt 1', 'part 1 attempt 2']);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it('gives a crashed send back with its in-flight mark, and fails for good on a permanent error', async () => {
+    await enqueueOutbound(database.db, { idempotencyKey: 'c:1', platform: 'crash', target: { chatId: 'c' }, text: 'x', source: 'x' });
+    // A consumer claims, marks part 0 as in flight, and dies without a word.
+    const [claimed] = await claimOutbound(database.db, { platforms: ['crash'], limit: 1, claimMs: 100 });
+    const { progressFor } = await import('@herald/session');
+    await progressFor(database.db, claimed!).beginPart(0, '41');
+    const seen: unknown[] = [];
+    const consumer = new DeliveryConsumer({
+      db: database.db,
+      senders: new Map([
+        [
+          'crash',
+          {
+            async send(item: OutboundDelivery) {
+              seen.push(item.progress.inFlight);
+              throw new DeliveryError('Bad Request: chat not found', { retryable: false });
+            },
+          },
+        ],
+      ]),
+      logger: silentLogger,
+      pollIntervalMs: 50,
+    });
+    consumer.start();
+    try {
+      const failed = await waitFor(async () => {
+        const current = await row('c:1');
+        return current.status === 'failed' ? current : undefined;
+      });
+      expect(failed.last_error).toBe('Bad Request: chat not found');
+      expect(seen).toEqual([expect.objectContaining({ part: 0, anchor: '41' })]);
+    } finally {
+      await consumer.stop();
+    }
+    const sessionless = await listDeliveries(database.db, '00000000-0000-0000-0000-000000000000');
+    expect(sessionless).toEqual([]);
+  });
+});
