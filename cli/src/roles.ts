@@ -10,7 +10,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createIngressServer } from '@herald/ingress';
 import { WorkerService } from '@herald/worker';
-import { Reconciler } from '@herald/scheduler';
+import { CronService, Reconciler, WebhookSender } from '@herald/scheduler';
+import { DeliveryConsumer } from '@herald/session';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   const created = await ensureDatabase(config.databaseUrl);
@@ -131,5 +132,23 @@ export function startScheduler(config: Config, logger: Logger, shutdown: Shutdow
   });
   reconciler.start();
   shutdown.add('reconciler', () => reconciler.stop());
+  // Webhook reports are this role's own platform; chat platforms have their consumers elsewhere.
+  const webhooks = new DeliveryConsumer({
+    db,
+    senders: new Map([['webhook', new WebhookSender()]]),
+    logger: log.child({ component: 'webhook-delivery' }),
+  });
+  webhooks.start();
+  shutdown.add('webhook delivery', () => webhooks.stop());
+  const cron = new CronService({
+    db,
+    queue,
+    logger: log.child({ component: 'cron' }),
+    tickMs: config.schedulerTickMs,
+    maxFailures: config.cronMaxFailures,
+    onDeliveries: () => webhooks.nudge(),
+  });
+  cron.start();
+  shutdown.add('cron', () => cron.stop());
   return reconciler;
 }

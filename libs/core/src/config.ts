@@ -42,6 +42,10 @@ export interface Config {
   recall: 'off' | 'past-sessions';
   /** Module paths of plugin tools, loaded by workers. */
   toolPlugins: string[];
+  /** How often each scheduler replica looks for due cron jobs and finished cron runs. */
+  schedulerTickMs: number;
+  /** Consecutive failed runs after which a cron job is paused and its owner told. */
+  cronMaxFailures: number;
 }
 
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
@@ -110,6 +114,8 @@ const schema = z.object({
   HERALD_TURN_MAX_ATTEMPTS: integer(1, 100).default(3),
   HERALD_DB_POOL_SIZE: integer(1, 500).default(10),
   HERALD_TOOL_PLUGINS: optionalText,
+  HERALD_SCHEDULER_TICK_MS: integer(50, 600_000).default(1000),
+  HERALD_CRON_MAX_FAILURES: integer(1, 1000).default(3),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
 });
 
@@ -175,6 +181,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     recall: e.HERALD_RECALL,
     turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
     dbPoolSize: e.HERALD_DB_POOL_SIZE,
+    schedulerTickMs: e.HERALD_SCHEDULER_TICK_MS,
+    cronMaxFailures: e.HERALD_CRON_MAX_FAILURES,
     toolPlugins: (e.HERALD_TOOL_PLUGINS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
   });
 }

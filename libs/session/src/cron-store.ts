@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool, Transaction } from 'kysely';
 import { nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
 import type { CronSchedule } from './cron-schedule.ts';
 import { DeliverSpecError, describeTarget, parseDeliver } from './cron-targets.ts';
@@ -26,6 +26,12 @@ export class CronJobInputError extends Error {
     this.field = field;
   }
 }
+
+/**
+ * The platform of scheduled runs' sessions and events. Other features read it to tell an
+ * unattended run: the reviewer skips them, and tools that need an approval refuse in them.
+ */
+export const SCHEDULED_PLATFORM = 'cron';
 
 export const CRON_MISSED_POLICIES = ['skip', 'run_once'] as const;
 export const CRON_SESSION_MODES = ['fresh', 'named'] as const;
@@ -240,23 +246,25 @@ export async function createCronJob(db: Executor, input: CronJobInput): Promise<
   return jobView(row);
 }
 
-function scoped<Q extends { where: (...args: any[]) => Q }>(query: Q, scope: CronScope): Q {
-  let scopedQuery = query;
-  if (scope.profileId !== undefined) scopedQuery = scopedQuery.where('profile_id', '=', scope.profileId);
-  if (scope.userId !== undefined) scopedQuery = scopedQuery.where('creator_user_id', '=', scope.userId);
-  return scopedQuery;
+function inScope(scope: CronScope) {
+  return (eb: ExpressionBuilder<Database, 'cron_jobs'>) => {
+    const conditions: Expression<SqlBool>[] = [];
+    if (scope.profileId !== undefined) conditions.push(eb('profile_id', '=', scope.profileId));
+    if (scope.userId !== undefined) conditions.push(eb('creator_user_id', '=', scope.userId));
+    return eb.and(conditions);
+  };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function getCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
   if (!UUID.test(id)) return undefined;
-  const row = await scoped(db.selectFrom('cron_jobs').selectAll().where('id', '=', id), scope).executeTakeFirst();
+  const row = await db.selectFrom('cron_jobs').selectAll().where('id', '=', id).where(inScope(scope)).executeTakeFirst();
   return row ? jobView(row) : undefined;
 }
 
 export async function listCronJobs(db: Executor, scope: CronScope = {}): Promise<CronJobView[]> {
-  const rows = await scoped(db.selectFrom('cron_jobs').selectAll(), scope).orderBy('created_at').orderBy('id').execute();
+  const rows = await db.selectFrom('cron_jobs').selectAll().where(inScope(scope)).orderBy('created_at').orderBy('id').execute();
   return rows.map(jobView);
 }
 
@@ -296,10 +304,11 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
 /** Pauses a job; it fires nothing until resumed. */
 export async function pauseCronJob(db: Executor, id: string, reason: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
   if (!UUID.test(id)) return undefined;
-  const row = await scoped(
-    db.updateTable('cron_jobs').set({ enabled: false, paused_reason: reason, updated_at: new Date() }).where('id', '=', id),
-    scope,
-  )
+  const row = await db
+    .updateTable('cron_jobs')
+    .set({ enabled: false, paused_reason: reason, updated_at: new Date() })
+    .where('id', '=', id)
+    .where(inScope(scope))
     .returningAll()
     .executeTakeFirst();
   return row ? jobView(row) : undefined;
@@ -327,7 +336,7 @@ export async function resumeCronJob(db: Executor, id: string, scope: CronScope =
 
 export async function removeCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<boolean> {
   if (!UUID.test(id)) return false;
-  const result = await scoped(db.deleteFrom('cron_jobs').where('id', '=', id), scope).executeTakeFirst();
+  const result = await db.deleteFrom('cron_jobs').where('id', '=', id).where(inScope(scope)).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 

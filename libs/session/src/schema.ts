@@ -206,6 +206,8 @@ export interface CronRunsTable {
   created_at: Generated<Date>;
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;
+}
+
 export type OutboxStatus = 'pending' | 'sending' | 'delivered' | 'failed';
 
 /** A part of an outbound message whose platform call was started but whose result is unknown. */
