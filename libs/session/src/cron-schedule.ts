@@ -22,12 +22,13 @@ export const SCHEDULE_HELP =
   "a delay ('in 2h' or '30m') or an ISO time ('2026-12-24T18:00', read in the job's time zone)";
 
 const MINUTE = 60_000;
-const UNIT_MS: Record<string, number> = { m: MINUTE, h: 60 * MINUTE, d: 24 * 60 * MINUTE };
+const UNIT_MS: Record<string, number> = { s: 1000, m: MINUTE, h: 60 * MINUTE, d: 24 * 60 * MINUTE };
 /** A one-shot this far in the past is refused at creation (Hermes' grace, too). */
 export const ONE_SHOT_GRACE_MS = 120_000;
 const MAX_GRACE_MS = 2 * 60 * MINUTE;
 
 function unitOf(word: string): string | undefined {
+  if (/^(s|secs?|seconds?)$/.test(word)) return 's';
   if (/^(m|mins?|minutes?)$/.test(word)) return 'm';
   if (/^(h|hrs?|hours?)$/.test(word)) return 'h';
   if (/^(d|days?)$/.test(word)) return 'd';
