@@ -45,7 +45,7 @@ export function providerFromConfig(config: Config): Provider | null {
 }
 
 /** The tools every session is offered until per-profile toolsets exist. */
-export const DEFAULT_TOOL_NAMES = ['memory', 'todo'] as const;
+export const DEFAULT_TOOL_NAMES = ['memory', 'todo', 'cronjob'] as const;
 
 export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
   const log = logger.child({ component: 'ingress' });
