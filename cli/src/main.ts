@@ -3,6 +3,7 @@ import type { Config, Logger } from '@herald/core';
 
 import { runAdminCommand } from './admin-commands.ts';
 import { runChat } from './chat-command.ts';
+import { runCronCommand } from './cron-command.ts';
 import { openDb, prepareDatabase, startIngress, startScheduler, startWorker } from './roles.ts';
 
 const USAGE = `usage: herald <command>
@@ -11,12 +12,13 @@ commands:
   up         every role in one process (runs migrations first)
   ingress    the HTTP API
   worker     the run queue consumer
-  scheduler  the reconciler sweep (re-enqueues sessions whose wake-up was lost)
+  scheduler  cron jobs (fire once across replicas, deliver reports) and the reconciler sweep
   migrate    apply database migrations and exit
   chat       interactive terminal chat against the API (/new, /quit)
   memory     list memory entries (--profile P, --user ID) or delete one (memory delete ID)
   prompt     print a session's stored system prompt
   profile    show or edit a profile's identity and context documents
+  cron       cron jobs: list, add, pause, resume, remove, run, runs (herald cron help)
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -81,6 +83,10 @@ async function main(argv: string[]): Promise<void> {
     case 'prompt':
     case 'profile': {
       await runAdminCommand(command, argv.slice(1), config);
+      return;
+    }
+    case 'cron': {
+      await runCronCommand(argv.slice(1), config);
       return;
     }
     case 'chat': {
