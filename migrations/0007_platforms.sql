@@ -34,8 +34,11 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_due_idx ON outbox (next_attempt_at) WHERE status IN ('pending', 'sending');
 CREATE INDEX outbox_session_idx ON outbox (session_id, created_at);
--- Per-chat order: the claim looks for an older open row of the same target.
-CREATE INDEX outbox_open_target_idx ON outbox (platform, target, created_at) WHERE status IN ('pending', 'sending');
+-- Per-chat order: the claim looks for an older open row of the same chat (or URL).
+CREATE INDEX outbox_open_chat_idx ON outbox (platform, (target ->> 'chatId'), created_at)
+  WHERE status IN ('pending', 'sending');
+CREATE INDEX outbox_open_url_idx ON outbox (platform, (target ->> 'url'), created_at)
+  WHERE status IN ('pending', 'sending');
 
 -- Long-lived platform connections that must have exactly one holder cluster-wide.
 CREATE TABLE platform_leases (

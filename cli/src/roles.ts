@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { createIngressServer } from '@herald/ingress';
 import { WorkerService } from '@herald/worker';
 import { CronService, Reconciler, WebhookSender } from '@herald/scheduler';
-import { DeliveryConsumer } from '@herald/session';
+import { startDelivery, startPlatformIngress } from './platform-roles.ts';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   const created = await ensureDatabase(config.databaseUrl);
@@ -61,7 +61,8 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   shutdown.add('run queue', () => queue.close());
   const listener = new TurnDoneListener(subscriber, config.queuePrefix);
   await listener.start();
-  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log });
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
+  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log, telegram: platforms.telegram });
   const address = await app.listen({ host: config.host, port: config.port });
   shutdown.add('http server', () => app.close());
   return address;
@@ -96,6 +97,8 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     publisher.disconnect();
     subscriber.disconnect();
   });
+  // Cron reports to webhooks go through the same outbox consumer as chat replies.
+  const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender()]]));
   const registry = builtinRegistry();
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
   const worker = new WorkerService({
@@ -109,6 +112,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     toolNames: [...DEFAULT_TOOL_NAMES, ...pluginTools],
     logger: log,
     recall: config.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
+    onSessionActive: delivery.onSessionActive,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.
@@ -132,21 +136,12 @@ export function startScheduler(config: Config, logger: Logger, shutdown: Shutdow
   });
   reconciler.start();
   shutdown.add('reconciler', () => reconciler.stop());
-  // Webhook reports are this role's own platform; chat platforms have their consumers elsewhere.
-  const webhooks = new DeliveryConsumer({
-    db,
-    senders: new Map([['webhook', new WebhookSender()]]),
-    logger: log.child({ component: 'webhook-delivery' }),
-  });
-  webhooks.start();
-  shutdown.add('webhook delivery', () => webhooks.stop());
   const cron = new CronService({
     db,
     queue,
     logger: log.child({ component: 'cron' }),
     tickMs: config.schedulerTickMs,
     maxFailures: config.cronMaxFailures,
-    onDeliveries: () => webhooks.nudge(),
   });
   cron.start();
   shutdown.add('cron', () => cron.stop());

@@ -46,6 +46,34 @@ export interface Config {
   schedulerTickMs: number;
   /** Consecutive failed runs after which a cron job is paused and its owner told. */
   cronMaxFailures: number;
+  /** Null: no Telegram bot configured. */
+  telegram: TelegramConfig | null;
+  /** Null: no Discord bot configured. */
+  discord: DiscordConfig | null;
+  /** How often the delivery consumer looks at the outbox without a notice. */
+  deliveryPollMs: number;
+}
+
+export interface TelegramConfig {
+  botToken: string;
+  mode: 'webhook' | 'polling';
+  /** Required in webhook mode: Telegram sends it in X-Telegram-Bot-Api-Secret-Token. */
+  webhookSecret: string | undefined;
+  /** When set, ingress registers this URL with setWebhook at start. */
+  webhookUrl: string | undefined;
+  /** User ids or @usernames; ['*'] allows everyone; empty allows no one. */
+  allowedUsers: string[];
+  apiRoot: string;
+  /** Long-poll wait per getUpdates call. */
+  pollTimeoutSeconds: number;
+}
+
+export interface DiscordConfig {
+  botToken: string;
+  /** User ids; ['*'] allows everyone; empty allows no one. */
+  allowedUsers: string[];
+  /** REST base URL (without the /v10 version); the gateway URL comes from GET /gateway/bot. */
+  apiBase: string;
 }
 
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
@@ -116,6 +144,21 @@ const schema = z.object({
   HERALD_TOOL_PLUGINS: optionalText,
   HERALD_SCHEDULER_TICK_MS: integer(50, 600_000).default(1000),
   HERALD_CRON_MAX_FAILURES: integer(1, 1000).default(3),
+  TELEGRAM_BOT_TOKEN: optionalText.refine((value) => value === undefined || /^\d+:[A-Za-z0-9_-]+$/.test(value), {
+    error: 'expected a bot token like 123456:ABC-def from @BotFather',
+  }),
+  TELEGRAM_MODE: z.enum(['webhook', 'polling'], { error: 'expected webhook or polling' }).default('polling'),
+  TELEGRAM_WEBHOOK_SECRET: optionalText.refine((value) => value === undefined || /^[A-Za-z0-9_-]{1,256}$/.test(value), {
+    error: 'expected 1-256 characters of A-Z, a-z, 0-9, _ and -',
+  }),
+  TELEGRAM_WEBHOOK_URL: optionalText.pipe(url(/^https?:$/, 'https://herald.example.com/telegram/webhook').optional()),
+  TELEGRAM_ALLOWED_USERS: optionalText,
+  TELEGRAM_API_ROOT: url(/^https?:$/, 'https://api.telegram.org').default('https://api.telegram.org'),
+  TELEGRAM_POLL_TIMEOUT_SECONDS: integer(0, 50).default(25),
+  DISCORD_BOT_TOKEN: optionalText,
+  DISCORD_ALLOWED_USERS: optionalText,
+  DISCORD_API_BASE: url(/^https?:$/, 'https://discord.com/api').default('https://discord.com/api'),
+  HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
 });
 
@@ -157,6 +200,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
     model = { provider, model: name, apiKey, baseURL };
   }
+  if (e.TELEGRAM_BOT_TOKEN !== undefined && e.TELEGRAM_MODE === 'webhook' && e.TELEGRAM_WEBHOOK_SECRET === undefined) {
+    throw new ConfigError(
+      'TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_MODE is webhook (any 1-256 of A-Z a-z 0-9 _ -), it is not set',
+    );
+  }
+  const list = (value: string | undefined) =>
+    (value ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '');
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -183,6 +233,27 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPoolSize: e.HERALD_DB_POOL_SIZE,
     schedulerTickMs: e.HERALD_SCHEDULER_TICK_MS,
     cronMaxFailures: e.HERALD_CRON_MAX_FAILURES,
+    telegram:
+      e.TELEGRAM_BOT_TOKEN === undefined
+        ? null
+        : {
+            botToken: e.TELEGRAM_BOT_TOKEN,
+            mode: e.TELEGRAM_MODE,
+            webhookSecret: e.TELEGRAM_WEBHOOK_SECRET,
+            webhookUrl: e.TELEGRAM_WEBHOOK_URL,
+            allowedUsers: list(e.TELEGRAM_ALLOWED_USERS),
+            apiRoot: e.TELEGRAM_API_ROOT.replace(/\/+$/, ''),
+            pollTimeoutSeconds: e.TELEGRAM_POLL_TIMEOUT_SECONDS,
+          },
+    discord:
+      e.DISCORD_BOT_TOKEN === undefined
+        ? null
+        : {
+            botToken: e.DISCORD_BOT_TOKEN,
+            allowedUsers: list(e.DISCORD_ALLOWED_USERS),
+            apiBase: e.DISCORD_API_BASE.replace(/\/+$/, ''),
+          },
+    deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
     toolPlugins: (e.HERALD_TOOL_PLUGINS ?? '').split(',').map((p) => p.trim()).filter((p) => p !== ''),
   });
 }

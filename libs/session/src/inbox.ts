@@ -4,6 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, QueueMode } from './schema.ts';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
+import { CHAT_PLATFORMS, enqueueOutbound } from './outbox.ts';
 
 export interface InboundMessage extends RouteAddress {
   userId: string;
@@ -11,6 +12,8 @@ export interface InboundMessage extends RouteAddress {
   text: string;
   /** Platform event id or API idempotency key, already namespaced by the caller. */
   dedupeKey?: string | undefined;
+  /** The platform's id of the message (Telegram message_id, Discord snowflake): replies quote it. */
+  platformMessageId?: string | undefined;
 }
 
 export interface AcceptedEvent {
@@ -78,7 +81,29 @@ export class BacklogFullError extends Error {
   }
 }
 
-type Command = { kind: 'new' } | { kind: 'queue'; mode: string | undefined } | { kind: 'stop' };
+type Command =
+  | { kind: 'new' }
+  | { kind: 'queue'; mode: string | undefined }
+  | { kind: 'stop' }
+  | { kind: 'status' }
+  | { kind: 'help' };
+
+/** The chat commands, the same on every platform; Discord registers them as slash commands. */
+export const CHAT_COMMANDS = [
+  { name: 'new', description: 'Start a new session in this chat' },
+  { name: 'reset', description: 'Same as /new' },
+  { name: 'status', description: 'Show this chat\'s session, queue mode and what is running' },
+  { name: 'stop', description: 'Stop the running turn' },
+  { name: 'queue', description: 'Show or set how messages sent mid-turn are handled', argument: 'mode' },
+  { name: 'help', description: 'List the commands' },
+  // /approve and /deny (tool approvals) belong here once approvals land (issue 6).
+] as const;
+
+export const HELP_REPLY = [
+  'Commands:',
+  ...CHAT_COMMANDS.map((command) => `/${command.name}${'argument' in command ? ` <${command.argument}>` : ''} - ${command.description}`),
+  `Queue modes: ${['followup', 'collect', 'steer', 'interrupt'].join(', ')}.`,
+].join('\n');
 
 /** Chat commands handled where the message arrives; everything else is a message for the agent. */
 export function parseCommand(text: string): Command | undefined {
@@ -89,6 +114,9 @@ export function parseCommand(text: string): Command | undefined {
   if (name === 'new' || name === 'reset') return { kind: 'new' };
   if (name === 'queue') return { kind: 'queue', mode: argument === '' ? undefined : argument?.toLowerCase() };
   if (name === 'stop') return { kind: 'stop' };
+  if (name === 'status') return { kind: 'status' };
+  if (name === 'help' || name === 'start') return { kind: 'help' };
+  // /approve and /deny: parsed here once tool approvals exist (issue 6); until then they reach the agent.
   return undefined;
 }
 
@@ -119,6 +147,35 @@ async function runStopCommand(trx: Transaction<Database>, sessionId: string): Pr
     .executeTakeFirst();
   if (!running) return { reply: 'Nothing is running.' };
   return { reply: 'Stopping the running turn.', control: 'stop' };
+}
+
+async function runStatusCommand(trx: Transaction<Database>, sessionId: string): Promise<CommandOutcome> {
+  const session = await trx
+    .selectFrom('sessions')
+    .select(['queue_mode', 'created_at'])
+    .where('id', '=', sessionId)
+    .executeTakeFirstOrThrow();
+  const open = await trx
+    .selectFrom('inbound_events')
+    .select(['status', (eb) => eb.fn.countAll<string>().as('count')])
+    .where('session_id', '=', sessionId)
+    .where('status', 'in', ['pending', 'processing'])
+    .groupBy('status')
+    .execute();
+  const count = (status: string) => Number(open.find((row) => row.status === status)?.count ?? 0);
+  const turns = await trx
+    .selectFrom('turns')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('session_id', '=', sessionId)
+    .executeTakeFirstOrThrow();
+  return {
+    reply: [
+      `Session ${sessionId}, started ${session.created_at.toISOString()}.`,
+      `Queue mode: ${session.queue_mode}. Turns so far: ${Number(turns.count)}.`,
+      count('processing') > 0 ? 'A turn is running.' : 'Nothing is running.',
+      `Messages waiting: ${count('pending')}.`,
+    ].join('\n'),
+  };
 }
 
 export interface AcceptOptions {
@@ -174,6 +231,8 @@ async function acceptCommand(
     let outcome: CommandOutcome;
     if (command.kind === 'new') outcome = { reply: NEW_SESSION_REPLY };
     else if (command.kind === 'queue') outcome = await runQueueCommand(trx, sessionId, command.mode);
+    else if (command.kind === 'status') outcome = await runStatusCommand(trx, sessionId);
+    else if (command.kind === 'help') outcome = { reply: HELP_REPLY };
     else outcome = await runStopCommand(trx, sessionId);
     const eventId = randomUUID();
     const inserted = await trx
@@ -192,6 +251,7 @@ async function acceptCommand(
         reply_text: outcome.reply,
         error: null,
         completed_at: new Date(),
+        platform_message_id: message.platformMessageId ?? null,
       })
       .onConflict((oc) => oc.column('dedupe_key').doNothing())
       .returning('id')
@@ -201,6 +261,17 @@ async function acceptCommand(
       const seen = await findByDedupeKey(trx, message.dedupeKey ?? '');
       if (!seen) throw new Error('dedupe conflict without a stored event');
       throw new DuplicateRace(duplicateOf(seen));
+    }
+    if ((CHAT_PLATFORMS as readonly string[]).includes(message.platform)) {
+      // The answer goes out through the outbox, committed with the command's effect.
+      await enqueueOutbound(trx, {
+        idempotencyKey: `command:${eventId}`,
+        platform: message.platform,
+        target: chatTarget(message),
+        text: outcome.reply,
+        sessionId,
+        source: 'command',
+      });
     }
     return {
       eventId,
@@ -237,6 +308,15 @@ async function acceptMessage(
   const row = result.rows[0];
   if (!row) throw new Error('herald_accept_message returned nothing');
   if (row.outcome === 'backlog_full') throw new BacklogFullError(backlogLimit);
+  if (row.outcome === 'accepted' && row.event_id !== null && message.platformMessageId !== undefined) {
+    // Before the caller enqueues the wake-up, so the turn's reply finds it. Only the reply's
+    // quoting and the reconciling of an ambiguous send use it; a crash right here costs neither.
+    await db
+      .updateTable('inbound_events')
+      .set({ platform_message_id: message.platformMessageId })
+      .where('id', '=', row.event_id)
+      .execute();
+  }
   const duplicate = row.outcome === 'duplicate';
   return {
     eventId: row.event_id ?? '',
@@ -245,6 +325,16 @@ async function acceptMessage(
     needsWake: !duplicate || row.status === 'pending' || row.status === 'processing',
     wakeGeneration: String(row.wake_generation),
     ...(!duplicate && row.queue_mode === 'interrupt' ? { control: 'interrupt' as const } : {}),
+  };
+}
+
+/** Where a chat platform delivers a reply to this message (the same shape herald_finish_turn builds). */
+export function chatTarget(message: InboundMessage): Record<string, string> {
+  return {
+    chatId: message.chatId,
+    chatType: message.chatType,
+    ...(message.threadId === undefined || message.threadId === '' ? {} : { threadId: message.threadId }),
+    ...(message.platformMessageId === undefined ? {} : { replyTo: message.platformMessageId }),
   };
 }
 

@@ -16,7 +16,18 @@ export type {
 } from './schema.ts';
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
-export { acceptInbound, getEvent, openInbox, parseCommand, BacklogFullError, NEW_SESSION_REPLY, QUEUE_MODES } from './inbox.ts';
+export {
+  acceptInbound,
+  getEvent,
+  openInbox,
+  parseCommand,
+  chatTarget,
+  BacklogFullError,
+  NEW_SESSION_REPLY,
+  QUEUE_MODES,
+  CHAT_COMMANDS,
+  HELP_REPLY,
+} from './inbox.ts';
 export type { AcceptedEvent, AcceptOptions, EventView, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
@@ -77,3 +88,4 @@ export {
 } from './cron-store.ts';
 export type { CronJobInput, CronJobPatch, CronJobView, CronJobState, CronRunView, CronDelivery, CronScope } from './cron-store.ts';
 export type { CronMissedPolicy, CronOrigin, CronRunStatus, CronSessionMode, CronTarget } from './schema.ts';
+export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';

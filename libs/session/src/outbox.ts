@@ -92,6 +92,8 @@ export interface DeliveryProgress {
   partSent(part: number, messageId: string): Promise<void>;
   /** Clears the in-flight mark after reconciling that part was not delivered. */
   clearInFlight(): Promise<void>;
+  /** Message ids of the latest messages delivered to the same chat, newest rows first. */
+  recentChatMessageIds(): Promise<string[]>;
 }
 
 export interface OutboundDelivery extends OutboundItem {
@@ -156,8 +158,10 @@ export interface ClaimedRow extends OutboundItem {
 
 /**
  * Claims due rows: pending ones whose time came, and 'sending' ones whose claim expired (their
- * consumer died). Per chat target only the oldest open row is eligible, so the parts of one chat
- * go out in order even with many consumers.
+ * consumer died). Per chat (target.chatId, all its threads) or URL only the oldest open row is
+ * eligible, so a chat's messages go out in order even with many consumers, and every message the
+ * bot sends into a chat after the last receipt belongs to the one row in flight there (what makes
+ * an ambiguous Telegram send reconcilable).
  */
 export async function claimOutbound(
   db: Kysely<Database>,
@@ -187,7 +191,8 @@ export async function claimOutbound(
              OR (o.status = 'sending' AND o.claim_expires_at < now()))
         AND NOT EXISTS (
           SELECT 1 FROM outbox older
-          WHERE older.platform = o.platform AND older.target = o.target
+          WHERE older.platform = o.platform
+            AND (older.target ->> 'chatId' = o.target ->> 'chatId' OR older.target ->> 'url' = o.target ->> 'url')
             AND older.status IN ('pending', 'sending')
             AND (older.created_at, older.id) < (o.created_at, o.id))
       ORDER BY o.next_attempt_at
@@ -251,6 +256,21 @@ export function progressFor(db: Kysely<Database>, row: ClaimedRow): DeliveryProg
     async clearInFlight() {
       await updateClaimed(db, row, { in_flight: null });
       inFlight = null;
+    },
+    async recentChatMessageIds() {
+      const chatId = row.target.chatId;
+      if (chatId === undefined) return [];
+      const rows = await db
+        .selectFrom('outbox')
+        .select('parts_sent')
+        .where('platform', '=', row.platform)
+        .where(sql<string>`target ->> 'chatId'`, '=', chatId)
+        .where('id', '!=', row.id)
+        .where('status', 'in', ['delivered', 'failed'])
+        .orderBy('created_at', 'desc')
+        .limit(5)
+        .execute();
+      return rows.flatMap((r) => r.parts_sent);
     },
   };
 }

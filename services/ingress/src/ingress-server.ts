@@ -9,6 +9,9 @@ import { registerApiRoutes } from './api-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
 import { registerCronRoutes } from './cron-routes.ts';
 import { sendError } from './api-errors.ts';
+import { registerDeliveryRoutes } from './delivery-routes.ts';
+import { registerTelegramWebhook } from './platform-routes.ts';
+import type { TelegramIngress } from '@herald/platforms';
 
 export interface IngressOptions {
   config: Config;
@@ -17,6 +20,8 @@ export interface IngressOptions {
   redis: Redis;
   listener: TurnDoneListener;
   logger: Logger;
+  /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
+  telegram?: TelegramIngress | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
@@ -46,5 +51,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
   registerCronRoutes(app, options.db);
+  registerDeliveryRoutes(app, options.db);
+  if (options.telegram) registerTelegramWebhook(app, options.telegram);
   return app;
 }

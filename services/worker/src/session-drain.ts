@@ -35,6 +35,8 @@ export interface DrainOptions extends TurnDependencies {
   onTurnDone(result: TurnResult): Promise<void>;
   /** Subscribes to /stop and interrupt notices for the session while it runs here. */
   registerControl(sessionId: string, handler: (action: ControlAction) => void): () => void;
+  /** Called when turns are about to run (a chat's typing indicator); returns the stop function. */
+  onSessionActive?: ((sessionId: string, platform: string) => () => void) | undefined;
 }
 
 /** Per-turn control: a person's /stop ends the turn, an interrupt drops the running model call. */
@@ -100,9 +102,11 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
   const unregister = options.registerControl(sessionId, (action) => control.handle(action));
   let turns = 0;
   let released = false;
+  let stopActivity: (() => void) | undefined;
   try {
     let inbox = await openInbox(db, sessionId);
     let events = nextTurnEvents(inbox);
+    if (events.length > 0) stopActivity = options.onSessionActive?.(sessionId, lease.session.platform);
     while (events.length > 0) {
       const result = await runTurn(options, lease, lease.session, inbox.queueMode, events, control.forTurn());
       turns++;
@@ -129,6 +133,7 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
     if (options.hardStop.aborted) return { kind: 'stopped', turns };
     throw error;
   } finally {
+    stopActivity?.();
     unregister();
     clearInterval(renew);
     if (!lost.signal.aborted && !released) await releaseLeaseQuietly(options, lease, logger);

@@ -25,6 +25,8 @@ export interface WorkerServiceOptions {
   toolNames: readonly string[];
   logger: Logger;
   recall: RecallProvider | null;
+  /** While a session's turns run (a chat's typing indicator); returns the stop function. */
+  onSessionActive?: (sessionId: string, platform: string) => () => void;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.

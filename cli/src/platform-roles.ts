@@ -1,0 +1,86 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config, Logger, Shutdown } from '@herald/core';
+import { DeliveryConsumer, listenForOutbox } from '@herald/session';
+import type { Db, OutboundSender } from '@herald/session';
+import { TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
+import type { WakeJob } from '@herald/queue';
+
+const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+
+/** One sender per configured platform; other code (cron webhooks) may add its own. */
+export function platformSenders(config: Config): Map<string, OutboundSender> {
+  const senders = new Map<string, OutboundSender>();
+  if (config.telegram) senders.set('telegram', TelegramSender.fromConfig(config.telegram));
+  return senders;
+}
+
+export interface Delivery {
+  consumer: DeliveryConsumer;
+  onSessionActive: (sessionId: string, platform: string) => () => void;
+}
+
+/**
+ * The worker role sends the outbox: it has the replies' transactions next door, scales with the
+ * workers, and several consumers share the rows through claims.
+ */
+export function startDelivery(
+  config: Config,
+  logger: Logger,
+  shutdown: Shutdown,
+  db: Db,
+  extraSenders: ReadonlyMap<string, OutboundSender> = new Map(),
+): Delivery {
+  const log = logger.child({ component: 'delivery' });
+  const senders = new Map([...platformSenders(config), ...extraSenders]);
+  const consumer = new DeliveryConsumer({ db, senders, logger: log, pollIntervalMs: config.deliveryPollMs });
+  const typing = new TypingIndicator({ db, senders, logger: log });
+  if (senders.size > 0) {
+    consumer.start();
+    const stopListening = listenForOutbox(config.databaseUrl, () => consumer.nudge(), log);
+    shutdown.add('outbox listener', stopListening);
+    shutdown.add('delivery consumer', () => consumer.stop());
+  }
+  return { consumer, onSessionActive: (sessionId, platform) => typing.start(sessionId, platform) };
+}
+
+export interface PlatformIngress {
+  telegram: TelegramIngress | undefined;
+}
+
+/** The ingress side of the platforms: Telegram's webhook handler or its (leased) poller. */
+export async function startPlatformIngress(
+  config: Config,
+  logger: Logger,
+  shutdown: Shutdown,
+  db: Db,
+  queue: Queue<WakeJob>,
+  redis: Redis,
+): Promise<PlatformIngress> {
+  let telegram: TelegramIngress | undefined;
+  if (config.telegram) {
+    const log = logger.child({ component: 'telegram' });
+    if (config.telegram.allowedUsers.length === 0) {
+      log.warn({}, 'TELEGRAM_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
+    }
+    telegram = new TelegramIngress({
+      config: config.telegram,
+      owner: processOwner,
+      db,
+      queue,
+      redis,
+      queuePrefix: config.queuePrefix,
+      backlogLimit: config.sessionBacklog,
+      logger: log,
+    });
+    if (config.telegram.mode === 'polling') {
+      const poller = telegram.startPolling();
+      shutdown.add('telegram poller', () => poller.stop());
+    } else {
+      await telegram.registerWebhook();
+    }
+  }
+  return { telegram };
+}

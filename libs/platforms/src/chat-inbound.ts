@@ -1,0 +1,110 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@herald/core';
+import { acceptInbound, BacklogFullError, chatTarget, enqueueOutbound } from '@herald/session';
+import type { Db, InboundMessage } from '@herald/session';
+import { enqueueWake, publishSessionControl } from '@herald/queue';
+import type { WakeJob } from '@herald/queue';
+
+/** A chat message from Telegram or Discord, normalized; only messages addressed to the bot. */
+export interface ChatInbound {
+  platform: 'telegram' | 'discord';
+  chatType: 'dm' | 'group';
+  chatId: string;
+  threadId?: string | undefined;
+  userId: string;
+  userName?: string | undefined;
+  /** Also matched against the allowlist ('@name' entries). */
+  userHandle?: string | undefined;
+  text: string;
+  /** Namespaced platform event id: a redelivery is the same event. */
+  dedupeKey: string;
+  platformMessageId: string;
+}
+
+export interface ChatInboundDependencies {
+  db: Db;
+  queue: Queue<WakeJob>;
+  /** A producer connection for /stop and interrupt notices. */
+  redis: Redis;
+  queuePrefix: string;
+  backlogLimit: number;
+  /** User ids or @handles; '*' allows everyone; empty allows no one. */
+  allowedUsers: readonly string[];
+  logger: Logger;
+  profileId?: string;
+}
+
+export type ChatInboundOutcome = 'accepted' | 'duplicate' | 'refused' | 'backlog_full';
+
+export const REFUSAL_TEXT =
+  'Sorry, I only answer people on this bot\'s allowlist. Ask whoever runs it to add your user id: ';
+
+/** Refusals per person per platform: at most one per this window, across all replicas. */
+const REFUSAL_WINDOW_MS = 3_600_000;
+
+export function isAllowed(allowedUsers: readonly string[], userId: string, handle: string | undefined): boolean {
+  if (allowedUsers.includes('*')) return true;
+  if (allowedUsers.includes(userId)) return true;
+  const name = handle?.toLowerCase();
+  return name !== undefined && allowedUsers.some((entry) => entry.toLowerCase() === `@${name}`);
+}
+
+/**
+ * Commits an addressed chat message to the inbox (the caller acknowledges the platform only after
+ * this resolves), then wakes a worker. Someone not on the allowlist gets no model call and one
+ * polite refusal per hour: the refusal's idempotency key names the hour, so replicas and
+ * redeliveries collapse into one outbox row.
+ */
+export async function handleChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
+  const inbound: InboundMessage = {
+    profileId: deps.profileId ?? 'main',
+    platform: message.platform,
+    chatType: message.chatType,
+    chatId: message.chatId,
+    threadId: message.threadId,
+    userId: message.userId,
+    userName: message.userName,
+    text: message.text,
+    dedupeKey: message.dedupeKey,
+    platformMessageId: message.platformMessageId,
+  };
+  if (!isAllowed(deps.allowedUsers, message.userId, message.userHandle)) {
+    const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
+    await enqueueOutbound(deps.db, {
+      idempotencyKey: `refusal:${message.platform}:${message.userId}:${window}`,
+      platform: message.platform,
+      target: chatTarget(inbound),
+      text: `${REFUSAL_TEXT}${message.userId}`,
+      source: 'refusal',
+    });
+    deps.logger.info({ platform: message.platform, userId: message.userId }, 'message from someone not on the allowlist');
+    return 'refused';
+  }
+  let accepted;
+  try {
+    accepted = await acceptInbound(deps.db, inbound, { backlogLimit: deps.backlogLimit });
+  } catch (error) {
+    if (!(error instanceof BacklogFullError)) throw error;
+    await enqueueOutbound(deps.db, {
+      idempotencyKey: `backlog:${message.dedupeKey}`,
+      platform: message.platform,
+      target: chatTarget(inbound),
+      text: error.message,
+      source: 'notice',
+    });
+    return 'backlog_full';
+  }
+  if (accepted.needsWake) {
+    // Committed: if Redis is down now, the reconciler enqueues it later.
+    await enqueueWake(deps.queue, accepted.sessionId, accepted.wakeGeneration).catch((error: unknown) =>
+      deps.logger.warn({ err: error, sessionId: accepted.sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
+    );
+  }
+  if (accepted.control !== undefined && !accepted.duplicate) {
+    await publishSessionControl(deps.redis, deps.queuePrefix, accepted.sessionId, accepted.control).catch((error: unknown) =>
+      deps.logger.warn({ err: error, sessionId: accepted.sessionId }, 'session control notice failed'),
+    );
+  }
+  return accepted.duplicate ? 'duplicate' : 'accepted';
+}

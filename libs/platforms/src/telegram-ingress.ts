@@ -1,0 +1,206 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Api, GrammyError } from 'grammy';
+import type { Message, Update } from 'grammy/types';
+import { backoffMs, sleep } from '@herald/core';
+import type { TelegramConfig } from '@herald/core';
+import { handleChatInbound } from './chat-inbound.ts';
+import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from './chat-inbound.ts';
+import { LeasedTask } from './leased-task.ts';
+
+export interface TelegramBotIdentity {
+  id: number;
+  username: string;
+}
+
+export type TelegramUpdateOutcome = ChatInboundOutcome | 'ignored';
+
+/** The bot's numeric id is the token's first part: no API call needed to namespace update ids. */
+export function botIdOf(token: string): string {
+  return token.split(':')[0] ?? token;
+}
+
+/** A structurally valid update: an object with an integer update_id. */
+export function isUpdate(body: unknown): body is Update {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Array.isArray(body) &&
+    Number.isSafeInteger((body as { update_id?: unknown }).update_id)
+  );
+}
+
+/**
+ * The message of an update when it is addressed to the bot: every DM; in groups a mention, a reply
+ * to one of the bot's messages, or a command. Forum topics become threads (their own sessions).
+ */
+export function normalizeTelegramUpdate(update: Update, bot: TelegramBotIdentity): ChatInbound | undefined {
+  const message: Message | undefined = update.message;
+  if (!message || !message.from || message.from.is_bot) return undefined;
+  const raw = message.text ?? message.caption;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const entities = message.entities ?? message.caption_entities ?? [];
+  const chat = message.chat;
+  let chatType: 'dm' | 'group';
+  let text = raw;
+  if (chat.type === 'private') chatType = 'dm';
+  else if (chat.type === 'group' || chat.type === 'supergroup') {
+    chatType = 'group';
+    const handle = `@${bot.username}`.toLowerCase();
+    const mentioned = entities.some((entity) => {
+      const value = raw.slice(entity.offset, entity.offset + entity.length).toLowerCase();
+      if (entity.type === 'mention') return value === handle;
+      if (entity.type === 'text_mention') return entity.user.id === bot.id;
+      // A bare /command in a group, or one addressed to this bot by name.
+      if (entity.type === 'bot_command') return entity.offset === 0 && (!value.includes('@') || value.endsWith(handle));
+      return false;
+    });
+    const repliedToBot = message.reply_to_message?.from?.id === bot.id;
+    if (!mentioned && !repliedToBot) return undefined;
+    text = raw.replace(new RegExp(`(^|\\s)@${bot.username}\\b`, 'ig'), ' ').trim();
+    if (text === '') return undefined;
+  } else return undefined;
+  const from = message.from;
+  return {
+    platform: 'telegram',
+    chatType,
+    chatId: String(chat.id),
+    threadId: message.is_topic_message && message.message_thread_id !== undefined ? String(message.message_thread_id) : undefined,
+    userId: String(from.id),
+    userName: from.username ?? [from.first_name, from.last_name].filter(Boolean).join(' '),
+    userHandle: from.username,
+    text,
+    dedupeKey: `telegram:${bot.id}:${update.update_id}`,
+    platformMessageId: String(message.message_id),
+  };
+}
+
+export interface TelegramIngressOptions extends Omit<ChatInboundDependencies, 'allowedUsers'> {
+  config: TelegramConfig;
+  /** This process, for the polling lease. */
+  owner: string;
+  api?: Api;
+  /** Lease TTL of the poller. @default 30000 */
+  pollLeaseTtlMs?: number;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/**
+ * Telegram on the ingress: the webhook handler, or the poller (one per bot token across all
+ * replicas, through a platform lease). Either way an update is committed to the inbox before it
+ * is acknowledged: the webhook answers 200 after the commit, the poller confirms an offset only
+ * after every update before it committed.
+ */
+export class TelegramIngress {
+  readonly api: Api;
+  readonly #options: TelegramIngressOptions;
+  #identity: Promise<TelegramBotIdentity> | undefined;
+  #poller: LeasedTask | undefined;
+
+  constructor(options: TelegramIngressOptions) {
+    this.#options = options;
+    this.api =
+      options.api ?? new Api(options.config.botToken, { apiRoot: options.config.apiRoot, timeoutSeconds: options.config.pollTimeoutSeconds + 15 });
+  }
+
+  get botId(): string {
+    return botIdOf(this.#options.config.botToken);
+  }
+
+  /** getMe once: groups need the bot's username to see mentions. */
+  identity(): Promise<TelegramBotIdentity> {
+    this.#identity ??= this.api.getMe().then(
+      (me) => ({ id: me.id, username: me.username }),
+      (error: unknown) => {
+        this.#identity = undefined;
+        throw error;
+      },
+    );
+    return this.#identity;
+  }
+
+  /** Constant-time check of X-Telegram-Bot-Api-Secret-Token. */
+  verifySecret(header: string | string[] | undefined): boolean {
+    const secret = this.#options.config.webhookSecret;
+    if (secret === undefined || typeof header !== 'string') return false;
+    return timingSafeEqual(digest(header), digest(secret));
+  }
+
+  async handleUpdate(update: Update): Promise<TelegramUpdateOutcome> {
+    const message = normalizeTelegramUpdate(update, await this.identity());
+    if (!message) return 'ignored';
+    const outcome = await handleChatInbound({ ...this.#options, allowedUsers: this.#options.config.allowedUsers }, message);
+    this.#options.logger.debug({ updateId: update.update_id, outcome }, 'telegram update');
+    return outcome;
+  }
+
+  /** Points Telegram at our webhook (when TELEGRAM_WEBHOOK_URL is set). */
+  async registerWebhook(): Promise<void> {
+    const { webhookUrl, webhookSecret } = this.#options.config;
+    if (webhookUrl === undefined) return;
+    await this.api.setWebhook(webhookUrl, {
+      ...(webhookSecret === undefined ? {} : { secret_token: webhookSecret }),
+      allowed_updates: ['message'],
+    });
+  }
+
+  startPolling(): LeasedTask {
+    this.#poller ??= new LeasedTask({
+      db: this.#options.db,
+      name: `telegram-poll:${this.botId}`,
+      owner: this.#options.owner,
+      ttlMs: this.#options.pollLeaseTtlMs ?? 30_000,
+      logger: this.#options.logger,
+      run: (signal) => this.#poll(signal),
+    });
+    this.#poller.start();
+    return this.#poller;
+  }
+
+  async stop(): Promise<void> {
+    await this.#poller?.stop();
+  }
+
+  async #poll(signal: AbortSignal): Promise<void> {
+    const logger = this.#options.logger;
+    const grammySignal = signal as unknown as Parameters<Api['getMe']>[0];
+    // A registered webhook makes getUpdates fail with 409.
+    await this.api.deleteWebhook({}, grammySignal);
+    let offset: number | undefined;
+    let failures = 0;
+    while (!signal.aborted) {
+      let updates: Update[];
+      try {
+        updates = await this.api.getUpdates(
+          { timeout: this.#options.config.pollTimeoutSeconds, allowed_updates: ['message'], ...(offset === undefined ? {} : { offset }) },
+          grammySignal,
+        );
+      } catch (error) {
+        if (signal.aborted) return;
+        failures++;
+        const retryAfter = error instanceof GrammyError ? error.parameters.retry_after : undefined;
+        logger.warn({ err: error }, 'telegram getUpdates failed; retrying');
+        await sleep(retryAfter !== undefined ? retryAfter * 1000 : backoffMs(failures, 500, 30_000), signal).catch(() => undefined);
+        continue;
+      }
+      failures = 0;
+      for (const update of updates) {
+        // In order, one at a time: the offset moves past an update only after it committed. A
+        // failure leaves the offset where it is, so Telegram hands the update out again.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await this.handleUpdate(update);
+            break;
+          } catch (error) {
+            if (signal.aborted) return;
+            logger.warn({ err: error, updateId: update.update_id }, 'telegram update not committed; retrying');
+            await sleep(backoffMs(attempt, 200, 10_000), signal).catch(() => undefined);
+          }
+        }
+        offset = update.update_id + 1;
+      }
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { listDeliveries } from '@herald/session';
+import type { Db } from '@herald/session';
+import { sendError } from './api-errors.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** GET /v1/sessions/:id/deliveries: what the outbox sent to the chat, and what it could not. */
+export function registerDeliveryRoutes(app: FastifyInstance, db: Db): void {
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/deliveries', async (request, reply) => {
+    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
+    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
+    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
+    const deliveries = await listDeliveries(db, session.id);
+    return {
+      deliveries: deliveries.map((delivery) => ({
+        id: delivery.id,
+        idempotency_key: delivery.idempotencyKey,
+        platform: delivery.platform,
+        target: delivery.target,
+        source: delivery.source,
+        status: delivery.status,
+        attempts: delivery.attempts,
+        last_error: delivery.lastError,
+        message_ids: delivery.status === 'delivered' ? ((delivery.receipt?.messageIds as string[] | undefined) ?? []) : delivery.partsSent,
+        created_at: delivery.createdAt.toISOString(),
+        delivered_at: delivery.deliveredAt?.toISOString() ?? null,
+        next_attempt_at: delivery.status === 'pending' ? delivery.nextAttemptAt.toISOString() : null,
+      })),
+    };
+  });
+}

@@ -1,0 +1,274 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A local stand-in for the Telegram Bot API, spoken to by grammy through `apiRoot`. It keeps chats
+ * with per-chat sequential message ids (as Telegram does), serves getUpdates as a long poll, and
+ * fails on demand: 429 with retry_after, 400 "can't parse entities", or a send that is stored but
+ * never answered (the ambiguous timeout).
+ */
+
+export interface FakeUser {
+  id: number;
+  is_bot: boolean;
+  first_name: string;
+  username?: string;
+}
+
+export interface StoredMessage {
+  message_id: number;
+  chat_id: number;
+  from: FakeUser;
+  text: string;
+  parse_mode?: string;
+  message_thread_id?: number;
+  reply_to?: number;
+}
+
+export interface SentCall {
+  method: string;
+  body: Record<string, any>;
+  messageId?: number;
+}
+
+export type Failure =
+  | { kind: 'status'; code: number; description: string; retryAfter?: number }
+  /** Store the message, then never answer: the sender cannot tell whether it arrived. */
+  | { kind: 'store-then-hang' }
+  /** Never answer and store nothing: it did not arrive. */
+  | { kind: 'drop' };
+
+export interface FakeTelegram {
+  /** For TELEGRAM_API_ROOT. */
+  apiRoot: string;
+  token: string;
+  bot: FakeUser;
+  calls: SentCall[];
+  chats: Map<number, StoredMessage[]>;
+  webhook: { url: string; secret?: string } | null;
+  /** The most getUpdates calls ever open at once (one poller per token means 1). */
+  maxConcurrentPolls: number;
+  /** Failures for the next calls of a method, in order. */
+  failNext(method: string, ...failures: Failure[]): void;
+  /** HTML that Telegram "cannot parse": sendMessage/editMessageText with parse_mode HTML fail. */
+  rejectHtml: ((text: string) => boolean) | undefined;
+  /** A person writes: returns the Update (queued for getUpdates too). */
+  userMessage(options: UserMessageOptions): any;
+  /** The bot's messages in a chat, oldest first. */
+  botMessages(chatId: number): StoredMessage[];
+  close(): Promise<void>;
+}
+
+export interface UserMessageOptions {
+  chatId: number;
+  chatType?: 'private' | 'group' | 'supergroup';
+  from: { id: number; username?: string; first_name?: string };
+  text: string;
+  /** A forum topic: the message is a topic message of this thread. */
+  threadId?: number;
+  replyToMessageId?: number;
+  /** Adds a mention entity of the bot's username at its position in text. */
+  mentionBot?: boolean;
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+export async function startFakeTelegram(options: { token?: string; username?: string } = {}): Promise<FakeTelegram> {
+  const token = options.token ?? '123456:TEST-token_abc';
+  const botId = Number(token.split(':')[0]);
+  const bot: FakeUser = { id: botId, is_bot: true, first_name: 'Herald', username: options.username ?? 'herald_test_bot' };
+  const chats = new Map<number, StoredMessage[]>();
+  const counters = new Map<number, number>();
+  const failures = new Map<string, Failure[]>();
+  const updates: any[] = [];
+  const pollWaiters = new Set<() => void>();
+  const sockets = new Set<Socket>();
+  let nextUpdateId = 1000;
+  let openPolls = 0;
+
+  const nextMessageId = (chatId: number) => {
+    const id = (counters.get(chatId) ?? 0) + 1;
+    counters.set(chatId, id);
+    return id;
+  };
+  const store = (message: StoredMessage) => {
+    const list = chats.get(message.chat_id) ?? [];
+    list.push(message);
+    chats.set(message.chat_id, list);
+  };
+  const chatTypes = new Map<number, string>();
+  const chatObject = (chatId: number) => {
+    const type = chatTypes.get(chatId) ?? 'private';
+    return type === 'private' ? { id: chatId, type, first_name: 'Person' } : { id: chatId, type, title: 'Team', is_forum: type === 'supergroup' };
+  };
+  const toApiMessage = (message: StoredMessage) => ({
+    message_id: message.message_id,
+    date: Math.floor(Date.now() / 1000),
+    chat: chatObject(message.chat_id),
+    from: message.from,
+    text: message.text,
+    ...(message.message_thread_id === undefined ? {} : { message_thread_id: message.message_thread_id, is_topic_message: true }),
+  });
+
+  const fake: FakeTelegram = {
+    apiRoot: '',
+    token,
+    bot,
+    calls: [],
+    chats,
+    webhook: null,
+    maxConcurrentPolls: 0,
+    rejectHtml: undefined,
+    failNext(method, ...more) {
+      failures.set(method, [...(failures.get(method) ?? []), ...more]);
+    },
+    userMessage(o) {
+      chatTypes.set(o.chatId, o.chatType ?? 'private');
+      const from: FakeUser = { id: o.from.id, is_bot: false, first_name: o.from.first_name ?? 'Person', ...(o.from.username ? { username: o.from.username } : {}) };
+      const messageId = nextMessageId(o.chatId);
+      const stored: StoredMessage = { message_id: messageId, chat_id: o.chatId, from, text: o.text, ...(o.threadId === undefined ? {} : { message_thread_id: o.threadId }) };
+      store(stored);
+      const entities: any[] = [];
+      if (o.text.startsWith('/')) entities.push({ type: 'bot_command', offset: 0, length: o.text.split(/\s/)[0]!.length });
+      if (o.mentionBot) {
+        const at = o.text.indexOf(`@${bot.username}`);
+        if (at >= 0) entities.push({ type: 'mention', offset: at, length: bot.username!.length + 1 });
+      }
+      const replied = o.replyToMessageId === undefined ? undefined : chats.get(o.chatId)?.find((m) => m.message_id === o.replyToMessageId);
+      const update = {
+        update_id: nextUpdateId++,
+        message: {
+          ...toApiMessage(stored),
+          ...(entities.length > 0 ? { entities } : {}),
+          ...(replied ? { reply_to_message: toApiMessage(replied) } : {}),
+        },
+      };
+      updates.push(update);
+      for (const wake of pollWaiters) wake();
+      return update;
+    },
+    botMessages(chatId) {
+      return (chats.get(chatId) ?? []).filter((message) => message.from.id === bot.id);
+    },
+    async close() {
+      for (const wake of pollWaiters) wake();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+
+  const ok = (response: ServerResponse, result: unknown) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ ok: true, result }));
+  };
+  const fail = (response: ServerResponse, code: number, description: string, retryAfter?: number) => {
+    response.writeHead(code, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ ok: false, error_code: code, description, ...(retryAfter === undefined ? {} : { parameters: { retry_after: retryAfter } }) }));
+  };
+  const parseError = (body: Record<string, any>) =>
+    body.parse_mode === 'HTML' && fake.rejectHtml !== undefined && fake.rejectHtml(String(body.text));
+
+  const server = createServer((request, response) => {
+    void (async () => {
+      const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.url ?? '');
+      const raw = await readBody(request);
+      if (!match || match[1] !== token) return fail(response, 404, 'Not Found');
+      const method = match[2]!;
+      const body: Record<string, any> = raw === '' ? {} : JSON.parse(raw);
+      const call: SentCall = { method, body };
+      fake.calls.push(call);
+      const failure = failures.get(method)?.shift();
+      if (failure?.kind === 'status') return fail(response, failure.code, failure.description, failure.retryAfter);
+      if (failure?.kind === 'drop') return; // no answer, nothing stored
+      switch (method) {
+        case 'getMe':
+          return ok(response, { ...bot, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
+        case 'setWebhook':
+          fake.webhook = { url: String(body.url), ...(body.secret_token ? { secret: String(body.secret_token) } : {}) };
+          return ok(response, true);
+        case 'deleteWebhook':
+          fake.webhook = null;
+          return ok(response, true);
+        case 'sendChatAction':
+          return ok(response, true);
+        case 'getUpdates': {
+          if (fake.webhook) return fail(response, 409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
+          openPolls++;
+          fake.maxConcurrentPolls = Math.max(fake.maxConcurrentPolls, openPolls);
+          try {
+            const offset = typeof body.offset === 'number' ? body.offset : 0;
+            // Confirmed updates are gone for good, as on Telegram.
+            while (updates.length > 0 && updates[0].update_id < offset) updates.shift();
+            if (updates.length === 0 && Number(body.timeout ?? 0) > 0) {
+              await new Promise<void>((resolve) => {
+                const timer = setTimeout(done, Number(body.timeout) * 1000);
+                function done() {
+                  clearTimeout(timer);
+                  pollWaiters.delete(done);
+                  resolve();
+                }
+                pollWaiters.add(done);
+              });
+            }
+            return ok(response, updates.filter((update) => update.update_id >= offset).slice(0, Number(body.limit ?? 100)));
+          } finally {
+            openPolls--;
+          }
+        }
+        case 'sendMessage': {
+          const chatId = Number(body.chat_id);
+          if (!chats.has(chatId)) return fail(response, 400, 'Bad Request: chat not found');
+          if (String(body.text ?? '').length > 4096) return fail(response, 400, 'Bad Request: message is too long');
+          if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
+          const message: StoredMessage = {
+            message_id: nextMessageId(chatId),
+            chat_id: chatId,
+            from: bot,
+            text: String(body.text),
+            ...(body.parse_mode ? { parse_mode: String(body.parse_mode) } : {}),
+            ...(body.message_thread_id === undefined ? {} : { message_thread_id: Number(body.message_thread_id) }),
+            ...(body.reply_parameters?.message_id === undefined ? {} : { reply_to: Number(body.reply_parameters.message_id) }),
+          };
+          store(message);
+          call.messageId = message.message_id;
+          if (failure?.kind === 'store-then-hang') return; // it arrived; the answer never does
+          return ok(response, toApiMessage(message));
+        }
+        case 'editMessageText': {
+          const chatId = Number(body.chat_id);
+          const message = chats.get(chatId)?.find((m) => m.message_id === Number(body.message_id));
+          if (!message) return fail(response, 400, 'Bad Request: message to edit not found');
+          if (message.from.id !== bot.id) return fail(response, 400, "Bad Request: message can't be edited");
+          if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
+          if (message.text === String(body.text) && (message.parse_mode ?? '') === String(body.parse_mode ?? '')) {
+            return fail(response, 400, 'Bad Request: message is not modified: specified new message content and reply markup of the specified message are exactly the same as a current content and reply markup of the message');
+          }
+          message.text = String(body.text);
+          if (body.parse_mode) message.parse_mode = String(body.parse_mode);
+          else delete message.parse_mode;
+          return ok(response, toApiMessage(message));
+        }
+        default:
+          return fail(response, 404, `Not Found: method ${method} is not faked`);
+      }
+    })().catch((error: unknown) => {
+      response.writeHead(500);
+      response.end(String(error));
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  fake.apiRoot = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return fake;
+}
