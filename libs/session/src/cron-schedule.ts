@@ -15,6 +15,12 @@ export interface CronSchedule {
 /** The schedule text cannot be used; `message` says what is wrong and what is accepted. */
 export class ScheduleError extends Error {
   override readonly name = 'ScheduleError';
+  /** Which input is wrong: the schedule text or its time zone. */
+  readonly field: 'schedule' | 'timezone';
+  constructor(message: string, field: 'schedule' | 'timezone' = 'schedule') {
+    super(message);
+    this.field = field;
+  }
 }
 
 export const SCHEDULE_HELP =
@@ -114,7 +120,7 @@ export function parseSchedule(input: string, options: { timezone?: string | unde
   const display = input.trim().replace(/\s+/g, ' ');
   const timezone = options.timezone?.trim() || 'UTC';
   if (!isValidTimeZone(timezone)) {
-    throw new ScheduleError(`unknown time zone '${timezone}': use an IANA name such as Europe/Berlin or America/New_York`);
+    throw new ScheduleError(`unknown time zone '${timezone}': use an IANA name such as Europe/Berlin or America/New_York`, 'timezone');
   }
   if (display === '') throw new ScheduleError(`the schedule is empty: ${SCHEDULE_HELP}`);
   const lower = display.toLowerCase();

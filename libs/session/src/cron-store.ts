@@ -182,7 +182,7 @@ function schedule(text: string, timezone: string | undefined, now: Date): CronSc
     return parseSchedule(text, { timezone, now });
   } catch (error) {
     if (error instanceof ScheduleError) {
-      throw new CronJobInputError(/time zone/.test(error.message) ? 'timezone' : 'schedule', error.message);
+      throw new CronJobInputError(error.field, error.message);
     }
     throw error;
   }
