@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scheduledRunFor } from '@herald/session';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { HERALD_BIN, startStack, waitFor } from './support/stack.ts';
@@ -135,6 +136,32 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     expect(event).toMatchObject({ platform: 'cron', user_id: 'alice' });
     expect(event.text).toMatch(/^\[IMPORTANT: You are running as the scheduled job "nested"/);
     expect((await ask('alice', { action: 'remove', job_id: jobId })).success).toBe(true);
+  });
+
+  it('a named session is kept across runs, a fresh one is new per run, and runs carry their toolsets', async () => {
+    const named = (await stack.post('/v1/cron/jobs', { user_id: 'dave', prompt: 'standup', schedule: 'every 1d', session: 'standup', toolsets: ['web'] })).body;
+    const fresh = (await stack.post('/v1/cron/jobs', { user_id: 'dave', prompt: 'standup too', schedule: 'every 1d' })).body;
+    const sessions = new Map<string, string[]>();
+    for (const job of [named, fresh]) {
+      for (let i = 0; i < 2; i++) {
+        const runId = (await stack.post(`/v1/cron/jobs/${job.job_id}/run`, {})).body.run_id as string;
+        const run = await waitFor(async () => {
+          const found = (await stack.get(`/v1/cron/jobs/${job.job_id}/runs`)).body.runs.find((r: any) => r.run_id === runId);
+          return found?.status === 'succeeded' ? found : undefined;
+        }, { what: `run ${i} of ${job.name}` });
+        sessions.set(job.job_id, [...(sessions.get(job.job_id) ?? []), run.session_id]);
+      }
+    }
+    expect(new Set(sessions.get(named.job_id)).size).toBe(1);
+    expect(new Set(sessions.get(fresh.job_id)).size).toBe(2);
+    const transcript = (await stack.get(`/v1/sessions/${sessions.get(named.job_id)?.[0]}/messages`)).body.messages;
+    expect(transcript.filter((m: any) => m.role === 'user')).toHaveLength(2);
+    const event = await stack.database.db
+      .selectFrom('cron_runs')
+      .select('event_id')
+      .where('job_id', '=', named.job_id)
+      .executeTakeFirstOrThrow();
+    expect(await scheduledRunFor(stack.database.db, event.event_id ?? '')).toMatchObject({ jobId: named.job_id, toolsets: ['web'] });
   });
 
   it('herald cron adds, lists, runs and shows run history', async () => {

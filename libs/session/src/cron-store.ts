@@ -437,3 +437,25 @@ async function cronDeliveries(db: Executor, runIds: string[]): Promise<Map<strin
   }
   return byRun;
 }
+
+export interface ScheduledRun {
+  runId: string;
+  jobId: string;
+  /** Toolsets the job allows its runs; empty means the profile's default for unattended runs. */
+  toolsets: string[];
+  skills: string[];
+}
+
+/**
+ * The cron run an inbound event belongs to, if any: how a worker tells an unattended scheduled
+ * run (no approvals) and which toolsets the job narrowed it to.
+ */
+export async function scheduledRunFor(db: Executor, eventId: string): Promise<ScheduledRun | undefined> {
+  const row = await db
+    .selectFrom('cron_runs')
+    .innerJoin('cron_jobs', 'cron_jobs.id', 'cron_runs.job_id')
+    .select(['cron_runs.id as run_id', 'cron_jobs.id as job_id', 'cron_jobs.toolsets', 'cron_jobs.skills'])
+    .where('cron_runs.event_id', '=', eventId)
+    .executeTakeFirst();
+  return row ? { runId: row.run_id, jobId: row.job_id, toolsets: row.toolsets, skills: row.skills } : undefined;
+}

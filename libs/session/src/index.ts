@@ -85,7 +85,8 @@ export {
   CRON_MISSED_POLICIES,
   CRON_SESSION_MODES,
   SCHEDULED_PLATFORM,
+  scheduledRunFor,
 } from './cron-store.ts';
-export type { CronJobInput, CronJobPatch, CronJobView, CronJobState, CronRunView, CronDelivery, CronScope } from './cron-store.ts';
+export type { CronJobInput, CronJobPatch, CronJobView, CronJobState, CronRunView, CronDelivery, CronScope, ScheduledRun } from './cron-store.ts';
 export type { CronMissedPolicy, CronOrigin, CronRunStatus, CronSessionMode, CronTarget } from './schema.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';

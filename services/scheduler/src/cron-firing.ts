@@ -34,7 +34,18 @@ export async function materializeDueRuns(db: Db, limit = 100): Promise<number> {
     let created = 0;
     for (const job of jobs) {
       if (job.next_run_at === null) continue;
-      const plan = planOccurrences(scheduleOf(job), job.next_run_at, now, job.missed_policy);
+      let plan: ReturnType<typeof planOccurrences>;
+      try {
+        plan = planOccurrences(scheduleOf(job), job.next_run_at, now, job.missed_policy);
+      } catch (error) {
+        // One job whose schedule cannot be evaluated must not stall every other job's tick.
+        await trx
+          .updateTable('cron_jobs')
+          .set({ enabled: false, paused_reason: `the schedule cannot be evaluated: ${(error as Error).message}`, updated_at: new Date() })
+          .where('id', '=', job.id)
+          .execute();
+        continue;
+      }
       const rows: { scheduledFor: Date; trigger: 'schedule' | 'missed'; skipped?: string }[] = plan.onTime.map((t) => ({
         scheduledFor: t,
         trigger: 'schedule',
