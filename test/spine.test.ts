@@ -87,7 +87,7 @@ describe('the spine end to end (OpenAI wire)', () => {
       return { text: tools.join(' | ') };
     };
     const response = await stack.post('/v1/messages?wait=20', { chat_id: 'c-bad-tool', user_id: 'u1', text: 'go' });
-    expect(response.body.reply.text).toContain("Tool 'launch_rockets' does not exist. Available tools: memory, todo");
+    expect(response.body.reply.text).toContain("Tool 'launch_rockets' does not exist. Available tools: cronjob, memory, todo");
     expect(response.body.reply.text).toMatch(/Invalid arguments for tool 'todo': todos\.0\.content/);
   });
 
