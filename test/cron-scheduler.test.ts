@@ -102,6 +102,9 @@ describe('cron firing across scheduler replicas', () => {
     expect(events).toHaveLength(jobs * steps);
     expect(new Set(events.map((event) => event.session_id)).size).toBe(jobs * steps);
     expect(events.every((event) => event.platform === 'cron' && event.status === 'pending')).toBe(true);
+    // Both replicas really took part: each started some of the runs (the odds that one wins all
+    // twenty races are about one in a million).
+    for (const process of processes) expect(process.output()).toContain('cron runs started');
     await Promise.all(processes.splice(0).map((p) => stop(p)));
   });
 

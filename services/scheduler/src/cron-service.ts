@@ -71,7 +71,7 @@ export class CronService {
         if (run.paused) logger.warn({ jobId: run.jobId }, 'cron job paused after repeated failures');
       }
       if (completed.some((run) => run.deliveries > 0)) this.#options.onDeliveries?.();
-      if (result.created > 0 || result.dispatched > 0) logger.debug({ ...result }, 'cron tick');
+      if (result.created > 0 || result.dispatched > 0) logger.info({ created: result.created, dispatched: result.dispatched }, 'cron runs started');
     } catch (error) {
       logger.warn({ err: error }, 'cron tick failed; will retry');
     }
