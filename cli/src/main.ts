@@ -7,6 +7,7 @@ import { runToolsCommand } from './tools-command.ts';
 import { runSkillCommand } from './skill-commands.ts';
 import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
 import { deployDiscordCommands } from '@herald/platforms';
+import { runCronCommand } from './cron-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -15,7 +16,7 @@ commands:
   ingress    the HTTP API
   worker     the run queue consumer
   reviewer   the background review consumer (memory and skill distillation)
-  scheduler  the reconciler sweep (re-enqueues sessions whose wake-up was lost)
+  scheduler  cron jobs (fire once across replicas, deliver reports) and the reconciler sweep
   migrate    apply database migrations and exit
   chat       interactive terminal chat against the API (/new, /quit)
   memory     list memory entries (--profile P, --user ID) or delete one (memory delete ID)
@@ -25,6 +26,7 @@ commands:
   skills     list, show, export, import, pin or unpin a profile's skills
   reviews    list background reviews and what they saved
   discord-commands  register the chat commands as Discord slash commands (once per deployment)
+  cron       cron jobs: list, add, pause, resume, remove, run, runs (herald cron help)
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -112,6 +114,10 @@ async function main(argv: string[]): Promise<void> {
       if (!config.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
       const count = await deployDiscordCommands(config.discord);
       process.stdout.write(`registered ${count} slash commands\n`);
+      return;
+    }
+    case 'cron': {
+      await runCronCommand(argv.slice(1), config);
       return;
     }
     case 'chat': {

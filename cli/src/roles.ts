@@ -10,8 +10,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createIngressServer } from '@herald/ingress';
 import { WorkerService } from '@herald/worker';
-import { Reconciler } from '@herald/scheduler';
 import { ReviewerService } from '@herald/reviewer';
+import { CronService, Reconciler, WebhookSender } from '@herald/scheduler';
 import { startDelivery, startPlatformIngress } from './platform-roles.ts';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
@@ -95,7 +95,8 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     publisher.disconnect();
     subscriber.disconnect();
   });
-  const delivery = startDelivery(config, log, shutdown, db);
+  // Cron reports to webhooks go through the same outbox consumer as chat replies.
+  const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender()]]));
   const registry = builtinRegistry({ ...config, terminalEnv: process.env });
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
   const reviewQueue = createReviewQueue(publisher, config.queuePrefix);
@@ -138,6 +139,15 @@ export function startScheduler(config: Config, logger: Logger, shutdown: Shutdow
   });
   reconciler.start();
   shutdown.add('reconciler', () => reconciler.stop());
+  const cron = new CronService({
+    db,
+    queue,
+    logger: log.child({ component: 'cron' }),
+    tickMs: config.schedulerTickMs,
+    maxFailures: config.cronMaxFailures,
+  });
+  cron.start();
+  shutdown.add('cron', () => cron.stop());
   return reconciler;
 }
 

@@ -59,6 +59,10 @@ export interface Config {
   reviewMaxAttempts: number;
   /** First retry delay of a failed review; doubles each attempt. */
   reviewRetryBaseMs: number;
+  /** How often each scheduler replica looks for due cron jobs and finished cron runs. */
+  schedulerTickMs: number;
+  /** Consecutive failed runs after which a cron job is paused and its owner told. */
+  cronMaxFailures: number;
   /** Null: no Telegram bot configured. */
   telegram: TelegramConfig | null;
   /** Null: no Discord bot configured. */
@@ -164,6 +168,8 @@ const schema = z.object({
   HERALD_REVIEWER_CONCURRENCY: integer(1, 100).default(3),
   HERALD_REVIEW_MAX_ATTEMPTS: integer(1, 20).default(3),
   HERALD_REVIEW_RETRY_BASE_MS: integer(0, 3_600_000).default(5000),
+  HERALD_SCHEDULER_TICK_MS: integer(50, 600_000).default(1000),
+  HERALD_CRON_MAX_FAILURES: integer(1, 1000).default(3),
   TELEGRAM_BOT_TOKEN: optionalText.refine((value) => value === undefined || /^\d+:[A-Za-z0-9_-]+$/.test(value), {
     error: 'expected a bot token like 123456:ABC-def from @BotFather',
   }),
@@ -263,6 +269,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reviewerConcurrency: e.HERALD_REVIEWER_CONCURRENCY,
     reviewMaxAttempts: e.HERALD_REVIEW_MAX_ATTEMPTS,
     reviewRetryBaseMs: e.HERALD_REVIEW_RETRY_BASE_MS,
+    schedulerTickMs: e.HERALD_SCHEDULER_TICK_MS,
+    cronMaxFailures: e.HERALD_CRON_MAX_FAILURES,
     telegram:
       e.TELEGRAM_BOT_TOKEN === undefined
         ? null

@@ -206,6 +206,58 @@ export interface SkillsTable {
   updated_at: Generated<Date>;
 }
 
+export type CronScheduleKind = 'cron' | 'interval' | 'once';
+export type CronSessionMode = 'fresh' | 'named';
+export type CronMissedPolicy = 'skip' | 'run_once';
+export type CronRunTrigger = 'schedule' | 'missed' | 'manual';
+export type CronRunStatus = 'pending' | 'running' | 'succeeded' | 'silent' | 'failed' | 'skipped';
+
+/** Where a job's report goes: a chat on a platform, or an HTTP webhook. */
+export type CronTarget =
+  | { platform: 'webhook'; url: string }
+  | { platform: string; chatId: string; threadId?: string };
+
+/** The chat a job was created from. */
+export interface CronOrigin {
+  platform: string;
+  chatType: string;
+  chatId: string;
+  threadId?: string;
+}
+
+export interface CronClockTable {
+  id: Generated<boolean>;
+  offset_ms: BigIntColumn;
+}
+
+export interface CronJobsTable {
+  id: string;
+  profile_id: string;
+  creator_user_id: string;
+  name: string;
+  prompt: string;
+  schedule: string;
+  schedule_kind: CronScheduleKind;
+  cron_expr: string | null;
+  interval_ms: BigIntColumn | null;
+  run_at: NullableTimestamp;
+  timezone: Generated<string>;
+  session_mode: Generated<CronSessionMode>;
+  session_name: string | null;
+  skills: Json<string[]>;
+  toolsets: Json<string[]>;
+  targets: Json<CronTarget[]>;
+  origin: Json<CronOrigin> | null;
+  enabled: Generated<boolean>;
+  paused_reason: string | null;
+  missed_policy: Generated<CronMissedPolicy>;
+  consecutive_failures: Generated<number>;
+  next_run_at: NullableTimestamp;
+  last_run_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface SkillVersionsTable {
   profile_id: string;
   name: string;
@@ -250,6 +302,21 @@ export interface ReviewsTable {
   input_tokens: Generated<number>;
   cached_input_tokens: Generated<number>;
   output_tokens: Generated<number>;
+  created_at: Generated<Date>;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
+export interface CronRunsTable {
+  id: string;
+  job_id: string;
+  scheduled_for: Timestamp;
+  trigger: CronRunTrigger;
+  status: Generated<CronRunStatus>;
+  session_id: string | null;
+  event_id: string | null;
+  output: string | null;
+  error: string | null;
   created_at: Generated<Date>;
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;
@@ -313,6 +380,9 @@ export interface Database {
   skill_versions: SkillVersionsTable;
   review_counters: ReviewCountersTable;
   reviews: ReviewsTable;
+  cron_clock: CronClockTable;
+  cron_jobs: CronJobsTable;
+  cron_runs: CronRunsTable;
   outbox: OutboxTable;
   platform_leases: PlatformLeasesTable;
 }
@@ -374,6 +444,17 @@ export const SCHEMA_COLUMNS = {
     'status', 'attempts', 'next_attempt_at', 'claim_token', 'claimed_by', 'claim_expires_at', 'actions', 'summary',
     'error', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'created_at', 'started_at', 'finished_at',
   ],
+  cron_clock: ['id', 'offset_ms'],
+  cron_jobs: [
+    'id', 'profile_id', 'creator_user_id', 'name', 'prompt', 'schedule', 'schedule_kind', 'cron_expr',
+    'interval_ms', 'run_at', 'timezone', 'session_mode', 'session_name', 'skills', 'toolsets', 'targets',
+    'origin', 'enabled', 'paused_reason', 'missed_policy', 'consecutive_failures', 'next_run_at',
+    'last_run_at', 'created_at', 'updated_at',
+  ],
+  cron_runs: [
+    'id', 'job_id', 'scheduled_for', 'trigger', 'status', 'session_id', 'event_id', 'output', 'error',
+    'created_at', 'started_at', 'finished_at',
+  ],
   outbox: [
     'id', 'idempotency_key', 'platform', 'target', 'text', 'session_id', 'source', 'status', 'attempts',
     'next_attempt_at', 'last_error', 'receipt', 'created_at', 'delivered_at', 'claim_token',
@@ -402,6 +483,9 @@ const exhaustive: Exhaustive<Database, typeof SCHEMA_COLUMNS> = {
   skill_versions: true,
   review_counters: true,
   reviews: true,
+  cron_clock: true,
+  cron_jobs: true,
+  cron_runs: true,
   outbox: true,
   platform_leases: true,
 };

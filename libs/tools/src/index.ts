@@ -21,6 +21,7 @@ export type { CommandCheck, GuardVerdict } from './command-guard.ts';
 export { createWebExtractTool } from './web-extract-tool.ts';
 export type { WebExtractToolOptions } from './web-extract-tool.ts';
 export { Allowlist, BlockedAddressError, blockedReason } from './ssrf.ts';
+export { cronjobTool } from './cronjob-tool.ts';
 
 import { ToolRegistry } from './registry.ts';
 import { todoTool } from './todo-tool.ts';
@@ -30,6 +31,7 @@ import { skillManageTool, skillsListTool, skillViewTool } from './skill-tools.ts
 import { fileTools } from './file-tools.ts';
 import { createTerminalTool } from './terminal-tool.ts';
 import { createWebExtractTool } from './web-extract-tool.ts';
+import { cronjobTool } from './cronjob-tool.ts';
 
 /** Settings of the configurable built-in tools; the names match the fields of the Herald config. */
 export interface BuiltinToolOptions {
@@ -49,7 +51,8 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
     .register(skillsListTool)
     .register(skillViewTool)
     .register(skillManageTool)
-    .register(clarifyTool);
+    .register(clarifyTool)
+    .register(cronjobTool);
   for (const tool of fileTools) registry.register(tool);
   registry.register(
     createTerminalTool({

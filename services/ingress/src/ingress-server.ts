@@ -9,6 +9,7 @@ import { registerApiRoutes } from './api-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
 import { registerSkillRoutes } from './skill-routes.ts';
+import { registerCronRoutes } from './cron-routes.ts';
 import { sendError } from './api-errors.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { registerTelegramWebhook } from './platform-routes.ts';
@@ -53,6 +54,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerProfileRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger });
   registerSkillRoutes(app, options.db);
+  registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);
   if (options.telegram) registerTelegramWebhook(app, options.telegram);
   return app;

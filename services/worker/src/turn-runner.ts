@@ -14,6 +14,8 @@ import {
   loadTranscript,
   recordStep,
   resumeTurn,
+  scheduledRunFor,
+  SCHEDULED_PLATFORM,
   startTurn,
   suspendTurn,
   takeAnsweredWaits,
@@ -120,10 +122,12 @@ export async function runTurn(
   const resumedTurnId = events.find((event) => event.turnId !== null)?.turnId ?? null;
   const turnId = resumedTurnId ?? randomUUID();
 
-  const role: CallerRole = session.platform === 'cron' ? 'cron' : 'chat';
+  const role: CallerRole = session.platform === SCHEDULED_PLATFORM ? 'cron' : 'chat';
   const policy = parsePolicy(session.toolPolicy, logger, session.profileId);
+  // A scheduled run gets its job's toolsets (still minus what no unattended run may have).
+  const jobToolsets = role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined;
   // Offered to the model: the session-wide set, so every person in a chat sees the same prefix.
-  const offered = deps.exposure.resolve({ policy, platform: session.platform, role });
+  const offered = deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets });
   const callerId = events[events.length - 1]?.userId ?? '';
 
   let attempts = 1;
@@ -192,7 +196,7 @@ export async function runTurn(
   const gate = new ToolGate({
     registry,
     offered,
-    permitted: deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId }),
+    permitted: deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId, jobToolsets }),
     approvalTimeoutMs: config.approvalTimeoutMs,
     onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
   });

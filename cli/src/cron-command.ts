@@ -1,0 +1,145 @@
+import { parseArgs } from 'node:util';
+import type { Config } from '@herald/core';
+import {
+  createCronJob,
+  createDb,
+  CronJobInputError,
+  listCronJobs,
+  listCronRuns,
+  getCronJob,
+  pauseCronJob,
+  removeCronJob,
+  requestCronRun,
+  resumeCronJob,
+} from '@herald/session';
+import type { CronJobView, CronMissedPolicy } from '@herald/session';
+
+export const CRON_USAGE = `herald cron list [--profile P] [--user ID]        list jobs
+herald cron add --user ID --schedule S --prompt TEXT [--name N] [--tz ZONE] [--deliver TARGETS]
+                [--skills a,b] [--toolsets a,b] [--session NAME] [--missed skip|run_once] [--profile P]
+herald cron pause|resume|remove JOB_ID                pause, resume or delete a job
+herald cron run JOB_ID                                run a job now (the scheduler picks it up)
+herald cron runs JOB_ID [--limit N]                   run history: status, duration, output, deliveries
+
+  schedules: 'every 30m', '0 9 * * 1-5' (with --tz Europe/Berlin), 'in 2h', '2026-12-24T18:00'
+  targets:   local | telegram:<chat>[:<topic>] | discord:<channel>[:<thread>] | webhook:<url>, comma-separated`;
+
+function fail(message: string): never {
+  process.stderr.write(`herald: ${message}\n\n${CRON_USAGE}\n`);
+  process.exit(2);
+}
+
+function list(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+}
+
+function line(job: CronJobView): string {
+  const next = job.nextRunAt ? job.nextRunAt.toISOString() : '-';
+  const deliver = job.deliver.length > 0 ? job.deliver.join(',') : 'local';
+  const reason = job.pausedReason ? ` (${job.pausedReason})` : '';
+  return `${job.id}  ${job.state}${reason}  next ${next}  "${job.schedule}" ${job.timezone}  -> ${deliver}  ${job.name}`;
+}
+
+/** `herald cron ...`: operators' view of every job, straight from Postgres (needs DATABASE_URL). */
+export async function runCronCommand(argv: string[], config: Config): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      profile: { type: 'string' },
+      user: { type: 'string' },
+      schedule: { type: 'string' },
+      prompt: { type: 'string' },
+      name: { type: 'string' },
+      tz: { type: 'string' },
+      deliver: { type: 'string' },
+      skills: { type: 'string' },
+      toolsets: { type: 'string' },
+      session: { type: 'string' },
+      missed: { type: 'string' },
+      limit: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  const [action, jobId] = positionals;
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  if (action === 'help') {
+    out(CRON_USAGE);
+    return;
+  }
+  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
+  try {
+    switch (action) {
+      case 'list': {
+        const jobs = await listCronJobs(db, { profileId: values.profile, userId: values.user });
+        if (jobs.length === 0) out('no cron jobs');
+        for (const job of jobs) out(line(job));
+        return;
+      }
+      case 'add': {
+        if (values.user === undefined) fail('cron add needs --user (the job owner)');
+        if (values.schedule === undefined || values.prompt === undefined) fail('cron add needs --schedule and --prompt');
+        const job = await createCronJob(db, {
+          profileId: values.profile ?? 'main',
+          creatorUserId: values.user,
+          prompt: values.prompt,
+          schedule: values.schedule,
+          name: values.name,
+          timezone: values.tz,
+          deliver: values.deliver ?? 'local',
+          skills: list(values.skills),
+          toolsets: list(values.toolsets),
+          sessionMode: values.session === undefined ? 'fresh' : 'named',
+          sessionName: values.session,
+          missedPolicy: values.missed as CronMissedPolicy | undefined,
+        });
+        out(`created ${line(job)}`);
+        return;
+      }
+      case 'pause':
+      case 'resume':
+      case 'remove':
+      case 'run':
+      case 'runs': {
+        if (jobId === undefined) fail(`cron ${action} needs a job id`);
+        if (action === 'remove') {
+          if (!(await removeCronJob(db, jobId))) fail(`no cron job ${jobId}`);
+          out(`removed ${jobId}`);
+          return;
+        }
+        if (action === 'run') {
+          const run = await requestCronRun(db, jobId);
+          if (!run) fail(`no cron job ${jobId}`);
+          out(`requested run ${run.id}; the scheduler starts it within a tick`);
+          return;
+        }
+        if (action === 'runs') {
+          if (!(await getCronJob(db, jobId))) fail(`no cron job ${jobId}`);
+          const limit = values.limit === undefined ? 20 : Number(values.limit);
+          if (!Number.isInteger(limit) || limit < 1 || limit > 200) fail('--limit: expected a whole number from 1 to 200');
+          const runs = await listCronRuns(db, jobId, limit);
+          if (runs.length === 0) out('no runs yet');
+          for (const run of runs) {
+            const duration = run.durationMs === null ? '-' : `${(run.durationMs / 1000).toFixed(1)}s`;
+            out(`${run.id}  ${run.scheduledFor.toISOString()}  ${run.trigger}  ${run.status}  ${duration}${run.error ? `  ${run.error}` : ''}`);
+            if (run.output) out(`    output: ${run.output.replace(/\s+/g, ' ').slice(0, 200)}`);
+            for (const delivery of run.deliveries) {
+              out(`    -> ${delivery.target}: ${delivery.status} after ${delivery.attempts} attempt(s)${delivery.error ? ` (${delivery.error})` : ''}`);
+            }
+          }
+          return;
+        }
+        const job = action === 'pause' ? await pauseCronJob(db, jobId, 'paused by an operator') : await resumeCronJob(db, jobId);
+        if (!job) fail(`no cron job ${jobId}`);
+        out(`${action}d ${line(job)}`);
+        return;
+      }
+      default:
+        fail(action === undefined ? 'cron needs a subcommand' : `unknown cron subcommand '${action}'`);
+    }
+  } catch (error) {
+    if (error instanceof CronJobInputError) fail(error.message);
+    throw error;
+  } finally {
+    await db.destroy();
+  }
+}

@@ -1,0 +1,461 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool, Transaction } from 'kysely';
+import { nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
+import type { CronSchedule } from './cron-schedule.ts';
+import { DeliverSpecError, describeTarget, parseDeliver } from './cron-targets.ts';
+import type {
+  CronJobsTable,
+  CronMissedPolicy,
+  CronOrigin,
+  CronRunStatus,
+  CronRunTrigger,
+  CronSessionMode,
+  CronTarget,
+  Database,
+} from './schema.ts';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Bad input for a job; `field` names the argument (schedule, deliver, prompt, ...). */
+export class CronJobInputError extends Error {
+  override readonly name = 'CronJobInputError';
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(`${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+/**
+ * The platform of scheduled runs' sessions and events. Other features read it to tell an
+ * unattended run: the reviewer skips them, and tools that need an approval refuse in them.
+ */
+export const SCHEDULED_PLATFORM = 'cron';
+
+export const CRON_MISSED_POLICIES = ['skip', 'run_once'] as const;
+export const CRON_SESSION_MODES = ['fresh', 'named'] as const;
+export const CRON_PROMPT_MAX_CHARS = 20_000;
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Who may see and change a job: the tool passes both; operators (API, CLI) may pass neither. */
+export interface CronScope {
+  profileId?: string | undefined;
+  userId?: string | undefined;
+}
+
+export interface CronJobInput {
+  profileId: string;
+  creatorUserId: string;
+  prompt: string;
+  schedule: string;
+  name?: string | undefined;
+  timezone?: string | undefined;
+  sessionMode?: CronSessionMode | undefined;
+  sessionName?: string | undefined;
+  skills?: readonly string[] | undefined;
+  toolsets?: readonly string[] | undefined;
+  /** Hermes' deliver: 'origin', 'local', 'telegram:<chat>[:<topic>]', 'discord:<channel>[:<thread>]', 'webhook:<url>'. */
+  deliver?: string | readonly string[] | undefined;
+  origin?: CronOrigin | null | undefined;
+  missedPolicy?: CronMissedPolicy | undefined;
+  enabled?: boolean | undefined;
+}
+
+export type CronJobPatch = Partial<Omit<CronJobInput, 'profileId' | 'creatorUserId' | 'origin' | 'enabled'>>;
+
+export type CronJobState = 'scheduled' | 'paused' | 'completed';
+
+export interface CronJobView {
+  id: string;
+  profileId: string;
+  creatorUserId: string;
+  name: string;
+  prompt: string;
+  schedule: string;
+  scheduleKind: CronSchedule['kind'];
+  timezone: string;
+  sessionMode: CronSessionMode;
+  sessionName: string | null;
+  skills: string[];
+  toolsets: string[];
+  targets: CronTarget[];
+  deliver: string[];
+  origin: CronOrigin | null;
+  enabled: boolean;
+  state: CronJobState;
+  pausedReason: string | null;
+  missedPolicy: CronMissedPolicy;
+  consecutiveFailures: number;
+  nextRunAt: Date | null;
+  lastRunAt: Date | null;
+  createdAt: Date;
+}
+
+/** The scheduler's clock: database time plus cron_clock's offset (0 outside tests). */
+export async function cronNow(db: Executor): Promise<Date> {
+  const result = await sql<{ now: Date }>`SELECT herald_cron_now() AS now`.execute(db);
+  const now = result.rows[0]?.now;
+  if (!now) throw new Error('herald_cron_now() returned nothing');
+  return new Date(now);
+}
+
+export function scheduleOf(row: Pick<Selectable<CronJobsTable>, 'schedule' | 'schedule_kind' | 'cron_expr' | 'interval_ms' | 'run_at' | 'timezone'>): CronSchedule {
+  return {
+    kind: row.schedule_kind,
+    display: row.schedule,
+    timezone: row.timezone,
+    cronExpr: row.cron_expr,
+    intervalMs: row.interval_ms === null ? null : Number(row.interval_ms),
+    runAt: row.run_at,
+  };
+}
+
+export function jobView(row: Selectable<CronJobsTable>): CronJobView {
+  const state: CronJobState = !row.enabled ? 'paused' : row.next_run_at === null ? 'completed' : 'scheduled';
+  return {
+    id: row.id,
+    profileId: row.profile_id,
+    creatorUserId: row.creator_user_id,
+    name: row.name,
+    prompt: row.prompt,
+    schedule: row.schedule,
+    scheduleKind: row.schedule_kind,
+    timezone: row.timezone,
+    sessionMode: row.session_mode,
+    sessionName: row.session_name,
+    skills: row.skills,
+    toolsets: row.toolsets,
+    targets: row.targets,
+    deliver: row.targets.map(describeTarget),
+    origin: row.origin,
+    enabled: row.enabled,
+    state,
+    pausedReason: row.paused_reason,
+    missedPolicy: row.missed_policy,
+    consecutiveFailures: row.consecutive_failures,
+    nextRunAt: row.next_run_at,
+    lastRunAt: row.last_run_at,
+    createdAt: row.created_at,
+  };
+}
+
+function checkNames(field: string, names: readonly string[] | undefined): string[] {
+  const list = [...new Set((names ?? []).map((name) => name.trim()).filter((name) => name !== ''))];
+  if (list.length > 32) throw new CronJobInputError(field, 'at most 32 names');
+  for (const name of list) {
+    if (!NAME_PATTERN.test(name)) throw new CronJobInputError(field, `'${name}' is not a valid name (letters, digits, . _ -, at most 64)`);
+  }
+  return list;
+}
+
+function checkPrompt(prompt: string): string {
+  const text = prompt.trim();
+  if (text === '') throw new CronJobInputError('prompt', 'must not be empty');
+  if (text.length > CRON_PROMPT_MAX_CHARS) throw new CronJobInputError('prompt', `at most ${CRON_PROMPT_MAX_CHARS} characters`);
+  return text;
+}
+
+function checkSession(mode: CronSessionMode | undefined, name: string | undefined): { mode: CronSessionMode; name: string | null } {
+  const sessionMode = mode ?? (name === undefined ? 'fresh' : 'named');
+  if (!(CRON_SESSION_MODES as readonly string[]).includes(sessionMode)) {
+    throw new CronJobInputError('session_mode', `expected one of ${CRON_SESSION_MODES.join(', ')}`);
+  }
+  if (sessionMode === 'fresh') return { mode: 'fresh', name: null };
+  const sessionName = name?.trim() ?? '';
+  if (!NAME_PATTERN.test(sessionName)) {
+    throw new CronJobInputError('session_name', 'a named session needs a name (letters, digits, . _ -, at most 64)');
+  }
+  return { mode: 'named', name: sessionName };
+}
+
+function checkPolicy(policy: string | undefined): CronMissedPolicy | undefined {
+  if (policy === undefined) return undefined;
+  if (!(CRON_MISSED_POLICIES as readonly string[]).includes(policy)) {
+    throw new CronJobInputError('missed_policy', `expected one of ${CRON_MISSED_POLICIES.join(', ')}`);
+  }
+  return policy as CronMissedPolicy;
+}
+
+function schedule(text: string, timezone: string | undefined, now: Date): CronSchedule {
+  try {
+    return parseSchedule(text, { timezone, now });
+  } catch (error) {
+    if (error instanceof ScheduleError) {
+      throw new CronJobInputError(error.field, error.message);
+    }
+    throw error;
+  }
+}
+
+function targets(spec: CronJobInput['deliver'], origin: CronOrigin | null | undefined): CronTarget[] {
+  try {
+    return parseDeliver(spec, origin);
+  } catch (error) {
+    if (error instanceof DeliverSpecError) throw new CronJobInputError('deliver', error.message);
+    throw error;
+  }
+}
+
+/** The first occurrence of a new or rescheduled job, measured from the scheduler's clock. */
+function firstRun(parsed: CronSchedule, now: Date): Date | null {
+  if (parsed.kind === 'once') return parsed.runAt;
+  return nextOccurrence(parsed, now);
+}
+
+function scheduleColumns(parsed: CronSchedule) {
+  return {
+    schedule: parsed.display,
+    schedule_kind: parsed.kind,
+    cron_expr: parsed.cronExpr,
+    interval_ms: parsed.intervalMs,
+    run_at: parsed.runAt,
+    timezone: parsed.timezone,
+  };
+}
+
+/** Validates everything first, so a bad job is refused whole with the field that is wrong. */
+export async function createCronJob(db: Executor, input: CronJobInput): Promise<CronJobView> {
+  const prompt = checkPrompt(input.prompt);
+  const now = await cronNow(db);
+  const parsed = schedule(input.schedule, input.timezone, now);
+  const session = checkSession(input.sessionMode, input.sessionName);
+  const name = input.name?.trim() || prompt.slice(0, 50);
+  if (name.length > 200) throw new CronJobInputError('name', 'at most 200 characters');
+  const row = await db
+    .insertInto('cron_jobs')
+    .values({
+      id: randomUUID(),
+      profile_id: input.profileId,
+      creator_user_id: input.creatorUserId,
+      name,
+      prompt,
+      ...scheduleColumns(parsed),
+      session_mode: session.mode,
+      session_name: session.name,
+      skills: JSON.stringify(checkNames('skills', input.skills)),
+      toolsets: JSON.stringify(checkNames('toolsets', input.toolsets)),
+      targets: JSON.stringify(targets(input.deliver, input.origin)),
+      origin: input.origin ? JSON.stringify(input.origin) : null,
+      enabled: input.enabled ?? true,
+      missed_policy: checkPolicy(input.missedPolicy) ?? 'run_once',
+      next_run_at: firstRun(parsed, now),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return jobView(row);
+}
+
+function inScope(scope: CronScope) {
+  return (eb: ExpressionBuilder<Database, 'cron_jobs'>) => {
+    const conditions: Expression<SqlBool>[] = [];
+    if (scope.profileId !== undefined) conditions.push(eb('profile_id', '=', scope.profileId));
+    if (scope.userId !== undefined) conditions.push(eb('creator_user_id', '=', scope.userId));
+    return eb.and(conditions);
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function getCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const row = await db.selectFrom('cron_jobs').selectAll().where('id', '=', id).where(inScope(scope)).executeTakeFirst();
+  return row ? jobView(row) : undefined;
+}
+
+export async function listCronJobs(db: Executor, scope: CronScope = {}): Promise<CronJobView[]> {
+  const rows = await db.selectFrom('cron_jobs').selectAll().where(inScope(scope)).orderBy('created_at').orderBy('id').execute();
+  return rows.map(jobView);
+}
+
+/**
+ * Changes a job. A new schedule or time zone restarts the schedule from now; everything else keeps
+ * the next run as it is. Returns undefined when the job does not exist in the scope.
+ */
+export async function updateCronJob(db: Executor, id: string, patch: CronJobPatch, scope: CronScope = {}): Promise<CronJobView | undefined> {
+  const current = await getCronJob(db, id, scope);
+  if (!current) return undefined;
+  const changes: Record<string, unknown> = { updated_at: new Date() };
+  if (patch.prompt !== undefined) changes.prompt = checkPrompt(patch.prompt);
+  if (patch.name !== undefined) {
+    const name = patch.name.trim();
+    if (name === '' || name.length > 200) throw new CronJobInputError('name', 'between 1 and 200 characters');
+    changes.name = name;
+  }
+  if (patch.schedule !== undefined || patch.timezone !== undefined) {
+    const now = await cronNow(db);
+    const parsed = schedule(patch.schedule ?? current.schedule, patch.timezone ?? current.timezone, now);
+    Object.assign(changes, scheduleColumns(parsed), { next_run_at: firstRun(parsed, now) });
+  }
+  if (patch.sessionMode !== undefined || patch.sessionName !== undefined) {
+    const session = checkSession(patch.sessionMode ?? (patch.sessionName !== undefined ? 'named' : current.sessionMode), patch.sessionName ?? current.sessionName ?? undefined);
+    changes.session_mode = session.mode;
+    changes.session_name = session.name;
+  }
+  if (patch.skills !== undefined) changes.skills = JSON.stringify(checkNames('skills', patch.skills));
+  if (patch.toolsets !== undefined) changes.toolsets = JSON.stringify(checkNames('toolsets', patch.toolsets));
+  if (patch.deliver !== undefined) changes.targets = JSON.stringify(targets(patch.deliver, current.origin));
+  const policy = checkPolicy(patch.missedPolicy);
+  if (policy !== undefined) changes.missed_policy = policy;
+  const row = await db.updateTable('cron_jobs').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+  return row ? jobView(row) : undefined;
+}
+
+/** Pauses a job; it fires nothing until resumed. */
+export async function pauseCronJob(db: Executor, id: string, reason: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const row = await db
+    .updateTable('cron_jobs')
+    .set({ enabled: false, paused_reason: reason, updated_at: new Date() })
+    .where('id', '=', id)
+    .where(inScope(scope))
+    .returningAll()
+    .executeTakeFirst();
+  return row ? jobView(row) : undefined;
+}
+
+/**
+ * Resumes a paused job from now: occurrences during the pause are not caught up, and the failure
+ * count starts over. A one-shot whose time passed while paused stays completed.
+ */
+export async function resumeCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
+  const current = await getCronJob(db, id, scope);
+  if (!current) return undefined;
+  const now = await cronNow(db);
+  const row = await db.selectFrom('cron_jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const parsed = scheduleOf(row);
+  const next = parsed.kind === 'once' ? (row.next_run_at ?? null) : nextOccurrence(parsed, now, parsed.kind === 'interval' ? row.next_run_at : null);
+  const updated = await db
+    .updateTable('cron_jobs')
+    .set({ enabled: true, paused_reason: null, consecutive_failures: 0, next_run_at: next, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return jobView(updated);
+}
+
+export async function removeCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<boolean> {
+  if (!UUID.test(id)) return false;
+  const result = await db.deleteFrom('cron_jobs').where('id', '=', id).where(inScope(scope)).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/**
+ * Asks for a run now, outside the schedule. It is a pending occurrence like any other, so the
+ * scheduler dispatches it (within one tick) and delivers it the same way.
+ */
+export async function requestCronRun(db: Executor, id: string, scope: CronScope = {}): Promise<CronRunView | undefined> {
+  const job = await getCronJob(db, id, scope);
+  if (!job) return undefined;
+  const row = await db
+    .insertInto('cron_runs')
+    .values({ id: randomUUID(), job_id: id, scheduled_for: sql<Date>`herald_cron_now()`, trigger: 'manual' })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { ...runView(row), deliveries: [] };
+}
+
+export interface CronDelivery {
+  target: string;
+  status: string;
+  attempts: number;
+  receipt: unknown;
+  error: string | null;
+  deliveredAt: Date | null;
+}
+
+export interface CronRunView {
+  id: string;
+  jobId: string;
+  scheduledFor: Date;
+  trigger: CronRunTrigger;
+  status: CronRunStatus;
+  sessionId: string | null;
+  output: string | null;
+  error: string | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  durationMs: number | null;
+  deliveries: CronDelivery[];
+}
+
+function runView(row: Selectable<Database['cron_runs']>): Omit<CronRunView, 'deliveries'> {
+  return {
+    id: row.id,
+    jobId: row.job_id,
+    scheduledFor: row.scheduled_for,
+    trigger: row.trigger,
+    status: row.status,
+    sessionId: row.session_id,
+    output: row.output,
+    error: row.error,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    durationMs: row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null,
+  };
+}
+
+/** A job's runs, newest first, each with the receipts of its deliveries. */
+export async function listCronRuns(db: Executor, jobId: string, limit = 20): Promise<CronRunView[]> {
+  const rows = await db
+    .selectFrom('cron_runs')
+    .selectAll()
+    .where('job_id', '=', jobId)
+    .orderBy('scheduled_for', 'desc')
+    .limit(limit)
+    .execute();
+  const deliveries = await cronDeliveries(db, rows.map((row) => row.id));
+  return rows.map((row) => ({ ...runView(row), deliveries: deliveries.get(row.id) ?? [] }));
+}
+
+/** Outbox rows keyed cron:<run_id>:<target>, grouped by run. */
+async function cronDeliveries(db: Executor, runIds: string[]): Promise<Map<string, CronDelivery[]>> {
+  const byRun = new Map<string, CronDelivery[]>();
+  if (runIds.length === 0) return byRun;
+  const rows = await sql<{
+    idempotency_key: string;
+    status: string;
+    attempts: number;
+    receipt: unknown;
+    last_error: string | null;
+    delivered_at: Date | null;
+  }>`SELECT idempotency_key, status, attempts, receipt, last_error, delivered_at FROM outbox
+      WHERE idempotency_key LIKE ANY (${runIds.map((id) => `cron:${id}:%`)}::text[])
+      ORDER BY created_at, idempotency_key`.execute(db);
+  for (const row of rows.rows) {
+    const [, runId = '', ...target] = row.idempotency_key.split(':');
+    const list = byRun.get(runId) ?? [];
+    list.push({
+      target: target.join(':'),
+      status: row.status,
+      attempts: row.attempts,
+      receipt: row.receipt,
+      error: row.last_error,
+      deliveredAt: row.delivered_at,
+    });
+    byRun.set(runId, list);
+  }
+  return byRun;
+}
+
+export interface ScheduledRun {
+  runId: string;
+  jobId: string;
+  /** Toolsets the job allows its runs; empty means the profile's default for unattended runs. */
+  toolsets: string[];
+  skills: string[];
+}
+
+/**
+ * The cron run an inbound event belongs to, if any: how a worker tells an unattended scheduled
+ * run (no approvals) and which toolsets the job narrowed it to.
+ */
+export async function scheduledRunFor(db: Executor, eventId: string): Promise<ScheduledRun | undefined> {
+  const row = await db
+    .selectFrom('cron_runs')
+    .innerJoin('cron_jobs', 'cron_jobs.id', 'cron_runs.job_id')
+    .select(['cron_runs.id as run_id', 'cron_jobs.id as job_id', 'cron_jobs.toolsets', 'cron_jobs.skills'])
+    .where('cron_runs.event_id', '=', eventId)
+    .executeTakeFirst();
+  return row ? { runId: row.run_id, jobId: row.job_id, toolsets: row.toolsets, skills: row.skills } : undefined;
+}

@@ -1,0 +1,160 @@
+import { sql } from 'kysely';
+import type { Transaction } from 'kysely';
+import { describeTarget, enqueueOutbound } from '@herald/session';
+import type { CronOrigin, CronTarget, Database, Db } from '@herald/session';
+
+/**
+ * Hermes' "nothing to report" convention: the whole answer, its first or last line, or its prefix
+ * is [SILENT] (SILENT and NO_REPLY as whole lines are accepted too).
+ */
+export function isSilentAnswer(text: string): boolean {
+  const trimmed = text.trim();
+  if (trimmed.toUpperCase().startsWith('[SILENT]')) return true;
+  const lines = trimmed.split('\n').map((line) => line.trim().toUpperCase()).filter((line) => line !== '');
+  const marker = (line: string | undefined) => line === '[SILENT]' || line === 'SILENT' || line === 'NO_REPLY';
+  return marker(lines[0]) || marker(lines[lines.length - 1]);
+}
+
+export interface CompletionOptions {
+  /** Consecutive failed runs after which the job is paused and its owner told. */
+  maxFailures: number;
+  limit?: number;
+}
+
+export interface CompletedRun {
+  runId: string;
+  jobId: string;
+  status: 'succeeded' | 'silent' | 'failed';
+  deliveries: number;
+  paused: boolean;
+}
+
+function targetFields(target: CronTarget): Record<string, string> {
+  if ('url' in target) return { url: target.url };
+  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}) };
+}
+
+function shortError(error: string | null, reply: string | null): string {
+  const detail = error === null ? 'the run gave no answer' : error === 'provider_error' ? 'the model could not be reached' : error;
+  const said = reply?.trim() ? `: ${reply.trim().slice(0, 300)}` : '';
+  return `${detail}${said}`;
+}
+
+async function deliver(
+  trx: Transaction<Database>,
+  runId: string,
+  sessionId: string | null,
+  targets: CronTarget[],
+  text: string,
+  source: string,
+): Promise<number> {
+  let created = 0;
+  for (const target of targets) {
+    // One key per run and target: a second completion pass (a retry, another replica) adds nothing.
+    const result = await enqueueOutbound(trx, {
+      idempotencyKey: `cron:${runId}:${describeTarget(target)}`,
+      platform: target.platform,
+      target: targetFields(target),
+      text,
+      sessionId,
+      source,
+    });
+    if (result.created) created++;
+  }
+  return created;
+}
+
+function originTarget(origin: CronOrigin | null): CronTarget | null {
+  if (!origin || (origin.platform !== 'telegram' && origin.platform !== 'discord')) return null;
+  return { platform: origin.platform, chatId: origin.chatId, ...(origin.threadId ? { threadId: origin.threadId } : {}) };
+}
+
+/**
+ * Finishes runs whose turn ended (the reply is on the event): records status, output and timing,
+ * and in the same transaction puts the report (or a failure notice) into the outbox, keyed per run
+ * and target. A run is locked with SKIP LOCKED, so each is completed by one replica; the outbox
+ * keys make even a repeated completion harmless. After `maxFailures` failed runs in a row the job
+ * is paused and its owner is told in the chat the job was created from.
+ */
+export async function completeFinishedRuns(db: Db, options: CompletionOptions): Promise<CompletedRun[]> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('cron_runs')
+      .innerJoin('inbound_events', 'inbound_events.id', 'cron_runs.event_id')
+      .innerJoin('cron_jobs', 'cron_jobs.id', 'cron_runs.job_id')
+      .select([
+        'cron_runs.id as run_id',
+        'cron_runs.session_id',
+        'cron_runs.started_at',
+        'inbound_events.status as event_status',
+        'inbound_events.reply_text',
+        'inbound_events.error as event_error',
+        'inbound_events.completed_at',
+        'cron_jobs.id as job_id',
+        'cron_jobs.name',
+        'cron_jobs.targets',
+        'cron_jobs.origin',
+        'cron_jobs.enabled',
+      ])
+      .where('cron_runs.status', '=', 'running')
+      .where('inbound_events.status', 'in', ['done', 'failed'])
+      .orderBy('cron_runs.started_at')
+      .limit(options.limit ?? 100)
+      .forUpdate('cron_runs')
+      .skipLocked()
+      .execute();
+    const completed: CompletedRun[] = [];
+    for (const row of rows) {
+      const reply = row.reply_text ?? '';
+      const failed = row.event_status === 'failed' || row.event_error !== null || reply.trim() === '';
+      const silent = !failed && isSilentAnswer(reply);
+      const status = failed ? 'failed' : silent ? 'silent' : 'succeeded';
+      await trx
+        .updateTable('cron_runs')
+        .set({
+          status,
+          output: reply,
+          error: failed ? shortError(row.event_error, null) : null,
+          finished_at: row.completed_at ?? sql<Date>`clock_timestamp()`,
+        })
+        .where('id', '=', row.run_id)
+        .execute();
+      let deliveries = 0;
+      let paused = false;
+      if (!failed) {
+        await trx.updateTable('cron_jobs').set({ consecutive_failures: 0 }).where('id', '=', row.job_id).execute();
+        if (!silent) deliveries += await deliver(trx, row.run_id, row.session_id, row.targets, reply, 'cron');
+      } else {
+        const job = await trx
+          .updateTable('cron_jobs')
+          .set({ consecutive_failures: sql<number>`consecutive_failures + 1`, updated_at: new Date() })
+          .where('id', '=', row.job_id)
+          .returning(['consecutive_failures', 'enabled'])
+          .executeTakeFirstOrThrow();
+        const count = job.consecutive_failures;
+        const notice = `Scheduled job "${row.name}" failed (${shortError(row.event_error, reply)}). Failures in a row: ${count}.`;
+        deliveries += await deliver(trx, row.run_id, row.session_id, row.targets, notice, 'cron-failure');
+        if (count >= options.maxFailures && job.enabled) {
+          const reason = `paused after ${count} failed runs in a row`;
+          await trx.updateTable('cron_jobs').set({ enabled: false, paused_reason: reason }).where('id', '=', row.job_id).execute();
+          paused = true;
+          const owner = originTarget(row.origin);
+          if (owner) {
+            const text = `Scheduled job "${row.name}" is paused: it failed ${count} times in a row. Fix it and resume it (cronjob action resume, or herald cron resume ${row.job_id}).`;
+            const created = await enqueueOutbound(trx, {
+              idempotencyKey: `cron:${row.run_id}:owner`,
+              platform: owner.platform,
+              target: targetFields(owner),
+              text,
+              sessionId: row.session_id,
+              source: 'cron-paused',
+            });
+            if (created.created) deliveries++;
+          }
+        }
+      }
+      completed.push({ runId: row.run_id, jobId: row.job_id, status, deliveries, paused });
+    }
+    return completed;
+  });
+}
