@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -24,6 +24,8 @@ export interface ProfilesTable {
   created_at: Generated<Date>;
   memory_char_limit: Generated<number>;
   user_char_limit: Generated<number>;
+  /** Chat types whose sessions everyone in the profile may search (history search scope). */
+  search_shared_chat_types: Generated<string[]>;
 }
 
 export type MemoryStore = 'memory' | 'user';
@@ -108,6 +110,9 @@ export interface MessagesTable {
   tool_call_id: string | null;
   tool_name: string | null;
   created_at: Generated<Date>;
+  /** Tool names and call arguments as words; maintained by Postgres (migrations/0005_search.sql). */
+  tool_text: GeneratedAlways<string | null>;
+  search_vector: GeneratedAlways<string>;
 }
 
 export interface ModelCallsTable {
@@ -164,7 +169,9 @@ type Exhaustive<T, List extends ColumnsOf<T>> = {
  * time against information_schema, so the types cannot drift from the migrations.
  */
 export const SCHEMA_COLUMNS = {
-  profiles: ['id', 'display_name', 'identity', 'created_at', 'memory_char_limit', 'user_char_limit'],
+  profiles: [
+    'id', 'display_name', 'identity', 'created_at', 'memory_char_limit', 'user_char_limit', 'search_shared_chat_types',
+  ],
   memory_entries: ['id', 'profile_id', 'store', 'user_id', 'content', 'created_at', 'updated_at'],
   profile_documents: ['profile_id', 'name', 'content', 'updated_at'],
   sessions: [
@@ -180,7 +187,7 @@ export const SCHEMA_COLUMNS = {
   turns: ['id', 'session_id', 'status', 'attempts', 'iterations', 'worker', 'error', 'started_at', 'ended_at'],
   messages: [
     'id', 'session_id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id',
-    'tool_name', 'created_at',
+    'tool_name', 'created_at', 'tool_text', 'search_vector',
   ],
   model_calls: [
     'id', 'session_id', 'turn_id', 'provider', 'model', 'input_tokens', 'output_tokens',

@@ -7,6 +7,7 @@ import type { Db } from '@herald/session';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { registerApiRoutes } from './api-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
+import { registerSearchRoutes } from './search-routes.ts';
 import { sendError } from './api-errors.ts';
 
 export interface IngressOptions {
@@ -44,5 +45,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   });
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
+  registerSearchRoutes(app, options.db);
   return app;
 }

@@ -15,6 +15,8 @@ const profilePatch = z
     identity: z.string().max(50_000).optional(),
     memory_char_limit: z.number().int().min(100).max(100_000).optional(),
     user_char_limit: z.number().int().min(100).max(100_000).optional(),
+    // Chat types whose sessions everyone in the profile may search (history search scope).
+    search_shared_chat_types: z.array(z.string().trim().min(1).max(64)).max(20).optional(),
   })
   .strict();
 
@@ -40,6 +42,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       identity: profile.identity,
       memory_char_limit: profile.memory_char_limit,
       user_char_limit: profile.user_char_limit,
+      search_shared_chat_types: profile.search_shared_chat_types,
       documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
     };
   };
