@@ -150,15 +150,20 @@ async function plan(db: Db, parsed: ParsedQuery): Promise<Plan> {
     }
     for (const term of substringTerms) {
       const pattern = likePattern(term.text);
+      // CJK has no case: LIKE skips ILIKE's per-row lower() and still uses the trigram index.
+      const caseless = term.text.toLowerCase() === term.text.toUpperCase();
+      const matches = caseless ? sql`${SEARCH_TEXT} LIKE ${pattern}` : sql`${SEARCH_TEXT} ILIKE ${pattern}`;
       if (term.negated) {
-        parts.push(sql`${SEARCH_TEXT} NOT ILIKE ${pattern}`);
+        parts.push(sql`NOT (${matches})`);
         continue;
       }
-      parts.push(sql`${SEARCH_TEXT} ILIKE ${pattern}`);
+      parts.push(matches);
       substrings.push(term.text);
       usesSubstrings = true;
-      // A rough term frequency: how often the substring occurs, damped by the message length.
-      ranks.push(sql`(least(5, (length(lower(${SEARCH_TEXT})) - length(replace(lower(${SEARCH_TEXT}), lower(${term.text}), ''))) / ${Math.max(1, term.text.length)}) * 0.05 / (1 + ln(1 + length(m.content) / 500.0)))`);
+      // A rough term frequency: occurrences of the substring, damped by the message length.
+      const haystack = caseless ? SEARCH_TEXT : sql`lower(${SEARCH_TEXT})`;
+      const needle = caseless ? term.text : term.text.toLowerCase();
+      ranks.push(sql`(least(5, (length(${haystack}) - length(replace(${haystack}, ${needle}, ''))) / ${Math.max(1, needle.length)}) * 0.05 / (1 + ln(1 + length(m.content) / 500.0)))`);
     }
     const servedByIndex = positiveWords.length > 0 || substringTerms.some((term) => !term.negated && longestWordRun(term.text) >= 3);
     if (!servedByIndex) indexable = false;
@@ -246,18 +251,29 @@ export async function searchHistory(db: Db, scope: SearchScope, options: SearchO
 
   const source =
     searchPlan.route === 'recent-scan'
-      ? // No index can find these characters: read the newest visible messages, newest first, and stop
-        // after the window; the scan is bounded whatever the history size.
-        sql`(SELECT m.* FROM messages m JOIN visible v ON v.id = m.session_id ORDER BY m.id DESC LIMIT ${RECENT_SCAN_WINDOW})`
-      : sql`messages`;
-  const rows = await sql<HitRow>`
+      ? // No index can find these characters: read the visible sessions newest first, message by
+        // message, and stop after the window, so the scan is bounded whatever the history size.
+        // OFFSET 0 keeps the lateral join a nested loop that streams in that order; the session
+        // columns ride along so nothing joins back to the (misestimated) window.
+        sql`(SELECT mm.*, recent.platform AS v_platform, recent.chat_type AS v_chat_type, recent.created_at AS v_created_at
+              FROM (SELECT * FROM visible ORDER BY created_at DESC) recent
+              CROSS JOIN LATERAL (SELECT * FROM messages x WHERE x.session_id = recent.id OFFSET 0) mm
+              LIMIT ${RECENT_SCAN_WINDOW}) m
+            CROSS JOIN LATERAL (SELECT m.v_platform AS platform, m.v_chat_type AS chat_type, m.v_created_at AS created_at) v`
+      : sql`messages m JOIN visible v ON v.id = m.session_id`;
+  // JIT compiles for ~50-100 ms once a plan's estimated cost crosses jit_above_cost, which a search
+  // over a large history does; these plans never run long enough to win that back.
+  const rows = await db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL jit = off`.execute(trx);
+    return sql<HitRow>`
     WITH visible AS (${visibleSessions(scope)})
     SELECT m.id::text AS id, m.session_id, m.seq, m.role, m.tool_name, m.created_at,
            v.platform, v.chat_type, v.created_at AS session_created_at, (${searchPlan.rank})::float8 AS rank
-    FROM ${source} m JOIN visible v ON v.id = m.session_id
+    FROM ${source}
     WHERE ${where}
     ORDER BY ${order}
-    LIMIT ${SEARCH_SCAN_ROWS}`.execute(db);
+    LIMIT ${SEARCH_SCAN_ROWS}`.execute(trx);
+  });
 
   const grouped = new Map<string, { row: HitRow; hits: HitRow[] }>();
   for (const row of rows.rows) {
