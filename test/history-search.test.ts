@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchHistory } from '@herald/session';
 import type { SearchOptions } from '@herald/session';
 import { builtinRegistry } from '@herald/tools';
 import type { ToolContext } from '@herald/tools';
-import { startStack } from './support/stack.ts';
+import { HERALD_BIN, startStack, TEST_TOKEN } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 import { seedSearchCorpus } from './support/search-corpus.ts';
 
@@ -252,6 +253,32 @@ describe('history search', () => {
       expect((await api({ q: 'deploy', user_id: 'alice', profile: 'nope' })).status).toBe(404);
       const unauthorized = await fetch(`${stack.url}/v1/search?q=deploy&user_id=alice`);
       expect(unauthorized.status).toBe(401);
+    });
+  });
+
+  describe('herald search', () => {
+    const herald = (args: string[]) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, [HERALD_BIN, 'search', ...args], {
+          env: { ...process.env, HERALD_URL: stack.url, HERALD_API_TOKEN: TEST_TOKEN, DATABASE_URL: stack.database.url, LOG_LEVEL: 'silent' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.once('exit', (code) => resolve({ code, output }));
+      });
+
+    it('prints sessions and highlighted hits for a person, and the API error for a bad query', async () => {
+      const result = await herald(['北京出差', '--user', 'alice']);
+      expect(result.code).toBe(0);
+      expect(result.output).toContain(`session ${id('a-beijing')}  telegram/dm  started 2026-03-02 09:00`);
+      expect(result.output).toContain('>>>北京出差<<<');
+      const json = await herald(['deployment', '--user', 'alice', '--sort', 'oldest', '--json']);
+      expect(JSON.parse(json.output).sessions.map((s: { session_id: string }) => s.session_id)).toEqual([id('a-deploy'), id('a-code')]);
+      const bad = await herald(['OR', '--user', 'alice']);
+      expect(bad.code).toBe(1);
+      expect(bad.output).toMatch(/search failed \(400\): q: query has no words/);
     });
   });
 });

@@ -3,6 +3,7 @@ import type { Config, Logger } from '@herald/core';
 
 import { runAdminCommand } from './admin-commands.ts';
 import { runChat } from './chat-command.ts';
+import { runSearch } from './search-command.ts';
 import { openDb, prepareDatabase, startIngress, startScheduler, startWorker } from './roles.ts';
 
 const USAGE = `usage: herald <command>
@@ -17,6 +18,7 @@ commands:
   memory     list memory entries (--profile P, --user ID) or delete one (memory delete ID)
   prompt     print a session's stored system prompt
   profile    show or edit a profile's identity and context documents
+  search     search past conversations (herald search QUERY --user ID; see herald search --help)
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -85,6 +87,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'chat': {
       await runChat(config);
+      return;
+    }
+    case 'search': {
+      await runSearch(argv.slice(1), config);
       return;
     }
     default:
