@@ -262,9 +262,10 @@ export async function searchHistory(db: Db, scope: SearchScope, options: SearchO
             CROSS JOIN LATERAL (SELECT m.v_platform AS platform, m.v_chat_type AS chat_type, m.v_created_at AS created_at) v`
       : sql`messages m JOIN visible v ON v.id = m.session_id`;
   // JIT compiles for ~50-100 ms once a plan's estimated cost crosses jit_above_cost, which a search
-  // over a large history does; these plans never run long enough to win that back.
+  // over a large history does; these plans never run long enough to win that back. Parallel
+  // workers cost more to start than they save here, and searches come many at a time.
   const rows = await db.transaction().execute(async (trx) => {
-    await sql`SET LOCAL jit = off`.execute(trx);
+    await sql`SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`.execute(trx);
     return sql<HitRow>`
     WITH visible AS (${visibleSessions(scope)})
     SELECT m.id::text AS id, m.session_id, m.seq, m.role, m.tool_name, m.created_at,
