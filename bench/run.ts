@@ -2,6 +2,7 @@ import { measureCacheShare } from './cache-bench.ts';
 import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
+import { printSearchBench, runSearchBench } from './search-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
@@ -11,7 +12,14 @@ function progress(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
 }
 
+async function searchOnly(): Promise<void> {
+  console.log(`# Herald benchmarks: history search\n\n${machineLine()}`);
+  printSearchBench(await runSearchBench(progress));
+}
+
 async function main(): Promise<void> {
+  // `npm run bench -- search` runs only the history search part.
+  if (process.argv.slice(2).includes('search')) return searchOnly();
   console.log(`# Herald benchmarks\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS). Everything shares this machine: ingress, workers, Postgres, Redis, the fake model and the clients.\n`);
   const bench = new PipelineBench();
   progress('starting ingress and fake model');
@@ -108,6 +116,9 @@ async function main(): Promise<void> {
       [herald, naive].map((r) => [r.variant, r.calls, r.inputTokens, r.cachedTokens, `${fmt((100 * r.cachedTokens) / r.inputTokens)}%`, r.distinctPrefixes]),
     ),
   );
+
+  progress('history search');
+  printSearchBench(await runSearchBench(progress));
 }
 
 main().then(

@@ -8,6 +8,7 @@ import { runSkillCommand } from './skill-commands.ts';
 import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
 import { deployDiscordCommands } from '@herald/platforms';
 import { runCronCommand } from './cron-command.ts';
+import { runSearch } from './search-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -27,6 +28,7 @@ commands:
   reviews    list background reviews and what they saved
   discord-commands  register the chat commands as Discord slash commands (once per deployment)
   cron       cron jobs: list, add, pause, resume, remove, run, runs (herald cron help)
+  search     search past conversations (herald search QUERY --user ID; see herald search --help)
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -122,6 +124,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'chat': {
       await runChat(config);
+      return;
+    }
+    case 'search': {
+      await runSearch(argv.slice(1), config);
       return;
     }
     default:

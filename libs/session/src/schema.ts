@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -27,6 +27,8 @@ export interface ProfilesTable {
   tool_policy: ColumnType<Record<string, unknown>, string | undefined, string>;
   memory_review_interval: Generated<number>;
   skill_review_interval: Generated<number>;
+  /** Chat types whose sessions everyone in the profile may search (history search scope). */
+  search_shared_chat_types: Generated<string[]>;
 }
 
 export type MemoryStore = 'memory' | 'user';
@@ -112,6 +114,9 @@ export interface MessagesTable {
   tool_call_id: string | null;
   tool_name: string | null;
   created_at: Generated<Date>;
+  /** Tool names and call arguments as words; maintained by Postgres (migrations/0005_search.sql). */
+  tool_text: GeneratedAlways<string | null>;
+  search_vector: GeneratedAlways<string>;
 }
 
 export interface ModelCallsTable {
@@ -400,7 +405,7 @@ export const SCHEMA_COLUMNS = {
   profiles: [
     'tool_policy',
     'id', 'display_name', 'identity', 'created_at', 'memory_char_limit', 'user_char_limit',
-    'memory_review_interval', 'skill_review_interval',
+    'memory_review_interval', 'skill_review_interval', 'search_shared_chat_types',
   ],
   memory_entries: ['id', 'profile_id', 'store', 'user_id', 'content', 'created_at', 'updated_at'],
   profile_documents: ['profile_id', 'name', 'content', 'updated_at'],
@@ -417,7 +422,7 @@ export const SCHEMA_COLUMNS = {
   turns: ['id', 'session_id', 'status', 'attempts', 'iterations', 'worker', 'error', 'started_at', 'ended_at'],
   messages: [
     'id', 'session_id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id',
-    'tool_name', 'created_at',
+    'tool_name', 'created_at', 'tool_text', 'search_vector',
   ],
   model_calls: [
     'id', 'session_id', 'turn_id', 'provider', 'model', 'input_tokens', 'output_tokens',

@@ -35,7 +35,8 @@ export async function loadTranscript(
 ): Promise<StoredMessage[]> {
   const rows = await db
     .selectFrom('messages')
-    .selectAll()
+    // Not selectAll: the search columns (a tsvector per message) would be serialized on every turn.
+    .select(['id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at'])
     .where('session_id', '=', sessionId)
     .orderBy('seq')
     .execute();

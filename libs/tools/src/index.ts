@@ -22,6 +22,7 @@ export { createWebExtractTool } from './web-extract-tool.ts';
 export type { WebExtractToolOptions } from './web-extract-tool.ts';
 export { Allowlist, BlockedAddressError, blockedReason } from './ssrf.ts';
 export { cronjobTool } from './cronjob-tool.ts';
+export { sessionSearchTool } from './session-search-tool.ts';
 
 import { ToolRegistry } from './registry.ts';
 import { todoTool } from './todo-tool.ts';
@@ -32,6 +33,7 @@ import { fileTools } from './file-tools.ts';
 import { createTerminalTool } from './terminal-tool.ts';
 import { createWebExtractTool } from './web-extract-tool.ts';
 import { cronjobTool } from './cronjob-tool.ts';
+import { sessionSearchTool } from './session-search-tool.ts';
 
 /** Settings of the configurable built-in tools; the names match the fields of the Herald config. */
 export interface BuiltinToolOptions {
@@ -52,7 +54,8 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
     .register(skillViewTool)
     .register(skillManageTool)
     .register(clarifyTool)
-    .register(cronjobTool);
+    .register(cronjobTool)
+    .register(sessionSearchTool);
   for (const tool of fileTools) registry.register(tool);
   registry.register(
     createTerminalTool({

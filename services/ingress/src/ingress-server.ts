@@ -10,6 +10,7 @@ import { registerProfileRoutes } from './profile-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
 import { registerSkillRoutes } from './skill-routes.ts';
 import { registerCronRoutes } from './cron-routes.ts';
+import { registerSearchRoutes } from './search-routes.ts';
 import { sendError } from './api-errors.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { registerTelegramWebhook } from './platform-routes.ts';
@@ -57,5 +58,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);
   if (options.telegram) registerTelegramWebhook(app, options.telegram);
+  registerSearchRoutes(app, options.db);
   return app;
 }

@@ -19,6 +19,8 @@ const profilePatch = z
     tool_policy: toolPolicySchema.optional(),
     memory_review_interval: z.number().int().min(0).max(10_000).optional(),
     skill_review_interval: z.number().int().min(0).max(10_000).optional(),
+    // Chat types whose sessions everyone in the profile may search (history search scope).
+    search_shared_chat_types: z.array(z.string().trim().min(1).max(64)).max(20).optional(),
   })
   .strict();
 
@@ -47,6 +49,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       tool_policy: profile.tool_policy,
       memory_review_interval: profile.memory_review_interval,
       skill_review_interval: profile.skill_review_interval,
+      search_shared_chat_types: profile.search_shared_chat_types,
       documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
     };
   };

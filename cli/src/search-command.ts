@@ -1,0 +1,105 @@
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { Config } from '@herald/core';
+
+export const SEARCH_USAGE = `herald search QUERY [options]      search past conversations through the API (GET /v1/search)
+  --user ID        whose history (default: your login name, as herald chat uses)
+  --profile P      profile (default main)
+  --role R         user, assistant, tool (comma-separated)
+  --platform P     api, telegram, discord... (comma-separated)
+  --session ID     only this session
+  --from DATE      from this date (ISO, inclusive)
+  --to DATE        until this date (ISO, exclusive)
+  --sort S         relevance (default), newest or oldest
+  --limit N        sessions to show (default 5, at most 50)
+  --json           print the API's JSON answer
+QUERY syntax: words (English stemming, prefixes), "quoted phrase", a OR b, -exclude; CJK by substring.`;
+
+interface SearchAnswer {
+  route?: string;
+  matched?: number;
+  sessions?: {
+    session_id: string;
+    platform: string;
+    chat_type: string;
+    started_at: string;
+    hits: { message_id: string; role: string; created_at: string; snippet: string; tool_name?: string }[];
+  }[];
+  error?: { message: string };
+}
+
+function highlight(snippet: string, tty: boolean): string {
+  return tty ? snippet.replaceAll('>>>', '\x1b[1m').replaceAll('<<<', '\x1b[22m') : snippet;
+}
+
+/** `herald search`: people's view of history search, through the same API and scope as everyone. */
+export async function runSearch(argv: string[], config: Config): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      user: { type: 'string' },
+      profile: { type: 'string' },
+      role: { type: 'string' },
+      platform: { type: 'string' },
+      session: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      sort: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${SEARCH_USAGE}\n`);
+    return;
+  }
+  const query = positionals.join(' ');
+  if (query.trim() === '') {
+    process.stderr.write(`herald: search needs a query\n\n${SEARCH_USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const params = new URLSearchParams({ q: query, user_id: values.user ?? userInfo().username });
+  const optional: [string, string | undefined][] = [
+    ['profile', values.profile],
+    ['role', values.role],
+    ['platform', values.platform],
+    ['session_id', values.session],
+    ['from', values.from],
+    ['to', values.to],
+    ['sort', values.sort],
+    ['limit', values.limit],
+  ];
+  for (const [key, value] of optional) if (value !== undefined) params.set(key, value);
+  const response = await fetch(`${config.apiUrl}/v1/search?${params.toString()}`, {
+    headers: config.apiToken === undefined ? {} : { authorization: `Bearer ${config.apiToken}` },
+  });
+  const body = (await response.json()) as SearchAnswer;
+  if (!response.ok) {
+    process.stderr.write(`herald: search failed (${response.status}): ${body.error?.message ?? 'unexpected answer'}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    return;
+  }
+  const sessions = body.sessions ?? [];
+  const tty = process.stdout.isTTY === true;
+  if (sessions.length === 0) {
+    process.stdout.write(`no matches for ${JSON.stringify(query)}\n`);
+    return;
+  }
+  const lines: string[] = [];
+  for (const session of sessions) {
+    lines.push(`session ${session.session_id}  ${session.platform}/${session.chat_type}  started ${session.started_at.slice(0, 16).replace('T', ' ')}`);
+    for (const hit of session.hits) {
+      const who = hit.tool_name === undefined ? hit.role : `${hit.role} (${hit.tool_name})`;
+      lines.push(`  ${hit.created_at.slice(0, 16).replace('T', ' ')}  #${hit.message_id}  ${who}: ${highlight(hit.snippet, tty)}`);
+    }
+  }
+  lines.push(`${sessions.length} session(s); ${body.matched ?? 0} matching message(s) considered (${body.route ?? '?'})`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
