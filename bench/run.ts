@@ -2,7 +2,6 @@ import { measureCacheShare } from './cache-bench.ts';
 import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
-import { printSearchBench, runSearchBench } from './search-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
@@ -12,9 +11,24 @@ function progress(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
 }
 
+/**
+ * The search comparison needs better-sqlite3, an optional dependency with a native build; without
+ * it the rest of the benchmarks still run and the search part says what to install.
+ */
+async function searchBench(): Promise<void> {
+  let bench: typeof import('./search-bench.ts');
+  try {
+    bench = await import('./search-bench.ts');
+  } catch (error) {
+    console.log(`\n## History search\n\nSkipped: better-sqlite3 could not be loaded (${(error as Error).message.split('\n')[0]}). Install it with \`npm install better-sqlite3@12\` (needs make, g++ and python3).`);
+    return;
+  }
+  bench.printSearchBench(await bench.runSearchBench(progress));
+}
+
 async function searchOnly(): Promise<void> {
   console.log(`# Herald benchmarks: history search\n\n${machineLine()}`);
-  printSearchBench(await runSearchBench(progress));
+  await searchBench();
 }
 
 async function main(): Promise<void> {
@@ -118,7 +132,7 @@ async function main(): Promise<void> {
   );
 
   progress('history search');
-  printSearchBench(await runSearchBench(progress));
+  await searchBench();
 }
 
 main().then(
