@@ -3,6 +3,7 @@ import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
+import type * as SearchBench from './search-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -16,7 +17,7 @@ function progress(message: string): void {
  * it the rest of the benchmarks still run and the search part says what to install.
  */
 async function searchBench(): Promise<void> {
-  let bench: typeof import('./search-bench.ts');
+  let bench: typeof SearchBench;
   try {
     bench = await import('./search-bench.ts');
   } catch (error) {
