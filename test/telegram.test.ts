@@ -83,6 +83,49 @@ describe('Telegram, webhook mode, end to end', () => {
     expect(llm.requests.filter((request) => request.lastUserText === 'hello **there**')).toHaveLength(1);
   });
 
+  it('asks for approval in the chat with buttons; a press resumes the turn, and clarify offers its choices as buttons', async () => {
+    // terminal with a dangerous command needs approval; clarify asks with choices.
+    llm.handler = (request) => {
+      const last = request.messages[request.messages.length - 1];
+      if (last?.role === 'tool') return { text: `done: ${last.content.slice(0, 200)}` };
+      if (request.lastUserText === 'clean up') return { toolCalls: [{ name: 'terminal', arguments: { command: 'mkdir -p tmp && rm -r tmp && echo cleaned' } }] };
+      if (request.lastUserText === 'pick one') return { toolCalls: [{ name: 'clarify', arguments: { question: 'Which colour?', choices: ['Red', 'Blue'] } }] };
+      return { text: `echo: ${request.lastUserText}` };
+    };
+    await post(telegram.userMessage({ chatId: 77, from: ALICE, text: 'clean up' }));
+    const [prompt] = await waitForBotMessages(77, 1);
+    expect(prompt?.text).toContain('Approval needed:');
+    const buttons = prompt?.reply_markup?.inline_keyboard.flat() ?? [];
+    expect(buttons.map((b) => b.text)).toEqual(['Approve', 'Allow for session', 'Deny']);
+    const approve = buttons.find((b) => b.text === 'Approve')!;
+    expect(Buffer.byteLength(approve.callback_data)).toBeLessThanOrEqual(64);
+    // Someone not on the allowlist cannot press it for Alice.
+    const stranger = await post(telegram.pressButton({ chatId: 77, messageId: prompt!.message_id, from: { id: 1999 }, data: approve.callback_data }));
+    expect(stranger.status).toBe(200);
+    const pending = await stack.database.db.selectFrom('tool_waits').select(['status', 'answered_by']).where('tool_name', '=', 'terminal').execute();
+    expect(pending).toEqual([{ status: 'pending', answered_by: null }]);
+    const pressed = await post(telegram.pressButton({ chatId: 77, messageId: prompt!.message_id, from: ALICE, data: approve.callback_data }));
+    expect(pressed.body.outcome).toBe('accepted');
+    expect(telegram.calls.some((call) => call.method === 'answerCallbackQuery')).toBe(true);
+    const messages = await waitFor(async () => {
+      const texts = botTexts(77);
+      return texts.some((text) => text.startsWith('done:')) ? texts : undefined;
+    });
+    expect(messages.some((text) => /^Approved: /.test(text))).toBe(true);
+    expect(messages.find((text) => text.startsWith('done:'))).toContain('cleaned');
+    const resolved = await stack.database.db.selectFrom('tool_waits').select(['status', 'answered_by']).where('tool_name', '=', 'terminal').execute();
+    expect(resolved).toEqual([{ status: 'approved', answered_by: String(ALICE.id) }]);
+
+    await post(telegram.userMessage({ chatId: 78, from: ALICE, text: 'pick one' }));
+    const [question] = await waitForBotMessages(78, 1);
+    expect(question?.text).toContain('Which colour?');
+    const choices = question?.reply_markup?.inline_keyboard.flat() ?? [];
+    expect(choices.map((b) => b.text)).toEqual(['Red', 'Blue']);
+    await post(telegram.pressButton({ chatId: 78, messageId: question!.message_id, from: ALICE, data: choices[1]!.callback_data }));
+    const answered = await waitFor(async () => botTexts(78).find((text) => text.startsWith('done:')));
+    expect(answered).toBe('done: The person answered: Blue');
+  });
+
   it('refuses a wrong secret and a malformed update, and loses nothing', async () => {
     const update = telegram.userMessage({ chatId: 42, from: ALICE, text: 'after the noise' });
     expect((await post(update, 'wrong')).status).toBe(401);

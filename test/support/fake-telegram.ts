@@ -24,6 +24,8 @@ export interface StoredMessage {
   parse_mode?: string;
   message_thread_id?: number;
   reply_to?: number;
+  /** Inline keyboard buttons sent with the message: `[[{text, callback_data}]]`. */
+  reply_markup?: { inline_keyboard: { text: string; callback_data: string }[][] };
 }
 
 export interface SentCall {
@@ -55,6 +57,8 @@ export interface FakeTelegram {
   rejectHtml: ((text: string) => boolean) | undefined;
   /** A person writes: returns the Update (queued for getUpdates too). */
   userMessage(options: UserMessageOptions): any;
+  /** A person presses an inline button under one of the bot's messages: returns the Update. */
+  pressButton(options: { chatId: number; messageId: number; from: { id: number; username?: string }; data: string }): any;
   /** The bot's messages in a chat, oldest first. */
   botMessages(chatId: number): StoredMessage[];
   close(): Promise<void>;
@@ -155,6 +159,18 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       for (const wake of pollWaiters) wake();
       return update;
     },
+    pressButton(o) {
+      const message = chats.get(o.chatId)?.find((m) => m.message_id === o.messageId);
+      if (!message) throw new Error(`no message ${o.messageId} in chat ${o.chatId}`);
+      const from: FakeUser = { id: o.from.id, is_bot: false, first_name: 'Person', ...(o.from.username ? { username: o.from.username } : {}) };
+      const update = {
+        update_id: nextUpdateId++,
+        callback_query: { id: `cq-${nextUpdateId}`, from, chat_instance: String(o.chatId), data: o.data, message: toApiMessage(message) },
+      };
+      updates.push(update);
+      for (const wake of pollWaiters) wake();
+      return update;
+    },
     botMessages(chatId) {
       return (chats.get(chatId) ?? []).filter((message) => message.from.id === bot.id);
     },
@@ -236,12 +252,15 @@ export async function startFakeTelegram(options: { token?: string; username?: st
             ...(body.parse_mode ? { parse_mode: String(body.parse_mode) } : {}),
             ...(body.message_thread_id === undefined ? {} : { message_thread_id: Number(body.message_thread_id) }),
             ...(body.reply_parameters?.message_id === undefined ? {} : { reply_to: Number(body.reply_parameters.message_id) }),
+            ...(body.reply_markup ? { reply_markup: body.reply_markup } : {}),
           };
           store(message);
           call.messageId = message.message_id;
           if (failure?.kind === 'store-then-hang') return; // it arrived; the answer never does
           return ok(response, toApiMessage(message));
         }
+        case 'answerCallbackQuery':
+          return ok(response, true);
         case 'editMessageText': {
           const chatId = Number(body.chat_id);
           const message = chats.get(chatId)?.find((m) => m.message_id === Number(body.message_id));

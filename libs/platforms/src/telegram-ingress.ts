@@ -6,6 +6,7 @@ import type { TelegramConfig } from '@herald/core';
 import { handleChatInbound } from './chat-inbound.ts';
 import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from './chat-inbound.ts';
 import { LeasedTask } from './leased-task.ts';
+import { getWait } from '@herald/session';
 
 export interface TelegramBotIdentity {
   id: number;
@@ -129,11 +130,50 @@ export class TelegramIngress {
   }
 
   async handleUpdate(update: Update): Promise<TelegramUpdateOutcome> {
+    if (update.callback_query) return this.#handleButton(update);
     const message = normalizeTelegramUpdate(update, await this.identity());
     if (!message) return 'ignored';
     const outcome = await handleChatInbound({ ...this.#options, allowedUsers: this.#options.config.allowedUsers }, message);
     this.#options.logger.debug({ updateId: update.update_id, outcome }, 'telegram update');
     return outcome;
+  }
+
+  /**
+   * A button under an approval or a question: it becomes the chat message a person could have typed
+   * (/approve, /approve session, /deny, or the choice's text), through the same allowlist and inbox.
+   */
+  async #handleButton(update: Update): Promise<TelegramUpdateOutcome> {
+    const query = update.callback_query;
+    const match = /^hw:([0-9a-f-]{36}):(once|session|deny|\d{1,2})$/.exec(query?.data ?? '');
+    const source = query?.message;
+    if (!query || !match?.[1] || !match[2] || !source || source.chat.type === 'channel') return 'ignored';
+    // Stop the button's spinner whatever happens next; a failure here only costs the animation.
+    await this.api.answerCallbackQuery(query.id).catch(() => undefined);
+    let text: string;
+    if (match[2] === 'once') text = '/approve';
+    else if (match[2] === 'session') text = '/approve session';
+    else if (match[2] === 'deny') text = '/deny';
+    else {
+      const wait = await getWait(this.#options.db, match[1]);
+      const choice = wait?.kind === 'clarify' && wait.status === 'pending' ? wait.choices?.[Number(match[2])] : undefined;
+      if (choice === undefined) return 'ignored';
+      text = choice;
+    }
+    const bot = await this.identity();
+    const from = query.from;
+    const message: ChatInbound = {
+      platform: 'telegram',
+      chatType: source.chat.type === 'private' ? 'dm' : 'group',
+      chatId: String(source.chat.id),
+      threadId: 'is_topic_message' in source && source.is_topic_message && source.message_thread_id !== undefined ? String(source.message_thread_id) : undefined,
+      userId: String(from.id),
+      userName: from.username ?? [from.first_name, from.last_name].filter(Boolean).join(' '),
+      userHandle: from.username,
+      text,
+      dedupeKey: `telegram:${bot.id}:${update.update_id}`,
+      platformMessageId: String(source.message_id),
+    };
+    return handleChatInbound({ ...this.#options, allowedUsers: this.#options.config.allowedUsers }, message);
   }
 
   /** Points Telegram at our webhook (when TELEGRAM_WEBHOOK_URL is set). */
@@ -142,7 +182,7 @@ export class TelegramIngress {
     if (webhookUrl === undefined) return;
     await this.api.setWebhook(webhookUrl, {
       ...(webhookSecret === undefined ? {} : { secret_token: webhookSecret }),
-      allowed_updates: ['message'],
+      allowed_updates: ['message', 'callback_query'],
     });
   }
 
@@ -174,7 +214,7 @@ export class TelegramIngress {
       let updates: Update[];
       try {
         updates = await this.api.getUpdates(
-          { timeout: this.#options.config.pollTimeoutSeconds, allowed_updates: ['message'], ...(offset === undefined ? {} : { offset }) },
+          { timeout: this.#options.config.pollTimeoutSeconds, allowed_updates: ['message', 'callback_query'], ...(offset === undefined ? {} : { offset }) },
           grammySignal,
         );
       } catch (error) {

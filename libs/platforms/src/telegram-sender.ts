@@ -78,6 +78,25 @@ interface ChatTarget {
   threadId: number | undefined;
   replyTo: number | undefined;
   isPrivate: boolean;
+  /** Inline keyboard rows under the last part (approvals, clarify choices). */
+  keyboard: { text: string; callback_data: string }[][] | undefined;
+}
+
+/** Buttons stored on the outbox row as JSON text: `[{text, data}]`. Approvals fit one row. */
+function keyboardOf(raw: string | undefined): ChatTarget['keyboard'] {
+  if (raw === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) return undefined;
+  const buttons = parsed
+    .filter((b): b is { text: string; data: string } => typeof b?.text === 'string' && typeof b?.data === 'string')
+    .map((b) => ({ text: b.text, callback_data: b.data }));
+  if (buttons.length === 0) return undefined;
+  return buttons.length <= 3 && buttons.every((b) => b.text.length <= 20) ? [buttons] : buttons.map((b) => [b]);
 }
 
 function chatTarget(target: Record<string, string>): ChatTarget {
@@ -92,6 +111,7 @@ function chatTarget(target: Record<string, string>): ChatTarget {
     threadId: Number.isSafeInteger(threadId) ? threadId : undefined,
     replyTo: Number.isSafeInteger(replyTo) ? replyTo : undefined,
     isPrivate: target.chatType === 'dm',
+    keyboard: keyboardOf(target.buttons),
   };
 }
 
@@ -138,15 +158,16 @@ export class TelegramSender implements OutboundSender {
       const known = [...ids, ...(await progress.recentChatMessageIds())];
       if (target.replyTo !== undefined) known.push(String(target.replyTo));
       await progress.beginPart(part, newest(known));
-      const messageId = await this.#sendPart(target, chunk, part === 0, signal);
+      const messageId = await this.#sendPart(target, chunk, part === 0, part === chunks.length - 1, signal);
       await progress.partSent(part, messageId);
       ids.push(messageId);
     }
     return { messageIds: ids };
   }
 
-  async #sendPart(target: ChatTarget, chunk: TelegramChunk, first: boolean, signal: AbortSignal): Promise<string> {
+  async #sendPart(target: ChatTarget, chunk: TelegramChunk, first: boolean, last: boolean, signal: AbortSignal): Promise<string> {
     const common = {
+      ...(last && target.keyboard ? { reply_markup: { inline_keyboard: target.keyboard } } : {}),
       ...(target.threadId === undefined ? {} : { message_thread_id: target.threadId }),
       // In a group the answer quotes the message it answers; in a DM that is noise.
       ...(first && !target.isPrivate && target.replyTo !== undefined

@@ -41,7 +41,7 @@ export { findStrandedSessions } from './stranded.ts';
 export type { StrandedSession } from './stranded.ts';
 export { isConnectionError } from './infra-errors.ts';
 export { startTurn, resumeTurn, recordStep, finishTurn, suspendTurn } from './turn-store.ts';
-export type { ModelCallRow, NewWait, TurnEnd } from './turn-store.ts';
+export type { ModelCallRow, NewWait, TurnEnd, WaitButton } from './turn-store.ts';
 export {
   expireWaits,
   findWait,

@@ -106,8 +106,23 @@ export interface NewWait {
   timeoutMs: number;
 }
 
-/** Parks the turn on a wait for a person; the worker then lets the session go. */
-export async function suspendTurn(db: Executor, lease: Lease, turnId: string, wait: NewWait): Promise<void> {
+/** A button under the notice where the platform has them: its label and what pressing it sends. */
+export interface WaitButton {
+  text: string;
+  data: string;
+}
+
+/**
+ * Parks the turn on a wait for a person; the worker then lets the session go. On a chat platform
+ * the notice (and its buttons) goes into the outbox in the same transaction.
+ */
+export async function suspendTurn(
+  db: Executor,
+  lease: Lease,
+  turnId: string,
+  wait: NewWait,
+  notice: { text: string; buttons: WaitButton[] } | null = null,
+): Promise<void> {
   const payload = {
     id: wait.id,
     tool_call_id: wait.toolCallId,
@@ -123,6 +138,7 @@ export async function suspendTurn(db: Executor, lease: Lease, turnId: string, wa
   await call(
     db,
     lease,
-    sql`SELECT herald_suspend_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${JSON.stringify(payload)}::jsonb)`,
+    sql`SELECT herald_suspend_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${JSON.stringify(payload)}::jsonb,
+          ${notice?.text ?? null}::text, ${notice && notice.buttons.length > 0 ? JSON.stringify(notice.buttons) : null}::jsonb)`,
   );
 }

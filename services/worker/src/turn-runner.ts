@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { waitNotice } from './wait-notice.ts';
 import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
 import { buildSystemPrompt, runToolLoop, withRecall } from '@herald/agent';
@@ -291,7 +292,7 @@ export async function runTurn(
     // Parked: nothing holds the worker or the lease while the person decides; an answer, /approve,
     // /deny or the timeout makes the turn runnable and any worker resumes it.
     const { request, notStarted } = result.wait;
-    await suspendTurn(db, lease, turnId, { ...request, notStarted });
+    await suspendTurn(db, lease, turnId, { ...request, notStarted }, waitNotice(request));
     logger.info({ sessionId, turnId, kind: request.kind, tool: request.toolName }, 'turn waiting for the person');
     return { eventIds, outcome: 'waiting' };
   }

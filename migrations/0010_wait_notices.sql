@@ -1,0 +1,31 @@
+-- A parked turn tells the person in their chat: on Telegram and Discord the question or the call to
+-- approve goes into the outbox in the same transaction that parks the turn (see 0006 and 0007).
+DROP FUNCTION herald_suspend_turn(uuid, bigint, uuid, jsonb);
+
+CREATE FUNCTION herald_suspend_turn(p_session uuid, p_token bigint, p_turn uuid, p_wait jsonb, p_notice text,
+                                    p_buttons jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM herald_check_lease(p_session, p_token);
+  INSERT INTO tool_waits (id, session_id, turn_id, tool_call_id, kind, tool_name, arguments, pattern_key, prompt,
+                          choices, not_started, expires_at)
+  VALUES ((p_wait ->> 'id')::uuid, p_session, p_turn, p_wait ->> 'tool_call_id', p_wait ->> 'kind',
+          p_wait ->> 'tool_name', p_wait ->> 'arguments', p_wait ->> 'pattern_key', p_wait ->> 'prompt',
+          nullif(p_wait -> 'choices', 'null'::jsonb),
+          ARRAY(SELECT jsonb_array_elements_text(p_wait -> 'not_started')),
+          clock_timestamp() + ((p_wait ->> 'timeout_ms')::bigint * interval '1 millisecond'))
+  ON CONFLICT (turn_id, tool_call_id) DO NOTHING;
+  UPDATE turns SET status = 'waiting' WHERE id = p_turn;
+  INSERT INTO outbox (idempotency_key, platform, target, text, session_id, source)
+  SELECT 'wait:' || (p_wait ->> 'id'), s.platform,
+         jsonb_strip_nulls(jsonb_build_object(
+           'chatId', s.chat_id, 'chatType', s.chat_type, 'threadId', s.thread_id,
+           'buttons', CASE WHEN p_buttons IS NULL THEN NULL ELSE p_buttons::text END)),
+         p_notice, p_session, 'wait'
+  FROM sessions s
+  WHERE s.id = p_session AND s.platform IN ('telegram', 'discord') AND p_notice IS NOT NULL
+  ON CONFLICT (idempotency_key) DO NOTHING;
+  IF FOUND THEN
+    PERFORM pg_notify('herald_outbox', p_session::text);
+  END IF;
+END $$;
