@@ -26,3 +26,4 @@ export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/i
 export { scanForInjection, promptSafe } from './injection-scan.ts';
 export { PastSessionsRecall, recallTerms, withRecall } from './recall.ts';
 export type { RecallProvider, RecallQuery } from './recall.ts';
+export { toChatMessages } from './transcript-messages.ts';

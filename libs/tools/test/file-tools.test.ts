@@ -8,26 +8,14 @@ import { resolveWorkspacePath } from '../src/workspace-paths.ts';
 import { ToolRegistry } from '../src/registry.ts';
 import { ToolGate } from '../src/tool-gate.ts';
 import type { CallContext, Tool } from '../src/tool.ts';
+import { offlineContext } from './call-context.ts';
 
 let base: string;
 let workspace: string;
 let outside: string;
 
 function context(dir = workspace): CallContext {
-  return {
-    sessionId: 's',
-    turnId: 't',
-    profileId: 'p',
-    userId: 'u',
-    platform: 'api',
-    role: 'chat',
-    db: undefined as never,
-    signal: new AbortController().signal,
-    workspaceDir: dir,
-    fencedWrite: () => Promise.reject(new Error('file tools never write to the database')),
-    toolCallId: 'call-1',
-    askPerson: () => Promise.reject(new Error('unused')),
-  };
+  return offlineContext({ workspaceDir: dir });
 }
 
 const run = (tool: Tool, args: unknown, ctx = context()) => tool.execute(tool.schema.parse(args), ctx);

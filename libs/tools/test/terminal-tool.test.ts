@@ -6,25 +6,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTerminalTool, terminalEnv } from '../src/terminal-tool.ts';
 import type { CallContext, Tool } from '../src/tool.ts';
+import { offlineContext } from './call-context.ts';
 
 let base: string;
 let workspace: string;
 
 function context(signal = new AbortController().signal): CallContext {
-  return {
-    sessionId: 's',
-    turnId: 't',
-    profileId: 'p',
-    userId: 'u',
-    platform: 'api',
-    role: 'chat',
-    db: undefined as never,
-    signal,
-    workspaceDir: workspace,
-    fencedWrite: () => Promise.reject(new Error('unused')),
-    toolCallId: 'call-1',
-    askPerson: () => Promise.reject(new Error('unused')),
-  };
+  return offlineContext({ signal, workspaceDir: workspace });
 }
 
 const run = (tool: Tool, args: unknown, ctx = context()) => tool.execute(tool.schema.parse(args), ctx);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { htmlToText } from '../src/html-text.ts';
 import { Allowlist, blockedReason, embeddedIPv4 } from '../src/ssrf.ts';
 import type { CallContext, Tool } from '../src/tool.ts';
+import { offlineContext } from './call-context.ts';
 import { createWebExtractTool } from '../src/web-extract-tool.ts';
 
 const PAGE = `<!doctype html><html><head><title>Herald &amp; Friends</title>
@@ -100,20 +101,7 @@ afterAll(async () => {
 });
 
 function context(): CallContext {
-  return {
-    sessionId: 's',
-    turnId: 't',
-    profileId: 'p',
-    userId: 'u',
-    platform: 'api',
-    role: 'chat',
-    db: undefined as never,
-    signal: new AbortController().signal,
-    workspaceDir: '/nonexistent',
-    fencedWrite: () => Promise.reject(new Error('unused')),
-    toolCallId: 'call-1',
-    askPerson: () => Promise.reject(new Error('unused')),
-  };
+  return offlineContext();
 }
 
 const run = (tool: Tool, urls: string[]) => tool.execute(tool.schema.parse({ urls }), context());

@@ -1,8 +1,8 @@
 import type { Config } from '@herald/core';
-import { runToolLoop } from '@herald/agent';
+import { runToolLoop, toChatMessages } from '@herald/agent';
 import type { ChatMessage, ModelCallRecord, Provider, ToolCall, ToolDefinition, ToolRunner } from '@herald/agent';
 import { fencedReviewWrite, loadTranscript } from '@herald/session';
-import type { Db, ReviewClaim, ReviewResult, StoredMessage } from '@herald/session';
+import type { Db, ReviewClaim, ReviewResult } from '@herald/session';
 import { ToolGate } from '@herald/tools';
 import type { ToolRegistry } from '@herald/tools';
 import { join } from 'node:path';
@@ -24,20 +24,6 @@ export class ReviewRunError extends Error {
   static isInstance(value: unknown): value is ReviewRunError {
     return typeof value === 'object' && value !== null && failureMarker in value;
   }
-}
-
-function toChatMessages(transcript: StoredMessage[]): ChatMessage[] {
-  return transcript.map((message): ChatMessage => {
-    if (message.role === 'tool') {
-      return { role: 'tool', content: message.content, tool_call_id: message.toolCallId ?? '', name: message.toolName };
-    }
-    if (message.role === 'assistant') {
-      return message.toolCalls
-        ? { role: 'assistant', content: message.content, tool_calls: message.toolCalls }
-        : { role: 'assistant', content: message.content };
-    }
-    return { role: 'user', content: message.content };
-  });
 }
 
 /** One saved change, as shown in the review's outcome. */

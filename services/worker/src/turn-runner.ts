@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { waitNotice } from './wait-notice.ts';
 import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
-import { buildSystemPrompt, runToolLoop, withRecall } from '@herald/agent';
+import { buildSystemPrompt, runToolLoop, toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider, ToolRunner } from '@herald/agent';
 import {
   appendMessages,
@@ -21,7 +21,7 @@ import {
   suspendTurn,
   takeAnsweredWaits,
 } from '@herald/session';
-import type { Database, Db, Lease, LeasedSession, ModelCallRow, PendingEvent, QueueMode, StoredMessage } from '@herald/session';
+import type { Database, Db, Lease, LeasedSession, ModelCallRow, PendingEvent, QueueMode } from '@herald/session';
 import { toolPolicySchema, ToolGate } from '@herald/tools';
 import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
 
@@ -64,20 +64,6 @@ export interface TurnControl {
   modelSignal(): AbortSignal;
   /** Confirms the lease is still ours when the last renewal is stale; throws LeaseLostError if not. */
   ensureLease(): Promise<void>;
-}
-
-function toChatMessages(transcript: StoredMessage[]): ChatMessage[] {
-  return transcript.map((message): ChatMessage => {
-    if (message.role === 'tool') {
-      return { role: 'tool', content: message.content, tool_call_id: message.toolCallId ?? '', name: message.toolName };
-    }
-    if (message.role === 'assistant') {
-      return message.toolCalls
-        ? { role: 'assistant', content: message.content, tool_calls: message.toolCalls }
-        : { role: 'assistant', content: message.content };
-    }
-    return { role: 'user', content: message.content };
-  });
 }
 
 function parsePolicy(stored: Record<string, unknown>, logger: Logger, profileId: string): ToolPolicy {
