@@ -50,6 +50,27 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
+/**
+ * The connection refuses commands until it is connected (no offline queue), so a probe right after
+ * start, or during a reconnect, waits for it up to `ms` instead of failing at once.
+ */
+async function pingWhenConnected(redis: ApiDependencies['redis'], ms: number): Promise<string> {
+  if (redis.status !== 'ready') {
+    await new Promise<void>((resolve, reject) => {
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        redis.off('ready', onReady);
+        reject(new Error(`redis not connected after ${ms} ms (${redis.status})`));
+      }, ms);
+      redis.once('ready', onReady);
+    });
+  }
+  return withTimeout(redis.ping(), ms);
+}
+
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): void {
   const { config, db, queue, listener, logger } = deps;
 
@@ -61,7 +82,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
         () => 'ok',
         (error: Error) => error.message,
       ),
-      withTimeout(deps.redis.ping(), 2000).then(
+      pingWhenConnected(deps.redis, 2000).then(
         () => 'ok',
         (error: Error) => error.message,
       ),
