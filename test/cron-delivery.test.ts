@@ -76,6 +76,8 @@ describe('cron runs deliver their reports', () => {
         HERALD_DELIVERY_POLL_MS: '100',
         HERALD_SCHEDULER_TICK_MS: '100',
         HERALD_CRON_MAX_FAILURES: '3',
+        // The test's webhook receiver listens on loopback, which webhooks may not reach by default.
+        HERALD_WEB_ALLOWLIST: '127.0.0.1',
       },
     });
     worker = await startWorkerProcess(stack.env);
@@ -143,6 +145,13 @@ describe('cron runs deliver their reports', () => {
     // A repeated completion pass cannot add a second row for the same run and target.
     const rows = await stack.database.db.selectFrom('outbox').select('idempotency_key').where('source', '=', 'cron').execute();
     expect(rows.map((r) => r.idempotency_key).sort()).toEqual([`cron:${first}:telegram:70`, key].sort());
+  });
+
+  it('refuses a webhook that points into the private network, and says why', async () => {
+    const job = await createJob({ prompt: 'hourly check', deliver: 'webhook:http://169.254.169.254/latest/meta-data/' });
+    const runId = await runNow(job.job_id);
+    const run = await waitForRun(job.job_id, runId, (r) => r.deliveries[0]?.status === 'failed', 'webhook refused');
+    expect(JSON.stringify(run.deliveries[0])).toMatch(/refused: .*link-local/);
   });
 
   it('posts to a webhook once per run, and delivers nothing for a [SILENT] answer', async () => {

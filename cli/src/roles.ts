@@ -96,7 +96,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     subscriber.disconnect();
   });
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
-  const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender()]]));
+  const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.webAllowlist })]]));
   const registry = builtinRegistry({ ...config, terminalEnv: process.env });
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
   const reviewQueue = createReviewQueue(publisher, config.queuePrefix);

@@ -1,4 +1,7 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { DeliveryError } from '@herald/session';
+import { Allowlist, blockedReason } from '@herald/tools';
 import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/session';
 
 function retryAfterMs(header: string | null): number | undefined {
@@ -15,9 +18,37 @@ function retryAfterMs(header: string | null): number | undefined {
  */
 export class WebhookSender implements OutboundSender {
   readonly #fetch: typeof fetch;
+  readonly #allowlist: Allowlist;
 
-  constructor(options: { fetch?: typeof fetch } = {}) {
+  /** `allowlist`: HERALD_WEB_ALLOWLIST, the same exceptions the web tool has. */
+  constructor(options: { fetch?: typeof fetch; allowlist?: readonly string[] } = {}) {
     this.#fetch = options.fetch ?? fetch;
+    this.#allowlist = new Allowlist(options.allowlist ?? []);
+  }
+
+  /**
+   * A job's webhook is chosen by whoever talks to the agent, so it must not reach into the cluster:
+   * loopback, private and link-local addresses are refused unless allowlisted. Redirects are
+   * refused outright below, so the resolved address is the one posted to (short of DNS rebinding
+   * between this lookup and the connect).
+   */
+  async #assertReachable(url: string): Promise<void> {
+    let host: string;
+    try {
+      const parsed = new URL(url);
+      if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error(`scheme ${parsed.protocol}`);
+      host = parsed.hostname.replace(/^\[|\]$/g, '');
+    } catch (error) {
+      throw new DeliveryError(`webhook url ${url} is not an http(s) URL (${(error as Error).message})`, { retryable: false });
+    }
+    if (this.#allowlist.allowsHost(host)) return;
+    const addresses = isIP(host) !== 0 ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address);
+    for (const address of addresses) {
+      const reason = this.#allowlist.allowsAddress(address) ? null : blockedReason(address);
+      if (reason !== null) {
+        throw new DeliveryError(`webhook ${host} refused: ${reason} (HERALD_WEB_ALLOWLIST can allow it)`, { retryable: false });
+      }
+    }
   }
 
   async send(item: OutboundDelivery, signal: AbortSignal): Promise<DeliveryReceipt> {
@@ -26,6 +57,7 @@ export class WebhookSender implements OutboundSender {
     if (sent !== undefined) return { messageIds: [sent] };
     const url = item.target.url;
     if (url === undefined) throw new DeliveryError('webhook target has no url', { retryable: false });
+    await this.#assertReachable(url);
     await item.progress.beginPart(0, null);
     let response: Response;
     try {
