@@ -108,6 +108,24 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
     expect((row.receipt as any).messageIds).toEqual(messages.map((m) => m.id));
   });
 
+  it('asks for approval with buttons, and a press resumes the parked turn', async () => {
+    llm.handler = (request) => {
+      const last = request.messages[request.messages.length - 1];
+      if (last?.role === 'tool') return { text: `done: ${last.content.slice(0, 200)}` };
+      if (request.lastUserText === 'clean up') return { toolCalls: [{ name: 'terminal', arguments: { command: 'mkdir -p tmp && rm -r tmp && echo cleaned' } }] };
+      return { text: `echo: ${request.lastUserText}` };
+    };
+    const before = discord.botMessages(DM_CHANNEL).length;
+    discord.userMessage({ channelId: DM_CHANNEL, userId: ALICE, content: 'clean up', dm: true });
+    const prompt = await waitFor(async () => discord.botMessages(DM_CHANNEL).slice(before).find((m) => m.content.startsWith('Approval needed:')));
+    const buttons = prompt.components?.flatMap((row) => row.components) ?? [];
+    expect(buttons.map((b) => b.label)).toEqual(['Approve', 'Allow for session', 'Deny']);
+    discord.pressButton({ channelId: DM_CHANNEL, userId: ALICE, messageId: prompt.id, customId: buttons[0]!.custom_id, dm: true });
+    const done = await waitFor(async () => discord.botMessages(DM_CHANNEL).slice(before).find((m) => m.content.startsWith('done:')), { what: 'the resumed turn' });
+    expect(done.content).toContain('cleaned');
+    expect(discord.requests.some((r) => /^\/interactions\/\d+\/[^/]+\/callback$/.test(r.path))).toBe(true);
+  });
+
   it('refuses someone not on the allowlist without a model call', async () => {
     const before = llm.requests.length;
     discord.userMessage({ channelId: '600000000000000099', userId: '500000000000000099', content: 'hi', dm: true });

@@ -25,6 +25,8 @@ export interface FakeDiscordMessage {
   author: { id: string };
   nonce?: string;
   message_reference?: { message_id: string };
+  /** Action rows of buttons the bot sent with the message. */
+  components?: { type: 1; components: { type: 2; style: number; label: string; custom_id: string }[] }[];
 }
 
 export interface FakeDiscord {
@@ -44,6 +46,8 @@ export interface FakeDiscord {
   userMessage(options: { channelId: string; userId: string; content: string; dm?: boolean; mentionBot?: boolean }): string;
   /** A slash command arriving through the gateway. */
   slashCommand(options: { channelId: string; userId: string; name: string; option?: string }): string;
+  /** A person presses a button under one of the bot's messages (a component interaction). */
+  pressButton(options: { channelId: string; userId: string; messageId: string; customId: string; dm?: boolean }): string;
   botMessages(channelId: string): FakeDiscordMessage[];
   close(): Promise<void>;
 }
@@ -168,6 +172,51 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       });
       return id;
     },
+    pressButton(o) {
+      const id = nextId();
+      const pressed = fake.messages.find((m) => m.id === o.messageId);
+      if (!pressed) throw new Error(`no message ${o.messageId}`);
+      const message = {
+        id: pressed.id,
+        channel_id: o.channelId,
+        author: user(BOT_ID, true),
+        content: pressed.content,
+        timestamp: new Date().toISOString(),
+        edited_timestamp: null,
+        tts: false,
+        mention_everyone: false,
+        mentions: [],
+        mention_roles: [],
+        attachments: [],
+        embeds: [],
+        pinned: false,
+        type: 0,
+        components: pressed.components ?? [],
+      };
+      dispatch('INTERACTION_CREATE', {
+        id,
+        application_id: BOT_ID,
+        type: 3,
+        token: `interaction-token-${id}`,
+        version: 1,
+        channel_id: o.channelId,
+        ...(o.dm
+          ? { channel: { id: o.channelId, type: 1 }, user: user(o.userId) }
+          : {
+              channel: { id: o.channelId, type: 0, guild_id: GUILD_ID },
+              guild_id: GUILD_ID,
+              member: { user: user(o.userId), roles: [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0, permissions: '0' },
+            }),
+        app_permissions: '0',
+        locale: 'en-US',
+        entitlements: [],
+        authorizing_integration_owners: {},
+        context: o.dm ? 1 : 0,
+        message,
+        data: { custom_id: o.customId, component_type: 2 },
+      });
+      return id;
+    },
     botMessages(channelId) {
       return fake.messages.filter((message) => message.channel_id === channelId && message.author.id === BOT_ID);
     },
@@ -218,6 +267,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
           author: { id: BOT_ID },
           ...(body?.nonce ? { nonce: String(body.nonce) } : {}),
           ...(body?.message_reference ? { message_reference: { message_id: String(body.message_reference.message_id) } } : {}),
+          ...(Array.isArray(body?.components) ? { components: body.components } : {}),
         };
         fake.messages.push(message);
         return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });

@@ -2,10 +2,11 @@ import { backoffMs, sleep } from '@herald/core';
 import type { DiscordConfig } from '@herald/core';
 import { CHAT_COMMANDS } from '@herald/session';
 import { ApplicationCommandOptionType, ChannelType, Client, Events, GatewayIntentBits, Partials, REST, Routes } from 'discord.js';
-import type { ChatInputCommandInteraction, Message } from 'discord.js';
+import type { ButtonInteraction, ChatInputCommandInteraction, Message } from 'discord.js';
 import { handleChatInbound } from './chat-inbound.ts';
 import type { ChatInbound, ChatInboundDependencies } from './chat-inbound.ts';
 import { LeasedTask } from './leased-task.ts';
+import { buttonChatText } from './wait-buttons.ts';
 
 /** A bot token's first part is the bot's user id in base64: the lease is named without an API call. */
 export function discordBotIdOf(token: string): string {
@@ -144,6 +145,7 @@ export class DiscordIngress {
     });
     client.on(Events.InteractionCreate, (interaction) => {
       if (interaction.isChatInputCommand()) void this.#command(interaction, signal);
+      else if (interaction.isButton()) void this.#button(interaction, signal);
     });
     client.on(Events.Error, (error) => logger.warn({ err: error }, 'discord client error'));
     try {
@@ -200,6 +202,37 @@ this.#options.logger.warn({ err: error }, 'discord interaction could not be defe
         dedupeKey: `discord:interaction:${interaction.id}`,
         platformMessageId: interaction.id,
         replyVia: { interactionToken: interaction.token, applicationId: interaction.applicationId },
+      },
+      signal,
+    );
+  }
+
+  /**
+   * A button under an approval or a question: acknowledged at once (no message of its own), then
+   * committed as the chat message a person could have typed, through the same allowlist and inbox.
+   */
+  async #button(interaction: ButtonInteraction, signal: AbortSignal): Promise<void> {
+    try {
+      await interaction.deferUpdate();
+    } catch (error) {
+      this.#options.logger.warn({ err: error }, 'discord button could not be acknowledged');
+    }
+    const text = await buttonChatText(this.#options.db, interaction.customId);
+    if (text === undefined) return;
+    const channel = interaction.channel;
+    const inThread = channel?.isThread() === true;
+    await this.#commit(
+      {
+        platform: 'discord',
+        chatType: interaction.inGuild() ? 'group' : 'dm',
+        chatId: inThread ? (channel.parentId ?? interaction.channelId) : interaction.channelId,
+        threadId: inThread ? interaction.channelId : undefined,
+        userId: interaction.user.id,
+        userName: interaction.user.globalName ?? interaction.user.username,
+        userHandle: interaction.user.username,
+        text,
+        dedupeKey: `discord:interaction:${interaction.id}`,
+        platformMessageId: interaction.message.id,
       },
       signal,
     );

@@ -1,3 +1,4 @@
+import { parseWaitButtons } from './wait-buttons.ts';
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, REST, Routes } from 'discord.js';
 import { DeliveryError } from '@herald/session';
@@ -37,6 +38,24 @@ export function classifyDiscordError(error: unknown): DeliveryError {
  * minutes, well beyond our retry delays for ambiguous sends). A slash command's answer edits the
  * deferred interaction reply, which is idempotent by nature.
  */
+/** Discord action rows hold five buttons each; a deny button is red. */
+function buttonRows(raw: string | undefined): { type: 1; components: { type: 2; style: number; label: string; custom_id: string }[] }[] {
+  const buttons = parseWaitButtons(raw).slice(0, 25);
+  const rows = [];
+  for (let i = 0; i < buttons.length; i += 5) {
+    rows.push({
+      type: 1 as const,
+      components: buttons.slice(i, i + 5).map((b) => ({
+        type: 2 as const,
+        style: b.data.endsWith(':deny') ? 4 : b.data.endsWith(':once') ? 1 : 2,
+        label: b.text.slice(0, 80),
+        custom_id: b.data,
+      })),
+    });
+  }
+  return rows;
+}
+
 export class DiscordSender implements OutboundSender {
   readonly #rest: REST;
 
@@ -67,7 +86,7 @@ export class DiscordSender implements OutboundSender {
       await progress.beginPart(part, null);
       let messageId: string;
       try {
-        messageId = await this.#sendPart(item, channelId, content, part, signal);
+        messageId = await this.#sendPart(item, channelId, content, part, part === parts.length - 1, signal);
       } catch (error) {
         throw classifyDiscordError(error);
       }
@@ -77,8 +96,9 @@ export class DiscordSender implements OutboundSender {
     return { messageIds: ids };
   }
 
-  async #sendPart(item: OutboundDelivery, channelId: string, content: string, part: number, signal: AbortSignal): Promise<string> {
+  async #sendPart(item: OutboundDelivery, channelId: string, content: string, part: number, last: boolean, signal: AbortSignal): Promise<string> {
     const { interactionToken, applicationId, replyTo } = item.target;
+    const components = last ? buttonRows(item.target.buttons) : [];
     const allowed_mentions = { parse: [] as string[] };
     if (interactionToken !== undefined && applicationId !== undefined) {
       const route =
@@ -94,6 +114,7 @@ export class DiscordSender implements OutboundSender {
         nonce: discordNonce(item.id, part),
         enforce_nonce: true,
         allowed_mentions,
+        ...(components.length > 0 ? { components } : {}),
         ...(part === 0 && replyTo !== undefined && item.target.chatType !== 'dm'
           ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } }
           : {}),

@@ -6,7 +6,7 @@ import type { TelegramConfig } from '@herald/core';
 import { handleChatInbound } from './chat-inbound.ts';
 import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from './chat-inbound.ts';
 import { LeasedTask } from './leased-task.ts';
-import { getWait } from '@herald/session';
+import { buttonChatText } from './wait-buttons.ts';
 
 export interface TelegramBotIdentity {
   id: number;
@@ -144,21 +144,12 @@ export class TelegramIngress {
    */
   async #handleButton(update: Update): Promise<TelegramUpdateOutcome> {
     const query = update.callback_query;
-    const match = /^hw:([0-9a-f-]{36}):(once|session|deny|\d{1,2})$/.exec(query?.data ?? '');
     const source = query?.message;
-    if (!query || !match?.[1] || !match[2] || !source || source.chat.type === 'channel') return 'ignored';
+    if (!query || !source || source.chat.type === 'channel') return 'ignored';
     // Stop the button's spinner whatever happens next; a failure here only costs the animation.
     await this.api.answerCallbackQuery(query.id).catch(() => undefined);
-    let text: string;
-    if (match[2] === 'once') text = '/approve';
-    else if (match[2] === 'session') text = '/approve session';
-    else if (match[2] === 'deny') text = '/deny';
-    else {
-      const wait = await getWait(this.#options.db, match[1]);
-      const choice = wait?.kind === 'clarify' && wait.status === 'pending' ? wait.choices?.[Number(match[2])] : undefined;
-      if (choice === undefined) return 'ignored';
-      text = choice;
-    }
+    const text = await buttonChatText(this.#options.db, query.data ?? '');
+    if (text === undefined) return 'ignored';
     const bot = await this.identity();
     const from = query.from;
     const message: ChatInbound = {

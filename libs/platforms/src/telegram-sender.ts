@@ -1,3 +1,4 @@
+import { parseWaitButtons } from './wait-buttons.ts';
 import { Api, GrammyError, HttpError } from 'grammy';
 import { DeliveryError } from '@herald/session';
 import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/session';
@@ -82,19 +83,9 @@ interface ChatTarget {
   keyboard: { text: string; callback_data: string }[][] | undefined;
 }
 
-/** Buttons stored on the outbox row as JSON text: `[{text, data}]`. Approvals fit one row. */
+/** Approvals fit one row; longer choices get a row each. */
 function keyboardOf(raw: string | undefined): ChatTarget['keyboard'] {
-  if (raw === undefined) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(parsed)) return undefined;
-  const buttons = parsed
-    .filter((b): b is { text: string; data: string } => typeof b?.text === 'string' && typeof b?.data === 'string')
-    .map((b) => ({ text: b.text, callback_data: b.data }));
+  const buttons = parseWaitButtons(raw).map((b) => ({ text: b.text, callback_data: b.data }));
   if (buttons.length === 0) return undefined;
   return buttons.length <= 3 && buttons.every((b) => b.text.length <= 20) ? [buttons] : buttons.map((b) => [b]);
 }
