@@ -197,6 +197,17 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     expect(users).toEqual(['pay', 'meanwhile']);
   });
 
+  it('/stop withdraws a pending approval instead of leaving the turn parked until the timeout', async () => {
+    fake.handler = toolThenReport(() => [{ name: 'wire_transfer', arguments: { label: 'stopped', amount: 800 } }]);
+    const asked = await send('perm-stop', 'pay');
+    expect(asked.body.status).toBe('waiting');
+    const stopped = await send('perm-stop', '/stop');
+    expect(stopped.body.reply.text).toBe('Stopped: the pending request is withdrawn.');
+    const event = await stack.waitForEvent(asked.body.event_id);
+    expect(event.reply.text).toContain('BLOCKED: the person denied this call');
+    expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(0);
+  });
+
   it('clarify: asks with choices, parks, and resumes with the next message as the answer', async () => {
     fake.handler = toolThenReport((text) =>
       text === 'plan a trip' ? [{ name: 'clarify', arguments: { question: 'Where to?', choices: ['Paris', 'Rome'] } }] : [],

@@ -184,7 +184,22 @@ async function runQueueCommand(trx: Transaction<Database>, sessionId: string, mo
   return { reply: `Queue mode set to ${mode}.` };
 }
 
-async function runStopCommand(trx: Transaction<Database>, sessionId: string): Promise<CommandOutcome> {
+async function runStopCommand(trx: Transaction<Database>, sessionId: string, userId: string): Promise<CommandOutcome> {
+  // A turn parked on the person holds no worker to abort: /stop answers its question for it, so
+  // the turn ends (denied, or unanswered) instead of waiting out the timeout.
+  const parked = await trx
+    .selectFrom('tool_waits')
+    .select(['id', 'kind'])
+    .where('session_id', '=', sessionId)
+    .where('status', '=', 'pending')
+    .forUpdate()
+    .execute();
+  if (parked.length > 0) {
+    for (const wait of parked) {
+      await sql`SELECT herald_resolve_wait(${wait.id}::uuid, ${wait.kind === 'approval' ? 'denied' : 'expired'}, ${'stopped with /stop'}::text, ${userId}, false)`.execute(trx);
+    }
+    return { reply: 'Stopped: the pending request is withdrawn.', wake: true };
+  }
   const running = await trx
     .selectFrom('inbound_events')
     .select('id')
@@ -298,7 +313,7 @@ async function acceptCommand(
     else if (command.kind === 'approve' || command.kind === 'deny') outcome = await runApprovalCommand(trx, sessionId, message.userId, command);
     else if (command.kind === 'status') outcome = await runStatusCommand(trx, sessionId);
     else if (command.kind === 'help') outcome = { reply: HELP_REPLY };
-    else outcome = await runStopCommand(trx, sessionId);
+    else outcome = await runStopCommand(trx, sessionId, message.userId);
     const eventId = randomUUID();
     const inserted = await trx
       .insertInto('inbound_events')
