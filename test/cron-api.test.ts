@@ -186,9 +186,9 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
       stderr: expect.stringMatching(/schedule: cannot read the schedule 'sometimes'/),
     });
     expect((await cli('run', id)).stdout).toMatch(/requested run/);
-    await waitFor(async () => /succeeded/.test((await cli('runs', id)).stdout), { what: 'the CLI run', timeoutMs: 30_000 });
+    await waitFor(async () => /succeeded/.test((await cli('runs', id)).stdout), { what: 'the CLI run', timeoutMs: 90_000 });
     expect((await cli('runs', id)).stdout).toMatch(/manual {2}succeeded {2}\d+\.\ds\n {4}output: done/);
     expect((await cli('pause', id)).stdout).toMatch(/paused .* paused \(paused by an operator\)/);
     expect((await cli('remove', id)).stdout).toMatch(`removed ${id}`);
-  });
+  }, 180_000);
 });

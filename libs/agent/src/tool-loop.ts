@@ -6,7 +6,7 @@ import type { ChatMessage, CompletionResult, Provider, ToolCall, ToolDefinition 
 export interface ToolRunOutcome<W> {
   content: string;
   isError: boolean;
-  /** 'unknown' and 'invalid' are the model's mistakes; three rounds of only those end the turn. */
+  /** 'unknown', 'invalid' and 'refused': three rounds of only those end the turn. */
   errorKind?: string;
   /** The call cannot finish until a person answers: the turn is parked on this. */
   wait?: W;
@@ -58,7 +58,7 @@ export interface LoopResult<W = never> {
   wait?: { request: W; notStarted: string[] };
 }
 
-/** Rounds in a row where every tool call was unknown or had invalid arguments before the turn ends. */
+/** Rounds in a row where every tool call was unknown, refused or invalid before the turn ends. */
 export const MAX_INVALID_TOOL_ROUNDS = 3;
 
 export interface LoopOptions<W = never> {
@@ -102,7 +102,7 @@ export function unansweredToolCalls(history: ChatMessage[]): ToolCall[] {
 
 interface CallsResult<W> {
   results: ToolResultMessage[];
-  /** Every call was an unknown tool or had invalid arguments. */
+  /** Every call was an unknown or refused tool, or had invalid arguments. */
   allInvalid: boolean;
   lastError: string | undefined;
   wait?: { request: W; notStarted: string[] };
@@ -132,7 +132,8 @@ async function runCalls<W>(calls: ToolCall[], tools: ToolRunner<W>, signal: Abor
         wait: { request: outcome.wait, notStarted: calls.slice(index + 1).map((next) => next.id) },
       };
     }
-    if (outcome.errorKind === 'unknown' || outcome.errorKind === 'invalid') {
+    // A model that keeps calling what it may not (or cannot) call would loop until the iteration limit.
+    if (outcome.errorKind === 'unknown' || outcome.errorKind === 'invalid' || outcome.errorKind === 'refused') {
       invalid++;
       lastError = outcome.content;
     }
@@ -145,7 +146,7 @@ function toolErrorsAnswer(partial: string, lastError: string | undefined): strin
   const lead = partial.trim() === '' ? '' : `${partial.trim()}\n\n`;
   return (
     `${lead}I stopped here: my last ${MAX_INVALID_TOOL_ROUNDS} attempts to use tools all failed ` +
-    `(unknown tools or invalid arguments${lastError ? `; the last error was: ${lastError.slice(0, 300)}` : ''}). ` +
+    `(unknown or refused tools, or invalid arguments${lastError ? `; the last error was: ${lastError.slice(0, 300)}` : ''}). ` +
     'This answer may be incomplete; tell me how to go on or rephrase the request.'
   );
 }
