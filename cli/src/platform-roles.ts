@@ -64,22 +64,23 @@ export async function startPlatformIngress(
   queue: Queue<WakeJob>,
   redis: Redis,
 ): Promise<PlatformIngress> {
+  // Both adapters commit messages the same way, through the shared inbox path.
+  const inboundDeps = (log: Logger) => ({
+    owner: processOwner,
+    db,
+    queue,
+    redis,
+    queuePrefix: config.queuePrefix,
+    backlogLimit: config.sessionBacklog,
+    logger: log,
+  });
   let telegram: TelegramIngress | undefined;
   if (config.telegram) {
     const log = logger.child({ component: 'telegram' });
     if (config.telegram.allowedUsers.length === 0) {
       log.warn({}, 'TELEGRAM_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
     }
-    telegram = new TelegramIngress({
-      config: config.telegram,
-      owner: processOwner,
-      db,
-      queue,
-      redis,
-      queuePrefix: config.queuePrefix,
-      backlogLimit: config.sessionBacklog,
-      logger: log,
-    });
+    telegram = new TelegramIngress({ config: config.telegram, ...inboundDeps(log) });
     if (config.telegram.mode === 'polling') {
       const poller = telegram.startPolling();
       shutdown.add('telegram poller', () => poller.stop());
@@ -96,16 +97,7 @@ export async function startPlatformIngress(
     if (config.discord.allowedUsers.length === 0) {
       log.warn({}, 'DISCORD_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
     }
-    discord = new DiscordIngress({
-      config: config.discord,
-      owner: processOwner,
-      db,
-      queue,
-      redis,
-      queuePrefix: config.queuePrefix,
-      backlogLimit: config.sessionBacklog,
-      logger: log,
-    });
+    discord = new DiscordIngress({ config: config.discord, ...inboundDeps(log) });
     const gateway = discord.start();
     shutdown.add('discord gateway', () => gateway.stop());
   }

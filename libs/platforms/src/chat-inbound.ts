@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, chatTarget, enqueueOutbound } from '@herald/session';
 import type { Db, InboundMessage } from '@herald/session';
-import { enqueueWake, publishSessionControl } from '@herald/queue';
+import { announceAccepted } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
 
 /** A chat message from Telegram or Discord, normalized; only messages addressed to the bot. */
@@ -98,16 +98,6 @@ export async function handleChatInbound(deps: ChatInboundDependencies, message: 
     });
     return 'backlog_full';
   }
-  if (accepted.needsWake) {
-    // Committed: if Redis is down now, the reconciler enqueues it later.
-    await enqueueWake(deps.queue, accepted.sessionId, accepted.wakeGeneration).catch((error: unknown) =>
-      deps.logger.warn({ err: error, sessionId: accepted.sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
-    );
-  }
-  if (accepted.control !== undefined && !accepted.duplicate) {
-    await publishSessionControl(deps.redis, deps.queuePrefix, accepted.sessionId, accepted.control).catch((error: unknown) =>
-      deps.logger.warn({ err: error, sessionId: accepted.sessionId }, 'session control notice failed'),
-    );
-  }
+  await announceAccepted(deps, accepted);
   return accepted.duplicate ? 'duplicate' : 'accepted';
 }

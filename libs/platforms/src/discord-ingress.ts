@@ -183,23 +183,13 @@ export class DiscordIngress {
     try {
       await interaction.deferReply();
     } catch (error) {
-this.#options.logger.warn({ err: error }, 'discord interaction could not be deferred');
+      this.#options.logger.warn({ err: error }, 'discord interaction could not be deferred');
       return;
     }
     const option = interaction.options.data[0]?.value;
-    const channel = interaction.channel;
-    const inThread = channel?.isThread() === true;
     await this.#commit(
       {
-        platform: 'discord',
-        chatType: interaction.inGuild() ? 'group' : 'dm',
-        chatId: inThread ? (channel.parentId ?? interaction.channelId) : interaction.channelId,
-        threadId: inThread ? interaction.channelId : undefined,
-        userId: interaction.user.id,
-        userName: interaction.user.globalName ?? interaction.user.username,
-        userHandle: interaction.user.username,
-        text: `/${interaction.commandName}${option === undefined ? '' : ` ${String(option)}`}`,
-        dedupeKey: `discord:interaction:${interaction.id}`,
+        ...interactionInbound(interaction, `/${interaction.commandName}${option === undefined ? '' : ` ${String(option)}`}`),
         platformMessageId: interaction.id,
         replyVia: { interactionToken: interaction.token, applicationId: interaction.applicationId },
       },
@@ -219,22 +209,23 @@ this.#options.logger.warn({ err: error }, 'discord interaction could not be defe
     }
     const text = await buttonChatText(this.#options.db, interaction.customId);
     if (text === undefined) return;
-    const channel = interaction.channel;
-    const inThread = channel?.isThread() === true;
-    await this.#commit(
-      {
-        platform: 'discord',
-        chatType: interaction.inGuild() ? 'group' : 'dm',
-        chatId: inThread ? (channel.parentId ?? interaction.channelId) : interaction.channelId,
-        threadId: inThread ? interaction.channelId : undefined,
-        userId: interaction.user.id,
-        userName: interaction.user.globalName ?? interaction.user.username,
-        userHandle: interaction.user.username,
-        text,
-        dedupeKey: `discord:interaction:${interaction.id}`,
-        platformMessageId: interaction.message.id,
-      },
-      signal,
-    );
+    await this.#commit({ ...interactionInbound(interaction, text), platformMessageId: interaction.message.id }, signal);
   }
+}
+
+/** The chat message an interaction stands for: who, where (a thread is its own session), what. */
+function interactionInbound(interaction: ChatInputCommandInteraction | ButtonInteraction, text: string): Omit<ChatInbound, 'platformMessageId'> {
+  const channel = interaction.channel;
+  const inThread = channel?.isThread() === true;
+  return {
+    platform: 'discord',
+    chatType: interaction.inGuild() ? 'group' : 'dm',
+    chatId: inThread ? (channel.parentId ?? interaction.channelId) : interaction.channelId,
+    threadId: inThread ? interaction.channelId : undefined,
+    userId: interaction.user.id,
+    userName: interaction.user.globalName ?? interaction.user.username,
+    userHandle: interaction.user.username,
+    text,
+    dedupeKey: `discord:interaction:${interaction.id}`,
+  };
 }

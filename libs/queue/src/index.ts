@@ -7,3 +7,5 @@ export { publishSessionControl, sessionControlChannel, SessionControlListener } 
 export type { ControlAction } from './session-control.ts';
 export { REVIEW_QUEUE, createReviewQueue, enqueueReview, reviewJobId } from './review-queue.ts';
 export type { ReviewJob } from './review-queue.ts';
+export { announceAccepted } from './accepted.ts';
+export type { AcceptedNotice } from './accepted.ts';

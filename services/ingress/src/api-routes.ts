@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Config, Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, getEvent, loadTranscript, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/session';
-import { enqueueWake, publishSessionControl } from '@herald/queue';
+import { announceAccepted } from '@herald/queue';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
@@ -140,18 +140,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
       throw error;
     }
-    const sessionId = accepted.sessionId;
-    if (accepted.needsWake) {
-      // The event is committed: if Redis is down now, the reconciler enqueues it later.
-      await enqueueWake(queue, sessionId, accepted.wakeGeneration).catch((error: unknown) =>
-        logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
-      );
-    }
-    if (accepted.control !== undefined && !accepted.duplicate) {
-      await publishSessionControl(deps.redis, config.queuePrefix, sessionId, accepted.control).catch((error: unknown) =>
-        logger.warn({ err: error, sessionId }, 'session control notice failed'),
-      );
-    }
+    await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.queuePrefix, logger }, accepted);
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
     const waitSeconds = query.data.wait;
     if (waitSeconds === undefined || waitSeconds === 0) {

@@ -1,0 +1,36 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { enqueueWake } from './run-queue.ts';
+import type { WakeJob } from './run-queue.ts';
+import { publishSessionControl } from './session-control.ts';
+import type { ControlAction } from './session-control.ts';
+
+export interface AcceptedNotice {
+  sessionId: string;
+  needsWake: boolean;
+  wakeGeneration: string;
+  duplicate: boolean;
+  control?: ControlAction;
+}
+
+/**
+ * What every ingress path does once a message is committed: wake the session, and tell a running
+ * turn about /stop or an interrupt. Redis being down loses nothing here: the reconciler finds the
+ * committed event, so failures are only logged.
+ */
+export async function announceAccepted(
+  deps: { queue: Queue<WakeJob>; redis: Redis; queuePrefix: string; logger: { warn(object: object, message: string): void } },
+  accepted: AcceptedNotice,
+): Promise<void> {
+  const { sessionId } = accepted;
+  if (accepted.needsWake) {
+    await enqueueWake(deps.queue, sessionId, accepted.wakeGeneration).catch((error: unknown) =>
+      deps.logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
+    );
+  }
+  if (accepted.control !== undefined && !accepted.duplicate) {
+    await publishSessionControl(deps.redis, deps.queuePrefix, sessionId, accepted.control).catch((error: unknown) =>
+      deps.logger.warn({ err: error, sessionId }, 'session control notice failed'),
+    );
+  }
+}
