@@ -94,7 +94,6 @@ export {
   renewReviewClaim,
   retryReviewLater,
   ReviewClaimLostError,
-  toolUseOfTurn,
 } from './review-store.ts';
 export type { CompletionOutcome, ReviewClaim, ReviewResult, ReviewRow, ReviewView, TurnCompletedEvent } from './review-store.ts';
 export {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, ReviewKind, ReviewsTable } from './schema.ts';
@@ -18,9 +17,9 @@ export interface TurnCompletedEvent {
   userTurns: number;
   /** Tool-loop iterations (model calls) of this turn. */
   iterations: number;
-  /** A successful memory / skill_manage call happened in this turn (it resets that counter). */
-  memoryUsed: boolean;
-  skillUsed: boolean;
+  /** A successful memory / skill_manage call happened in this turn (it resets that counter). Omitted: read from the turn's tool results. */
+  memoryUsed?: boolean | undefined;
+  skillUsed?: boolean | undefined;
   /** Stopped by the person, crashed too often, or ended in an error: never reviewed. */
   interrupted: boolean;
   errored: boolean;
@@ -37,95 +36,27 @@ export interface CompletionOutcome {
   counters: { userTurnsSinceMemory: number; iterationsSinceSkill: number };
 }
 
-/** Whether the tool results of a turn include a successful call of the memory or skill_manage tool. */
-export async function toolUseOfTurn(db: Executor, turnId: string): Promise<{ memoryUsed: boolean; skillUsed: boolean }> {
-  const rows = await db
-    .selectFrom('messages')
-    .select('tool_name')
-    .where('turn_id', '=', turnId)
-    .where('role', '=', 'tool')
-    .where('tool_name', 'in', ['memory', 'skill_manage'])
-    .where(sql<boolean>`content LIKE '{"success":true%'`)
-    .execute();
-  return {
-    memoryUsed: rows.some((row) => row.tool_name === 'memory'),
-    skillUsed: rows.some((row) => row.tool_name === 'skill_manage'),
-  };
-}
-
 /**
  * Folds one completion event into the session's counters and, when a trigger fires, creates the
- * review row, all in one transaction. Hermes' rules: a memory review every N user turns without a
- * memory write, a skill review after N tool-loop iterations without a skill write (N per profile,
- * 0 disables); never after an interrupted or failed turn or a scheduled run (their counts still
- * add up, so the next answered turn fires). A turn counted twice counts once.
+ * review row: one call of herald_record_completion (one round trip, on the worker after every
+ * reply). Hermes' rules: a memory review every N user turns without a memory write, a skill review
+ * after N tool-loop iterations without a skill write (N per profile, 0 disables); never after an
+ * interrupted or failed turn or a scheduled run (their counts still add up, so the next answered
+ * turn fires). A turn counted twice counts once. Without `memoryUsed`/`skillUsed`, the turn's own
+ * successful memory and skill_manage results decide.
  */
-export async function recordTurnCompletion(db: Kysely<Database>, event: TurnCompletedEvent): Promise<CompletionOutcome> {
-  return db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('review_counters')
-      .values({ session_id: event.sessionId, last_turn_id: null })
-      .onConflict((oc) => oc.column('session_id').doNothing())
-      .execute();
-    const counters = await trx
-      .selectFrom('review_counters')
-      .select(['user_turns_since_memory', 'iterations_since_skill', 'last_turn_id'])
-      .where('session_id', '=', event.sessionId)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    const unchanged = {
-      reviewId: null,
-      kinds: [],
-      counters: { userTurnsSinceMemory: counters.user_turns_since_memory, iterationsSinceSkill: counters.iterations_since_skill },
-    };
-    if (counters.last_turn_id === event.turnId) return unchanged;
-    const profile = await trx
-      .selectFrom('profiles')
-      .select(['memory_review_interval', 'skill_review_interval'])
-      .where('id', '=', event.profileId)
-      .executeTakeFirst();
-    let memory = event.memoryUsed ? 0 : counters.user_turns_since_memory + event.userTurns;
-    let skill = event.skillUsed ? 0 : counters.iterations_since_skill + event.iterations;
-    const eligible = !event.interrupted && !event.errored && !event.scheduled;
-    const kinds: ReviewKind[] = [];
-    const memoryInterval = profile?.memory_review_interval ?? 10;
-    const skillInterval = profile?.skill_review_interval ?? 10;
-    if (eligible && memoryInterval > 0 && memory >= memoryInterval) kinds.push('memory');
-    if (eligible && skillInterval > 0 && skill >= skillInterval) kinds.push('skill');
-    let reviewId: string | null = null;
-    if (kinds.length > 0) {
-      const inserted = await trx
-        .insertInto('reviews')
-        .values({
-          id: randomUUID(),
-          turn_id: event.turnId,
-          session_id: event.sessionId,
-          profile_id: event.profileId,
-          user_id: event.userId,
-          kinds,
-          user_turns: memory,
-          iterations: skill,
-          tool_definitions: event.toolDefinitions,
-        })
-        .onConflict((oc) => oc.column('turn_id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      reviewId = inserted?.id ?? null;
-      if (kinds.includes('memory')) memory = 0;
-      if (kinds.includes('skill')) skill = 0;
-    }
-    await trx
-      .updateTable('review_counters')
-      .set({
-        user_turns_since_memory: memory,
-        iterations_since_skill: skill,
-        last_turn_id: event.turnId,
-        updated_at: sql`clock_timestamp()`,
-      })
-      .where('session_id', '=', event.sessionId)
-      .execute();
-    return { reviewId, kinds: reviewId === null ? [] : kinds, counters: { userTurnsSinceMemory: memory, iterationsSinceSkill: skill } };
-  });
+export async function recordTurnCompletion(db: Executor, event: TurnCompletedEvent): Promise<CompletionOutcome> {
+  const result = await sql<{ review_id: string | null; kinds: ReviewKind[]; user_turns_since_memory: number; iterations_since_skill: number }>`
+    SELECT * FROM herald_record_completion(${event.turnId}::uuid, ${event.sessionId}::uuid, ${event.profileId}, ${event.userId},
+      ${event.userTurns}::integer, ${event.iterations}::integer, ${event.memoryUsed ?? null}::boolean, ${event.skillUsed ?? null}::boolean,
+      ${event.interrupted}, ${event.errored}, ${event.scheduled}, ${event.toolDefinitions})`.execute(db);
+  const row = result.rows[0];
+  if (!row) throw new Error('herald_record_completion returned nothing');
+  return {
+    reviewId: row.review_id,
+    kinds: row.kinds,
+    counters: { userTurnsSinceMemory: row.user_turns_since_memory, iterationsSinceSkill: row.iterations_since_skill },
+  };
 }
 
 export type ReviewRow = Selectable<ReviewsTable>;

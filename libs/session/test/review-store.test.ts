@@ -55,6 +55,23 @@ describe('review triggers and claims', () => {
     for (let i = 0; i < 4; i++) expect((await recordTurnCompletion(database.db, event({ iterations: 0 }))).reviewId).toBeNull();
   });
 
+  it("reads the turn's own successful memory and skill writes when the event does not say", async () => {
+    await database.db.updateTable('profiles').set({ memory_review_interval: 3 }).where('id', '=', 'main').execute();
+    const before = (await recordTurnCompletion(database.db, event({ iterations: 0 }))).counters;
+    const turnId = randomUUID();
+    const seq = Date.now() % 1_000_000;
+    await database.db
+      .insertInto('messages')
+      .values([
+        { session_id: sessionId, seq, turn_id: turnId, role: 'tool', content: '{"success":true,"target":"user"}', tool_call_id: 'a', tool_name: 'memory', tool_calls: null },
+        { session_id: sessionId, seq: seq + 1, turn_id: turnId, role: 'tool', content: '{"success":false,"error":"no match"}', tool_call_id: 'b', tool_name: 'skill_manage', tool_calls: null },
+      ])
+      .execute();
+    const after = await recordTurnCompletion(database.db, event({ turnId, iterations: 1, memoryUsed: undefined, skillUsed: undefined }));
+    // The successful memory write resets its counter; the failed skill write does not.
+    expect(after.counters).toEqual({ userTurnsSinceMemory: 0, iterationsSinceSkill: before.iterationsSinceSkill + 1 });
+  });
+
   it('lets exactly one of several reviewers claim a review, and fences the loser', async () => {
     const { reviewId } = await recordTurnCompletion(database.db, event({ iterations: 5 }));
     const claims = await Promise.all([1, 2, 3, 4].map((n) => claimReview(database.db, reviewId!, `reviewer-${n}`, 60_000)));

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
-import { recordTurnCompletion, toolUseOfTurn } from '@herald/session';
+import { recordTurnCompletion } from '@herald/session';
 import type { Db } from '@herald/session';
 import { enqueueReview } from '@herald/queue';
 import type { ReviewJob } from '@herald/queue';
@@ -29,7 +29,6 @@ export async function emitTurnCompletion(deps: CompletionDependencies, result: T
   const turn = result.turn;
   if (!turn) return;
   try {
-    const use = await toolUseOfTurn(deps.db, turn.turnId);
     const outcome = await recordTurnCompletion(deps.db, {
       turnId: turn.turnId,
       sessionId: turn.sessionId,
@@ -37,8 +36,6 @@ export async function emitTurnCompletion(deps: CompletionDependencies, result: T
       userId: turn.userId,
       userTurns: 1,
       iterations: turn.iterations,
-      memoryUsed: use.memoryUsed,
-      skillUsed: use.skillUsed,
       interrupted: result.outcome === 'stopped' || result.outcome === 'attempts_exhausted',
       errored: result.outcome !== 'answered' && result.outcome !== 'stopped' && result.outcome !== 'attempts_exhausted',
       scheduled: SCHEDULED_PLATFORMS.has(turn.platform),

@@ -1,0 +1,57 @@
+-- A turn's completion event in one round trip (it runs on the worker after every reply, before the
+-- session's next turn): the counters, the trigger decision and the review row, as
+-- libs/session/src/review-store.ts describes. p_memory_used / p_skill_used NULL: read from the
+-- turn's own tool results, found through the session's index rather than a scan of all messages.
+CREATE FUNCTION herald_record_completion(p_turn uuid, p_session uuid, p_profile text, p_user text, p_user_turns integer,
+                                         p_iterations integer, p_memory_used boolean, p_skill_used boolean,
+                                         p_interrupted boolean, p_errored boolean, p_scheduled boolean,
+                                         p_definitions text)
+RETURNS TABLE (review_id uuid, kinds text[], user_turns_since_memory integer, iterations_since_skill integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  c review_counters%ROWTYPE;
+  v_memory_used boolean := p_memory_used;
+  v_skill_used boolean := p_skill_used;
+  v_memory integer;
+  v_skill integer;
+  v_memory_interval integer;
+  v_skill_interval integer;
+  v_kinds text[] := '{}';
+  v_review uuid;
+BEGIN
+  INSERT INTO review_counters (session_id) VALUES (p_session) ON CONFLICT (session_id) DO NOTHING;
+  SELECT * INTO c FROM review_counters WHERE session_id = p_session FOR UPDATE;
+  IF c.last_turn_id = p_turn THEN
+    RETURN QUERY SELECT NULL::uuid, '{}'::text[], c.user_turns_since_memory, c.iterations_since_skill;
+    RETURN;
+  END IF;
+  IF v_memory_used IS NULL OR v_skill_used IS NULL THEN
+    SELECT coalesce(bool_or(m.tool_name = 'memory'), false), coalesce(bool_or(m.tool_name = 'skill_manage'), false)
+      INTO v_memory_used, v_skill_used
+      FROM messages m
+      WHERE m.session_id = p_session AND m.turn_id = p_turn AND m.role = 'tool'
+        AND m.tool_name IN ('memory', 'skill_manage') AND m.content LIKE '{"success":true%';
+  END IF;
+  SELECT coalesce(p.memory_review_interval, 10), coalesce(p.skill_review_interval, 10)
+    INTO v_memory_interval, v_skill_interval FROM profiles p WHERE p.id = p_profile;
+  v_memory_interval := coalesce(v_memory_interval, 10);
+  v_skill_interval := coalesce(v_skill_interval, 10);
+  v_memory := CASE WHEN v_memory_used THEN 0 ELSE c.user_turns_since_memory + p_user_turns END;
+  v_skill := CASE WHEN v_skill_used THEN 0 ELSE c.iterations_since_skill + p_iterations END;
+  IF NOT p_interrupted AND NOT p_errored AND NOT p_scheduled THEN
+    IF v_memory_interval > 0 AND v_memory >= v_memory_interval THEN v_kinds := v_kinds || 'memory'::text; END IF;
+    IF v_skill_interval > 0 AND v_skill >= v_skill_interval THEN v_kinds := v_kinds || 'skill'::text; END IF;
+  END IF;
+  IF cardinality(v_kinds) > 0 THEN
+    INSERT INTO reviews (id, turn_id, session_id, profile_id, user_id, kinds, user_turns, iterations, tool_definitions)
+    VALUES (gen_random_uuid(), p_turn, p_session, p_profile, p_user, v_kinds, v_memory, v_skill, p_definitions)
+    ON CONFLICT (turn_id) DO NOTHING
+    RETURNING id INTO v_review;
+    IF 'memory' = ANY (v_kinds) THEN v_memory := 0; END IF;
+    IF 'skill' = ANY (v_kinds) THEN v_skill := 0; END IF;
+  END IF;
+  UPDATE review_counters SET user_turns_since_memory = v_memory, iterations_since_skill = v_skill,
+                             last_turn_id = p_turn, updated_at = clock_timestamp()
+    WHERE session_id = p_session;
+  RETURN QUERY SELECT v_review, CASE WHEN v_review IS NULL THEN '{}'::text[] ELSE v_kinds END, v_memory, v_skill;
+END $$;
