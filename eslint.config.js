@@ -1,6 +1,32 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const SERVICES = ['@herald/ingress', '@herald/worker', '@herald/scheduler', '@herald/reviewer', '@herald/cli'];
+
+function layerRules(layers) {
+  return layers.flatMap((layer, depth) => {
+    const later = layers.slice(depth + 1).flat();
+    return layer.map((lib) => ({
+      files: [`libs/${lib}/src/**/*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              { group: SERVICES, message: 'a lib never imports a service' },
+              ...[...later, ...layer.filter((peer) => peer !== lib)].map((other) => ({
+                group: [`@herald/${other}`],
+                message: `@herald/${lib} sits below or beside @herald/${other}: dependencies point one way`,
+              })),
+            ],
+          },
+        ],
+        'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'libraries take config, not process.env' }],
+      },
+    }));
+  });
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'cli/bin/**'] },
   js.configs.recommended,
@@ -18,17 +44,15 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  {
-    // A lib never imports a service; services talk through queues and Postgres.
-    files: ['libs/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['@herald/ingress', '@herald/worker', '@herald/scheduler', '@herald/reviewer', '@herald/cli'], message: 'a lib never imports a service' }] },
-      ],
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'libraries take config, not process.env' }],
-    },
-  },
+  // Dependencies point one way, down this list (docs/architecture.md): a lib may import only the
+  // libs of earlier layers, never a peer of its own layer, never a service.
+  ...layerRules([
+    ['core', 'queue'],
+    ['db'],
+    ['delivery'],
+    ['session', 'knowledge', 'search', 'cron'],
+    ['agent', 'tools', 'platforms'],
+  ]),
   {
     // Tests read JSON bodies of any shape and assert on them.
     files: ['test/**/*.ts', '**/test/**/*.ts', 'bench/**/*.ts'],

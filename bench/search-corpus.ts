@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 import { CHINESE_WORDS, CODE_WORDS, ENGLISH_WORDS, JAPANESE_WORDS, KOREAN_WORDS, TOOL_NAMES } from './search-vocabulary.ts';
 
 export const MESSAGES_PER_SESSION = 50;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { withDefaultUser } from '@herald/session';
+import { withDefaultUser } from '@herald/db';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { spawnHerald, startStack, waitFor } from './support/stack.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { withDefaultUser } from '@herald/session';
+import { withDefaultUser } from '@herald/db';
 import { ADMIN_URL, uniquePrefix } from './support/test-database.ts';
 import { HERALD_BIN, spawnHerald, waitFor } from './support/stack.ts';
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduledRunFor } from '@herald/session';
+import { scheduledRunFor } from '@herald/cron';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { HERALD_BIN, startStack, waitFor } from './support/stack.ts';

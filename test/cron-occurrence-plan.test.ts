@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSchedule } from '@herald/session';
+import { parseSchedule } from '@herald/cron';
 import { planOccurrences } from '@herald/scheduler';
 
 const NOW = new Date('2026-11-30T12:00:00Z');

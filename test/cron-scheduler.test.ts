@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { createCronJob, cronNow } from '@herald/session';
+import { createCronJob, cronNow } from '@herald/cron';
 import { createTestDatabase, uniquePrefix } from './support/test-database.ts';
 import type { TestDatabase } from './support/test-database.ts';
 import { spawnHerald, waitFor } from './support/stack.ts';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { searchHistory } from '@herald/session';
-import type { SearchOptions } from '@herald/session';
+import { searchHistory } from '@herald/search';
+import type { SearchOptions } from '@herald/search';
 import { builtinRegistry, ToolGate } from '@herald/tools';
 import type { ToolContext } from '@herald/tools';
 import { HERALD_BIN, startStack, TEST_TOKEN } from './support/stack.ts';

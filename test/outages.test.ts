@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, silentLogger } from '@herald/core';
-import { createDb } from '@herald/session';
+import { createDb } from '@herald/db';
 import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
 import { createIngressServer } from '@herald/ingress';
 import { startFakeOpenAI } from './support/fake-llm.ts';

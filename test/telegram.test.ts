@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@herald/core';
-import { DeliveryConsumer, enqueueOutbound } from '@herald/session';
+import { DeliveryConsumer, enqueueOutbound } from '@herald/delivery';
 import { REFUSAL_TEXT, TelegramIngress, TelegramSender } from '@herald/platforms';
 import { createRedis, createRunQueue } from '@herald/queue';
 import { startFakeOpenAI } from './support/fake-llm.ts';

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
-import { createDb, deleteMemoryEntry, readMemory } from '@herald/session';
-import type { Db } from '@herald/session';
+import { createDb } from '@herald/db';
+import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
+import type { Db } from '@herald/db';
 
 const ADMIN_USAGE = `herald memory [--profile P] [--user ID]      list the profile's memory (or a person's)
 herald memory delete ENTRY_ID [--profile P]  delete one entry

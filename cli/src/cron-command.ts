@@ -1,18 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
-import {
-  createCronJob,
-  createDb,
-  CronJobInputError,
-  listCronJobs,
-  listCronRuns,
-  getCronJob,
-  pauseCronJob,
-  removeCronJob,
-  requestCronRun,
-  resumeCronJob,
-} from '@herald/session';
-import type { CronJobView, CronMissedPolicy } from '@herald/session';
+import { createCronJob, CronJobInputError, listCronJobs, listCronRuns, getCronJob, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob } from '@herald/cron';
+import { createDb } from '@herald/db';
+import type { CronJobView } from '@herald/cron';
+import type { CronMissedPolicy } from '@herald/db';
 
 export const CRON_USAGE = `herald cron list [--profile P] [--user ID]        list jobs
 herald cron add --user ID --schedule S --prompt TEXT [--name N] [--tz ZONE] [--deliver TARGETS]

@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config, Logger, Shutdown } from '@herald/core';
-import { DeliveryConsumer, listenForOutbox } from '@herald/session';
-import type { Db, OutboundSender } from '@herald/session';
+import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
+import type { Db } from '@herald/db';
+import type { OutboundSender } from '@herald/delivery';
 import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
 import type { WakeJob } from '@herald/queue';
 

@@ -1,8 +1,8 @@
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { createProvider, PastSessionsRecall } from '@herald/agent';
 import type { Provider } from '@herald/agent';
-import { createDb, ensureDatabase, migrate } from '@herald/session';
-import type { Db } from '@herald/session';
+import { createDb, ensureDatabase, migrate } from '@herald/db';
+import type { Db } from '@herald/db';
 import { createRedis, createReviewQueue, createRunQueue, TurnDoneListener } from '@herald/queue';
 import { builtinRegistry, ToolExposure } from '@herald/tools';
 import type { Tool, ToolRegistry } from '@herald/tools';

@@ -2,20 +2,11 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
-import { scanForInjection } from '@herald/agent';
-import {
-  createDb,
-  getSkill,
-  importSkills,
-  listReviews,
-  listSkills,
-  readSkillFiles,
-  setSkillPinned,
-  SKILL_MD,
-  SKILL_SUPPORT_DIRS,
-  skillText,
-} from '@herald/session';
-import type { Db, SkillBundle } from '@herald/session';
+import { scanForInjection } from '@herald/knowledge';
+import { createDb } from '@herald/db';
+import { getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, SKILL_MD, SKILL_SUPPORT_DIRS, skillText } from '@herald/knowledge';
+import type { Db } from '@herald/db';
+import type { SkillBundle } from '@herald/knowledge';
 
 const USAGE = `herald skills [list] [--profile P]          list the profile's skills by category
 herald skills show NAME [--file PATH]        print SKILL.md (or a supporting file) and the file list

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
-import { createDb } from '@herald/session';
+import { createDb } from '@herald/db';
 import { builtinRegistry, ToolExposure, toolPolicySchema } from '@herald/tools';
 import type { CallerRole } from '@herald/tools';
 import { loadToolPlugins } from './roles.ts';

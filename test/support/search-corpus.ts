@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 
 interface CorpusMessage {
   role: 'user' | 'assistant' | 'tool';

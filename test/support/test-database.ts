@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createDb, ensureDatabase, migrate, withDefaultUser } from '@herald/session';
-import type { Db } from '@herald/session';
+import { createDb, ensureDatabase, migrate, withDefaultUser } from '@herald/db';
+import type { Db } from '@herald/db';
 
 export const ADMIN_URL = process.env.HERALD_TEST_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres';
 

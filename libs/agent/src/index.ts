@@ -23,7 +23,6 @@ export type { LoopHooks, LoopOptions, LoopOutcome, LoopResult, ModelCallRecord, 
 export { buildSystemPrompt, DEFAULT_IDENTITY } from './system-prompt.ts';
 export type { SystemPromptInput } from './system-prompt.ts';
 export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/index.ts';
-export { scanForInjection, promptSafe } from './injection-scan.ts';
 export { PastSessionsRecall, recallTerms, withRecall } from './recall.ts';
 export type { RecallProvider, RecallQuery } from './recall.ts';
 export { toChatMessages } from './transcript-messages.ts';

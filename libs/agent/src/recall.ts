@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 import type { ChatMessage } from './types.ts';
 
 export interface RecallQuery {

@@ -1,4 +1,4 @@
-import { promptSafe } from './injection-scan.ts';
+import { promptSafe } from '@herald/knowledge';
 
 export const DEFAULT_IDENTITY =
   'You are Herald, an assistant that a team hosts for itself. You talk with the people of the team ' +

@@ -1,8 +1,10 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, chatTarget, enqueueOutbound } from '@herald/session';
-import type { Db, InboundMessage } from '@herald/session';
+import { acceptInbound, BacklogFullError, chatTarget } from '@herald/session';
+import { enqueueOutbound } from '@herald/delivery';
+import type { Db } from '@herald/db';
+import type { InboundMessage } from '@herald/session';
 import { announceAccepted } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
 

@@ -1,8 +1,8 @@
 import { parseWaitButtons } from './wait-buttons.ts';
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, REST, Routes } from 'discord.js';
-import { DeliveryError } from '@herald/session';
-import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/session';
+import { DeliveryError } from '@herald/delivery';
+import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
 import { splitMarkdown } from './markdown-split.ts';
 
 export const DISCORD_LIMIT = 2000;

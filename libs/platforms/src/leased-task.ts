@@ -1,7 +1,7 @@
 import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
 import { acquirePlatformLease, releasePlatformLease, renewPlatformLease } from '@herald/session';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 
 export interface LeasedTaskOptions {
   db: Db;

@@ -1,7 +1,7 @@
 import { parseWaitButtons } from './wait-buttons.ts';
 import { Api, GrammyError, HttpError } from 'grammy';
-import { DeliveryError } from '@herald/session';
-import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/session';
+import { DeliveryError } from '@herald/delivery';
+import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
 import { splitMarkdown } from './markdown-split.ts';
 import { markdownToTelegramHtml } from './telegram-format.ts';
 

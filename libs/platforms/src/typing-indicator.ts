@@ -1,5 +1,6 @@
 import type { Logger } from '@herald/core';
-import type { Db, OutboundSender } from '@herald/session';
+import type { Db } from '@herald/db';
+import type { OutboundSender } from '@herald/delivery';
 
 /** Telegram shows "typing" for about 5 s per call; Discord for about 10 s. */
 const DEFAULT_INTERVAL_MS = 4500;

@@ -1,5 +1,5 @@
 import { getWait } from '@herald/session';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 
 export interface WaitButton {
   text: string;

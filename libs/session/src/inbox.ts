@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, QueueMode } from './schema.ts';
+import type { Database, QueueMode } from '@herald/db';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
-import { CHAT_PLATFORMS, enqueueOutbound } from './outbox.ts';
+import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
 
 export interface InboundMessage extends RouteAddress {
   userId: string;

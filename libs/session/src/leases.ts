@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Database } from '@herald/db';
 
 export interface Lease {
   sessionId: string;

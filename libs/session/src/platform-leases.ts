@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Database } from '@herald/db';
 
 /**
  * A named cluster-wide lease for a long-lived platform connection (a Telegram poller per bot token,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Database } from '@herald/db';
 
 export interface StrandedSession {
   sessionId: string;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, WaitKind, WaitStatus } from './schema.ts';
+import type { Database, WaitKind, WaitStatus } from '@herald/db';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

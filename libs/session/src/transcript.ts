@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { messagesJson } from './turn-store.ts';
-import type { Database, MessageRole, StoredToolCall } from './schema.ts';
+import type { Database, MessageRole, StoredToolCall } from '@herald/db';
 
 export interface NewMessage {
   role: MessageRole;
@@ -51,4 +50,17 @@ export async function loadTranscript(
     toolName: row.tool_name ?? undefined,
     createdAt: row.created_at,
   }));
+}
+
+/** The shape the turn functions take a batch of messages in (one jsonb argument). */
+export function messagesJson(messages: NewMessage[]): string {
+  return JSON.stringify(
+    messages.map((message) => ({
+      role: message.role,
+      content: message.content,
+      tool_calls: message.toolCalls && message.toolCalls.length > 0 ? (message.toolCalls satisfies StoredToolCall[]) : null,
+      tool_call_id: message.toolCallId ?? null,
+      tool_name: message.toolName ?? null,
+    })),
+  );
 }

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { Database, ModelCallsTable, StoredToolCall } from './schema.ts';
+import type { Database, ModelCallsTable } from '@herald/db';
 import { LeaseLostError } from './leases.ts';
 import type { Lease } from './leases.ts';
+import { messagesJson } from './transcript.ts';
 import type { NewMessage } from './transcript.ts';
 
 /** The usage of one model call, as stored in model_calls. */
@@ -18,18 +19,6 @@ async function call(db: Executor, lease: Lease, query: ReturnType<typeof sql>): 
     if ((error as { code?: string }).code === 'HL001') throw new LeaseLostError(lease.sessionId);
     throw error;
   }
-}
-
-export function messagesJson(messages: NewMessage[]): string {
-  return JSON.stringify(
-    messages.map((message) => ({
-      role: message.role,
-      content: message.content,
-      tool_calls: message.toolCalls && message.toolCalls.length > 0 ? (message.toolCalls satisfies StoredToolCall[]) : null,
-      tool_call_id: message.toolCallId ?? null,
-      tool_name: message.toolName ?? null,
-    })),
-  );
 }
 
 /** One round trip: turn row, user messages, events taken, and the session's prompt on its first turn. */

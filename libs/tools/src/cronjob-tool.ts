@@ -1,17 +1,7 @@
 import { z } from 'zod';
-import {
-  createCronJob,
-  CronJobInputError,
-  getCronJob,
-  listCronJobs,
-  pauseCronJob,
-  removeCronJob,
-  requestCronRun,
-  resumeCronJob,
-  SCHEDULED_PLATFORM,
-  updateCronJob,
-} from '@herald/session';
-import type { CronJobView, CronOrigin, CronScope } from '@herald/session';
+import { createCronJob, CronJobInputError, getCronJob, listCronJobs, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, SCHEDULED_PLATFORM, updateCronJob } from '@herald/cron';
+import type { CronJobView, CronScope } from '@herald/cron';
+import type { CronOrigin } from '@herald/db';
 import { defineTool } from './tool.ts';
 import type { ToolContext } from './tool.ts';
 

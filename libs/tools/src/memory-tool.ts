@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { writeMemory } from '@herald/session';
-import type { MemoryOperation, MemoryState } from '@herald/session';
+import { writeMemory } from '@herald/knowledge';
+import type { MemoryOperation, MemoryState } from '@herald/knowledge';
 import { defineTool } from './tool.ts';
 
 /** After this many failed memory calls in one turn the tool tells the model to stop retrying. */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { sql } from 'kysely';
-import { canSeeSession, MAX_QUERY_CHARS, SearchQueryError, searchHistory, visibleSessions } from '@herald/session';
-import type { Db, MessageRole, SearchScope } from '@herald/session';
+import { canSeeSession, MAX_QUERY_CHARS, SearchQueryError, searchHistory, visibleSessions } from '@herald/search';
+import type { Db, MessageRole } from '@herald/db';
+import type { SearchScope } from '@herald/search';
 import { defineTool } from './tool.ts';
 
 /** Hermes' bounds: limit 3 (1-10), window 5 (1-20); READ shows the first 20 and last 10 messages. */

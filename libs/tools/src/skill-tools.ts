@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { scanForInjection } from '@herald/agent';
-import { applySkillChange, getSkill, listSkills, readSkillFiles, SKILL_MD, skillText, viewedKey } from '@herald/session';
-import type { SkillChange } from '@herald/session';
+import { scanForInjection } from '@herald/knowledge';
+import { applySkillChange, getSkill, listSkills, readSkillFiles, SKILL_MD, skillText, viewedKey } from '@herald/knowledge';
+import type { SkillChange } from '@herald/knowledge';
 import { defineTool } from './tool.ts';
 import type { ToolContext } from './tool.ts';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { findWait, isConnectionError, isPatternApproved, LeaseLostError, recordRefusal } from '@herald/session';
+import { findWait, isPatternApproved, LeaseLostError, recordRefusal } from '@herald/session';
+import { isConnectionError } from '@herald/db';
 import type { NewWait, WaitView } from '@herald/session';
 import type { ToolRegistry } from './registry.ts';
 import type { CallContext, PersonAnswer, Tool, ToolContext } from './tool.ts';

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { z } from 'zod';
-import type { Database, Db } from '@herald/session';
+import type { Database, Db } from '@herald/db';
 
 /** Who is running the tool loop: a person's chat turn, or an unattended background run. */
 export type CallerRole = 'chat' | 'cron' | 'review';

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Config, Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, getEvent, loadTranscript, QUEUE_MODES } from '@herald/session';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';

@@ -1,18 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import {
-  createCronJob,
-  CronJobInputError,
-  getCronJob,
-  listCronJobs,
-  listCronRuns,
-  pauseCronJob,
-  removeCronJob,
-  requestCronRun,
-  resumeCronJob,
-  updateCronJob,
-} from '@herald/session';
-import type { CronJobView, CronRunView, Db } from '@herald/session';
+import { createCronJob, CronJobInputError, getCronJob, listCronJobs, listCronRuns, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, updateCronJob } from '@herald/cron';
+import type { CronJobView, CronRunView } from '@herald/cron';
+import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { listDeliveries } from '@herald/session';
-import type { Db } from '@herald/session';
+import { listDeliveries } from '@herald/delivery';
+import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

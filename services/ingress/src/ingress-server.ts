@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config, Logger } from '@herald/core';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { registerApiRoutes } from './api-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';

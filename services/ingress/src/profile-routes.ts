@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { toolPolicySchema } from '@herald/tools';
-import { deleteMemoryEntry, readMemory } from '@herald/session';
-import type { Db, MemoryState } from '@herald/session';
+import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
+import type { Db } from '@herald/db';
+import type { MemoryState } from '@herald/knowledge';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 

@@ -1,5 +1,6 @@
 import { getEvent } from '@herald/session';
-import type { Db, EventView } from '@herald/session';
+import type { Db } from '@herald/db';
+import type { EventView } from '@herald/session';
 import type { TurnDoneListener } from '@herald/queue';
 
 // Pub/sub is the fast path; polling covers a lost notice (Redis restart, subscriber reconnect).

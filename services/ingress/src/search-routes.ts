@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { MAX_HITS_PER_SESSION, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SEARCH_SORTS, SearchQueryError, searchHistory } from '@herald/session';
-import type { Db, SearchResult } from '@herald/session';
+import { MAX_HITS_PER_SESSION, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SEARCH_SORTS, SearchQueryError, searchHistory } from '@herald/search';
+import type { Db } from '@herald/db';
+import type { SearchResult } from '@herald/search';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 

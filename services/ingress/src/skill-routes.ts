@@ -1,19 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { scanForInjection } from '@herald/agent';
-import {
-  getReview,
-  getSkill,
-  importSkills,
-  listReviews,
-  listSkills,
-  readSkillFiles,
-  setSkillPinned,
-  SKILL_MD,
-  skillHistory,
-  skillText,
-} from '@herald/session';
-import type { Db, SkillSummary } from '@herald/session';
+import { scanForInjection } from '@herald/knowledge';
+import { getReview, getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, SKILL_MD, skillHistory, skillText } from '@herald/knowledge';
+import type { Db } from '@herald/db';
+import type { SkillSummary } from '@herald/knowledge';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 

@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import { z } from 'zod';
 import type { Logger } from '@herald/core';
 import { getWait, listWaits, resolveWait } from '@herald/session';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';

@@ -1,8 +1,10 @@
 import type { Config } from '@herald/core';
 import { runToolLoop, toChatMessages } from '@herald/agent';
 import type { ChatMessage, ModelCallRecord, Provider, ToolCall, ToolDefinition, ToolRunner } from '@herald/agent';
-import { fencedReviewWrite, loadTranscript } from '@herald/session';
-import type { Db, ReviewClaim, ReviewResult } from '@herald/session';
+import { fencedReviewWrite } from '@herald/knowledge';
+import { loadTranscript } from '@herald/session';
+import type { Db } from '@herald/db';
+import type { ReviewClaim, ReviewResult } from '@herald/knowledge';
 import { ToolGate } from '@herald/tools';
 import type { ToolRegistry } from '@herald/tools';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-import type { ReviewKind } from '@herald/session';
+import type { ReviewKind } from '@herald/db';
 
 /** The only tools a background review may run; every other call is refused. */
 export const REVIEW_TOOL_NAMES: readonly string[] = ['memory', 'skills_list', 'skill_view', 'skill_manage'];

@@ -6,16 +6,10 @@ import type { Redis } from 'ioredis';
 import { backoffMs } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 import type { Provider } from '@herald/agent';
-import {
-  claimReview,
-  findDueReviews,
-  finishReview,
-  isConnectionError,
-  renewReviewClaim,
-  retryReviewLater,
-  ReviewClaimLostError,
-} from '@herald/session';
-import type { Db, ReviewClaim } from '@herald/session';
+import { claimReview, findDueReviews, finishReview, renewReviewClaim, retryReviewLater, ReviewClaimLostError } from '@herald/knowledge';
+import { isConnectionError } from '@herald/db';
+import type { Db } from '@herald/db';
+import type { ReviewClaim } from '@herald/knowledge';
 import { enqueueReview, REVIEW_QUEUE } from '@herald/queue';
 import type { ReviewJob } from '@herald/queue';
 import type { ToolRegistry } from '@herald/tools';

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
-import { describeTarget, enqueueOutbound } from '@herald/session';
-import type { CronOrigin, CronTarget, Database, Db } from '@herald/session';
+import { describeTarget } from '@herald/cron';
+import { enqueueOutbound } from '@herald/delivery';
+import type { CronOrigin, CronTarget, Database, Db } from '@herald/db';
 
 /**
  * Hermes' "nothing to report" convention: the whole answer, its first or last line, or its prefix

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
-import { cronNow, describeTarget, scheduleOf, SCHEDULED_PLATFORM, sessionKey } from '@herald/session';
-import type { CronTarget, Database, Db } from '@herald/session';
+import { cronNow, describeTarget, scheduleOf, SCHEDULED_PLATFORM } from '@herald/cron';
+import { sessionKey } from '@herald/session';
+import type { CronTarget, Database, Db } from '@herald/db';
 import { planOccurrences } from './occurrence-plan.ts';
 
 /** A run whose inbound event was committed: the caller enqueues its wake-up. */

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
 import { dispatchPendingRuns, materializeDueRuns } from './cron-firing.ts';

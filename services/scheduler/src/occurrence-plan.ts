@@ -1,5 +1,6 @@
-import { misfireGraceMs, nextOccurrence, previousOccurrence } from '@herald/session';
-import type { CronMissedPolicy, CronSchedule } from '@herald/session';
+import { misfireGraceMs, nextOccurrence, previousOccurrence } from '@herald/cron';
+import type { CronMissedPolicy } from '@herald/db';
+import type { CronSchedule } from '@herald/cron';
 
 /** What one tick does with a due job. */
 export interface OccurrencePlan {

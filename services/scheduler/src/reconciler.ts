@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
 import { expireWaits, findStrandedSessions } from '@herald/session';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
 

@@ -1,8 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { DeliveryError } from '@herald/session';
+import { DeliveryError } from '@herald/delivery';
 import { Allowlist, blockedReason } from '@herald/tools';
-import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/session';
+import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
 
 function retryAfterMs(header: string | null): number | undefined {
   if (header === null) return undefined;

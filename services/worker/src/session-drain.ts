@@ -1,6 +1,7 @@
 import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { claimLease, isConnectionError, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
+import { claimLease, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
+import { isConnectionError } from '@herald/db';
 import type { Inbox, Lease, PendingEvent } from '@herald/session';
 import type { ControlAction } from '@herald/queue';
 import { runTurn } from './turn-runner.ts';

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
-import { recordTurnCompletion } from '@herald/session';
-import type { Db } from '@herald/session';
+import { recordTurnCompletion } from '@herald/knowledge';
+import type { Db } from '@herald/db';
 import { enqueueReview } from '@herald/queue';
 import type { ReviewJob } from '@herald/queue';
 import type { ToolRegistry } from '@herald/tools';

@@ -5,23 +5,12 @@ import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
 import { buildSystemPrompt, runToolLoop, toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider, ToolRunner } from '@herald/agent';
-import {
-  appendMessages,
-  fenced,
-  finishTurn,
-  isConnectionError,
-  LeaseLostError,
-  loadPromptSources,
-  loadTranscript,
-  recordStep,
-  resumeTurn,
-  scheduledRunFor,
-  SCHEDULED_PLATFORM,
-  startTurn,
-  suspendTurn,
-  takeAnsweredWaits,
-} from '@herald/session';
-import type { Database, Db, Lease, LeasedSession, ModelCallRow, PendingEvent, QueueMode } from '@herald/session';
+import { appendMessages, fenced, finishTurn, LeaseLostError, loadTranscript, recordStep, resumeTurn, startTurn, suspendTurn, takeAnsweredWaits } from '@herald/session';
+import { isConnectionError } from '@herald/db';
+import { loadPromptSources } from '@herald/knowledge';
+import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
+import type { Database, Db, QueueMode } from '@herald/db';
+import type { Lease, LeasedSession, ModelCallRow, PendingEvent } from '@herald/session';
 import { toolPolicySchema, ToolGate } from '@herald/tools';
 import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
 

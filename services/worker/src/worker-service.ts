@@ -5,7 +5,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config, Logger } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
-import type { Db } from '@herald/session';
+import type { Db } from '@herald/db';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
 import type { ReviewJob, WakeJob } from '@herald/queue';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readMemory, writeMemory } from '@herald/session';
-import type { MemoryOperation, MemoryScope } from '@herald/session';
+import { readMemory, writeMemory } from '@herald/knowledge';
+import type { MemoryOperation, MemoryScope } from '@herald/knowledge';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
 

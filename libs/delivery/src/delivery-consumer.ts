@@ -2,8 +2,8 @@ import pg from 'pg';
 import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.ts';
-import { withDefaultUser } from './db.ts';
+import type { Database } from '@herald/db';
+import { withDefaultUser } from '@herald/db';
 import { claimOutbound, ClaimLostError, DeliveryError, markAttemptFailed, markDelivered, progressFor } from './outbox.ts';
 import type { ClaimedRow, DeliveryReceipt, OutboundSender } from './outbox.ts';
 

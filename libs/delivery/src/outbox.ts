@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction, Updateable } from 'kysely';
-import type { Database, InFlightPart, OutboxStatus, OutboxTable } from './schema.ts';
+import type { Database, InFlightPart, OutboxStatus, OutboxTable } from '@herald/db';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

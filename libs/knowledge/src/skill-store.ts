@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Database } from '@herald/db';
 import {
   parseSkillMd,
   SKILL_FILE_MAX_BYTES,

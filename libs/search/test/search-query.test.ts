@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSearchQuery, SearchQueryError } from '@herald/session';
+import { parseSearchQuery, SearchQueryError } from '@herald/search';
 
 const shape = (query: string) =>
   parseSearchQuery(query).alternatives.map((terms) =>

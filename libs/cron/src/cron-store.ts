@@ -13,7 +13,7 @@ import type {
   CronSessionMode,
   CronTarget,
   Database,
-} from './schema.ts';
+} from '@herald/db';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

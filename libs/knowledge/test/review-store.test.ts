@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimReview, finishReview, recordTurnCompletion } from '@herald/session';
-import type { TurnCompletedEvent } from '@herald/session';
+import { claimReview, finishReview, recordTurnCompletion } from '@herald/knowledge';
+import type { TurnCompletedEvent } from '@herald/knowledge';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.ts';
+import type { Database } from '@herald/db';
 
 export interface PromptSources {
   memory: string[];

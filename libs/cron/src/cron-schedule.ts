@@ -1,5 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
-import type { CronScheduleKind } from './schema.ts';
+import type { CronScheduleKind } from '@herald/db';
 
 /** A schedule as stored: one of a 5-field cron expression in a time zone, an interval, or one time. */
 export interface CronSchedule {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { migrate, SCHEMA_COLUMNS } from '@herald/session';
+import { migrate, SCHEMA_COLUMNS } from '@herald/db';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, MemoryStore } from './schema.ts';
+import type { Database, MemoryStore } from '@herald/db';
 
 export interface MemoryEntry {
   id: string;

@@ -1,4 +1,4 @@
-import type { CronOrigin, CronTarget } from './schema.ts';
+import type { CronOrigin, CronTarget } from '@herald/db';
 
 /** Platforms a report can be posted to; a chat on any other platform (the API, the CLI) cannot. */
 export const DELIVERABLE_PLATFORMS = ['telegram', 'discord', 'webhook'] as const;

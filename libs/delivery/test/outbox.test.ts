@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@herald/core';
-import { acceptInbound, claimLease, claimOutbound, DeliveryConsumer, DeliveryError, enqueueOutbound, finishTurn, LeaseLostError, listDeliveries, openInbox, startTurn } from '@herald/session';
-import type { OutboundDelivery, OutboundSender } from '@herald/session';
+import { acceptInbound, claimLease, finishTurn, LeaseLostError, openInbox, startTurn } from '@herald/session';
+import { claimOutbound, DeliveryConsumer, DeliveryError, enqueueOutbound, listDeliveries } from '@herald/delivery';
+import type { OutboundDelivery, OutboundSender } from '@herald/delivery';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
 import { waitFor } from '../../../test/support/stack.ts';
@@ -84,7 +85,7 @@ describe('the outbox', () => {
     await enqueueOutbound(database.db, { idempotencyKey: 'c:1', platform: 'crash', target: { chatId: 'c' }, text: 'x', source: 'x' });
     // A consumer claims, marks part 0 as in flight, and dies without a word.
     const [claimed] = await claimOutbound(database.db, { platforms: ['crash'], limit: 1, claimMs: 100 });
-    const { progressFor } = await import('@herald/session');
+    const { progressFor } = await import('@herald/delivery');
     await progressFor(database.db, claimed!).beginPart(0, '41');
     const seen: unknown[] = [];
     const consumer = new DeliveryConsumer({

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
-import type { Db } from './db.ts';
-import type { MessageRole } from './schema.ts';
+import type { Db } from '@herald/db';
+import type { MessageRole } from '@herald/db';
 import { likePattern, longestWordRun, parseSearchQuery, SearchQueryError, tsqueryOperand } from './search-query.ts';
 import type { ParsedQuery, SearchTerm, SubstringTerm, WordTerm } from './search-query.ts';
 

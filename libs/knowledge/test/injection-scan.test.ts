@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildSystemPrompt, promptSafe, scanForInjection } from '@herald/agent';
+import { buildSystemPrompt } from '@herald/agent';
+import { promptSafe, scanForInjection } from '@herald/knowledge';
 
 describe('injection scanning', () => {
   it.each([

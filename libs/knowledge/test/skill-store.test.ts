@@ -1,17 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanForInjection } from '@herald/agent';
-import {
-  applySkillChange,
-  importSkills,
-  listSkills,
-  parseSkillMd,
-  readSkillFiles,
-  setSkillPinned,
-  skillHistory,
-  supportPathError,
-  viewedKey,
-} from '@herald/session';
-import type { SkillChange, SkillWriteOptions } from '@herald/session';
+import { scanForInjection } from '@herald/knowledge';
+import { applySkillChange, importSkills, listSkills, parseSkillMd, readSkillFiles, setSkillPinned, skillHistory, supportPathError, viewedKey } from '@herald/knowledge';
+import type { SkillChange, SkillWriteOptions } from '@herald/knowledge';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
 

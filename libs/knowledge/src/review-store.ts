@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, ReviewKind, ReviewsTable } from './schema.ts';
+import type { Database, ReviewKind, ReviewsTable } from '@herald/db';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

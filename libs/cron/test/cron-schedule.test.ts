@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextOccurrence, parseDeliver, parseSchedule, ScheduleError, zonedTimeToInstant } from '@herald/session';
+import { nextOccurrence, parseDeliver, parseSchedule, ScheduleError, zonedTimeToInstant } from '@herald/cron';
 
 const NOW = new Date('2026-11-30T12:00:00Z');
 

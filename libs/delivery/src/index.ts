@@ -1,0 +1,24 @@
+export {
+  enqueueOutbound,
+  claimOutbound,
+  progressFor,
+  markDelivered,
+  markAttemptFailed,
+  listDeliveries,
+  DeliveryError,
+  ClaimLostError,
+  CHAT_PLATFORMS,
+} from './outbox.ts';
+export type {
+  OutboundRequest,
+  OutboundItem,
+  OutboundDelivery,
+  OutboundSender,
+  DeliveryProgress,
+  DeliveryReceipt,
+  DeliveryErrorOptions,
+  DeliveryView,
+  ClaimedRow,
+} from './outbox.ts';
+export { DeliveryConsumer, listenForOutbox } from './delivery-consumer.ts';
+export type { DeliveryConsumerOptions } from './delivery-consumer.ts';

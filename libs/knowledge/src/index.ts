@@ -1,0 +1,43 @@
+export { readMemory, writeMemory, deleteMemoryEntry, usageOf } from './memory-store.ts';
+export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
+export { loadPromptSources } from './prompt-sources.ts';
+export type { PromptSources } from './prompt-sources.ts';
+export {
+  parseSkillMd,
+  parseFrontmatter,
+  skillNameError,
+  supportPathError,
+  SKILL_DESCRIPTION_MAX,
+  SKILL_FILE_MAX_BYTES,
+  SKILL_MD,
+  SKILL_MD_MAX_CHARS,
+  SKILL_NAME_MAX,
+  SKILL_SUPPORT_DIRS,
+} from './skill-format.ts';
+export type { SkillMeta } from './skill-format.ts';
+export {
+  applySkillChange,
+  importSkills,
+  getSkill,
+  listSkills,
+  readSkillFiles,
+  setSkillPinned,
+  skillHistory,
+  skillText,
+  viewedKey,
+} from './skill-store.ts';
+export type { SkillBundle, SkillImportResult, SkillChange, SkillOrigin, SkillSummary, SkillWriteOptions, SkillWriteResult } from './skill-store.ts';
+export {
+  claimReview,
+  fencedReviewWrite,
+  findDueReviews,
+  finishReview,
+  getReview,
+  listReviews,
+  recordTurnCompletion,
+  renewReviewClaim,
+  retryReviewLater,
+  ReviewClaimLostError,
+} from './review-store.ts';
+export type { CompletionOutcome, ReviewClaim, ReviewResult, ReviewRow, ReviewView, TurnCompletedEvent } from './review-store.ts';
+export { scanForInjection, promptSafe } from './injection-scan.ts';
