@@ -114,7 +114,7 @@ export interface MessagesTable {
   tool_call_id: string | null;
   tool_name: string | null;
   created_at: Generated<Date>;
-  /** Tool names and call arguments as words; maintained by Postgres (migrations/0005_search.sql). */
+  /** Tool names and call arguments as words; maintained by Postgres (migrations/functions/herald_tool_text.sql). */
   tool_text: GeneratedAlways<string | null>;
   search_vector: GeneratedAlways<string>;
 }

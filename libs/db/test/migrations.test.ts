@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { migrate, SCHEMA_COLUMNS } from '@herald/db';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migrate, MIGRATIONS_DIR, SCHEMA_COLUMNS } from '@herald/db';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
 
@@ -41,11 +44,31 @@ describe('migrations', () => {
   it('match the Kysely types column for column', async () => {
     const rows = await sql<{ table_name: string; column_name: string }>`
       SELECT table_name, column_name FROM information_schema.columns
-      WHERE table_schema = 'public' AND table_name <> 'schema_migrations'`.execute(database.db);
+      WHERE table_schema = 'public' AND table_name NOT IN ('schema_migrations', 'schema_functions')`.execute(database.db);
     const actual: Record<string, string[]> = {};
     for (const row of rows.rows) (actual[row.table_name] ??= []).push(row.column_name);
     const expected = Object.fromEntries(Object.entries(SCHEMA_COLUMNS).map(([table, columns]) => [table, [...columns].sort()]));
     for (const table of Object.keys(actual)) actual[table]?.sort();
     expect(actual).toEqual(expected);
+  });
+
+  it('re-create a function whose file changed, dropping its old signature, and leave the others', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'herald-migrations-'));
+    const fresh = await createTestDatabase();
+    try {
+      await cp(MIGRATIONS_DIR, dir, { recursive: true });
+      const file = join(dir, 'functions', 'herald_cron_now.sql');
+      const text = await readFile(file, 'utf8');
+      await writeFile(file, text.replace('herald_cron_now()', 'herald_cron_now(p_extra_ms bigint DEFAULT 0)'));
+      const result = await migrate(fresh.url, { dir });
+      expect(result).toMatchObject({ applied: [], functions: ['herald_cron_now'] });
+      const rows = await sql<{ signature: string }>`
+        SELECT oid::regprocedure::text AS signature FROM pg_proc WHERE proname = 'herald_cron_now'`.execute(fresh.db);
+      expect(rows.rows.map((row) => row.signature)).toEqual(['herald_cron_now(bigint)']);
+      expect((await migrate(fresh.url, { dir })).functions).toEqual([]);
+    } finally {
+      await fresh.drop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

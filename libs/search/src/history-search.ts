@@ -70,7 +70,7 @@ const SNIPPET_RADIUS = 80;
 export const HIGHLIGHT_START = '>>>';
 export const HIGHLIGHT_END = '<<<';
 
-/** The indexed text of a message; the trigram index in migrations/0005_search.sql spells it the same. */
+/** The indexed text of a message; the trigram index in migrations/0001_baseline.sql spells it the same. */
 const SEARCH_TEXT = sql`(m.content || coalesce(' ' || m.tool_text, ''))`;
 
 /**

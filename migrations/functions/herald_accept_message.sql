@@ -1,32 +1,8 @@
--- Routing and accepting an inbound message in one round trip (see inbox.ts for the invariants).
-
--- The session a chat key points at, creating it (with p_new_session as its id) on first contact.
-CREATE FUNCTION herald_route_session(p_key text, p_new_session uuid, p_profile text, p_platform text,
-                                     p_chat_type text, p_chat_id text, p_thread_id text, p_user_id text)
-RETURNS uuid LANGUAGE plpgsql AS $$
-DECLARE
-  v_session uuid;
-BEGIN
-  SELECT session_id INTO v_session FROM session_routes WHERE session_key = p_key;
-  IF FOUND THEN
-    RETURN v_session;
-  END IF;
-  INSERT INTO sessions (id, profile_id, session_key, platform, chat_type, chat_id, thread_id, origin_user_id)
-  VALUES (p_new_session, p_profile, p_key, p_platform, p_chat_type, p_chat_id, p_thread_id, p_user_id);
-  INSERT INTO session_routes (session_key, session_id) VALUES (p_key, p_new_session)
-  ON CONFLICT (session_key) DO NOTHING
-  RETURNING session_id INTO v_session;
-  IF v_session IS NULL THEN
-    -- A concurrent first message for the same chat won; use its session and drop ours.
-    DELETE FROM sessions WHERE id = p_new_session;
-    SELECT session_id INTO v_session FROM session_routes WHERE session_key = p_key;
-  END IF;
-  RETURN v_session;
-END $$;
-
--- Commits a message to its session's inbox under the session row lock, unless it is a duplicate
--- (same dedupe key) or the session's backlog is full. The caller enqueues the wake-up afterwards.
-CREATE FUNCTION herald_accept_message(p_event uuid, p_new_session uuid, p_key text, p_profile text, p_platform text,
+-- Routes and accepts an inbound message in one round trip (see libs/session/src/inbox.ts for the
+-- invariants): the event is committed, deduplicated on its platform id, and refused past the
+-- session's backlog. When a question (clarify) is waiting in the session, the message is the
+-- answer: it joins the parked turn, which becomes runnable again, all in the same round trip.
+CREATE OR REPLACE FUNCTION herald_accept_message(p_event uuid, p_new_session uuid, p_key text, p_profile text, p_platform text,
                                       p_chat_type text, p_chat_id text, p_thread_id text, p_user_id text,
                                       p_user_name text, p_text text, p_dedupe_key text, p_backlog integer)
 RETURNS TABLE (event_id uuid, session_id uuid, outcome text, status text, wake_generation bigint, queue_mode text)
@@ -37,6 +13,8 @@ DECLARE
   v_mode text;
   v_open bigint;
   v_event uuid;
+  v_wait uuid;
+  v_turn uuid;
 BEGIN
   IF p_dedupe_key IS NOT NULL THEN
     RETURN QUERY
@@ -61,10 +39,18 @@ BEGIN
   ON CONFLICT (dedupe_key) DO NOTHING
   RETURNING id INTO v_event;
   IF v_event IS NULL THEN
-    -- The same dedupe key committed concurrently; that event holds the truth.
     RETURN QUERY
       SELECT e.id, e.session_id, 'duplicate'::text, e.status, s.wake_generation, s.queue_mode
       FROM inbound_events e JOIN sessions s ON s.id = e.session_id WHERE e.dedupe_key = p_dedupe_key;
+    RETURN;
+  END IF;
+  SELECT w.id, w.turn_id INTO v_wait, v_turn FROM tool_waits w
+    WHERE w.session_id = v_session AND w.status = 'pending' AND w.kind = 'clarify'
+    ORDER BY w.created_at LIMIT 1 FOR UPDATE;
+  IF FOUND THEN
+    PERFORM herald_resolve_wait(v_wait, 'answered', p_text, p_user_id, false);
+    UPDATE inbound_events SET status = 'processing', turn_id = v_turn WHERE id = v_event;
+    RETURN QUERY SELECT v_event, v_session, 'accepted'::text, 'processing'::text, v_generation, v_mode;
     RETURN;
   END IF;
   RETURN QUERY SELECT v_event, v_session, 'accepted'::text, 'pending'::text, v_generation, v_mode;

@@ -1,8 +1,8 @@
 -- A turn's completion event in one round trip (it runs on the worker after every reply, before the
 -- session's next turn): the counters, the trigger decision and the review row, as
--- libs/session/src/review-store.ts describes. p_memory_used / p_skill_used NULL: read from the
+-- libs/knowledge/src/review-store.ts describes. p_memory_used / p_skill_used NULL: read from the
 -- turn's own tool results, found through the session's index rather than a scan of all messages.
-CREATE FUNCTION herald_record_completion(p_turn uuid, p_session uuid, p_profile text, p_user text, p_user_turns integer,
+CREATE OR REPLACE FUNCTION herald_record_completion(p_turn uuid, p_session uuid, p_profile text, p_user text, p_user_turns integer,
                                          p_iterations integer, p_memory_used boolean, p_skill_used boolean,
                                          p_interrupted boolean, p_errored boolean, p_scheduled boolean,
                                          p_definitions text)

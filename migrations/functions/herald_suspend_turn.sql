@@ -1,8 +1,8 @@
--- A parked turn tells the person in their chat: on Telegram and Discord the question or the call to
--- approve goes into the outbox in the same transaction that parks the turn (see 0006 and 0007).
-DROP FUNCTION herald_suspend_turn(uuid, bigint, uuid, jsonb);
-
-CREATE FUNCTION herald_suspend_turn(p_session uuid, p_token bigint, p_turn uuid, p_wait jsonb, p_notice text,
+-- Suspends a turn on a wait: the calls answered so far were recorded by herald_record_step; the
+-- wait row is written here with the turn's new status, under the lease. A parked turn tells the
+-- person in their chat: on Telegram and Discord the question or the call to approve goes into the
+-- outbox in the same transaction that parks the turn.
+CREATE OR REPLACE FUNCTION herald_suspend_turn(p_session uuid, p_token bigint, p_turn uuid, p_wait jsonb, p_notice text,
                                     p_buttons jsonb) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
