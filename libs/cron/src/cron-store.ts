@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool, Transaction } from 'kysely';
 import { nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
 import type { CronSchedule } from './cron-schedule.ts';
+import { ALLOWED_VALUES } from '@herald/db';
 import { DeliverSpecError, describeTarget, parseDeliver } from './cron-targets.ts';
 import type {
   CronJobsTable,
@@ -33,8 +34,8 @@ export class CronJobInputError extends Error {
  */
 export const SCHEDULED_PLATFORM = 'cron';
 
-export const CRON_MISSED_POLICIES = ['skip', 'run_once'] as const;
-export const CRON_SESSION_MODES = ['fresh', 'named'] as const;
+export const CRON_MISSED_POLICIES = ALLOWED_VALUES['cron_jobs.missed_policy'];
+export const CRON_SESSION_MODES = ALLOWED_VALUES['cron_jobs.session_mode'];
 export const CRON_PROMPT_MAX_CHARS = 20_000;
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 

@@ -2,6 +2,6 @@ export { createDb, createPool, ensureDatabase, withDefaultUser } from './db.ts';
 export type { Db, DbOptions } from './db.ts';
 export { migrate, MIGRATIONS_DIR } from './migrate.ts';
 export type { MigrationResult } from './migrate.ts';
-export { SCHEMA_COLUMNS } from './schema.ts';
+export { ALLOWED_VALUES } from './schema.ts';
 export { isConnectionError } from './infra-errors.ts';
 export type * from './schema.ts';

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrate, MIGRATIONS_DIR, SCHEMA_COLUMNS } from '@herald/db';
+import { migrate, MIGRATIONS_DIR } from '@herald/db';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
 
@@ -39,17 +39,6 @@ describe('migrations', () => {
   it('enable pg_trgm', async () => {
     const rows = await sql<{ extname: string }>`SELECT extname FROM pg_extension WHERE extname = 'pg_trgm'`.execute(database.db);
     expect(rows.rows).toHaveLength(1);
-  });
-
-  it('match the Kysely types column for column', async () => {
-    const rows = await sql<{ table_name: string; column_name: string }>`
-      SELECT table_name, column_name FROM information_schema.columns
-      WHERE table_schema = 'public' AND table_name NOT IN ('schema_migrations', 'schema_functions')`.execute(database.db);
-    const actual: Record<string, string[]> = {};
-    for (const row of rows.rows) (actual[row.table_name] ??= []).push(row.column_name);
-    const expected = Object.fromEntries(Object.entries(SCHEMA_COLUMNS).map(([table, columns]) => [table, [...columns].sort()]));
-    for (const table of Object.keys(actual)) actual[table]?.sort();
-    expect(actual).toEqual(expected);
   });
 
   it('re-create a function whose file changed, dropping its old signature, and leave the others', async () => {

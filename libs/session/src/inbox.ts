@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
+import { ALLOWED_VALUES } from '@herald/db';
 import type { Database, QueueMode } from '@herald/db';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
@@ -68,7 +69,7 @@ function duplicateOf(row: NonNullable<Awaited<ReturnType<typeof findByDedupeKey>
   };
 }
 
-export const QUEUE_MODES = ['followup', 'collect', 'steer', 'interrupt'] as const;
+export const QUEUE_MODES = ALLOWED_VALUES['sessions.queue_mode'];
 
 /** What a message asks of the running session, beyond being queued. */
 export type SessionControl = 'stop' | 'interrupt';
@@ -109,7 +110,7 @@ export const CHAT_COMMANDS = [
 export const HELP_REPLY = [
   'Commands:',
   ...CHAT_COMMANDS.map((command) => `/${command.name}${'argument' in command ? ` <${command.argument}>` : ''} - ${command.description}`),
-  `Queue modes: ${['followup', 'collect', 'steer', 'interrupt'].join(', ')}.`,
+  `Queue modes: ${QUEUE_MODES.join(', ')}.`,
 ].join('\n');
 
 /** Chat commands handled where the message arrives; everything else is a message for the agent. */

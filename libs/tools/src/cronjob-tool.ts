@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createCronJob, CronJobInputError, getCronJob, listCronJobs, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, SCHEDULED_PLATFORM, updateCronJob } from '@herald/cron';
+import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, SCHEDULED_PLATFORM, updateCronJob } from '@herald/cron';
 import type { CronJobView, CronScope } from '@herald/cron';
 import type { CronOrigin } from '@herald/db';
 import { defineTool } from './tool.ts';
@@ -29,7 +29,7 @@ const cronjobArgs = z.object({
   skills: names.optional().describe('Skills the run should use'),
   enabled_toolsets: names.optional().describe('Toolsets the run may use'),
   session: z.string().max(64).optional().describe('Keep one named session across runs (context carries over); omit for a fresh session per run'),
-  missed_policy: z.enum(['skip', 'run_once']).optional().describe('After downtime: skip missed runs, or run once (default)'),
+  missed_policy: z.enum(CRON_MISSED_POLICIES).optional().describe('After downtime: skip missed runs, or run once (default)'),
 });
 
 type CronjobArgs = z.infer<typeof cronjobArgs>;

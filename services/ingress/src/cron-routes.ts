@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { createCronJob, CronJobInputError, getCronJob, listCronJobs, listCronRuns, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, updateCronJob } from '@herald/cron';
+import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, listCronRuns, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, updateCronJob } from '@herald/cron';
 import type { CronJobView, CronRunView } from '@herald/cron';
 import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
@@ -19,7 +19,7 @@ const jobFields = {
   skills: names.optional(),
   toolsets: names.optional(),
   session: z.string().max(64).optional(),
-  missed_policy: z.enum(['skip', 'run_once']).optional(),
+  missed_policy: z.enum(CRON_MISSED_POLICIES).optional(),
 };
 
 const createBody = z
