@@ -4,6 +4,7 @@ import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
 import type * as SearchBench from './search-bench.ts';
+import { printImportBench, runImportBench } from './import-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -32,9 +33,17 @@ async function searchOnly(): Promise<void> {
   await searchBench();
 }
 
+async function importBench(): Promise<void> {
+  printImportBench(await runImportBench(Number(process.env.BENCH_IMPORT_MESSAGES ?? 1_000_000), progress));
+}
+
 async function main(): Promise<void> {
-  // `npm run bench -- search` runs only the history search part.
+  // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes import.
   if (process.argv.slice(2).includes('search')) return searchOnly();
+  if (process.argv.slice(2).includes('import')) {
+    console.log(`# Herald benchmarks: importing a Hermes home\n\n${machineLine()}`);
+    return importBench();
+  }
   console.log(`# Herald benchmarks\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS). Everything shares this machine: ingress, workers, Postgres, Redis, the fake model and the clients.\n`);
   const bench = new PipelineBench();
   progress('starting ingress and fake model');
@@ -134,6 +143,8 @@ async function main(): Promise<void> {
 
   progress('history search');
   await searchBench();
+  progress('importing a Hermes home');
+  await importBench();
 }
 
 main().then(

@@ -9,6 +9,7 @@ import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, s
 import { deployDiscordCommands } from '@herald/platforms';
 import { runCronCommand } from './cron-command.ts';
 import { runSearch } from './search-command.ts';
+import { runImport } from './import-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -29,6 +30,7 @@ commands:
   discord-commands  register the chat commands as Discord slash commands (once per deployment)
   cron       cron jobs: list, add, pause, resume, remove, run, runs (herald cron help)
   search     search past conversations (herald search QUERY --user ID; see herald search --help)
+  import     bring a Hermes install along: herald import hermes HERMES_HOME --user ID
 `;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
@@ -128,6 +130,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'search': {
       await runSearch(argv.slice(1), config);
+      return;
+    }
+    case 'import': {
+      await runImport(argv.slice(1), config);
       return;
     }
     default:
