@@ -45,20 +45,17 @@ export async function importHistory(client: pg.PoolClient, state: HermesState, t
   try {
     await client.query(STAGING_TABLES);
     await copyRows(client, 'COPY hermes_sessions FROM STDIN', sessionRows(sessions, target.profileId, known));
-    const skipped: Record<string, number> = {};
-    await copyRows(client, 'COPY hermes_messages FROM STDIN', messageRows(state.messages(), target, known, skipped));
     const importedSessions = await client.query(INSERT_SESSIONS, [target.profileId, target.userId]);
+    const rows = { skipped: {} as Record<string, number>, alreadyThere: 0, seen: await importedSeqs(client, sessions, target.profileId) };
+    await copyRows(client, 'COPY hermes_messages FROM STDIN', messageRows(state.messages(), target, known, rows));
+    // GIN indexes take a large batch fastest through their pending list, merged once afterwards.
+    await client.query(`SET LOCAL gin_pending_list_limit = '256MB'`);
     const importedMessages = await client.query(INSERT_MESSAGES);
-    const staged = await client.query<{ n: string }>('SELECT count(*) AS n FROM hermes_messages');
     await client.query('COMMIT');
-    const messagesStaged = Number(staged.rows[0]?.n ?? 0);
+    await mergeGinPendingLists(client);
     return {
       sessions: { imported: importedSessions.rowCount ?? 0, alreadyThere: sessions.length - (importedSessions.rowCount ?? 0) },
-      messages: {
-        imported: importedMessages.rowCount ?? 0,
-        alreadyThere: messagesStaged - (importedMessages.rowCount ?? 0),
-        skipped,
-      },
+      messages: { imported: importedMessages.rowCount ?? 0, alreadyThere: rows.alreadyThere, skipped: rows.skipped },
     };
   } catch (error) {
     await client.query('ROLLBACK');
@@ -89,6 +86,23 @@ const INSERT_MESSAGES = `
   INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, tool_name, created_at)
   SELECT session_id, seq, role, content, tool_calls, tool_call_id, tool_name, created_at FROM hermes_messages
   ON CONFLICT (session_id, seq) DO NOTHING`;
+
+/** How many messages of each session an earlier import already stored: a re-import skips them unread by Postgres. */
+async function importedSeqs(client: pg.PoolClient, sessions: HermesSession[], profileId: string): Promise<Map<string, number>> {
+  const ids = sessions.map((session) => importedSessionId(profileId, session.id));
+  const result = await client.query<{ session_id: string; seq: number }>(
+    'SELECT session_id, max(seq) AS seq FROM messages WHERE session_id = ANY ($1::uuid[]) GROUP BY session_id',
+    [ids],
+  );
+  return new Map(result.rows.map((row) => [row.session_id, row.seq]));
+}
+
+async function mergeGinPendingLists(client: pg.PoolClient): Promise<void> {
+  await client.query(`
+    SELECT gin_clean_pending_list(i.indexrelid::regclass)
+      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
+     WHERE i.indrelid = 'messages'::regclass AND am.amname = 'gin'`);
+}
 
 async function copyRows(client: pg.PoolClient, statement: string, rows: Iterable<(string | null)[]>): Promise<void> {
   await pipeline(Readable.from(copyLines(rows)), client.query(copyFrom(statement)));
@@ -134,13 +148,16 @@ function* sessionRows(sessions: HermesSession[], profileId: string, known: Set<s
   }
 }
 
-function* messageRows(
-  messages: Iterable<HermesMessage>,
-  target: HistoryTarget,
-  known: Set<string>,
-  skipped: Record<string, number>,
-): Generator<(string | null)[]> {
+interface MessageTally {
+  skipped: Record<string, number>;
+  alreadyThere: number;
+  /** Per Herald session id: the last seq an earlier import stored. */
+  seen: Map<string, number>;
+}
+
+function* messageRows(messages: Iterable<HermesMessage>, target: HistoryTarget, known: Set<string>, tally: MessageTally): Generator<(string | null)[]> {
   let current = '';
+  let sessionId = '';
   let seq = 0;
   let read = 0;
   for (const message of messages) {
@@ -148,13 +165,17 @@ function* messageRows(
     if (read % 50_000 === 0) target.onProgress?.(read);
     const why = skipReason(message, known);
     if (why !== undefined) {
-      skipped[why] = (skipped[why] ?? 0) + 1;
+      tally.skipped[why] = (tally.skipped[why] ?? 0) + 1;
       continue;
     }
-    if (message.sessionId !== current) [current, seq] = [message.sessionId, 0];
+    if (message.sessionId !== current) [current, sessionId, seq] = [message.sessionId, importedSessionId(target.profileId, message.sessionId), 0];
     seq += 1;
+    if (seq <= (tally.seen.get(sessionId) ?? 0)) {
+      tally.alreadyThere += 1;
+      continue;
+    }
     yield [
-      importedSessionId(target.profileId, message.sessionId),
+      sessionId,
       String(seq),
       message.role,
       clean(message.content) ?? '',
