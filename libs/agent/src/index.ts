@@ -26,3 +26,15 @@ export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/i
 export { PastSessionsRecall, recallTerms, withRecall } from './recall.ts';
 export type { RecallProvider, RecallQuery } from './recall.ts';
 export { toChatMessages } from './transcript-messages.ts';
+export {
+  contextWindowFor,
+  thresholdTokens,
+  estimateTokens,
+  estimateRequestTokens,
+  DEFAULT_CONTEXT_TOKENS,
+  DEFAULT_COMPRESSION_THRESHOLD,
+} from './compression/context-window.ts';
+export { compactTranscript } from './compression/compact-transcript.ts';
+export type { CompactionRequest, CompactionResult, OnSummaryFailure, Summariser } from './compression/compact-transcript.ts';
+export { withoutOrphans, pruneToolOutputs, DUPLICATE_RESULT } from './compression/tool-output-pruning.ts';
+export { SUMMARY_PREFIX, SUMMARY_SUFFIX, summaryIn, redactSecrets } from './compression/summary.ts';
