@@ -10,7 +10,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const README_LIMIT = 12_000;
 
 /** Top-level folders and files a backticked path may name; anything else in backticks is not a path. */
-const REPO_DIRS = ['.ci', 'bench', 'cli', 'deploy', 'docs', 'libs', 'migrations', 'services', 'test'];
+const REPO_DIRS = ['.ci', 'bench', 'cli', 'deploy', 'docs', 'libs', 'migrations', 'scripts', 'services', 'test'];
 const REPO_FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'eslint.config.js', 'vitest.config.ts', 'Dockerfile', 'README.md'];
 
 function read(path: string): string {
@@ -66,6 +66,32 @@ function repositoryPath(code: string): string | undefined {
   return path.includes('/') && REPO_DIRS.includes(top) ? path : undefined;
 }
 
+/** Everything a doc may name as code: the sources, the SQL, the scripts and the package manifest. */
+function sourceText(): string {
+  const roots = ['libs', 'services', 'cli', 'migrations', 'test', 'bench', 'scripts'];
+  const files = roots.flatMap((root) =>
+    existsSync(join(ROOT, root))
+      ? readdirSync(join(ROOT, root), { recursive: true, encoding: 'utf8' })
+          .filter((name) => /\.(ts|js|sql)$/.test(name) && !name.includes('node_modules'))
+          .map((name) => `${root}/${name}`)
+      : [],
+  );
+  return [...files, 'package.json', 'eslint.config.js'].map(read).join('\n');
+}
+
+/**
+ * Names that can only be code: camelCase, PascalCase with an inner capital, herald_* SQL functions
+ * and UPPER_SNAKE constants or variables. Plain words and lower-case names are left alone.
+ */
+const CODE_NAME = /^(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|herald_[a-z_]+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)$/;
+
+/** The code names in inline code and in fenced blocks (diagrams name functions and tables too). */
+function codeNames(markdown: string): string[] {
+  const blocks = [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```\s*$/gm)].map((match) => match[1] ?? '');
+  const code = [...blocks, ...inlineCode(markdown)].join('\n');
+  return [...code.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)].map((match) => match[0]).filter((word) => CODE_NAME.test(word));
+}
+
 /** `test/x.test.ts` "title", "title": a cited test and the titles it is cited with. */
 function citedTests(markdown: string): { file: string; title: string }[] {
   const cited: { file: string; title: string }[] = [];
@@ -108,6 +134,15 @@ describe('the docs match the repository', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it('names only functions, types, constants and variables that exist in the code', () => {
+    const source = sourceText();
+    const unknown: string[] = [];
+    for (const page of pages()) {
+      for (const name of new Set(codeNames(read(page)))) if (!source.includes(name)) unknown.push(`${page}: ${name}`);
+    }
+    expect(unknown).toEqual([]);
   });
 
   it('cites only test titles that exist in the files it names', () => {
