@@ -9,7 +9,7 @@ import { loadToolPlugins } from './roles.ts';
 const USAGE = `herald tools [--profile P] [--platform X] [--user ID] [--role chat|cron|review]
     the toolsets and the tools a session on that platform is offered (and, with --user, may run)
 herald tools policy FILE [--profile P]
-    set the profile's tool policy from a JSON file (see README, Toolsets and permissions)`;
+    set the profile's tool policy from a JSON file (see docs/tools.md, Toolsets and permissions)`;
 
 function fail(message: string): never {
   process.stderr.write(`herald: ${message}\n\n${USAGE}\n`);
