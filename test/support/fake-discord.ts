@@ -31,6 +31,8 @@ export interface FakeDiscordMessage {
 export interface FakeDiscord {
   /** For DISCORD_API_BASE. */
   apiBase: string;
+  /** The environment that points Herald's Discord adapter at this fake. */
+  env: Record<string, string>;
   messages: FakeDiscordMessage[];
   requests: { method: string; path: string; body: any }[];
   commands: unknown[];
@@ -109,6 +111,9 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
 
   const fake: FakeDiscord = {
     apiBase: '',
+    get env() {
+      return { DISCORD_BOT_TOKEN: DISCORD_TOKEN, DISCORD_API_BASE: fake.apiBase };
+    },
     messages: [],
     get requests() {
       return http.requests.map((request) => ({ ...request, path: apiPath(request.path) }));

@@ -44,6 +44,8 @@ export interface FakeTelegram {
   /** For TELEGRAM_API_ROOT. */
   apiRoot: string;
   token: string;
+  /** The environment that points Herald's Telegram adapter at this fake. */
+  env: Record<string, string>;
   bot: FakeUser;
   calls: SentCall[];
   chats: Map<number, StoredMessage[]>;
@@ -114,6 +116,9 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const fake: FakeTelegram = {
     apiRoot: '',
     token,
+    get env() {
+      return { TELEGRAM_BOT_TOKEN: token, TELEGRAM_API_ROOT: fake.apiRoot };
+    },
     bot,
     calls: [],
     chats,
