@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { withDefaultUser } from '@herald/db';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { spawnHerald, startStack, waitFor } from './support/stack.ts';
+import { startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 import { ADMIN_URL } from './support/test-database.ts';
 
@@ -23,16 +23,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * processes are SIGKILLed at random and Redis or Postgres lose their state or connections.
  */
 describe('chaos: many sessions, several worker processes, SIGKILL at random', () => {
-  let fake: FakeLLM | undefined;
   let stack: Stack | undefined;
-  let workers: HeraldProcess[] = [];
 
   afterEach(async () => {
-    for (const worker of workers) worker.child.kill('SIGKILL');
-    await Promise.all(workers.map((w) => w.exited));
-    workers = [];
     await stack?.stop();
-    await fake?.close();
+    stack = undefined;
   });
 
   async function disrupt(kind: Disruption, redisUrl: string, database: string): Promise<void> {
@@ -60,22 +55,18 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
     ['postgres-terminate', 11],
   ])('holds with disruption: %s', { timeout: 300_000 }, async (disruption, redisDb) => {
     // Model calls long enough that a kill usually lands mid-turn.
-    fake = await startFakeOpenAI({ latencyMs: 120 });
+    const fake: FakeLLM = await startFakeOpenAI({ latencyMs: 120 });
     const redisUrl = `redis://127.0.0.1:6379/${redisDb}`;
     const redis = new Redis(redisUrl);
     await redis.flushdb();
     redis.disconnect();
     stack = await startStack({
-      workers: 0,
-      scheduler: true,
+      model: fake,
+      workerProcesses: true,
       env: {
         REDIS_URL: redisUrl,
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: fake.url,
-        OPENAI_API_KEY: 'sk-test',
         // Two cores shared by three booting worker processes, Postgres, Redis and the test: give stalls room.
         HERALD_LEASE_TTL_MS: '3000',
-        HERALD_RECONCILE_INTERVAL_MS: '300',
         HERALD_WORKER_CONCURRENCY: '16',
         // A kill interrupts every turn its worker holds; with a dozen kills a session could meet the
         // default crash budget of 3 by bad luck, and the budget has its own test.
@@ -83,14 +74,9 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
       },
     });
     const running = stack;
-    const spawnWorker = () => {
-      const worker = spawnHerald('worker', { ...running.env, LOG_LEVEL: 'info' });
-      workers.push(worker);
-      return worker;
-    };
     const ready = (worker: HeraldProcess) => worker.output().includes('worker started');
-    for (let i = 0; i < WORKERS; i++) spawnWorker();
-    await waitFor(async () => workers.every(ready), { timeoutMs: 30_000, what: 'workers started' });
+    for (let i = 0; i < WORKERS; i++) running.spawn('worker');
+    await waitFor(async () => running.processes().every(ready), { timeoutMs: 30_000, what: 'workers started' });
     const total = SESSIONS * MESSAGES;
     const answered = async () => {
       const rows = await sql<{ done: string }>`SELECT count(*) AS done FROM inbound_events WHERE status = 'done'`.execute(
@@ -124,14 +110,12 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
         await sleep(600 + Math.random() * 1000);
         const done = await answered().catch(() => 0);
         if ((done === total && kills >= 4) || kills >= 15) break;
-        const live = workers.filter(ready);
+        const live = running.processes().filter(ready);
         const victim = live[Math.floor(Math.random() * live.length)];
         if (victim && live.length > 1) {
-          victim.child.kill('SIGKILL');
-          await victim.exited;
-          workers = workers.filter((w) => w !== victim);
+          await stopProcess(victim, 'SIGKILL');
           kills++;
-          spawnWorker();
+          running.spawn('worker');
         }
         if (!disrupted && kills >= 2) {
           disrupted = true;
@@ -170,6 +154,8 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
       const expected = Array.from({ length: MESSAGES }, (_, m) => [`user:s${s} m${m}`, `assistant:echo: s${s} m${m}`]).flat();
       expect(transcripts.get(`chaos-${s}`)).toEqual(expected);
     }
-    expect(Math.max(...fake.maxConcurrentPerKey.values())).toBe(1);
+    // Never two model calls in flight for one session, counted for every session.
+    expect(fake.maxConcurrentPerKey.size).toBe(SESSIONS);
+    expect(new Set(fake.maxConcurrentPerKey.values())).toEqual(new Set([1]));
   });
 });

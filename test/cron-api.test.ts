@@ -30,13 +30,13 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     };
     stack = await startStack({
       scheduler: true,
-      env: { HERALD_MODEL: 'openai/gpt-test', OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-test', HERALD_SCHEDULER_TICK_MS: '100' },
+      model: llm,
+      env: { HERALD_SCHEDULER_TICK_MS: '100' },
     });
   });
 
   afterAll(async () => {
     await stack.stop();
-    await llm.close();
   });
 
   it.each([

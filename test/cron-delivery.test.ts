@@ -1,12 +1,11 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { sendJson, startFakeHttp } from './support/fake-http.ts';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
-import { startStack, startWorkerProcess, waitFor } from './support/stack.ts';
+import { startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 
 interface Hook {
@@ -17,27 +16,14 @@ interface Hook {
 
 /** A receiver for webhook deliveries that records every POST. */
 async function startHook(): Promise<Hook> {
-  const posts: Hook['posts'] = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      posts.push({ key: request.headers['idempotency-key'] as string | undefined, body: JSON.parse(body) });
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const http = await startFakeHttp((_request, response) => sendJson(response, 200, { ok: true }));
   return {
-    url: `http://127.0.0.1:${port}/hook`,
-    posts,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    url: `${http.origin}/hook`,
+    get posts() {
+      return http.requests.map((request) => ({ key: request.headers['idempotency-key'] as string | undefined, body: request.body }));
+    },
+    close: () => http.close(),
   };
-}
-
-async function kill(process: HeraldProcess): Promise<void> {
-  if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill('SIGKILL');
-  await process.exited;
 }
 
 describe('cron runs deliver their reports', () => {
@@ -60,19 +46,16 @@ describe('cron runs deliver their reports', () => {
     telegram = await startFakeTelegram();
     hook = await startHook();
     stack = await startStack({
+      model: llm,
       // The delivery consumer runs in worker processes, so a test can kill one mid-send.
       workers: 0,
       scheduler: true,
       env: {
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: 'sk-test',
         HERALD_PROVIDER_MAX_RETRIES: '0',
-        TELEGRAM_BOT_TOKEN: telegram.token,
+        ...telegram.env,
         TELEGRAM_MODE: 'webhook',
         TELEGRAM_WEBHOOK_SECRET: 'cron-secret_1',
         TELEGRAM_ALLOWED_USERS: '*',
-        TELEGRAM_API_ROOT: telegram.apiRoot,
         HERALD_DELIVERY_POLL_MS: '100',
         HERALD_SCHEDULER_TICK_MS: '100',
         HERALD_CRON_MAX_FAILURES: '3',
@@ -80,15 +63,13 @@ describe('cron runs deliver their reports', () => {
         HERALD_WEB_ALLOWLIST: '127.0.0.1',
       },
     });
-    worker = await startWorkerProcess(stack.env);
+    worker = await stack.startProcess('worker');
   });
 
   afterAll(async () => {
-    await kill(worker);
     await stack.stop();
     await hook.close();
     await telegram.close();
-    await llm.close();
   });
 
   const createJob = async (body: Record<string, unknown>) => {
@@ -132,10 +113,10 @@ describe('cron runs deliver their reports', () => {
       const row = await outboxRow(key);
       return telegram.botMessages(70).length === 2 && row?.status === 'sending' && row.in_flight !== null;
     }, { timeoutMs: 40_000, what: 'the second report in flight' });
-    await kill(worker);
+    await stopProcess(worker, 'SIGKILL');
     // The dead consumer's claim would lapse after a minute; expire it instead of waiting.
     await sql`UPDATE outbox SET claim_expires_at = now() WHERE idempotency_key = ${key}`.execute(stack.database.db);
-    worker = await startWorkerProcess(stack.env);
+    worker = await stack.startProcess('worker');
     const row = await waitFor(async () => {
       const current = await outboxRow(key);
       return current?.status === 'delivered' ? current : undefined;

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createCronJob, cronNow } from '@herald/cron';
-import { createTestDatabase, uniquePrefix } from './support/test-database.ts';
+import { uniquePrefix } from './support/test-database.ts';
 import type { TestDatabase } from './support/test-database.ts';
-import { spawnHerald, waitFor } from './support/stack.ts';
+import { useTestDatabase } from './support/use-test-database.ts';
+import { startHeraldProcess, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess } from './support/stack.ts';
 
 /**
@@ -14,24 +15,14 @@ async function advanceClock(database: TestDatabase, ms: number): Promise<void> {
   await sql`UPDATE cron_clock SET offset_ms = offset_ms + ${ms}`.execute(database.db);
 }
 
-async function startScheduler(env: Record<string, string>): Promise<HeraldProcess> {
-  const scheduler = spawnHerald('scheduler', { ...env, LOG_LEVEL: 'info' });
-  await waitFor(async () => scheduler.output().includes('scheduler started'), { timeoutMs: 30_000, what: 'scheduler start' });
-  return scheduler;
-}
-
-async function stop(process: HeraldProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill(signal);
-  await process.exited;
-}
+const startScheduler = (env: Record<string, string>) => startHeraldProcess('scheduler', env);
 
 describe('cron firing across scheduler replicas', () => {
-  let database: TestDatabase;
+  const database = useTestDatabase();
   let env: Record<string, string>;
   const processes: HeraldProcess[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase();
     env = {
       DATABASE_URL: database.url,
       REDIS_URL: 'redis://127.0.0.1:6379',
@@ -43,8 +34,7 @@ describe('cron firing across scheduler replicas', () => {
   });
 
   afterAll(async () => {
-    await Promise.all(processes.map((p) => stop(p, 'SIGKILL')));
-    await database.drop();
+    await Promise.all(processes.map((p) => stopProcess(p, 'SIGKILL')));
   });
 
   it('two scheduler processes fire every occurrence exactly once', async () => {
@@ -105,7 +95,7 @@ describe('cron firing across scheduler replicas', () => {
     // Both replicas really took part: each started some of the runs (the odds that one wins all
     // twenty races are about one in a million).
     for (const process of processes) expect(process.output()).toContain('cron runs started');
-    await Promise.all(processes.splice(0).map((p) => stop(p)));
+    await Promise.all(processes.splice(0).map((p) => stopProcess(p, 'SIGTERM')));
   });
 
   it('after a restart, missed occurrences follow each job’s policy: skip, or run once', async () => {
@@ -124,7 +114,7 @@ describe('cron firing across scheduler replicas', () => {
       async () => (await database.db.selectFrom('cron_runs').select('id').where('status', '=', 'running').execute()).length === 2,
       { what: 'the first hourly runs' },
     );
-    await stop(first, 'SIGKILL');
+    await stopProcess(first, 'SIGKILL');
 
     // Down for five hours: four hourly occurrences and both one-shots pass with nobody running.
     await advanceClock(database, 5 * 3_600_000 - 15 * 60_000);

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '@herald/core';
 import { deployDiscordCommands, DiscordIngress } from '@herald/platforms';
-import { createRedis, createRunQueue } from '@herald/queue';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { BOT_ID, CHANNEL_ID, DISCORD_TOKEN, startFakeDiscord, THREAD_ID } from './support/fake-discord.ts';
+import { BOT_ID, CHANNEL_ID, startFakeDiscord, THREAD_ID } from './support/fake-discord.ts';
 import type { FakeDiscord } from './support/fake-discord.ts';
-import { startStack, waitFor } from './support/stack.ts';
+import { countQueries } from './support/db-probes.ts';
+import { replicaOf, startStack, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 
 const ALICE = '500000000000000001';
@@ -20,13 +19,10 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
     llm = await startFakeOpenAI();
     discord = await startFakeDiscord();
     stack = await startStack({
+      model: llm,
       env: {
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: 'sk-test',
-        DISCORD_BOT_TOKEN: DISCORD_TOKEN,
+        ...discord.env,
         DISCORD_ALLOWED_USERS: ALICE,
-        DISCORD_API_BASE: discord.apiBase,
         HERALD_DELIVERY_POLL_MS: '100',
       },
     });
@@ -35,7 +31,6 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
   afterAll(async () => {
     await stack.stop();
     await discord.close();
-    await llm.close();
   });
 
   const waitForBotMessages = (channelId: string, count: number) =>
@@ -144,34 +139,22 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
   });
 
   it('holds one gateway connection per shard across replicas', async () => {
-    const redis = createRedis(stack.config.redisUrl, 'producer');
-    const queue = createRunQueue(redis, stack.config.queuePrefix);
-    const replica = new DiscordIngress({
-      config: stack.config.discord!,
-      owner: 'replica-2',
-      db: stack.database.db,
-      queue,
-      redis,
-      queuePrefix: stack.config.queuePrefix,
-      backlogLimit: 50,
-      logger: silentLogger,
-      leaseTtlMs: 600,
-    });
+    const claims = countQueries(stack.database.db, 'platform_leases');
+    const second = replicaOf(stack, claims.db);
+    const replica = new DiscordIngress({ ...second.deps, config: stack.config.discord!, leaseTtlMs: 600 });
     const task = replica.start();
     try {
-      // Several of the replica's claim intervals pass while the first holder keeps the lease.
-      await waitFor(async () => {
-        const attempts = await stack.database.db.selectFrom('platform_leases').select(['owner', 'expires_at']).execute();
-        return attempts.length === 1 && attempts[0]!.owner !== 'replica-2' ? true : undefined;
-      });
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      // The replica has tried for the shard's lease several times while the first holder keeps it.
+      await waitFor(async () => claims.count() >= 3, { what: 'three lease claims by the replica' });
       expect(task.holding).toBe(false);
+      const leases = await stack.database.db.selectFrom('platform_leases').select('owner').execute();
+      expect(leases).toHaveLength(1);
+      expect(leases[0]?.owner).not.toBe('replica-2');
       expect(discord.connections()).toBe(1);
       expect(discord.identifies).toBe(1);
     } finally {
       await replica.stop();
-      await queue.close();
-      redis.disconnect();
+      await second.close();
     }
   });
 });

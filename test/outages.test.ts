@@ -7,8 +7,9 @@ import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
 import { createIngressServer } from '@herald/ingress';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { startStack, startWorkerProcess, waitFor } from './support/stack.ts';
-import type { HeraldProcess, Stack } from './support/stack.ts';
+import { startStack, stopProcess, waitFor } from './support/stack.ts';
+import type { Stack } from './support/stack.ts';
+import { gate } from './support/wait.ts';
 
 const REDIS_PORT = 16_379 + Math.floor(Math.random() * 1000);
 
@@ -39,19 +40,13 @@ describe('Redis unreachable for a while', () => {
       }
     });
     stack = await startStack({
+      model: fake,
       scheduler: true,
-      env: {
-        REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`,
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: fake.url,
-        OPENAI_API_KEY: 'sk-test',
-        HERALD_RECONCILE_INTERVAL_MS: '300',
-      },
+      env: { REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, HERALD_RECONCILE_INTERVAL_MS: '300' },
     });
   });
   afterAll(async () => {
     await stack.stop();
-    await fake.close();
     if (redis.exitCode === null) await stopRedis(redis);
   });
 
@@ -109,55 +104,49 @@ describe('graceful shutdown', () => {
   let fake: FakeLLM;
   let stack: Stack;
   beforeAll(async () => {
-    fake = await startFakeOpenAI({ latencyMs: 2500 });
-    stack = await startStack({
-      workers: 0,
-      scheduler: true,
-      env: {
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: fake.url,
-        OPENAI_API_KEY: 'sk-test',
-        HERALD_RECONCILE_INTERVAL_MS: '300',
-      },
-    });
+    fake = await startFakeOpenAI();
+    stack = await startStack({ model: fake, workerProcesses: true });
   });
   afterAll(async () => {
     await stack.stop();
-    await fake.close();
   });
 
-  const start = (env: Record<string, string>): Promise<HeraldProcess> => startWorkerProcess({ ...stack.env, ...env });
-
   it('finishes the running turn before exiting 0 on SIGTERM', async () => {
-    const worker = await start({ HERALD_SHUTDOWN_TIMEOUT_MS: '20000' });
+    const worker = await stack.startProcess('worker', { HERALD_SHUTDOWN_TIMEOUT_MS: '20000' });
+    const held = gate();
+    fake.handler = async (request) => {
+      await held.opened;
+      return { text: `echo: ${request.lastUserText}` };
+    };
     const sent = await stack.post('/v1/messages', { chat_id: 'sd1', user_id: 'u', text: 'finish me' });
-    await waitFor(async () => fake.requests.some((r) => r.sessionKey === sent.body.session_id), { what: 'model call' });
+    await fake.waitForCalls(sent.body.session_id);
     worker.child.kill('SIGTERM');
+    // The model answers only once the worker is shutting down: the turn is still running then.
+    await waitFor(async () => worker.output().includes('shutting down'), { what: 'the worker shutting down' });
+    held.open();
     expect(await worker.exited).toBe(0);
     const event = (await stack.get(`/v1/events/${sent.body.event_id}`)).body;
     expect(event.reply.text).toBe('echo: finish me');
   });
 
   it('hands a turn that outlasts the deadline back, and another worker finishes it', async () => {
-    // The worker's grace is the deadline minus 5 s for closing connections: 1 s here.
-    const worker = await start({ HERALD_SHUTDOWN_TIMEOUT_MS: '6000' });
+    // The worker's grace is the deadline minus 5 s for closing connections: 1 s here. Its model call
+    // never answers; the next worker's does.
+    const worker = await stack.startProcess('worker', { HERALD_SHUTDOWN_TIMEOUT_MS: '6000' });
+    fake.handler = (request) => ({ text: `echo: ${request.lastUserText}` });
+    fake.script({ hang: true });
     const sent = await stack.post('/v1/messages', { chat_id: 'sd2', user_id: 'u', text: 'hand me over' });
-    await waitFor(async () => fake.requests.some((r) => r.sessionKey === sent.body.session_id), { what: 'model call' });
-    worker.child.kill('SIGTERM');
-    expect(await worker.exited).toBe(0);
+    await fake.waitForCalls(sent.body.session_id);
+    expect(await stopProcess(worker, 'SIGTERM')).toBe(0);
     expect((await stack.get(`/v1/events/${sent.body.event_id}`)).body.status).toBe('processing');
     const lease = await stack.database.db.selectFrom('session_leases').selectAll().where('session_id', '=', sent.body.session_id).executeTakeFirstOrThrow();
     expect(lease.released).toBe(true);
-    const next = await start({});
-    try {
-      const event = await stack.waitForEvent(sent.body.event_id, 30_000);
-      expect(event.reply.text).toBe('echo: hand me over');
-      const turn = await stack.database.db.selectFrom('turns').selectAll().where('session_id', '=', sent.body.session_id).executeTakeFirstOrThrow();
-      // Handed back cleanly: not counted against the crash budget.
-      expect(turn.attempts).toBe(1);
-    } finally {
-      next.child.kill('SIGTERM');
-      await next.exited;
-    }
+    await stack.startProcess('worker');
+    const event = await stack.waitForEvent(sent.body.event_id, 30_000);
+    expect(event.reply.text).toBe('echo: hand me over');
+    expect(fake.requestsFor(sent.body.session_id)).toHaveLength(2);
+    const turn = await stack.database.db.selectFrom('turns').selectAll().where('session_id', '=', sent.body.session_id).executeTakeFirstOrThrow();
+    // Handed back cleanly: not counted against the crash budget.
+    expect(turn.attempts).toBe(1);
   });
 });

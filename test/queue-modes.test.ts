@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
-import { startStack, waitFor } from './support/stack.ts';
+import { startStack } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
-
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { open, opened };
-}
+import { gate } from './support/wait.ts';
 
 describe('per-session order and queue modes', () => {
   let fake: FakeLLM;
@@ -16,19 +11,15 @@ describe('per-session order and queue modes', () => {
   let chat = 0;
   const send = (chatId: string, text: string, wait?: number) =>
     stack.post(`/v1/messages${wait === undefined ? '' : `?wait=${wait}`}`, { chat_id: chatId, user_id: 'u1', text });
-  const requestsFor = (sessionId: string) => fake.requests.filter((r) => r.sessionKey === sessionId);
   const event = async (id: string) => (await stack.get(`/v1/events/${id}`)).body;
   const done = (id: string) => stack.waitForEvent(id);
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    stack = await startStack({
-      env: { HERALD_MODEL: 'openai/gpt-test', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', HERALD_SESSION_BACKLOG: '3' },
-    });
+    stack = await startStack({ model: fake, env: { HERALD_SESSION_BACKLOG: '3' } });
   });
   afterAll(async () => {
     await stack.stop();
-    await fake.close();
   });
 
   it('followup (default): each message is its own turn, in order', async () => {
@@ -39,7 +30,7 @@ describe('per-session order and queue modes', () => {
       return { text: `re: ${request.lastUserText}` };
     };
     const first = await send(id, 'one');
-    await waitFor(async () => requestsFor(first.body.session_id).length === 1, { what: 'first model call' });
+    await fake.waitForCalls(first.body.session_id);
     const second = await send(id, 'two');
     const third = await send(id, 'three');
     held.open();
@@ -60,14 +51,14 @@ describe('per-session order and queue modes', () => {
       return { text: `re: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join('+')}` };
     };
     const first = await send(id, 'one');
-    await waitFor(async () => requestsFor(first.body.session_id).length === 1, { what: 'first model call' });
+    await fake.waitForCalls(first.body.session_id);
     const second = await send(id, 'two');
     const third = await send(id, 'three');
     held.open();
     const merged = await done(third.body.event_id);
     expect((await event(second.body.event_id)).reply.text).toBe(merged.reply.text);
     expect(merged.reply.text).toBe('re: one+two+three');
-    expect(requestsFor(first.body.session_id)).toHaveLength(2);
+    expect(fake.requestsFor(first.body.session_id)).toHaveLength(2);
   });
 
   it('steer: a message arriving mid-run joins the running turn at the next boundary', async () => {
@@ -87,7 +78,7 @@ describe('per-session order and queue modes', () => {
       return { text: `saw: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join('+')} after ${last?.role}` };
     };
     const first = await send(id, 'start');
-    await waitFor(async () => requestsFor(first.body.session_id).length === 1, { what: 'first model call' });
+    await fake.waitForCalls(first.body.session_id);
     const steer = await send(id, 'also this');
     held.open();
     const answered = await done(first.body.event_id);
@@ -108,7 +99,7 @@ describe('per-session order and queue modes', () => {
       return { text: `answering: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join('+')}` };
     };
     const first = await send(id, 'long question');
-    await waitFor(async () => requestsFor(first.body.session_id).length === 1, { what: 'first model call' });
+    await fake.waitForCalls(first.body.session_id);
     const second = await send(id, 'actually, this');
     const answered = await done(first.body.event_id);
     expect(answered.reply.text).toBe('answering: long question+actually, this');
@@ -120,7 +111,7 @@ describe('per-session order and queue modes', () => {
     const id = `q-${chat++}`;
     fake.handler = (request) => (request.lastUserText === 'forever' ? { hang: true } : { text: 'fine' });
     const first = await send(id, 'forever');
-    await waitFor(async () => requestsFor(first.body.session_id).length === 1, { what: 'first model call' });
+    await fake.waitForCalls(first.body.session_id);
     const stop = await send(id, '/stop', 5);
     expect(stop.body.reply.text).toBe('Stopping the running turn.');
     expect((await done(first.body.event_id)).reply.text).toMatch(/^Stopped\./);

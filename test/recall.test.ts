@@ -9,13 +9,10 @@ describe('per-turn recall from past sessions', () => {
   let stack: Stack;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    stack = await startStack({
-      env: { HERALD_MODEL: 'openai/gpt-test', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', HERALD_RECALL: 'past-sessions' },
-    });
+    stack = await startStack({ model: fake, env: { HERALD_RECALL: 'past-sessions' } });
   });
   afterAll(async () => {
     await stack.stop();
-    await fake.close();
   });
 
   it('puts what the same person said before next to the message, never in the system prompt', async () => {

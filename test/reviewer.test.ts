@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis, createReviewQueue, enqueueReview } from '@herald/queue';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
-import { startReviewerProcess, startStack, waitFor } from './support/stack.ts';
-import type { HeraldProcess, Stack } from './support/stack.ts';
+import { startStack, stopProcess, waitFor } from './support/stack.ts';
+import type { Stack } from './support/stack.ts';
 
 const INSTRUCTION = '[Background review]';
 
@@ -25,6 +25,21 @@ async function reviewsOf(stack: Stack, sessionId: string): Promise<any[]> {
   return (await stack.get(`/v1/reviews?session_id=${sessionId}`)).body.reviews;
 }
 
+/** Waits until the session's completed user turns since the last memory review reach `count`. */
+async function waitForTurnsCounted(stack: Stack, sessionId: string, count: number): Promise<void> {
+  await waitFor(
+    async () => {
+      const counter = await stack.database.db
+        .selectFrom('review_counters')
+        .select('user_turns_since_memory')
+        .where('session_id', '=', sessionId)
+        .executeTakeFirst();
+      return counter?.user_turns_since_memory === count;
+    },
+    { what: `${count} user turn(s) counted for review` },
+  );
+}
+
 async function waitForReview(stack: Stack, sessionId: string, timeoutMs = 30_000): Promise<any> {
   return waitFor(
     async () => {
@@ -41,11 +56,9 @@ describe('background review in process', () => {
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     stack = await startStack({
+      model: fake,
       reviewers: 1,
       env: {
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: fake.url,
-        OPENAI_API_KEY: 'sk-test',
         HERALD_PROVIDER_MAX_RETRIES: '0',
         HERALD_REVIEW_MAX_ATTEMPTS: '2',
         HERALD_REVIEW_RETRY_BASE_MS: '50',
@@ -54,7 +67,6 @@ describe('background review in process', () => {
   });
   afterAll(async () => {
     await stack.stop();
-    await fake.close();
   });
 
   it('saves a memory fact after the trigger, refuses terminal, reuses the prompt bytes and leaves the transcript alone', async () => {
@@ -71,12 +83,7 @@ describe('background review in process', () => {
     const first = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-memory', user_id: 'ada', text: 'Please use metric units' });
     const sessionId = first.body.session_id as string;
     // The event is recorded just after the reply; one user turn is not enough for a review.
-    await waitFor(
-      async () =>
-        (await stack.database.db.selectFrom('review_counters').select('user_turns_since_memory').where('session_id', '=', sessionId).executeTakeFirst())
-          ?.user_turns_since_memory === 1,
-      { what: 'the first turn counted' },
-    );
+    await waitForTurnsCounted(stack, sessionId, 1);
     expect(await reviewsOf(stack, sessionId)).toEqual([]);
     await stack.post('/v1/messages?wait=30', { chat_id: 'rev-memory', user_id: 'ada', text: 'thanks' });
 
@@ -117,12 +124,7 @@ describe('background review in process', () => {
     fake.script({ error: { status: 400 } });
     const failed = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-failed', user_id: 'bob', text: 'hello' });
     const sessionId = failed.body.session_id as string;
-    await waitFor(
-      async () =>
-        (await stack.database.db.selectFrom('review_counters').select('user_turns_since_memory').where('session_id', '=', sessionId).executeTakeFirst())
-          ?.user_turns_since_memory === 1,
-      { what: 'the failed turn counted' },
-    );
+    await waitForTurnsCounted(stack, sessionId, 1);
     expect(await reviewsOf(stack, sessionId)).toEqual([]);
     await stack.post('/v1/messages?wait=30', { chat_id: 'rev-failed', user_id: 'bob', text: 'again' });
     const review = await waitForReview(stack, sessionId);
@@ -206,20 +208,14 @@ describe('background review in process', () => {
 describe('background review across reviewer processes', () => {
   let fake: FakeLLM;
   let stack: Stack;
-  const processes: HeraldProcess[] = [];
-  const reviewerEnv = () => ({ ...stack.env, HERALD_RECONCILE_INTERVAL_MS: '500' });
+  const startReviewer = () => stack.startProcess('reviewer', { HERALD_RECONCILE_INTERVAL_MS: '500' });
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    stack = await startStack({ env: { HERALD_MODEL: 'openai/gpt-test', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test' } });
+    stack = await startStack({ model: fake });
     await stack.patch('/v1/profiles/main', { memory_review_interval: 1, skill_review_interval: 0 });
   });
   afterAll(async () => {
-    for (const child of processes) {
-      child.child.kill('SIGKILL');
-      await child.exited;
-    }
     await stack.stop();
-    await fake.close();
   });
 
   const memoryHandler = (request: FakeRequest) => {
@@ -253,7 +249,7 @@ describe('background review across reviewer processes', () => {
     await queue.close();
     redis.disconnect();
     fake.latencyMs = 50;
-    processes.push(...(await Promise.all([startReviewerProcess(reviewerEnv()), startReviewerProcess(reviewerEnv())])));
+    const reviewers = await Promise.all([startReviewer(), startReviewer()]);
     for (const sessionId of sessions) expect(await waitForReview(stack, sessionId)).toMatchObject({ status: 'done', attempts: 1 });
     fake.latencyMs = 0;
     for (const sessionId of sessions) {
@@ -262,10 +258,7 @@ describe('background review across reviewer processes', () => {
     }
     const memory = (await stack.get('/v1/profiles/main/memory')).body.entries.map((e: any) => e.content).sort();
     expect(memory).toEqual(sessions.map((id) => `fact from ${id}`).sort());
-    for (const child of processes.splice(0)) {
-      child.child.kill('SIGTERM');
-      await child.exited;
-    }
+    for (const reviewer of reviewers) await stopProcess(reviewer, 'SIGTERM');
   }, 90_000);
 
   it("reviews a killed reviewer's event once after restart", async () => {
@@ -278,15 +271,13 @@ describe('background review across reviewer processes', () => {
       return memoryHandler(request);
     };
     const sessionId = (await stack.post('/v1/messages?wait=30', { chat_id: 'killed', user_id: 'ada', text: 'remember this too' })).body.session_id;
-    const first = await startReviewerProcess(reviewerEnv());
-    processes.push(first);
+    const first = await startReviewer();
     await waitFor(async () => hung === 1, { what: 'the review call in flight' });
-    first.child.kill('SIGKILL');
-    await first.exited;
+    await stopProcess(first, 'SIGKILL');
     const running = await stack.database.db.selectFrom('reviews').select(['status', 'attempts']).where('session_id', '=', sessionId).executeTakeFirst();
     expect(running).toEqual({ status: 'running', attempts: 1 });
 
-    processes.push(await startReviewerProcess(reviewerEnv()));
+    await startReviewer();
     const review = await waitForReview(stack, sessionId);
     expect(review).toMatchObject({ status: 'done', attempts: 2, actions: [{ tool: 'memory', content: `fact from ${sessionId}` }] });
     const memory = (await stack.get('/v1/profiles/main/memory')).body.entries.map((e: any) => e.content);

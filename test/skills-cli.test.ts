@@ -8,8 +8,7 @@ import { scanForInjection } from '@herald/knowledge';
 import { importSkills, setSkillPinned } from '@herald/knowledge';
 import { readSkillTree, writeSkillTree } from '../cli/src/skill-commands.ts';
 import { HERALD_BIN } from './support/stack.ts';
-import { createTestDatabase } from './support/test-database.ts';
-import type { TestDatabase } from './support/test-database.ts';
+import { useTestDatabase } from './support/use-test-database.ts';
 
 const run = promisify(execFile);
 
@@ -21,15 +20,13 @@ async function put(root: string, files: Record<string, string>): Promise<void> {
 }
 
 describe('skills as a directory tree (agentskills.io layout)', () => {
-  let database: TestDatabase;
+  const database = useTestDatabase();
   let dir: string;
   beforeAll(async () => {
-    database = await createTestDatabase();
     dir = await mkdtemp(join(tmpdir(), 'herald-skills-'));
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
-    await database.drop();
   });
 
   it('imports skill folders and category folders, exports them back, and lists them with the CLI', async () => {

@@ -3,19 +3,17 @@ import { startFakeAnthropic, startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startStack } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
+import { gate } from './support/wait.ts';
 
 describe('the spine end to end (OpenAI wire)', () => {
   let fake: FakeLLM;
   let stack: Stack;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    stack = await startStack({
-      env: { HERALD_MODEL: 'openai/gpt-test', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', HERALD_MAX_ITERATIONS: '4' },
-    });
+    stack = await startStack({ model: fake, env: { HERALD_MAX_ITERATIONS: '4' } });
   });
   afterAll(async () => {
     await stack.stop();
-    await fake.close();
   });
 
   it('answers a message through the API', async () => {
@@ -123,20 +121,16 @@ describe('the spine end to end (OpenAI wire)', () => {
   });
 
   it('answers 202 when the turn outlasts ?wait, and the reply stays readable', async () => {
+    const held = gate();
     fake.handler = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await held.opened;
       return { text: 'slow answer' };
     };
     const response = await stack.post('/v1/messages?wait=0.2', { chat_id: 'c-slow', user_id: 'u1', text: 'take your time' });
     expect(response.status).toBe(202);
     expect(response.body.reply).toBeUndefined();
-    let event: any;
-    for (let i = 0; i < 100; i++) {
-      event = (await stack.get(`/v1/events/${response.body.event_id}`)).body;
-      if (event.status === 'done') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(event.reply.text).toBe('slow answer');
+    held.open();
+    expect((await stack.waitForEvent(response.body.event_id)).reply.text).toBe('slow answer');
   });
 });
 
@@ -145,13 +139,10 @@ describe('the spine end to end (Anthropic wire)', () => {
   let stack: Stack;
   beforeAll(async () => {
     fake = await startFakeAnthropic();
-    stack = await startStack({
-      env: { HERALD_MODEL: 'anthropic/claude-test', ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-test' },
-    });
+    stack = await startStack({ model: fake });
   });
   afterAll(async () => {
     await stack.stop();
-    await fake.close();
   });
 
   it('round-trips a tool call and stores usage with cache accounting', async () => {

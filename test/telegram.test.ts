@@ -2,43 +2,40 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@herald/core';
 import { DeliveryConsumer, enqueueOutbound } from '@herald/delivery';
 import { REFUSAL_TEXT, TelegramIngress, TelegramSender } from '@herald/platforms';
-import { createRedis, createRunQueue } from '@herald/queue';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
-import { startStack, waitFor } from './support/stack.ts';
+import { countQueries } from './support/db-probes.ts';
+import { replicaOf, startStack, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 
 const SECRET = 'webhook-secret_1';
 const ALICE = { id: 42, username: 'alice' };
+
+/** A fake model and a fake Telegram, and a stack whose Telegram adapter talks to the fake. */
+async function startTelegramStack(env: Record<string, string>): Promise<{ llm: FakeLLM; telegram: FakeTelegram; stack: Stack }> {
+  const llm = await startFakeOpenAI();
+  const telegram = await startFakeTelegram();
+  const stack = await startStack({ model: llm, env: { ...telegram.env, HERALD_DELIVERY_POLL_MS: '100', ...env } });
+  return { llm, telegram, stack };
+}
 
 describe('Telegram, webhook mode, end to end', () => {
   let llm: FakeLLM;
   let telegram: FakeTelegram;
   let stack: Stack;
   beforeAll(async () => {
-    llm = await startFakeOpenAI();
-    telegram = await startFakeTelegram();
-    stack = await startStack({
-      env: {
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: 'sk-test',
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_MODE: 'webhook',
-        TELEGRAM_WEBHOOK_SECRET: SECRET,
-        TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
-        TELEGRAM_ALLOWED_USERS: `${ALICE.id},@bob`,
-        TELEGRAM_API_ROOT: telegram.apiRoot,
-        HERALD_DELIVERY_POLL_MS: '100',
-      },
-    });
+    ({ llm, telegram, stack } = await startTelegramStack({
+      TELEGRAM_MODE: 'webhook',
+      TELEGRAM_WEBHOOK_SECRET: SECRET,
+      TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
+      TELEGRAM_ALLOWED_USERS: `${ALICE.id},@bob`,
+    }));
   });
   afterAll(async () => {
     await stack.stop();
     await telegram.close();
-    await llm.close();
   });
 
   const post = (update: unknown, secret: string | null = SECRET) =>
@@ -54,8 +51,10 @@ describe('Telegram, webhook mode, end to end', () => {
   });
 
   it('answers a DM, ignores the redelivered update, shows typing, and reports the receipt', async () => {
+    // The answer waits until the chat shows "typing", so the indicator has had its chance.
+    const typing = () => telegram.calls.some((call) => call.method === 'sendChatAction' && call.body.chat_id === '42');
     llm.handler = async (request) => {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitFor(async () => typing(), { what: 'typing shown' });
       return { text: `echo: ${request.lastUserText}` };
     };
     const update = telegram.userMessage({ chatId: 42, from: ALICE, text: 'hello **there**' });
@@ -67,7 +66,7 @@ describe('Telegram, webhook mode, end to end', () => {
     const [reply] = await waitForBotMessages(42, 1);
     expect(reply?.text).toBe('echo: hello <b>there</b>');
     expect(reply?.parse_mode).toBe('HTML');
-    expect(telegram.calls.some((call) => call.method === 'sendChatAction' && call.body.chat_id === '42')).toBe(true);
+    expect(typing()).toBe(true);
     const event = await stack.database.db
       .selectFrom('inbound_events')
       .select(['session_id', 'platform_message_id'])
@@ -340,43 +339,19 @@ describe('Telegram, polling mode', () => {
   let telegram: FakeTelegram;
   let stack: Stack;
   beforeAll(async () => {
-    llm = await startFakeOpenAI();
-    telegram = await startFakeTelegram();
-    stack = await startStack({
-      env: {
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: 'sk-test',
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_MODE: 'polling',
-        TELEGRAM_ALLOWED_USERS: '*',
-        TELEGRAM_API_ROOT: telegram.apiRoot,
-        TELEGRAM_POLL_TIMEOUT_SECONDS: '1',
-        HERALD_DELIVERY_POLL_MS: '100',
-      },
-    });
+    ({ llm, telegram, stack } = await startTelegramStack({ TELEGRAM_MODE: 'polling', TELEGRAM_ALLOWED_USERS: '*', TELEGRAM_POLL_TIMEOUT_SECONDS: '1' }));
   });
   afterAll(async () => {
     await stack.stop();
     await telegram.close();
-    await llm.close();
   });
 
   it('polls with one process per bot token across replicas and answers every message once', async () => {
     llm.handler = (request) => ({ text: `polled: ${request.lastUserText}` });
     // A second ingress replica on the same database and bot token.
-    const redis = createRedis(stack.config.redisUrl, 'producer');
-    const queue = createRunQueue(redis, stack.config.queuePrefix);
-    const replica = new TelegramIngress({
-      config: stack.config.telegram!,
-      owner: 'replica-2',
-      db: stack.database.db,
-      queue,
-      redis,
-      queuePrefix: stack.config.queuePrefix,
-      backlogLimit: 50,
-      logger: silentLogger,
-    });
+    const claims = countQueries(stack.database.db, 'platform_leases');
+    const second = replicaOf(stack, claims.db);
+    const replica = new TelegramIngress({ ...second.deps, config: stack.config.telegram!, pollLeaseTtlMs: 600 });
     replica.startPolling();
     try {
       for (let i = 0; i < 4; i++) telegram.userMessage({ chatId: 60 + i, from: { id: 60 + i }, text: `message ${i}` });
@@ -384,13 +359,14 @@ describe('Telegram, polling mode', () => {
         await waitFor(async () => (telegram.botMessages(60 + i).length > 0 ? true : undefined), { what: `answer in chat ${60 + i}` });
       }
       for (let i = 0; i < 4; i++) expect(telegram.botMessages(60 + i).map((m) => m.text)).toEqual([`polled: message ${i}`]);
+      // The replica kept trying for the poller's lease all along, and never polled.
+      await waitFor(async () => claims.count() >= 2, { what: 'two lease claims by the replica' });
       expect(telegram.maxConcurrentPolls).toBe(1);
       const leases = await stack.database.db.selectFrom('platform_leases').selectAll().execute();
-      expect(leases.map((lease) => lease.name)).toEqual(['telegram-poll:123456']);
+      expect(leases.map((lease) => [lease.name, lease.owner === 'replica-2'])).toEqual([['telegram-poll:123456', false]]);
     } finally {
       await replica.stop();
-      await queue.close();
-      redis.disconnect();
+      await second.close();
     }
   });
 });

@@ -4,8 +4,9 @@ import { acceptInbound } from '@herald/session';
 import { MAX_INVALID_TOOL_ROUNDS } from '@herald/agent';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
-import { startStack, startWorkerProcess, TEST_TOOLS_PLUGIN, waitFor } from './support/stack.ts';
-import type { HeraldProcess, Stack } from './support/stack.ts';
+import { startStack, stopProcess } from './support/stack.ts';
+import type { Stack } from './support/stack.ts';
+import { countToolCalls } from './support/test-tools.ts';
 
 /**
  * A scripted model that is indifferent to which worker asks: it calls the tool the person's message
@@ -26,12 +27,12 @@ function toolThenReport(calls: (text: string) => { name: string; arguments: Reco
   };
 }
 
-async function countRows(stack: Stack, table: 'tool_refusals' | 'test_tool_calls', sessionId: string): Promise<number> {
-  const exists = await sql<{ ok: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS ok`.execute(stack.database.db);
-  if (!exists.rows[0]?.ok) return 0;
-  const rows = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE session_id = ${sessionId}`.execute(stack.database.db);
-  return Number(rows.rows[0]?.n ?? 0);
+async function refusals(stack: Stack, sessionId: string): Promise<number> {
+  const rows = await sql<{ n: string }>`SELECT count(*) AS n FROM tool_refusals WHERE session_id = ${sessionId}`.execute(stack.database.db);
+  return Number(rows.rows[0]?.n);
 }
+
+const toolCalls = (stack: Stack, sessionId: string) => countToolCalls(stack.database.db, { sessionId });
 
 describe('tool permissions, approvals and clarify (one worker)', () => {
   let fake: FakeLLM;
@@ -41,18 +42,10 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    stack = await startStack({
-      env: {
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: fake.url,
-        OPENAI_API_KEY: 'sk-test',
-        HERALD_TOOL_PLUGINS: TEST_TOOLS_PLUGIN,
-      },
-    });
+    stack = await startStack({ model: fake, testTools: true });
   });
   afterAll(async () => {
     await stack.stop();
-    await fake.close();
   });
 
   it('refuses, logs and counts a call the person may not make, even though the session offers the tool', async () => {
@@ -62,8 +55,8 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     const response = await send('perm-guest', 'pay it', 'u-guest');
     expect(response.status).toBe(200);
     expect(response.body.reply.text).toContain("Tool 'send_payment' is not permitted here");
-    expect(await countRows(stack, 'tool_refusals', response.body.session_id)).toBe(1);
-    expect(await countRows(stack, 'test_tool_calls', response.body.session_id)).toBe(0);
+    expect(await refusals(stack, response.body.session_id)).toBe(1);
+    expect(await toolCalls(stack, response.body.session_id)).toBe(0);
     // The same tool for a person the policy does not narrow runs.
     const allowed = await send('perm-member', 'pay it', 'u-member');
     expect(allowed.body.reply.text).toContain('paid guest-pay');
@@ -74,9 +67,9 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     await stack.patch('/v1/profiles/main', { tool_policy: { platforms: { api: { disabled: ['todo'] } } } });
     fake.handler = toolThenReport(() => [{ name: 'todo', arguments: {} }]);
     const response = await send('perm-notodo', 'list');
-    const offered = fake.requests[fake.requests.length - 1]?.toolNames ?? [];
-    expect(offered).not.toContain('todo');
-    expect(offered).toContain('memory');
+    const [request] = fake.requestsFor(response.body.session_id);
+    expect(request?.toolNames).toContain('memory');
+    expect(request?.toolNames).not.toContain('todo');
     expect(response.body.reply.text).toContain("Tool 'todo' is not permitted here");
     await stack.patch('/v1/profiles/main', { tool_policy: {} });
   });
@@ -103,8 +96,8 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     const response = await send('perm-hardline', 'send it all');
     expect(response.status).toBe(200);
     expect(response.body.reply.text).toContain('BLOCKED: transfers over 1,000,000 are never made by the agent');
-    expect(await countRows(stack, 'test_tool_calls', response.body.session_id)).toBe(0);
-    expect(await countRows(stack, 'tool_refusals', response.body.session_id)).toBe(1);
+    expect(await toolCalls(stack, response.body.session_id)).toBe(0);
+    expect(await refusals(stack, response.body.session_id)).toBe(1);
   });
 
   it('parks a call that needs approval; a denial through the API reaches the model and nothing runs', async () => {
@@ -129,7 +122,7 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     expect(again.status).toBe(409);
     const event = await stack.waitForEvent(asked.body.event_id);
     expect(event.reply.text).toContain('BLOCKED: the person denied this call (transfer 900 (rent)). They said: not this month');
-    expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(0);
+    expect(await toolCalls(stack, asked.body.session_id)).toBe(0);
   });
 
   it('a dangerous terminal command denied in the chat never runs', async () => {
@@ -172,7 +165,7 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     const second = await send('perm-session', 'second');
     expect(second.status).toBe(200);
     expect(second.body.reply.text).toContain('transferred 500 for second');
-    expect(await countRows(stack, 'test_tool_calls', first.body.session_id)).toBe(2);
+    expect(await toolCalls(stack, first.body.session_id)).toBe(2);
     // Another session is asked again.
     const other = await send('perm-session-2', 'third');
     expect(other.body.status).toBe('waiting');
@@ -210,7 +203,7 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     expect(stopped.body.reply.text).toBe('Stopped: the pending request is withdrawn.');
     const event = await stack.waitForEvent(asked.body.event_id);
     expect(event.reply.text).toContain('BLOCKED: the person denied this call');
-    expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(0);
+    expect(await toolCalls(stack, asked.body.session_id)).toBe(0);
   });
 
   it('clarify: asks with choices, parks, and resumes with the next message as the answer', async () => {
@@ -233,41 +226,24 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
 describe('approvals across workers, lapsed approvals and background runs', () => {
   let fake: FakeLLM;
   let stack: Stack;
-  const workers: HeraldProcess[] = [];
   const send = (chatId: string, text: string) => stack.post('/v1/messages?wait=30', { chat_id: chatId, user_id: 'u1', text });
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    stack = await startStack({
-      workers: 0,
-      scheduler: true,
-      env: {
-        HERALD_MODEL: 'openai/gpt-test',
-        OPENAI_BASE_URL: fake.url,
-        OPENAI_API_KEY: 'sk-test',
-        HERALD_TOOL_PLUGINS: TEST_TOOLS_PLUGIN,
-        HERALD_APPROVAL_TIMEOUT_MS: '60000',
-        HERALD_RECONCILE_INTERVAL_MS: '300',
-      },
-    });
+    stack = await startStack({ model: fake, workerProcesses: true, testTools: true, env: { HERALD_APPROVAL_TIMEOUT_MS: '60000' } });
   });
   afterAll(async () => {
-    for (const worker of workers) worker.child.kill('SIGKILL');
     await stack.stop();
-    await fake.close();
   });
 
   it('a dangerous command parked on one worker is approved and run by another', async () => {
     fake.handler = toolThenReport(() => [{ name: 'terminal', arguments: { command: 'mkdir -p build/out && rm -r build && echo removed' } }]);
-    const first = await startWorkerProcess(stack.env);
-    workers.push(first);
+    const first = await stack.startProcess('worker');
     const asked = await send('cross-1', 'clean the build');
     expect(asked.body.status).toBe('waiting');
     expect(asked.body.waiting).toMatchObject({ kind: 'approval', tool: 'terminal' });
-    first.child.kill('SIGTERM');
-    expect(await first.exited).toBe(0);
-    const second = await startWorkerProcess(stack.env);
-    workers.push(second);
+    expect(await stopProcess(first, 'SIGTERM')).toBe(0);
+    const second = await stack.startProcess('worker');
     const approved = await send('cross-1', '/approve');
     expect(approved.body.reply.text).toMatch(/^Approved: /);
     const done = await stack.waitForEvent(asked.body.event_id);
@@ -291,7 +267,7 @@ describe('approvals across workers, lapsed approvals and background runs', () =>
     expect(done.reply.text).toContain('BLOCKED: nobody approved this call (transfer 250 (ignored)) within 1 minute. Silence is not consent');
     const waits = (await stack.get(`/v1/sessions/${asked.body.session_id}/waits`)).body.waits;
     expect(waits[0]).toMatchObject({ status: 'expired', answered_by: 'timeout' });
-    expect(await countRows(stack, 'test_tool_calls', asked.body.session_id)).toBe(0);
+    expect(await toolCalls(stack, asked.body.session_id)).toBe(0);
   });
 
   it('a scheduled run never gets approvals or questions: the calls are refused', async () => {
@@ -309,18 +285,13 @@ describe('approvals across workers, lapsed approvals and background runs', () =>
       text: 'nightly payments',
     });
     // The reconciler picks the session up: this test stack has no direct wake-up for it.
-    const reply = await waitFor(
-      async () => {
-        const event = (await stack.get(`/v1/events/${accepted.eventId}`)).body;
-        return event.status === 'done' ? (event.reply.text as string) : undefined;
-      },
-      { timeoutMs: 30_000, what: 'the scheduled run' },
-    );
+    const reply: string = (await stack.waitForEvent(accepted.eventId, 30_000)).reply.text;
     expect(reply).toContain("BLOCKED: this call needs a person's approval (transfer 400 (nightly)) and cron runs never get approvals");
     expect(reply).toContain("Tool 'clarify' is not permitted here");
     expect(reply).toContain('transferred 5 for small');
-    expect(await countRows(stack, 'tool_refusals', accepted.sessionId)).toBe(2);
-    const offered = fake.requests.find((r) => r.sessionKey === accepted.sessionId)?.toolNames ?? [];
-    expect(offered).not.toContain('clarify');
+    expect(await refusals(stack, accepted.sessionId)).toBe(2);
+    const [request] = fake.requestsFor(accepted.sessionId);
+    expect(request?.toolNames).toContain('wire_transfer');
+    expect(request?.toolNames).not.toContain('clarify');
   });
 });

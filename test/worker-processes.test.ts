@@ -2,33 +2,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { spawnHerald, startStack, waitFor } from './support/stack.ts';
+import { startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
+import { gate } from './support/wait.ts';
 
 describe('several worker processes on one queue', () => {
   let fake: FakeLLM;
   let stack: Stack;
   let workers: HeraldProcess[] = [];
   beforeAll(async () => {
-    fake = await startFakeOpenAI({ latencyMs: 5 });
-    stack = await startStack({
-      workers: 0,
-      env: { HERALD_MODEL: 'openai/gpt-test', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test' },
-    });
-    workers = [spawnHerald('worker', { ...stack.env, LOG_LEVEL: 'info' }), spawnHerald('worker', { ...stack.env, LOG_LEVEL: 'info' })];
-    for (const worker of workers) {
-      await waitFor(async () => worker.output().includes('worker started'), { what: 'worker process start' });
-    }
+    fake = await startFakeOpenAI();
+    stack = await startStack({ model: fake, workers: 0 });
+    workers = await Promise.all([stack.startProcess('worker'), stack.startProcess('worker')]);
   });
   afterAll(async () => {
-    for (const worker of workers) worker.child.kill('SIGKILL');
     await stack.stop();
-    await fake.close();
   });
 
   it('answers every message exactly once, in order per session, and both workers take part', async () => {
     const sessions = 12;
     const perSession = 4;
+    // Every session's first answer waits until all messages are in, so each session has a backlog
+    // while a turn is running: a second worker that took the session then would call the model too.
+    const allSent = gate();
+    fake.handler = async (request) => {
+      if (request.lastUserText.endsWith(' m0')) await allSent.opened;
+      return { text: `echo: ${request.lastUserText}` };
+    };
     const posts: Promise<unknown>[] = [];
     for (let s = 0; s < sessions; s++) {
       posts.push(
@@ -41,6 +41,8 @@ describe('several worker processes on one queue', () => {
       );
     }
     await Promise.all(posts);
+    await waitFor(async () => fake.requests.length >= sessions, { what: 'a model call in flight for every session' });
+    allSent.open();
     await waitFor(
       async () => {
         const open = await sql<{ count: string }>`SELECT count(*) FROM inbound_events WHERE status <> 'done'`.execute(stack.database.db);
@@ -62,17 +64,14 @@ describe('several worker processes on one queue', () => {
       expect(list.map((m) => m.role)).toEqual(Array.from({ length: perSession * 2 }, (_, i) => (i % 2 === 0 ? 'user' : 'assistant')));
       for (let i = 0; i < list.length; i += 2) expect(list[i + 1]?.content).toBe(`echo: ${list[i]?.content}`);
     }
-    // Never two model requests in flight for one session.
-    for (const max of fake.maxConcurrentPerKey.values()) expect(max).toBe(1);
+    // Never two model requests in flight for one session, counted for every session.
+    expect(fake.maxConcurrentPerKey).toEqual(new Map([...bySession.keys()].map((sessionId) => [sessionId, 1])));
     const owners = await sql<{ worker: string }>`SELECT DISTINCT worker FROM turns`.execute(stack.database.db);
     const pids = new Set(owners.rows.map((r) => r.worker.split(':')[1]));
     expect(pids).toEqual(new Set(workers.map((w) => String(w.child.pid))));
   });
 
   it('exits 0 on SIGTERM', async () => {
-    const worker = workers[0];
-    if (!worker) throw new Error('no worker');
-    worker.child.kill('SIGTERM');
-    expect(await worker.exited).toBe(0);
+    expect(await stopProcess(workers[0]!, 'SIGTERM')).toBe(0);
   });
 });

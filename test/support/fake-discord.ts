@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
+import { sendJson, startFakeHttp } from './fake-http.ts';
 
 /**
  * A local Discord: REST (the few routes Herald uses) and a gateway WebSocket speaking hello,
@@ -32,6 +31,8 @@ export interface FakeDiscordMessage {
 export interface FakeDiscord {
   /** For DISCORD_API_BASE. */
   apiBase: string;
+  /** The environment that points Herald's Discord adapter at this fake. */
+  env: Record<string, string>;
   messages: FakeDiscordMessage[];
   requests: { method: string; path: string; body: any }[];
   commands: unknown[];
@@ -52,14 +53,8 @@ export interface FakeDiscord {
   close(): Promise<void>;
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
+/** A REST path as the API names it: without the /api/v10 prefix, percent-decoded. */
+const apiPath = (path: string) => decodeURIComponent(path.replace(/^\/api\/v10/, ''));
 
 let snowflake = 900000000000000000n;
 const nextId = () => String(++snowflake);
@@ -67,7 +62,6 @@ const nextId = () => String(++snowflake);
 const user = (id: string, bot = false) => ({ id, username: bot ? 'herald' : `user${id.slice(-4)}`, discriminator: '0', global_name: null, avatar: null, ...(bot ? { bot: true } : {}) });
 
 export async function startFakeDiscord(): Promise<FakeDiscord> {
-  const sockets = new Set<Socket>();
   const clients = new Set<WebSocket>();
   const rateLimits: { prefix: string; retryAfter: number }[] = [];
   let sequence = 0;
@@ -117,8 +111,13 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
 
   const fake: FakeDiscord = {
     apiBase: '',
+    get env() {
+      return { DISCORD_BOT_TOKEN: DISCORD_TOKEN, DISCORD_API_BASE: fake.apiBase };
+    },
     messages: [],
-    requests: [],
+    get requests() {
+      return http.requests.map((request) => ({ ...request, path: apiPath(request.path) }));
+    },
     commands: [],
     identifies: 0,
     connections: () => clients.size,
@@ -223,76 +222,64 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     async close() {
       for (const socket of clients) socket.terminate();
       wss.close();
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await http.close();
     },
   };
 
-  const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    response.writeHead(status, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers });
-    response.end(body === undefined ? undefined : JSON.stringify(body));
-  };
+  const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+    sendJson(response, status, body, headers);
 
-  const server = createServer((request, response) => {
-    void (async () => {
-      const raw = await readBody(request);
-      const path = decodeURIComponent((request.url ?? '').replace(/^\/api\/v10/, '').split('?')[0] ?? '');
-      const body = raw === '' ? undefined : JSON.parse(raw);
-      fake.requests.push({ method: request.method ?? 'GET', path, body });
-      const limited = rateLimits.findIndex((limit) => path.startsWith(limit.prefix));
-      if (limited >= 0) {
-        const [limit] = rateLimits.splice(limited, 1);
-        return json(response, 429, { message: 'You are being rate limited.', retry_after: limit!.retryAfter, global: false }, {
-          'retry-after': String(Math.ceil(limit!.retryAfter)),
-          'x-ratelimit-scope': 'user',
-        });
+  const http = await startFakeHttp((request, response) => {
+    const path = apiPath(request.path);
+    const body = request.body;
+    const limited = rateLimits.findIndex((limit) => path.startsWith(limit.prefix));
+    if (limited >= 0) {
+      const [limit] = rateLimits.splice(limited, 1);
+      return json(response, 429, { message: 'You are being rate limited.', retry_after: limit!.retryAfter, global: false }, {
+        'retry-after': String(Math.ceil(limit!.retryAfter)),
+        'x-ratelimit-scope': 'user',
+      });
+    }
+    if (request.method === 'GET' && path === '/gateway/bot') {
+      return json(response, 200, { url: `ws://127.0.0.1:${http.port}/gateway`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } });
+    }
+    let match = /^\/channels\/(\d+)\/messages$/.exec(path);
+    if (request.method === 'POST' && match) {
+      const channelId = match[1]!;
+      const content = String(body?.content ?? '');
+      if (content.length > 2000) return json(response, 400, { code: 50035, message: 'Invalid Form Body' });
+      if (body?.enforce_nonce && body.nonce) {
+        const existing = fake.messages.find((m) => m.author.id === BOT_ID && m.nonce === body.nonce);
+        if (existing) return json(response, 200, { ...existing, author: user(BOT_ID, true) });
       }
-      if (request.method === 'GET' && path === '/gateway/bot') {
-        const port = (server.address() as AddressInfo).port;
-        return json(response, 200, { url: `ws://127.0.0.1:${port}/gateway`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } });
-      }
-      let match = /^\/channels\/(\d+)\/messages$/.exec(path);
-      if (request.method === 'POST' && match) {
-        const channelId = match[1]!;
-        const content = String(body?.content ?? '');
-        if (content.length > 2000) return json(response, 400, { code: 50035, message: 'Invalid Form Body' });
-        if (body?.enforce_nonce && body.nonce) {
-          const existing = fake.messages.find((m) => m.author.id === BOT_ID && m.nonce === body.nonce);
-          if (existing) return json(response, 200, { ...existing, author: user(BOT_ID, true) });
-        }
-        const message: FakeDiscordMessage = {
-          id: nextId(),
-          channel_id: channelId,
-          content,
-          author: { id: BOT_ID },
-          ...(body?.nonce ? { nonce: String(body.nonce) } : {}),
-          ...(body?.message_reference ? { message_reference: { message_id: String(body.message_reference.message_id) } } : {}),
-          ...(Array.isArray(body?.components) ? { components: body.components } : {}),
-        };
-        fake.messages.push(message);
-        return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
-      }
-      if (request.method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return json(response, 204, undefined);
-      if (request.method === 'PUT' && /^\/applications\/\d+\/commands$/.test(path)) {
-        fake.commands = body as unknown[];
-        return json(response, 200, fake.commands);
-      }
-      if (request.method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return json(response, 204, undefined);
-      match = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path);
-      if (request.method === 'PATCH' && match) {
-        const message: FakeDiscordMessage = { id: nextId(), channel_id: `interaction:${match[2]}`, content: String(body?.content ?? ''), author: { id: BOT_ID } };
-        fake.messages.push(message);
-        return json(response, 200, { ...message, author: user(BOT_ID, true) });
-      }
-      return json(response, 404, { code: 0, message: `404: ${request.method} ${path} is not faked` });
-    })().catch((error: unknown) => json(response, 500, { message: String(error) }));
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+      const message: FakeDiscordMessage = {
+        id: nextId(),
+        channel_id: channelId,
+        content,
+        author: { id: BOT_ID },
+        ...(body?.nonce ? { nonce: String(body.nonce) } : {}),
+        ...(body?.message_reference ? { message_reference: { message_id: String(body.message_reference.message_id) } } : {}),
+        ...(Array.isArray(body?.components) ? { components: body.components } : {}),
+      };
+      fake.messages.push(message);
+      return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
+    }
+    if (request.method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return json(response, 204, undefined);
+    if (request.method === 'PUT' && /^\/applications\/\d+\/commands$/.test(path)) {
+      fake.commands = body as unknown[];
+      return json(response, 200, fake.commands);
+    }
+    if (request.method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return json(response, 204, undefined);
+    match = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path);
+    if (request.method === 'PATCH' && match) {
+      const message: FakeDiscordMessage = { id: nextId(), channel_id: `interaction:${match[2]}`, content: String(body?.content ?? ''), author: { id: BOT_ID } };
+      fake.messages.push(message);
+      return json(response, 200, { ...message, author: user(BOT_ID, true) });
+    }
+    return json(response, 404, { code: 0, message: `404: ${request.method} ${path} is not faked` });
   });
 
-  const wss = new WebSocketServer({ server, path: '/gateway' });
+  const wss = new WebSocketServer({ server: http.server, path: '/gateway' });
   wss.on('connection', (socket) => {
     clients.add(socket);
     socket.on('close', () => {
@@ -305,7 +292,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       if (payload.op === 1) send(socket, { op: 11 });
       if (payload.op === 2) {
         fake.identifies++;
-        const port = (server.address() as AddressInfo).port;
+        const port = http.port;
         send(socket, {
           op: 0,
           t: 'READY',
@@ -326,7 +313,6 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.apiBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+  fake.apiBase = `${http.origin}/api`;
   return fake;
 }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { sendJson, startFakeHttp } from './fake-http.ts';
+import type { FakeHttpRequest } from './fake-http.ts';
+import { waitFor } from './wait.ts';
 
 /**
  * Local stand-ins for the OpenAI and Anthropic HTTP APIs. They speak the real wire formats so the
@@ -29,9 +30,14 @@ export interface FakeRequest {
   serviceMs?: number;
 }
 
+interface ToolCallReply {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
 export type FakeReply =
   | { text: string }
-  | { toolCalls: { name: string; arguments: Record<string, unknown> }[]; text?: string }
+  | { toolCalls: ToolCallReply[]; text?: string }
   | { error: { status: number; body?: unknown; headers?: Record<string, string> } }
   | { malformed: true }
   | { hang: true };
@@ -47,6 +53,7 @@ export interface FakeLLMOptions {
 }
 
 export interface FakeLLM {
+  provider: 'openai' | 'anthropic';
   /** The base URL to give the SDK. */
   url: string;
   requests: FakeRequest[];
@@ -57,6 +64,10 @@ export interface FakeLLM {
   inFlight: Map<string, number>;
   /** Queues replies for the next requests, in order; `handler` answers once the queue is empty. */
   script(...replies: FakeReply[]): void;
+  /** The requests of one session key (by default the session id), oldest first. */
+  requestsFor(sessionKey: string): FakeRequest[];
+  /** Resolves with the session's requests once at least `count` have arrived. */
+  waitForCalls(sessionKey: string, count?: number): Promise<FakeRequest[]>;
   close(): Promise<void>;
 }
 
@@ -65,15 +76,6 @@ export const echoHandler: FakeHandler = (request) => ({ text: `echo: ${request.l
 /** Token counts are approximated as one token per 4 bytes of serialized JSON, rounded up. */
 const tokens = (bytes: number) => Math.ceil(bytes / 4);
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -218,22 +220,178 @@ function id(prefix: string): string {
   return `${prefix}${randomBytes(12).toString('hex')}`;
 }
 
-function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const payload = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers });
-  response.end(payload);
+type Provider = 'openai' | 'anthropic';
+
+function errorBody(provider: Provider, status: number): unknown {
+  if (provider === 'openai') {
+    return { error: { message: `fake error ${status}`, type: status === 429 ? 'rate_limit_exceeded' : 'server_error', code: null } };
+  }
+  const type = status === 429 ? 'rate_limit_error' : status === 529 ? 'overloaded_error' : 'api_error';
+  return { type: 'error', error: { type, message: `fake error ${status}` } };
 }
 
-async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptions): Promise<FakeLLM> {
+function openaiAnswer(body: any, text: string, calls: ToolCallReply[], outputTokens: number, cache: OpenAIPrefixCache): unknown {
+  const serialized =
+    `model:${String(body.model)}\n` + JSON.stringify(body.tools ?? []) + (body.messages ?? []).map((m: unknown) => JSON.stringify(m)).join('');
+  const cached = cache.account(typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : '', serialized);
+  const promptTokens = tokens(bytes(serialized));
+  return {
+    id: id('chatcmpl-'),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: calls.length > 0 && text === '' ? null : text,
+          ...(calls.length > 0
+            ? { tool_calls: calls.map((c) => ({ id: id('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
+            : {}),
+          refusal: null,
+        },
+        logprobs: null,
+        finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+      },
+    ],
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: outputTokens,
+      total_tokens: promptTokens + outputTokens,
+      prompt_tokens_details: { cached_tokens: cached },
+    },
+  };
+}
+
+function anthropicAnswer(body: any, text: string, calls: ToolCallReply[], outputTokens: number, cache: AnthropicPrefixCache): unknown {
+  const usage = cache.account(body);
+  return {
+    id: id('msg_'),
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content: [
+      ...(text === '' ? [] : [{ type: 'text', text }]),
+      ...calls.map((c) => ({ type: 'tool_use', id: id('toolu_'), name: c.name, input: c.arguments })),
+    ],
+    stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    usage: {
+      input_tokens: Math.max(0, usage.total - usage.read - usage.write),
+      output_tokens: outputTokens,
+      cache_read_input_tokens: usage.read,
+      cache_creation_input_tokens: usage.write,
+    },
+  };
+}
+
+function neutralRequest(provider: Provider, body: any, headers: IncomingMessage['headers']): FakeRequest {
+  const neutral = provider === 'openai' ? neutralOpenAI(body) : neutralAnthropic(body);
+  const users = neutral.messages.filter((m) => m.role === 'user');
+  return {
+    provider,
+    body,
+    headers,
+    receivedAt: Date.now(),
+    system: neutral.system,
+    messages: neutral.messages,
+    lastUserText: users[users.length - 1]?.content ?? '',
+    toolNames: (body.tools ?? []).map((t: any) => (provider === 'openai' ? t.function?.name : t.name)),
+    sessionKey: undefined,
+  };
+}
+
+/** Counts a request in flight for its key until `release` is called (at most once). */
+function trackInFlight(fake: FakeLLM, key: string | undefined): () => void {
+  if (key === undefined) return () => undefined;
+  const now = (fake.inFlight.get(key) ?? 0) + 1;
+  fake.inFlight.set(key, now);
+  fake.maxConcurrentPerKey.set(key, Math.max(now, fake.maxConcurrentPerKey.get(key) ?? 0));
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    fake.inFlight.set(key, (fake.inFlight.get(key) ?? 1) - 1);
+  };
+}
+
+async function startFake(provider: Provider, options: FakeLLMOptions): Promise<FakeLLM> {
   const openaiCache = new OpenAIPrefixCache();
   const anthropicCache = new AnthropicPrefixCache();
   const sessionKeyOf =
     options.sessionKeyOf ??
     ((request: FakeRequest) => (typeof request.body.prompt_cache_key === 'string' ? request.body.prompt_cache_key : undefined));
-  const sockets = new Set<Socket>();
   const scripted: FakeReply[] = [];
+  const expected = provider === 'openai' ? /^(\/v1)?\/chat\/completions$/ : /^(\/v1)?\/messages$/;
+
+  const answer = async (request: FakeHttpRequest, response: ServerResponse, gone: Promise<void>, isGone: () => boolean) => {
+    if (request.method !== 'POST' || !expected.test(request.path)) {
+      sendJson(response, 404, { error: { message: `no route ${request.method} ${request.path}`, type: 'not_found' } });
+      return;
+    }
+    if (typeof request.body !== 'object' || request.body === null) {
+      sendJson(response, 400, { error: { message: 'invalid JSON body', type: 'invalid_request_error' } });
+      return;
+    }
+    const arrived = performance.now();
+    const body = request.body;
+    const fakeRequest = neutralRequest(provider, body, request.headers);
+    fakeRequest.sessionKey = sessionKeyOf(fakeRequest);
+    fake.requests.push(fakeRequest);
+    // In flight until the answer is written or the client has hung up, whichever comes first: an
+    // aborted call must not count against the next one while a slow handler is still running.
+    const release = trackInFlight(fake, fakeRequest.sessionKey);
+    void gone.then(release);
+    try {
+      if (fake.latencyMs > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, fake.latencyMs))), gone]);
+        clearTimeout(timer);
+      }
+      if (isGone()) return;
+      const reply = scripted.shift() ?? (await fake.handler(fakeRequest));
+      if ('hang' in reply) return await gone;
+      if ('error' in reply) return sendJson(response, reply.error.status, reply.error.body ?? errorBody(provider, reply.error.status), reply.error.headers);
+      if ('malformed' in reply) {
+        return sendJson(response, 200, provider === 'openai' ? { id: id('chatcmpl-'), object: 'chat.completion', choices: [] } : { id: id('msg_'), type: 'message' });
+      }
+      const text = reply.text ?? '';
+      const calls = 'toolCalls' in reply ? reply.toolCalls : [];
+      const outputTokens = tokens(bytes(text) + (calls.length > 0 ? bytes(JSON.stringify(calls)) : 0));
+      sendJson(
+        response,
+        200,
+        provider === 'openai'
+          ? openaiAnswer(body, text, calls, outputTokens, openaiCache)
+          : anthropicAnswer(body, text, calls, outputTokens, anthropicCache),
+      );
+    } finally {
+      fakeRequest.serviceMs = performance.now() - arrived;
+      release();
+    }
+  };
+
+  const http = await startFakeHttp(async (request, response) => {
+    // 'close' fires once the answer is written or the client went away (abort, timeout).
+    let closed = response.destroyed;
+    const gone = closed
+      ? Promise.resolve()
+      : new Promise<void>((resolve) =>
+          response.once('close', () => {
+            closed = true;
+            resolve();
+          }),
+        );
+    try {
+      await answer(request, response, gone, () => closed);
+    } catch (error) {
+      if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: 'server_error' } });
+    }
+  });
   const fake: FakeLLM = {
-    url: '',
+    provider,
+    url: provider === 'openai' ? `${http.origin}/v1` : http.origin,
     requests: [],
     handler: options.handler ?? echoHandler,
     latencyMs: options.latencyMs ?? 0,
@@ -242,165 +400,13 @@ async function startFake(provider: 'openai' | 'anthropic', options: FakeLLMOptio
     script: (...replies) => {
       scripted.push(...replies);
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-
-  const server = createServer((request, response) => {
-    // 'close' fires once the answer is written or the client went away (abort, timeout).
-    let closed = false;
-    const gone = new Promise<void>((resolve) =>
-      response.once('close', () => {
-        closed = true;
-        resolve();
+    requestsFor: (sessionKey) => fake.requests.filter((request) => request.sessionKey === sessionKey),
+    waitForCalls: (sessionKey, count = 1) =>
+      waitFor(async () => (fake.requestsFor(sessionKey).length >= count ? fake.requestsFor(sessionKey) : undefined), {
+        what: `${count} model call(s) for ${sessionKey}`,
       }),
-    );
-    void (async () => {
-      const path = (request.url ?? '').split('?')[0] ?? '';
-      const expected = provider === 'openai' ? /^(\/v1)?\/chat\/completions$/ : /^(\/v1)?\/messages$/;
-      if (request.method !== 'POST' || !expected.test(path)) {
-        sendJson(response, 404, { error: { message: `no route ${request.method} ${path}`, type: 'not_found' } });
-        return;
-      }
-      const arrived = performance.now();
-      const raw = await readBody(request);
-      let body: any;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        sendJson(response, 400, { error: { message: 'invalid JSON body', type: 'invalid_request_error' } });
-        return;
-      }
-      const neutral = provider === 'openai' ? neutralOpenAI(body) : neutralAnthropic(body);
-      const users = neutral.messages.filter((m) => m.role === 'user');
-      const fakeRequest: FakeRequest = {
-        provider,
-        body,
-        headers: request.headers,
-        receivedAt: Date.now(),
-        system: neutral.system,
-        messages: neutral.messages,
-        lastUserText: users[users.length - 1]?.content ?? '',
-        toolNames: (body.tools ?? []).map((t: any) => (provider === 'openai' ? t.function?.name : t.name)),
-        sessionKey: undefined,
-      };
-      fakeRequest.sessionKey = sessionKeyOf(fakeRequest);
-      fake.requests.push(fakeRequest);
-      const key = fakeRequest.sessionKey;
-      if (key !== undefined) {
-        const now = (fake.inFlight.get(key) ?? 0) + 1;
-        fake.inFlight.set(key, now);
-        fake.maxConcurrentPerKey.set(key, Math.max(now, fake.maxConcurrentPerKey.get(key) ?? 0));
-      }
-      // In flight until the answer is written or the client has hung up, whichever comes first: an
-      // aborted call must not count against the next one while a slow handler is still running.
-      let released = false;
-      const release = () => {
-        if (released || key === undefined) return;
-        released = true;
-        fake.inFlight.set(key, (fake.inFlight.get(key) ?? 1) - 1);
-      };
-      void gone.then(release);
-      try {
-        if (fake.latencyMs > 0) {
-          let timer: NodeJS.Timeout | undefined;
-          await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, fake.latencyMs))), gone]);
-          clearTimeout(timer);
-        }
-        if (closed) return;
-        const reply = scripted.shift() ?? (await fake.handler(fakeRequest));
-        if ('hang' in reply) {
-          await gone;
-          return;
-        }
-        if ('error' in reply) {
-          const status = reply.error.status;
-          const errorBody =
-            reply.error.body ??
-            (provider === 'openai'
-              ? { error: { message: `fake error ${status}`, type: status === 429 ? 'rate_limit_exceeded' : 'server_error', code: null } }
-              : { type: 'error', error: { type: status === 429 ? 'rate_limit_error' : status === 529 ? 'overloaded_error' : 'api_error', message: `fake error ${status}` } });
-          sendJson(response, status, errorBody, reply.error.headers);
-          return;
-        }
-        if ('malformed' in reply) {
-          sendJson(response, 200, provider === 'openai' ? { id: id('chatcmpl-'), object: 'chat.completion', choices: [] } : { id: id('msg_'), type: 'message' });
-          return;
-        }
-        const text = reply.text ?? '';
-        const calls = 'toolCalls' in reply ? reply.toolCalls : [];
-        const outputTokens = tokens(bytes(text) + (calls.length > 0 ? bytes(JSON.stringify(calls)) : 0));
-        if (provider === 'openai') {
-          const serialized =
-            `model:${String(body.model)}\n` + JSON.stringify(body.tools ?? []) + (body.messages ?? []).map((m: unknown) => JSON.stringify(m)).join('');
-          const cacheKey = typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : '';
-          const cached = openaiCache.account(cacheKey, serialized);
-          const promptTokens = tokens(bytes(serialized));
-          sendJson(response, 200, {
-            id: id('chatcmpl-'),
-            object: 'chat.completion',
-            created: Math.floor(Date.now() / 1000),
-            model: body.model,
-            choices: [
-              {
-                index: 0,
-                message: {
-                  role: 'assistant',
-                  content: calls.length > 0 && text === '' ? null : text,
-                  ...(calls.length > 0
-                    ? { tool_calls: calls.map((c) => ({ id: id('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
-                    : {}),
-                  refusal: null,
-                },
-                logprobs: null,
-                finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
-              },
-            ],
-            usage: {
-              prompt_tokens: promptTokens,
-              completion_tokens: outputTokens,
-              total_tokens: promptTokens + outputTokens,
-              prompt_tokens_details: { cached_tokens: cached },
-            },
-          });
-          return;
-        }
-        const cache = anthropicCache.account(body);
-        sendJson(response, 200, {
-          id: id('msg_'),
-          type: 'message',
-          role: 'assistant',
-          model: body.model,
-          content: [
-            ...(text === '' ? [] : [{ type: 'text', text }]),
-            ...calls.map((c) => ({ type: 'tool_use', id: id('toolu_'), name: c.name, input: c.arguments })),
-          ],
-          stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn',
-          stop_sequence: null,
-          usage: {
-            input_tokens: Math.max(0, cache.total - cache.read - cache.write),
-            output_tokens: outputTokens,
-            cache_read_input_tokens: cache.read,
-            cache_creation_input_tokens: cache.write,
-          },
-        });
-      } finally {
-        fakeRequest.serviceMs = performance.now() - arrived;
-        release();
-      }
-    })().catch((error: unknown) => {
-      if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: 'server_error' } });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  fake.url = provider === 'openai' ? `http://127.0.0.1:${port}/v1` : `http://127.0.0.1:${port}`;
+    close: () => http.close(),
+  };
   return fake;
 }
 

@@ -1,6 +1,5 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { sendJson, startFakeHttp } from './fake-http.ts';
 
 /**
  * A local stand-in for the Telegram Bot API, spoken to by grammy through `apiRoot`. It keeps chats
@@ -45,6 +44,8 @@ export interface FakeTelegram {
   /** For TELEGRAM_API_ROOT. */
   apiRoot: string;
   token: string;
+  /** The environment that points Herald's Telegram adapter at this fake. */
+  env: Record<string, string>;
   bot: FakeUser;
   calls: SentCall[];
   chats: Map<number, StoredMessage[]>;
@@ -76,15 +77,6 @@ export interface UserMessageOptions {
   mentionBot?: boolean;
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
-
 export async function startFakeTelegram(options: { token?: string; username?: string } = {}): Promise<FakeTelegram> {
   const token = options.token ?? '123456:TEST-token_abc';
   const botId = Number(token.split(':')[0]);
@@ -94,7 +86,6 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const failures = new Map<string, Failure[]>();
   const updates: any[] = [];
   const pollWaiters = new Set<() => void>();
-  const sockets = new Set<Socket>();
   let nextUpdateId = 1000;
   let openPolls = 0;
 
@@ -125,6 +116,9 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const fake: FakeTelegram = {
     apiRoot: '',
     token,
+    get env() {
+      return { TELEGRAM_BOT_TOKEN: token, TELEGRAM_API_ROOT: fake.apiRoot };
+    },
     bot,
     calls: [],
     chats,
@@ -176,118 +170,101 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     },
     async close() {
       for (const wake of pollWaiters) wake();
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await http.close();
     },
   };
 
-  const ok = (response: ServerResponse, result: unknown) => {
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ ok: true, result }));
-  };
-  const fail = (response: ServerResponse, code: number, description: string, retryAfter?: number) => {
-    response.writeHead(code, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ ok: false, error_code: code, description, ...(retryAfter === undefined ? {} : { parameters: { retry_after: retryAfter } }) }));
-  };
+  const ok = (response: ServerResponse, result: unknown) => sendJson(response, 200, { ok: true, result });
+  const fail = (response: ServerResponse, code: number, description: string, retryAfter?: number) =>
+    sendJson(response, code, { ok: false, error_code: code, description, ...(retryAfter === undefined ? {} : { parameters: { retry_after: retryAfter } }) });
   const parseError = (body: Record<string, any>) =>
     body.parse_mode === 'HTML' && fake.rejectHtml !== undefined && fake.rejectHtml(String(body.text));
 
-  const server = createServer((request, response) => {
-    void (async () => {
-      const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.url ?? '');
-      const raw = await readBody(request);
-      if (!match || match[1] !== token) return fail(response, 404, 'Not Found');
-      const method = match[2]!;
-      const body: Record<string, any> = raw === '' ? {} : JSON.parse(raw);
-      const call: SentCall = { method, body };
-      fake.calls.push(call);
-      const failure = failures.get(method)?.shift();
-      if (failure?.kind === 'status') return fail(response, failure.code, failure.description, failure.retryAfter);
-      if (failure?.kind === 'drop') return; // no answer, nothing stored
-      switch (method) {
-        case 'getMe':
-          return ok(response, { ...bot, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
-        case 'setWebhook':
-          fake.webhook = { url: String(body.url), ...(body.secret_token ? { secret: String(body.secret_token) } : {}) };
-          return ok(response, true);
-        case 'deleteWebhook':
-          fake.webhook = null;
-          return ok(response, true);
-        case 'sendChatAction':
-          return ok(response, true);
-        case 'getUpdates': {
-          if (fake.webhook) return fail(response, 409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
-          openPolls++;
-          fake.maxConcurrentPolls = Math.max(fake.maxConcurrentPolls, openPolls);
-          try {
-            const offset = typeof body.offset === 'number' ? body.offset : 0;
-            // Confirmed updates are gone for good, as on Telegram.
-            while (updates.length > 0 && updates[0].update_id < offset) updates.shift();
-            if (updates.length === 0 && Number(body.timeout ?? 0) > 0) {
-              await new Promise<void>((resolve) => {
-                const timer = setTimeout(done, Number(body.timeout) * 1000);
-                function done() {
-                  clearTimeout(timer);
-                  pollWaiters.delete(done);
-                  resolve();
-                }
-                pollWaiters.add(done);
-              });
-            }
-            return ok(response, updates.filter((update) => update.update_id >= offset).slice(0, Number(body.limit ?? 100)));
-          } finally {
-            openPolls--;
+  const http = await startFakeHttp(async (request, response) => {
+    const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.path);
+    if (!match || match[1] !== token) return fail(response, 404, 'Not Found');
+    const method = match[2]!;
+    const body: Record<string, any> = request.body ?? {};
+    const call: SentCall = { method, body };
+    fake.calls.push(call);
+    const failure = failures.get(method)?.shift();
+    if (failure?.kind === 'status') return fail(response, failure.code, failure.description, failure.retryAfter);
+    if (failure?.kind === 'drop') return; // no answer, nothing stored
+    switch (method) {
+      case 'getMe':
+        return ok(response, { ...bot, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
+      case 'setWebhook':
+        fake.webhook = { url: String(body.url), ...(body.secret_token ? { secret: String(body.secret_token) } : {}) };
+        return ok(response, true);
+      case 'deleteWebhook':
+        fake.webhook = null;
+        return ok(response, true);
+      case 'sendChatAction':
+        return ok(response, true);
+      case 'getUpdates': {
+        if (fake.webhook) return fail(response, 409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
+        openPolls++;
+        fake.maxConcurrentPolls = Math.max(fake.maxConcurrentPolls, openPolls);
+        try {
+          const offset = typeof body.offset === 'number' ? body.offset : 0;
+          // Confirmed updates are gone for good, as on Telegram.
+          while (updates.length > 0 && updates[0].update_id < offset) updates.shift();
+          if (updates.length === 0 && Number(body.timeout ?? 0) > 0) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(done, Number(body.timeout) * 1000);
+              function done() {
+                clearTimeout(timer);
+                pollWaiters.delete(done);
+                resolve();
+              }
+              pollWaiters.add(done);
+            });
           }
+          return ok(response, updates.filter((update) => update.update_id >= offset).slice(0, Number(body.limit ?? 100)));
+        } finally {
+          openPolls--;
         }
-        case 'sendMessage': {
-          const chatId = Number(body.chat_id);
-          if (!chats.has(chatId)) return fail(response, 400, 'Bad Request: chat not found');
-          if (String(body.text ?? '').length > 4096) return fail(response, 400, 'Bad Request: message is too long');
-          if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
-          const message: StoredMessage = {
-            message_id: nextMessageId(chatId),
-            chat_id: chatId,
-            from: bot,
-            text: String(body.text),
-            ...(body.parse_mode ? { parse_mode: String(body.parse_mode) } : {}),
-            ...(body.message_thread_id === undefined ? {} : { message_thread_id: Number(body.message_thread_id) }),
-            ...(body.reply_parameters?.message_id === undefined ? {} : { reply_to: Number(body.reply_parameters.message_id) }),
-            ...(body.reply_markup ? { reply_markup: body.reply_markup } : {}),
-          };
-          store(message);
-          call.messageId = message.message_id;
-          if (failure?.kind === 'store-then-hang') return; // it arrived; the answer never does
-          return ok(response, toApiMessage(message));
-        }
-        case 'answerCallbackQuery':
-          return ok(response, true);
-        case 'editMessageText': {
-          const chatId = Number(body.chat_id);
-          const message = chats.get(chatId)?.find((m) => m.message_id === Number(body.message_id));
-          if (!message) return fail(response, 400, 'Bad Request: message to edit not found');
-          if (message.from.id !== bot.id) return fail(response, 400, "Bad Request: message can't be edited");
-          if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
-          if (message.text === String(body.text) && (message.parse_mode ?? '') === String(body.parse_mode ?? '')) {
-            return fail(response, 400, 'Bad Request: message is not modified: specified new message content and reply markup of the specified message are exactly the same as a current content and reply markup of the message');
-          }
-          message.text = String(body.text);
-          if (body.parse_mode) message.parse_mode = String(body.parse_mode);
-          else delete message.parse_mode;
-          return ok(response, toApiMessage(message));
-        }
-        default:
-          return fail(response, 404, `Not Found: method ${method} is not faked`);
       }
-    })().catch((error: unknown) => {
-      response.writeHead(500);
-      response.end(String(error));
-    });
+      case 'sendMessage': {
+        const chatId = Number(body.chat_id);
+        if (!chats.has(chatId)) return fail(response, 400, 'Bad Request: chat not found');
+        if (String(body.text ?? '').length > 4096) return fail(response, 400, 'Bad Request: message is too long');
+        if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
+        const message: StoredMessage = {
+          message_id: nextMessageId(chatId),
+          chat_id: chatId,
+          from: bot,
+          text: String(body.text),
+          ...(body.parse_mode ? { parse_mode: String(body.parse_mode) } : {}),
+          ...(body.message_thread_id === undefined ? {} : { message_thread_id: Number(body.message_thread_id) }),
+          ...(body.reply_parameters?.message_id === undefined ? {} : { reply_to: Number(body.reply_parameters.message_id) }),
+          ...(body.reply_markup ? { reply_markup: body.reply_markup } : {}),
+        };
+        store(message);
+        call.messageId = message.message_id;
+        if (failure?.kind === 'store-then-hang') return; // it arrived; the answer never does
+        return ok(response, toApiMessage(message));
+      }
+      case 'answerCallbackQuery':
+        return ok(response, true);
+      case 'editMessageText': {
+        const chatId = Number(body.chat_id);
+        const message = chats.get(chatId)?.find((m) => m.message_id === Number(body.message_id));
+        if (!message) return fail(response, 400, 'Bad Request: message to edit not found');
+        if (message.from.id !== bot.id) return fail(response, 400, "Bad Request: message can't be edited");
+        if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
+        if (message.text === String(body.text) && (message.parse_mode ?? '') === String(body.parse_mode ?? '')) {
+          return fail(response, 400, 'Bad Request: message is not modified: specified new message content and reply markup of the specified message are exactly the same as a current content and reply markup of the message');
+        }
+        message.text = String(body.text);
+        if (body.parse_mode) message.parse_mode = String(body.parse_mode);
+        else delete message.parse_mode;
+        return ok(response, toApiMessage(message));
+      }
+      default:
+        return fail(response, 404, `Not Found: method ${method} is not faked`);
+    }
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.apiRoot = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.apiRoot = http.origin;
   return fake;
 }

@@ -6,21 +6,40 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, Shutdown, silentLogger } from '@herald/core';
 import type { Config } from '@herald/core';
 import { openDb, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
+import type { Db } from '@herald/db';
+import type { ChatInboundDependencies } from '@herald/platforms';
+import { createRedis, createRunQueue } from '@herald/queue';
+import type { FakeLLM } from './fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from './test-database.ts';
 import type { TestDatabase } from './test-database.ts';
+import { waitFor } from './wait.ts';
+
+export { waitFor } from './wait.ts';
 
 export const HERALD_BIN = fileURLToPath(new URL('../../cli/bin/herald.js', import.meta.url));
 
 export interface StackOptions {
-  /** Extra environment, e.g. HERALD_MODEL and OPENAI_BASE_URL pointing at a fake. */
+  /** Extra environment; it wins over what the other options set. */
   env?: Record<string, string>;
-  /** In-process workers; 0 when the test spawns worker processes itself. */
+  /** In-process workers (1 by default). */
   workers?: number;
   /** Run the scheduler role (the reconciler sweep) in this process too. */
   scheduler?: boolean;
   /** In-process reviewers (background review); none by default. */
   reviewers?: number;
+  /** A fake model server to answer every model call; closed when the stack stops. */
+  model?: FakeLLM;
+  /**
+   * The test runs `herald worker` processes (startProcess) and kills or stops them: no worker in
+   * this process, and the scheduler's reconciler here, every 300 ms, finds the turns they leave.
+   */
+  workerProcesses?: boolean;
+  /** Load the plugin tools of test-tools.ts (send_payment, slow_lookup, wire_transfer). */
+  testTools?: boolean;
 }
+
+/** The roles a test runs as their own processes; each says `<role> started` once it is up. */
+export type ProcessRole = 'worker' | 'reviewer' | 'scheduler';
 
 export interface Stack {
   url: string;
@@ -34,17 +53,29 @@ export interface Stack {
   delete(path: string): Promise<{ status: number; body: any }>;
   /** Polls GET /v1/events/:id until the event is done; returns its body. */
   waitForEvent(eventId: string, timeoutMs?: number): Promise<any>;
+  /** A `herald <role>` process on this stack's environment, not waited for; stop() kills it. */
+  spawn(role: ProcessRole, env?: Record<string, string>): HeraldProcess;
+  /** The same, resolved once the process has said it started. */
+  startProcess(role: ProcessRole, env?: Record<string, string>): Promise<HeraldProcess>;
+  /** The processes spawned through this stack that are still running. */
+  processes(): HeraldProcess[];
+  /** Kills the processes still running, stops the in-process roles, drops the database. */
   stop(): Promise<void>;
+}
+
+/** The environment that points Herald at a fake model server. */
+export function modelEnv(fake: FakeLLM): Record<string, string> {
+  return fake.provider === 'openai'
+    ? { HERALD_MODEL: 'openai/gpt-test', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test' }
+    : { HERALD_MODEL: 'anthropic/claude-test', ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-test' };
 }
 
 export const TEST_TOKEN = 'test-token-123456';
 
-export const TEST_TOOLS_PLUGIN = fileURLToPath(new URL('./test-tools.ts', import.meta.url));
+const TEST_TOOLS_PLUGIN = fileURLToPath(new URL('./test-tools.ts', import.meta.url));
 
-/** The real ingress and workers in this process, on a fresh database and queue prefix. */
-export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const database = await createTestDatabase();
-  const env: Record<string, string> = {
+function stackEnv(database: TestDatabase, options: StackOptions): Record<string, string> {
+  return {
     DATABASE_URL: database.url,
     REDIS_URL: 'redis://127.0.0.1:6379',
     PORT: '0',
@@ -58,13 +89,23 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     HERALD_WORKSPACE_ROOT: join(tmpdir(), `herald-ws-${database.name}`),
     // Test files run side by side and spawn worker processes: keep well inside max_connections.
     HERALD_DB_POOL_SIZE: '4',
+    ...(options.workerProcesses ? { HERALD_RECONCILE_INTERVAL_MS: '300' } : {}),
+    ...(options.testTools ? { HERALD_TOOL_PLUGINS: TEST_TOOLS_PLUGIN } : {}),
+    ...(options.model ? modelEnv(options.model) : {}),
     ...options.env,
   };
+}
+
+/** The real ingress and workers in this process, on a fresh database and queue prefix. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const database = await createTestDatabase();
+  const env = stackEnv(database, options);
   const config = loadConfig(env);
   const shutdown = new Shutdown({ logger: silentLogger, deadlineMs: 10_000 });
   const db = openDb(config, silentLogger, shutdown);
-  for (let i = 0; i < (options.workers ?? 1); i++) await startWorker(config, silentLogger, shutdown, db);
-  if (options.scheduler) startScheduler(config, silentLogger, shutdown, db);
+  const workers = options.workerProcesses ? 0 : (options.workers ?? 1);
+  for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db);
+  if (options.scheduler || options.workerProcesses) startScheduler(config, silentLogger, shutdown, db);
   for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
   const address = await startIngress(config, silentLogger, shutdown, db);
   const url = address.replace('0.0.0.0', '127.0.0.1');
@@ -84,6 +125,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     return { status: response.status, body: parsed as any };
   };
+  const spawned: HeraldProcess[] = [];
+  const spawnTracked = (role: ProcessRole, extra: Record<string, string> = {}) => {
+    const child = spawnHerald(role, { ...env, LOG_LEVEL: 'info', ...extra });
+    spawned.push(child);
+    return child;
+  };
   return {
     url,
     config,
@@ -102,9 +149,38 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         },
         { timeoutMs, what: `event ${eventId}` },
       ),
+    spawn: spawnTracked,
+    startProcess: async (role, extra) => {
+      const child = spawnTracked(role, extra);
+      await untilStarted(child, role);
+      return child;
+    },
+    processes: () => spawned.filter(running),
     async stop() {
+      await Promise.all(spawned.map((child) => stopProcess(child)));
       await shutdown.shutdown();
       await database.drop();
+      await options.model?.close();
+    },
+  };
+}
+
+export interface Replica {
+  /** The dependencies of a second ingress replica, named 'replica-2', on the stack's queue and database. */
+  deps: Omit<ChatInboundDependencies, 'allowedUsers'> & { owner: string };
+  /** Closes the replica's queue and Redis connection. */
+  close(): Promise<void>;
+}
+
+/** What a platform adapter needs to run as a second ingress replica beside the stack's own. */
+export function replicaOf(stack: Stack, db: Db = stack.database.db): Replica {
+  const redis = createRedis(stack.config.redisUrl, 'producer');
+  const queue = createRunQueue(redis, stack.config.queuePrefix);
+  return {
+    deps: { owner: 'replica-2', db, queue, redis, queuePrefix: stack.config.queuePrefix, backlogLimit: 50, logger: silentLogger },
+    async close() {
+      await queue.close();
+      redis.disconnect();
     },
   };
 }
@@ -131,37 +207,21 @@ export function spawnHerald(role: string, env: Record<string, string>): HeraldPr
   return { child, output: () => output, exited };
 }
 
-/** A `herald reviewer` process, resolved once it has said it started. */
-export async function startReviewerProcess(env: Record<string, string>): Promise<HeraldProcess> {
-  const reviewer = spawnHerald('reviewer', { ...env, LOG_LEVEL: 'info' });
-  await waitFor(async () => reviewer.output().includes('reviewer started'), { timeoutMs: 30_000, what: 'reviewer start' });
-  return reviewer;
+const running = (herald: HeraldProcess) => herald.child.exitCode === null && herald.child.signalCode === null;
+
+async function untilStarted(herald: HeraldProcess, role: ProcessRole): Promise<void> {
+  await waitFor(async () => herald.output().includes(`${role} started`), { timeoutMs: 30_000, what: `${role} start` });
 }
 
-/** A `herald worker` process, resolved once it has said it started. */
-export async function startWorkerProcess(env: Record<string, string>): Promise<HeraldProcess> {
-  const worker = spawnHerald('worker', { ...env, LOG_LEVEL: 'info' });
-  await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker start' });
-  return worker;
+/** A `herald <role>` process, resolved once it has said it started. */
+export async function startHeraldProcess(role: ProcessRole, env: Record<string, string>): Promise<HeraldProcess> {
+  const herald = spawnHerald(role, { ...env, LOG_LEVEL: 'info' });
+  await untilStarted(herald, role);
+  return herald;
 }
 
-export async function waitFor<T>(
-  check: () => Promise<T | undefined | false>,
-  options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      // Chaos tests check while connections are being killed: a failed check is "not yet".
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${options.what ?? 'condition'}`, { cause: lastError });
-    }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
-  }
+/** Sends the signal unless the process has already exited, and resolves once it has. */
+export async function stopProcess(herald: HeraldProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<number | string> {
+  if (running(herald)) herald.child.kill(signal);
+  return herald.exited;
 }

@@ -3,6 +3,7 @@ import { AnthropicProvider, OpenAIProvider, ProviderError } from '@herald/agent'
 import type { ChatMessage, CompletionRequest, Provider } from '@herald/agent';
 import { startFakeAnthropic, startFakeOpenAI } from '../../../test/support/fake-llm.ts';
 import type { FakeLLM } from '../../../test/support/fake-llm.ts';
+import { gate, waitFor } from '../../../test/support/wait.ts';
 
 const tools = [
   {
@@ -130,10 +131,13 @@ for (const kind of ['openai', 'anthropic'] as const) {
     it('times out a hanging call and honours abort', async () => {
       fake.handler = () => ({ hang: true });
       expect((await failure(provider.complete(request([{ role: 'user', content: 'x' }])))).kind).toBe('timeout');
+      // Aborted while the request is at the server, not before it was sent.
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 50);
-      const aborted = await failure(provider.complete(request([{ role: 'user', content: 'x' }], { signal: controller.signal })));
-      expect(aborted.kind).toBe('aborted');
+      const before = fake.requests.length;
+      const aborted = failure(provider.complete(request([{ role: 'user', content: 'x' }], { signal: controller.signal })));
+      await waitFor(async () => fake.requests.length > before, { what: 'the request at the server' });
+      controller.abort();
+      expect((await aborted).kind).toBe('aborted');
     });
   });
 }
@@ -338,23 +342,40 @@ describe('failures outside the HTTP exchange', () => {
 
 describe('the fake servers', () => {
   it('count calls in flight per session key, and release an aborted one at once', async () => {
-    const fake = await startFakeOpenAI({ latencyMs: 100 });
+    const fake = await startFakeOpenAI();
     try {
       const provider = new OpenAIProvider({ model: 'm', apiKey: 'k', baseURL: fake.url });
-      await Promise.all([1, 2, 3].map((n) => provider.complete(request([{ role: 'user', content: `${n}` }], { sessionId: 'parallel' }))));
+      // The parallel calls are answered only once all three are in flight together.
+      const together = gate();
+      fake.handler = async (r) => {
+        if (r.sessionKey === 'parallel') await together.opened;
+        return { text: 'ok' };
+      };
+      const parallel = Promise.all([1, 2, 3].map((n) => provider.complete(request([{ role: 'user', content: `${n}` }], { sessionId: 'parallel' }))));
+      await waitFor(async () => fake.inFlight.get('parallel') === 3, { what: 'three calls in flight' });
+      together.open();
+      await parallel;
       await provider.complete(request([{ role: 'user', content: 'a' }], { sessionId: 'serial' }));
       await provider.complete(request([{ role: 'user', content: 'b' }], { sessionId: 'serial' }));
       expect(fake.maxConcurrentPerKey.get('parallel')).toBe(3);
       expect(fake.maxConcurrentPerKey.get('serial')).toBe(1);
 
-      fake.latencyMs = 2000;
+      // An aborted call is released when the client hangs up, while its handler is still busy.
+      const busy = gate();
+      fake.handler = async () => {
+        await busy.opened;
+        return { text: 'too late' };
+      };
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 50);
-      const started = Date.now();
-      expect((await failure(provider.complete(request([{ role: 'user', content: 'c' }], { sessionId: 'serial', signal: controller.signal })))).kind).toBe('aborted');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(fake.inFlight.get('serial')).toBe(0);
-      expect(Date.now() - started).toBeLessThan(1000);
+      const aborted = failure(provider.complete(request([{ role: 'user', content: 'c' }], { sessionId: 'serial', signal: controller.signal })));
+      await waitFor(async () => fake.inFlight.get('serial') === 1, { what: 'the call in flight' });
+      controller.abort();
+      expect((await aborted).kind).toBe('aborted');
+      try {
+        await waitFor(async () => fake.inFlight.get('serial') === 0, { what: 'the aborted call released' });
+      } finally {
+        busy.open();
+      }
     } finally {
       await fake.close();
     }

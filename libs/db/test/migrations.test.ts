@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate, MIGRATIONS_DIR } from '@herald/db';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
-import type { TestDatabase } from '../../../test/support/test-database.ts';
+import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 
 describe('migrations', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = useTestDatabase();
 
   it('are safe to run again and from several processes at once', async () => {
     const results = await Promise.all([migrate(database.url), migrate(database.url), migrate(database.url)]);

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@herald/core';
 import { acceptInbound, claimLease, finishTurn, LeaseLostError, openInbox, startTurn } from '@herald/session';
 import { claimOutbound, DeliveryConsumer, DeliveryError, enqueueOutbound, listDeliveries } from '@herald/delivery';
 import type { OutboundDelivery, OutboundSender } from '@herald/delivery';
-import { createTestDatabase } from '../../../test/support/test-database.ts';
-import type { TestDatabase } from '../../../test/support/test-database.ts';
+import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 import { waitFor } from '../../../test/support/stack.ts';
 
 describe('the outbox', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = useTestDatabase();
 
   const row = (key: string) =>
     database.db.selectFrom('outbox').selectAll().where('idempotency_key', '=', key).executeTakeFirstOrThrow();

@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readMemory, writeMemory } from '@herald/knowledge';
 import type { MemoryOperation, MemoryScope } from '@herald/knowledge';
-import { createTestDatabase } from '../../../test/support/test-database.ts';
-import type { TestDatabase } from '../../../test/support/test-database.ts';
+import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 
 describe('memory stores', () => {
-  let database: TestDatabase;
+  const database = useTestDatabase();
   const write = (scope: MemoryScope, operations: MemoryOperation[]) =>
     database.db.transaction().execute((trx) => writeMemory(trx, scope, operations));
   beforeAll(async () => {
-    database = await createTestDatabase();
     await database.db.updateTable('profiles').set({ memory_char_limit: 120, user_char_limit: 60 }).where('id', '=', 'main').execute();
-  });
-  afterAll(async () => {
-    await database.drop();
   });
 
   it('adds, replaces and removes by a unique piece of one entry', async () => {

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { claimReview, finishReview, recordTurnCompletion } from '@herald/knowledge';
 import type { TurnCompletedEvent } from '@herald/knowledge';
-import { createTestDatabase } from '../../../test/support/test-database.ts';
-import type { TestDatabase } from '../../../test/support/test-database.ts';
+import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 
 describe('review triggers and claims', () => {
-  let database: TestDatabase;
+  const database = useTestDatabase();
   let sessionId: string;
   const event = (overrides: Partial<TurnCompletedEvent> = {}): TurnCompletedEvent => ({
     turnId: randomUUID(),
@@ -24,16 +23,12 @@ describe('review triggers and claims', () => {
     ...overrides,
   });
   beforeAll(async () => {
-    database = await createTestDatabase();
     sessionId = randomUUID();
     await database.db
       .insertInto('sessions')
       .values({ id: sessionId, profile_id: 'main', session_key: 'k', platform: 'api', chat_type: 'dm', chat_id: 'c', thread_id: null, origin_user_id: 'ada', system_prompt: 'p', parent_session_id: null })
       .execute();
     await database.db.updateTable('profiles').set({ memory_review_interval: 3, skill_review_interval: 5 }).where('id', '=', 'main').execute();
-  });
-  afterAll(async () => {
-    await database.drop();
   });
 
   it('fires per interval, resets on a write, skips scheduled and failed turns, and counts a turn once', async () => {

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scanForInjection } from '@herald/knowledge';
 import { applySkillChange, importSkills, listSkills, parseSkillMd, readSkillFiles, setSkillPinned, skillHistory, supportPathError, viewedKey } from '@herald/knowledge';
 import type { SkillChange, SkillWriteOptions } from '@herald/knowledge';
-import { createTestDatabase } from '../../../test/support/test-database.ts';
-import type { TestDatabase } from '../../../test/support/test-database.ts';
+import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 
 const skillMd = (name: string, body = 'Steps:\n1. Do the thing.\n', extra = '') =>
   `---\nname: ${name}\ndescription: How to do ${name} well.\n${extra}---\n${body}`;
@@ -53,16 +52,10 @@ describe('SKILL.md validation', () => {
 });
 
 describe('skill store', () => {
-  let database: TestDatabase;
+  const database = useTestDatabase();
   const session: SkillWriteOptions = { origin: 'session', author: 'session:test', scan: scanForInjection };
   const apply = (change: SkillChange, options: SkillWriteOptions = session) =>
     database.db.transaction().execute((trx) => applySkillChange(trx, 'main', change, options));
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
 
   it('creates, patches by unique match, and keeps every version', async () => {
     expect(await apply({ action: 'create', name: 'release', content: skillMd('release'), category: 'devops' })).toMatchObject({ ok: true, version: 1 });

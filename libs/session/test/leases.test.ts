@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { acceptInbound, appendMessages, claimLease, fenced, LeaseLostError, releaseLease, renewLease } from '@herald/session';
-import { createTestDatabase } from '../../../test/support/test-database.ts';
-import type { TestDatabase } from '../../../test/support/test-database.ts';
+import { useTestDatabase } from '../../../test/support/use-test-database.ts';
+import { waitForLockWait } from '../../../test/support/db-probes.ts';
+import { gate, waitFor } from '../../../test/support/wait.ts';
 
 describe('session leases', () => {
-  let database: TestDatabase;
+  const database = useTestDatabase();
   let sessionId: string;
   beforeAll(async () => {
-    database = await createTestDatabase();
     const accepted = await acceptInbound(database.db, {
       profileId: 'main',
       platform: 'api',
@@ -18,9 +18,6 @@ describe('session leases', () => {
       text: 'hi',
     });
     sessionId = accepted.sessionId;
-  });
-  afterAll(async () => {
-    await database.drop();
   });
 
   it('admits one holder at a time and grows the token on every claim', async () => {
@@ -55,19 +52,36 @@ describe('session leases', () => {
   });
 
   it('makes a competing claim wait for a fenced write in progress', async () => {
-    const holder = (await claimLease(database.db, sessionId, 'holder', 300))!;
+    // Long enough for the write to start inside it on a busy machine; then the test waits it out.
+    const holder = (await claimLease(database.db, sessionId, 'holder', 3000))!;
+    const inside = gate();
+    const finish = gate();
     const order: string[] = [];
     const write = fenced(database.db, holder, async (trx) => {
-      await sql`SELECT pg_sleep(0.6)`.execute(trx);
+      inside.open();
+      await finish.opened;
       await appendMessages(trx, sessionId, null, [{ role: 'assistant', content: 'inside the lease' }]);
       order.push('write');
     });
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    // The lease has expired by now, but the write holds the row: the claim must wait for it.
+    await inside.opened;
+    // The lease runs out while the write holds the row: a claim may take it, but only after the write.
+    await waitFor(
+      async () => {
+        const lease = await sql<{ expired: boolean }>`
+          SELECT expires_at <= clock_timestamp() AS expired FROM session_leases WHERE session_id = ${sessionId}`.execute(database.db);
+        return lease.rows[0]?.expired;
+      },
+      { what: 'the lease expired' },
+    );
     const claim = claimLease(database.db, sessionId, 'challenger', 5000).then((lease) => {
       order.push('claim');
       return lease;
     });
+    try {
+      await waitForLockWait(database.db, 'the claim waiting for the write');
+    } finally {
+      finish.open();
+    }
     await write;
     const challenger = await claim;
     expect(order).toEqual(['write', 'claim']);

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { acceptInbound, claimLease, openInbox, releaseLease } from '@herald/session';
 import { wakeJobId } from '@herald/queue';
-import { createTestDatabase } from '../../../test/support/test-database.ts';
-import type { TestDatabase } from '../../../test/support/test-database.ts';
+import { useTestDatabase } from '../../../test/support/use-test-database.ts';
+import { waitForLockWait } from '../../../test/support/db-probes.ts';
+import { gate } from '../../../test/support/wait.ts';
 
 const message = (text: string) => ({
   profileId: 'main',
@@ -15,13 +16,7 @@ const message = (text: string) => ({
 });
 
 describe('wake-up generations close the last-drain race', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = useTestDatabase();
 
   it('collapses messages into one pending job until a worker starts draining, then names a new one', async () => {
     const first = await acceptInbound(database.db, message('one'));
@@ -39,6 +34,8 @@ describe('wake-up generations close the last-drain race', () => {
 
   it('makes a claim wait for a message being committed, so its inbox read sees it', async () => {
     const seed = await acceptInbound(database.db, message('seed'));
+    const inserted = gate();
+    const commit = gate();
     const order: string[] = [];
     // Hold the session row lock as ingress does mid-insert.
     const holder = database.db
@@ -47,16 +44,25 @@ describe('wake-up generations close the last-drain race', () => {
         await sql`UPDATE sessions SET updated_at = now() WHERE id = ${seed.sessionId}`.execute(trx);
         await sql`INSERT INTO inbound_events (id, session_id, platform, user_id, text)
                   VALUES (gen_random_uuid(), ${seed.sessionId}, 'api', 'u', 'late arrival')`.execute(trx);
-        await sql`SELECT pg_sleep(0.3)`.execute(trx);
-      })
-      .then(() => order.push('message committed'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const lease = await claimLease(database.db, seed.sessionId, 'w2', 5000);
-    order.push('claimed');
+        inserted.open();
+        await commit.opened;
+      });
+    await inserted.opened;
+    const claimed = claimLease(database.db, seed.sessionId, 'w2', 5000).then((lease) => {
+      order.push('claimed');
+      return lease;
+    });
+    try {
+      await waitForLockWait(database.db, 'the claim waiting for the message');
+    } finally {
+      order.push('message committing');
+      commit.open();
+    }
+    const lease = await claimed;
     // Read the inbox right after the claim, as the worker does, without waiting for anything else.
     const inbox = await openInbox(database.db, seed.sessionId);
     await holder;
-    expect(order).toEqual(['message committed', 'claimed']);
+    expect(order).toEqual(['message committing', 'claimed']);
     expect(inbox.events.map((e) => e.text)).toContain('late arrival');
     await releaseLease(database.db, lease!);
   });

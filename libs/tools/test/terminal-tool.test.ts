@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTerminalTool, terminalEnv } from '../src/terminal-tool.ts';
 import type { CallContext, Tool } from '../src/tool.ts';
+import { waitFor } from '../../../test/support/wait.ts';
 import { offlineContext } from './call-context.ts';
 
 let base: string;
@@ -26,9 +26,8 @@ function alive(pid: number): boolean {
   }
 }
 
-async function waitDead(pid: number): Promise<boolean> {
-  for (let i = 0; i < 50 && alive(pid); i += 1) await sleep(100);
-  return !alive(pid);
+function waitDead(pid: number): Promise<boolean> {
+  return waitFor(async () => !alive(pid), { what: `process ${pid} gone` });
 }
 
 beforeAll(async () => {
@@ -82,13 +81,10 @@ describe('terminal', () => {
   it('kills the process group when the turn is aborted', async () => {
     const controller = new AbortController();
     const pending = run(terminal, { command: 'echo $$ > shell.pid; sleep 30' }, context(controller.signal));
-    for (let i = 0; i < 50; i += 1) {
-      if (await readFile(join(workspace, 'shell.pid'), 'utf8').catch(() => '')) break;
-      await sleep(100);
-    }
+    const shell = await waitFor(async () => Number(await readFile(join(workspace, 'shell.pid'), 'utf8')) || undefined, { what: 'the shell running' });
     controller.abort(new Error('turn cancelled'));
     await expect(pending).rejects.toThrow(/turn cancelled/);
-    expect(await waitDead(Number(await readFile(join(workspace, 'shell.pid'), 'utf8')))).toBe(true);
+    expect(await waitDead(shell)).toBe(true);
   });
 
   it('passes no secrets to the command', async () => {

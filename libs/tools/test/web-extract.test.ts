@@ -1,11 +1,11 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { htmlToText } from '../src/html-text.ts';
 import { Allowlist, blockedReason, embeddedIPv4 } from '../src/ssrf.ts';
 import type { CallContext, Tool } from '../src/tool.ts';
+import { startFakeHttp } from '../../../test/support/fake-http.ts';
+import type { FakeHttpServer } from '../../../test/support/fake-http.ts';
 import { offlineContext } from './call-context.ts';
 import { createWebExtractTool } from '../src/web-extract-tool.ts';
 
@@ -18,31 +18,20 @@ const PAGE = `<!doctype html><html><head><title>Herald &amp; Friends</title>
 <!-- a comment that must not show -->
 </body></html>`;
 
-interface TestServer {
-  server: Server;
-  base: string;
-  hits: string[];
+/** A loopback server the tool may or may not be allowed to reach; `requests` shows whether it was. */
+async function startServer(host: string, handler: (path: string, res: ServerResponse, origin: string) => unknown): Promise<FakeHttpServer> {
+  const holder: { origin: string } = { origin: '' };
+  const server = await startFakeHttp((request, response) => handler(request.path, response, holder.origin), { host });
+  holder.origin = server.origin;
+  return server;
 }
 
-async function startServer(host: string, handler: (req: IncomingMessage, res: ServerResponse, base: string) => unknown): Promise<TestServer> {
-  const hits: string[] = [];
-  const holder: { base: string } = { base: '' };
-  const server = createServer((req, res) => {
-    hits.push(req.url ?? '');
-    handler(req, res, holder.base);
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  holder.base = `http://${host}:${(server.address() as AddressInfo).port}`;
-  return { server, base: holder.base, hits };
-}
-
-let main: TestServer;
-let other: TestServer;
+let main: FakeHttpServer;
+let other: FakeHttpServer;
 
 beforeAll(async () => {
-  other = await startServer('127.0.0.2', (_req, res) => res.end('you should not see this'));
-  main = await startServer('127.0.0.1', (req, res, base) => {
-    const path = req.url ?? '/';
+  other = await startServer('127.0.0.2', (_path, res) => res.end('you should not see this'));
+  main = await startServer('127.0.0.1', (path, res, base) => {
     if (path === '/page') {
       res.setHeader('content-type', 'text/html; charset=utf-8');
       return res.end(PAGE);
@@ -74,7 +63,7 @@ beforeAll(async () => {
       return res.end();
     }
     if (path === '/to-other') {
-      res.writeHead(302, { location: `${other.base}/secret` });
+      res.writeHead(302, { location: `${other.origin}/secret` });
       return res.end();
     }
     if (path === '/to-file') {
@@ -96,8 +85,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  main.server.closeAllConnections();
-  await Promise.all([main, other].map(({ server }) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all([main.close(), other.close()]);
 });
 
 function context(): CallContext {
@@ -111,14 +99,14 @@ describe('web_extract address checks', () => {
   const allowLoopback = createWebExtractTool({ allowlist: ['127.0.0.1'] });
 
   it('refuses loopback without connecting', async () => {
-    await expect(run(strict, [`${main.base}/page`])).rejects.toThrow(/127\.0\.0\.1 is a loopback, private, link-local or reserved address/);
-    expect(main.hits).toEqual([]);
+    await expect(run(strict, [`${main.origin}/page`])).rejects.toThrow(/127\.0\.0\.1 is a loopback, private, link-local or reserved address/);
+    expect(main.requests).toEqual([]);
   });
 
   it('refuses the host name localhost after resolving it', async () => {
-    const port = new URL(main.base).port;
+    const port = new URL(main.origin).port;
     await expect(run(strict, [`http://localhost:${port}/page`])).rejects.toThrow(/refused to fetch localhost: .* loopback/);
-    expect(main.hits).toEqual([]);
+    expect(main.requests).toEqual([]);
   });
 
   it('refuses IPv6 loopback and IPv4-mapped literals', async () => {
@@ -128,34 +116,34 @@ describe('web_extract address checks', () => {
   });
 
   it('fetches an allowlisted address and follows a redirect to it', async () => {
-    const text = await run(allowLoopback, [`${main.base}/to-page`]);
+    const text = await run(allowLoopback, [`${main.origin}/to-page`]);
     expect(text).toContain('## Herald & Friends');
-    expect(text).toContain(`[redirected to ${main.base}/page]`);
+    expect(text).toContain(`[redirected to ${main.origin}/page]`);
   });
 
   it('allows a host the allowlist names', async () => {
-    const port = new URL(main.base).port;
+    const port = new URL(main.origin).port;
     expect(await run(createWebExtractTool({ allowlist: ['localhost'] }), [`http://localhost:${port}/json`])).toContain('{"ok":true');
   });
 
   it('refuses a redirect from an allowlisted server to an address that is not allowlisted', async () => {
-    await expect(run(allowLoopback, [`${main.base}/to-other`])).rejects.toThrow(/127\.0\.0\.2 is a loopback/);
-    expect(other.hits).toEqual([]);
+    await expect(run(allowLoopback, [`${main.origin}/to-other`])).rejects.toThrow(/127\.0\.0\.2 is a loopback/);
+    expect(other.requests).toEqual([]);
     // A CIDR entry covers both.
-    expect(await run(createWebExtractTool({ allowlist: ['127.0.0.0/8'] }), [`${main.base}/to-other`])).toContain('you should not see this');
+    expect(await run(createWebExtractTool({ allowlist: ['127.0.0.0/8'] }), [`${main.origin}/to-other`])).toContain('you should not see this');
   });
 
   it('refuses non-http schemes, also on redirect, and redirect loops', async () => {
     await expect(run(allowLoopback, ['file:///etc/passwd'])).rejects.toThrow(/file: URLs are not fetched/);
-    await expect(run(allowLoopback, [`${main.base}/to-file`])).rejects.toThrow(/file: URLs are not fetched/);
-    await expect(run(allowLoopback, [`${main.base}/loop`])).rejects.toThrow(/more than 5 redirects/);
+    await expect(run(allowLoopback, [`${main.origin}/to-file`])).rejects.toThrow(/file: URLs are not fetched/);
+    await expect(run(allowLoopback, [`${main.origin}/loop`])).rejects.toThrow(/more than 5 redirects/);
     await expect(run(allowLoopback, ['not a url'])).rejects.toThrow(/not a valid URL/);
   });
 
   it('reports each URL separately when only some fail', async () => {
-    const text = await run(allowLoopback, [`${main.base}/json`, `${main.base}/missing`, 'http://10.0.0.1/']);
+    const text = await run(allowLoopback, [`${main.origin}/json`, `${main.origin}/missing`, 'http://10.0.0.1/']);
     expect(text).toContain('{"ok":true,"items":[1,2]}');
-    expect(text).toContain(`## ${main.base}/missing\nError: HTTP 404`);
+    expect(text).toContain(`## ${main.origin}/missing\nError: HTTP 404`);
     expect(text).toContain('## http://10.0.0.1/\nError: refused to fetch 10.0.0.1');
   });
 });
@@ -164,34 +152,34 @@ describe('web_extract content', () => {
   const tool = createWebExtractTool({ allowlist: ['127.0.0.1'], maxBytes: 2048 });
 
   it('turns HTML into readable text', async () => {
-    const text = await run(tool, [`${main.base}/page`]);
+    const text = await run(tool, [`${main.origin}/page`]);
     expect(text).toBe(
-      `## Herald & Friends\nURL: ${main.base}/page\n\n# Release notes\n\nVersion 2 is out — see the changelog.\n\n- faster\n- safer ✓`,
+      `## Herald & Friends\nURL: ${main.origin}/page\n\n# Release notes\n\nVersion 2 is out — see the changelog.\n\n- faster\n- safer ✓`,
     );
   });
 
   it('reads at most maxBytes', async () => {
-    const text = await run(tool, [`${main.base}/big`]);
+    const text = await run(tool, [`${main.origin}/big`]);
     expect(text).toContain('[only the first 2048 bytes were read]');
     expect(text.match(/x+/)![0]).toHaveLength(2048);
     // The cap counts decompressed bytes, so a small compressed body cannot expand without bound.
-    const expanded = await run(tool, [`${main.base}/gzip-big`]);
+    const expanded = await run(tool, [`${main.origin}/gzip-big`]);
     expect(expanded).toContain('[only the first 2048 bytes were read]');
     expect(expanded.match(/y{10,}/)![0]).toHaveLength(2048);
   });
 
   it('decompresses gzip and returns JSON as is', async () => {
-    expect(await run(tool, [`${main.base}/gzip`])).toMatch(/\n\ncompressed hello$/);
-    expect(await run(tool, [`${main.base}/json`])).toMatch(/\n\n\{"ok":true,"items":\[1,2\]\}$/);
+    expect(await run(tool, [`${main.origin}/gzip`])).toMatch(/\n\ncompressed hello$/);
+    expect(await run(tool, [`${main.origin}/json`])).toMatch(/\n\n\{"ok":true,"items":\[1,2\]\}$/);
   });
 
   it('gives up on a server that does not answer', async () => {
     const impatient = createWebExtractTool({ allowlist: ['127.0.0.1'], timeoutMs: 300 });
-    await expect(run(impatient, [`${main.base}/hang`])).rejects.toThrow(/timed out after 0.3 s/);
+    await expect(run(impatient, [`${main.origin}/hang`])).rejects.toThrow(/timed out after 0.3 s/);
   });
 
   it('refuses content that is not text', async () => {
-    await expect(run(tool, [`${main.base}/image`])).rejects.toThrow(/content type image\/png is not text/);
+    await expect(run(tool, [`${main.origin}/image`])).rejects.toThrow(/content type image\/png is not text/);
   });
 });
 
