@@ -28,7 +28,7 @@ function layerRules(layers) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'cli/bin/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'cli/bin/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

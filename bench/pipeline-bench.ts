@@ -3,7 +3,7 @@ import { startFakeOpenAI } from '../test/support/fake-llm.ts';
 import type { FakeLLM } from '../test/support/fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
 import type { TestDatabase } from '../test/support/test-database.ts';
-import { spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
+import { HERALD_BUILT_BIN, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
 import { percentile } from './machine.ts';
 
@@ -57,7 +57,8 @@ export class PipelineBench {
       HERALD_DB_POOL_SIZE: '16',
       LOG_LEVEL: 'info',
     };
-    this.#ingress = spawnHerald('ingress', this.#env);
+    // The compiled roles, as production runs them (`npm run bench` builds first).
+    this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN);
     await waitFor(async () => this.#ingress.output().includes('ingress listening'), { timeoutMs: 30_000, what: 'ingress' });
   }
 
@@ -72,7 +73,7 @@ export class PipelineBench {
       await worker?.exited;
     }
     while (this.#workers.length < count) {
-      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) });
+      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) }, HERALD_BUILT_BIN);
       this.#workers.push(worker);
       await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker' });
     }

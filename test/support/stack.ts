@@ -9,7 +9,10 @@ import { openDb, startIngress, startReviewer, startScheduler, startWorker } from
 import { createTestDatabase, uniquePrefix } from './test-database.ts';
 import type { TestDatabase } from './test-database.ts';
 
-export const HERALD_BIN = fileURLToPath(new URL('../../cli/bin/herald.js', import.meta.url));
+/** The CLI from its TypeScript source (no build needed): what tests spawn. */
+export const HERALD_BIN = fileURLToPath(new URL('../../cli/bin/herald-dev.js', import.meta.url));
+/** The compiled CLI (`npm run build`): what the image and production roles run. */
+export const HERALD_BUILT_BIN = fileURLToPath(new URL('../../cli/bin/herald.js', import.meta.url));
 
 export interface StackOptions {
   /** Extra environment, e.g. HERALD_MODEL and OPENAI_BASE_URL pointing at a fake. */
@@ -116,9 +119,9 @@ export interface HeraldProcess {
   exited: Promise<number | string>;
 }
 
-/** A real `herald <role>` process, as a deployment would run it. */
-export function spawnHerald(role: string, env: Record<string, string>): HeraldProcess {
-  const child = spawn(process.execPath, [HERALD_BIN, role], {
+/** A real `herald <role>` process, as a deployment would run it (from source unless `bin` says). */
+export function spawnHerald(role: string, env: Record<string, string>, bin: string = HERALD_BIN): HeraldProcess {
+  const child = spawn(process.execPath, [bin, role], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
