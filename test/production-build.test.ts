@@ -1,10 +1,15 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import pg from 'pg';
+import { withDefaultUser } from '@herald/db';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HERALD_BIN, HERALD_BUILT_BIN } from './support/stack.ts';
+import { HERALD_BIN, HERALD_BUILT_BIN, TEST_TOKEN, waitFor } from './support/stack.ts';
+import { readImageStages } from './support/dockerfile.ts';
+import { ADMIN_URL, uniquePrefix } from './support/test-database.ts';
 
 const exec = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,12 +49,13 @@ async function resolveIn(args: string[], specifier: string): Promise<string> {
   return stdout.trim();
 }
 
-describe('the production build', () => {
-  beforeAll(async () => {
-    // tsc -b is incremental: a tree that is already built costs a second or two.
-    await exec(process.execPath, [TSC, '-b', 'tsconfig.build.json'], { cwd: ROOT });
-  }, 180_000);
+beforeAll(async () => {
+  // tsc -b is incremental: a tree that is already built costs a second or two. Only this file
+  // builds, so no two test files write dist/ at once.
+  await exec(process.execPath, [TSC, '-b', 'tsconfig.build.json'], { cwd: ROOT });
+}, 180_000);
 
+describe('the production build', () => {
   it('compiles every package to dist/ with source maps and declarations, where its exports point', () => {
     const packages = workspaces();
     expect(packages.length).toBeGreaterThanOrEqual(15);
@@ -100,5 +106,65 @@ describe('the production build', () => {
     expect(readFileSync(HERALD_BUILT_BIN, 'utf8')).not.toContain('tsx');
     const fromSource = await exec(process.execPath, [HERALD_BIN, 'help'], { cwd: ROOT });
     expect(fromSource.stdout).toBe(stdout);
+  });
+});
+
+describe('the image (Dockerfile)', () => {
+  const stages = readImageStages(join(ROOT, 'Dockerfile'));
+  const image = stages.at(-1)!;
+
+  it('builds in one stage and runs compiled JavaScript as a non-root user under tini in the next', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    for (const stage of stages) expect(stage.from).toMatch(/^node:22-[a-z]+-slim$/);
+    expect(stages[0]!.run).toContain('npm run build');
+    expect(stages[0]!.run).toContain('npm prune --omit=dev');
+    expect(image.run).toMatch(/apt-get install[^\n]*\btini\b/);
+    expect(image.run).toMatch(/apt-get install[^\n]*\bbubblewrap\b/);
+    expect(image.user).not.toMatch(/^(root|0)$/);
+    expect(image.entrypoint.slice(0, 2)).toEqual(['/usr/bin/tini', '--']);
+    expect(image.entrypoint).toContain('cli/bin/herald.js');
+    expect([...image.entrypoint, ...image.cmd].join(' ')).not.toContain('tsx');
+  });
+
+  it("starts with the image's exact command line against the built tree, gets ready, and exits 0 on SIGTERM", async () => {
+    // The repository root stands in for the image's WORKDIR; /usr/bin/tini is the Debian package.
+    expect(image.workdir).toBe('/app');
+    expect(existsSync(image.entrypoint[0]!), 'tini is installed (apt-get install tini)').toBe(true);
+    const name = uniquePrefix();
+    const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${name}` }).toString();
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      ...image.env,
+      // The image's own directory does not exist outside it.
+      HERALD_WORKSPACE_ROOT: join(tmpdir(), `herald-ws-${name}`),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      HERALD_QUEUE_PREFIX: name,
+      HERALD_API_TOKEN: TEST_TOKEN,
+      PORT: '0',
+      HERALD_METRICS_PORT: '0',
+      HERALD_DB_POOL_SIZE: '4',
+    };
+    const [command, ...args] = image.entrypoint;
+    try {
+      // The migration step (compose's migrate service, the k8s Job): same entry point, another command.
+      await exec(command!, [...args, 'migrate'], { cwd: ROOT, env });
+      const child = spawn(command!, [...args, ...image.cmd], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const address = await waitFor(async () => /Herald is up\. API on (\S+)/.exec(output)?.[1], { timeoutMs: 60_000, what: 'herald up' });
+      const ready = await fetch(`${address.replace('0.0.0.0', '127.0.0.1')}/readyz`);
+      expect(ready.status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(output).toContain('"msg":"shutting down"');
+    } finally {
+      const admin = new pg.Client({ connectionString: withDefaultUser(ADMIN_URL) });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      await admin.end();
+    }
   });
 });
