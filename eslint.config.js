@@ -47,6 +47,7 @@ export default tseslint.config(
   // Dependencies point one way, down this list (docs/architecture.md): a lib may import only the
   // libs of earlier layers, never a peer of its own layer, never a service.
   ...layerRules([
+    ['telemetry'],
     ['core', 'queue'],
     ['db'],
     ['delivery'],

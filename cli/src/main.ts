@@ -9,6 +9,8 @@ import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, s
 import { deployDiscordCommands } from '@herald/platforms';
 import { runCronCommand } from './cron-command.ts';
 import { runSearch } from './search-command.ts';
+import { startTracing, traceLogFields } from '@herald/telemetry';
+import { startRoleOpsServer } from './observability.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -31,8 +33,13 @@ commands:
   search     search past conversations (herald search QUERY --user ID; see herald search --help)
 `;
 
+const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
+let stopTracing: (() => Promise<void>) | null = null;
+
 function newShutdown(config: Config, logger: Logger): Shutdown {
   const shutdown = new Shutdown({ logger, deadlineMs: config.shutdownTimeoutMs });
+  // Registered first, so it runs last and flushes the spans of everything else's shutdown.
+  if (stopTracing) shutdown.add('tracing', stopTracing);
   exitOnSignals(shutdown, logger);
   return shutdown;
 }
@@ -44,7 +51,9 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig();
-  const logger = createLogger({ level: config.logLevel, service: `herald-${command}` });
+  // Off (nothing loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  if (LONG_RUNNING.has(command)) stopTracing = await startTracing({ endpoint: config.otlpEndpoint, serviceName: `herald-${command}` });
+  const logger = createLogger({ level: config.logLevel, service: `herald-${command}`, ...(stopTracing ? { mixin: traceLogFields } : {}) });
   process.on('uncaughtException', (error) => {
     // The process state is unknown after this; exit and let the supervisor restart us.
     logger.error({ err: error }, 'uncaught exception');
@@ -80,6 +89,7 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       await startWorker(config, logger, shutdown, db);
+      await startRoleOpsServer(config, logger, shutdown, db);
       logger.info({ concurrency: config.workerConcurrency }, 'worker started');
       return;
     }
@@ -87,6 +97,7 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       await startReviewer(config, logger, shutdown, db);
+      await startRoleOpsServer(config, logger, shutdown, db);
       logger.info({ concurrency: config.reviewerConcurrency }, 'reviewer started');
       return;
     }
@@ -99,6 +110,7 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       startScheduler(config, logger, shutdown, db);
+      await startRoleOpsServer(config, logger, shutdown, db);
       logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');
       return;
     }

@@ -356,6 +356,8 @@ export interface OutboxTable {
   claim_expires_at: NullableTimestamp;
   parts_sent: ColumnType<string[], string | undefined, string>;
   in_flight: Json<InFlightPart> | null;
+  /** The writing turn's W3C traceparent when tracing was on (migration 0012). */
+  trace_parent: Generated<string | null>;
 }
 
 export interface PlatformLeasesTable {
@@ -463,7 +465,7 @@ export const SCHEMA_COLUMNS = {
   outbox: [
     'id', 'idempotency_key', 'platform', 'target', 'text', 'session_id', 'source', 'status', 'attempts',
     'next_attempt_at', 'last_error', 'receipt', 'created_at', 'delivered_at', 'claim_token',
-    'claim_expires_at', 'parts_sent', 'in_flight',
+    'claim_expires_at', 'parts_sent', 'in_flight', 'trace_parent',
   ],
   platform_leases: ['name', 'owner', 'token', 'expires_at'],
 } as const satisfies ColumnsOf<Database>;

@@ -7,6 +7,7 @@ import type { Config, Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, getEvent, loadTranscript, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
+import { metricsText, withSpan } from '@herald/telemetry';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
@@ -76,6 +77,13 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
+  // Prometheus scrapes without the API token, as it does /healthz: route only /v1 and the platform
+  // webhooks to the internet (docs/operations.md).
+  app.get('/metrics', async (_request, reply) => {
+    const { contentType, text } = await metricsText();
+    return reply.header('content-type', contentType).send(text);
+  });
+
   app.get('/readyz', async (_request, reply) => {
     const [postgres, redis] = await Promise.all([
       withTimeout(sql`SELECT 1`.execute(db), 2000).then(
@@ -125,7 +133,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     }
     let accepted;
     try {
-      accepted = await acceptInbound(db, {
+      accepted = await withSpan('herald.ingress.accept', { 'herald.platform': 'api' }, async () => {
+        const committed = await acceptInbound(db, {
       profileId: 'main',
       platform: 'api',
       chatType: 'dm',
@@ -135,12 +144,14 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       userName: body.user_name,
       text: body.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
-      }, { backlogLimit: config.sessionBacklog });
+        }, { backlogLimit: config.sessionBacklog });
+        await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.queuePrefix, logger }, committed);
+        return committed;
+      });
     } catch (error) {
       if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
       throw error;
     }
-    await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.queuePrefix, logger }, accepted);
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
     const waitSeconds = query.data.wait;
     if (waitSeconds === undefined || waitSeconds === 0) {
