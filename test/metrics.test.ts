@@ -80,6 +80,10 @@ describe('/metrics on every role', () => {
     telegram.userMessage({ chatId: 71, from: { id: 71 }, text: 'plan my day' });
     await waitFor(async () => telegram.botMessages(71).length > 0, { timeoutMs: 60_000, what: 'the Telegram reply' });
     expect(telegram.botMessages(71)[0]!.text).toBe('done: plan my day');
+    // Tracing is off here (no OTEL_EXPORTER_OTLP_ENDPOINT): nothing is carried on the outbox rows.
+    const rows = await stack.database.db.selectFrom('outbox').select('trace_parent').execute();
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((row) => row.trace_parent === null)).toBe(true);
 
     const job = (await stack.post('/v1/cron/jobs', { user_id: 'u1', prompt: 'tidy up', schedule: 'every 1h', deliver: 'local' })).body;
     expect((await stack.post(`/v1/cron/jobs/${job.job_id}/run`, {})).status).toBeLessThan(300);
