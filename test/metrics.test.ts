@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
@@ -123,5 +124,23 @@ describe('/metrics on every role', () => {
     expect(metricValue(ingress, 'herald_queue_jobs', { queue: 'inbox', state: 'waiting' })).toBe(0);
     expect(metricValue(ingress, 'herald_queue_oldest_waiting_seconds', { queue: 'runs' })).toBeGreaterThanOrEqual(0);
     expect(metricValue(ingress, 'herald_queue_jobs', { queue: 'reviews', state: 'failed' })).toBe(0);
+  });
+});
+
+describe('deploy/grafana/herald-dashboard.json', () => {
+  it('charts only metrics that the roles export', async () => {
+    const { registry } = await import('@herald/telemetry');
+    const exported = new Set((await registry.getMetricsAsJSON()).map((metric) => metric.name));
+    const dashboard = JSON.parse(readFileSync(new URL('../deploy/grafana/herald-dashboard.json', import.meta.url), 'utf8'));
+    const used = new Set<string>();
+    for (const panel of dashboard.panels) {
+      for (const target of panel.targets) {
+        for (const match of (target.expr as string).matchAll(/\b((?:herald|process|nodejs)_[a-z0-9_]+)/g)) used.add(match[1]!.replace(/_(bucket|count|sum)$/, ''));
+      }
+    }
+    expect(used.size).toBeGreaterThan(15);
+    for (const name of used) expect(exported.has(name), name).toBe(true);
+    // Every Herald metric has a panel.
+    for (const name of exported) if (name.startsWith('herald_')) expect(used.has(name), name).toBe(true);
   });
 });
