@@ -55,6 +55,7 @@ export class PipelineBench {
       OPENAI_API_KEY: 'sk-bench',
       HERALD_WORKER_CONCURRENCY: '64',
       HERALD_DB_POOL_SIZE: '16',
+      HERALD_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
     };
     // The compiled roles, as production runs them (`npm run bench` builds first).

@@ -10,7 +10,8 @@ import { deployDiscordCommands } from '@herald/platforms';
 import { runCronCommand } from './cron-command.ts';
 import { runSearch } from './search-command.ts';
 import { startTracing, traceLogFields } from '@herald/telemetry';
-import { startRoleOpsServer } from './observability.ts';
+import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
+import { runStatus } from './status-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -31,6 +32,7 @@ commands:
   discord-commands  register the chat commands as Discord slash commands (once per deployment)
   cron       cron jobs: list, add, pause, resume, remove, run, runs (herald cron help)
   search     search past conversations (herald search QUERY --user ID; see herald search --help)
+  status     the cluster through the API: live roles, queue depths, oldest waiting turn, dead letters (--json)
 `;
 
 const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
@@ -73,6 +75,7 @@ async function main(argv: string[]): Promise<void> {
       await startReviewer(config, logger, shutdown, db);
       startScheduler(config, logger, shutdown, db);
       const address = await startIngress(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['ingress', 'worker', 'reviewer', 'scheduler']);
       if (!config.model) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
       logger.info({ address, startMs: Math.round(performance.now() - started) }, `Herald is up: API on ${address}`);
       process.stderr.write(`Herald is up. API on ${address} — try: npx herald chat\n`);
@@ -82,6 +85,7 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       const address = await startIngress(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['ingress']);
       logger.info({ address }, `ingress listening on ${address}`);
       return;
     }
@@ -90,6 +94,7 @@ async function main(argv: string[]): Promise<void> {
       const db = openDb(config, logger, shutdown);
       await startWorker(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['worker']);
       logger.info({ concurrency: config.workerConcurrency }, 'worker started');
       return;
     }
@@ -98,6 +103,7 @@ async function main(argv: string[]): Promise<void> {
       const db = openDb(config, logger, shutdown);
       await startReviewer(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['reviewer']);
       logger.info({ concurrency: config.reviewerConcurrency }, 'reviewer started');
       return;
     }
@@ -111,6 +117,7 @@ async function main(argv: string[]): Promise<void> {
       const db = openDb(config, logger, shutdown);
       startScheduler(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['scheduler']);
       logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');
       return;
     }
@@ -140,6 +147,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'search': {
       await runSearch(argv.slice(1), config);
+      return;
+    }
+    case 'status': {
+      process.exitCode = await runStatus(argv.slice(1), config);
       return;
     }
     default:

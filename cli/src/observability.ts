@@ -3,12 +3,10 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db } from '@herald/db';
-import { createRedis } from '@herald/queue';
+import { hostname } from 'node:os';
+import { bullmqDepth, createRedis, startHeartbeat } from '@herald/queue';
+import { inboxDepth } from '@herald/session';
 import { startOpsServer, watchQueueDepths } from '@herald/telemetry';
-import type { QueueDepth } from '@herald/telemetry';
-
-/** The inbox: messages committed in Postgres and not answered yet (the partial open-events index). */
-export const INBOX_QUEUE = 'inbox';
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -16,37 +14,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
     timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-export async function bullmqDepth(queue: Queue): Promise<QueueDepth> {
-  const [counts, oldest] = await Promise.all([queue.getJobCounts('wait', 'active', 'delayed', 'failed'), queue.getJobs(['wait'], 0, 0, true)]);
-  const first = oldest[0];
-  return {
-    queue: queue.name,
-    waiting: counts.wait ?? 0,
-    active: counts.active ?? 0,
-    delayed: counts.delayed ?? 0,
-    failed: counts.failed ?? 0,
-    oldestWaitingSeconds: first ? Math.max(0, (Date.now() - first.timestamp) / 1000) : 0,
-  };
-}
-
-/** Pending and in-progress inbound messages, and the age of the oldest pending one. */
-export async function inboxDepth(db: Db): Promise<QueueDepth> {
-  const { rows } = await sql<{ waiting: string; active: string; oldest_seconds: number | null }>`
-    SELECT count(*) FILTER (WHERE status = 'pending') AS waiting,
-           count(*) FILTER (WHERE status = 'processing') AS active,
-           extract(epoch FROM clock_timestamp() - min(received_at) FILTER (WHERE status = 'pending'))::float8 AS oldest_seconds
-    FROM inbound_events WHERE status IN ('pending', 'processing')`.execute(db);
-  const row = rows[0];
-  return {
-    queue: INBOX_QUEUE,
-    waiting: Number(row?.waiting ?? 0),
-    active: Number(row?.active ?? 0),
-    delayed: 0,
-    failed: 0,
-    oldestWaitingSeconds: Math.max(0, row?.oldest_seconds ?? 0),
-  };
 }
 
 /** Puts the queues' depths on this process's /metrics (read at scrape time, not per turn). */
@@ -77,4 +44,14 @@ export async function startRoleOpsServer(config: Config, logger: Logger, shutdow
   shutdown.add('metrics server', () => server.close());
   logger.info({ port: server.port }, `metrics and health on port ${server.port}`);
   return server.port;
+}
+
+/** This process's heartbeat for `herald status` (one key per role it runs, a SET every 5 s). */
+export function startRoleHeartbeat(config: Config, logger: Logger, shutdown: Shutdown, roles: readonly string[]): void {
+  const redis = createRedis(config.redisUrl, 'producer', (error) => logger.warn({ err: error }, 'heartbeat redis connection error'));
+  const stop = startHeartbeat(redis, config.queuePrefix, roles, `${hostname()}:${process.pid}`);
+  shutdown.add('heartbeat', async () => {
+    await stop();
+    redis.disconnect();
+  });
 }

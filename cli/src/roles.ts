@@ -65,7 +65,16 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   const listener = new TurnDoneListener(subscriber, config.queuePrefix);
   await listener.start();
   const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
-  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log, telegram: platforms.telegram });
+  const app = createIngressServer({
+    config,
+    db,
+    queue,
+    adminQueues: [queue, reviewQueue],
+    redis: producer,
+    listener,
+    logger: log,
+    telegram: platforms.telegram,
+  });
   const address = await app.listen({ host: config.host, port: config.port });
   shutdown.add('http server', () => app.close());
   return address;

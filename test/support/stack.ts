@@ -122,7 +122,8 @@ export interface HeraldProcess {
 /** A real `herald <role>` process, as a deployment would run it (from source unless `bin` says). */
 export function spawnHerald(role: string, env: Record<string, string>, bin: string = HERALD_BIN): HeraldProcess {
   const child = spawn(process.execPath, [bin, role], {
-    env: { ...process.env, ...env },
+    // Worker, reviewer and scheduler processes serve /metrics; several run side by side here.
+    env: { ...process.env, HERALD_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

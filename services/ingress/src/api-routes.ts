@@ -1,5 +1,4 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -10,6 +9,7 @@ import { announceAccepted } from '@herald/queue';
 import { metricsText, withSpan } from '@herald/telemetry';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
+import { authorized } from './api-auth.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { waitingView } from './wait-views.ts';
@@ -24,18 +24,6 @@ export interface ApiDependencies {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-function authorized(request: FastifyRequest, token: string | undefined): boolean {
-  if (token === undefined) return true;
-  const header = request.headers.authorization ?? '';
-  const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match?.[1]) return false;
-  return timingSafeEqual(digest(match[1].trim()), digest(token));
-}
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
