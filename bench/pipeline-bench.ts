@@ -156,6 +156,11 @@ export class PipelineBench {
     return this.#database.url;
   }
 
+  /** The role processes' pids: the ingress, then each worker. */
+  get pids(): { ingress: number; workers: number[] } {
+    return { ingress: this.#ingress.child.pid ?? 0, workers: this.#workers.map((worker) => worker.child.pid ?? 0) };
+  }
+
   async stop(): Promise<void> {
     await this.#scaleWorkers(0);
     this.#ingress.child.kill('SIGTERM');
