@@ -1,11 +1,36 @@
-FROM node:22-bookworm-slim
+# syntax=docker/dockerfile:1
+# One image for every role: `docker run herald <command>` (ingress, worker, reviewer, scheduler,
+# migrate, up). The final stage holds compiled JavaScript and production dependencies only.
+
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json tsconfig.base.json tsconfig.package.json tsconfig.build.json ./
 COPY libs ./libs
 COPY services ./services
 COPY cli ./cli
-COPY migrations ./migrations
-RUN npm ci --omit=dev --no-audit --no-fund
-ENV NODE_ENV=production
-ENTRYPOINT ["node", "cli/bin/herald.js"]
+# No install scripts: nothing the build or the roles need compiles natively (better-sqlite3 is an
+# optional dependency of the search benchmark only).
+RUN npm ci --no-audit --no-fund --ignore-scripts
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && rm -rf node_modules/better-sqlite3 libs/*/src libs/*/test services/*/src services/*/test cli/src \
+ && find libs services cli -name '.tsbuildinfo' -delete \
+ && find libs services cli -name 'tsconfig*.json' -delete
+
+FROM node:22-bookworm-slim
+# tini is PID 1 so SIGTERM reaches node and the graceful shutdown runs (node as PID 1 ignores
+# signals it has no handler for, and nothing reaps zombies); bubblewrap sandboxes the terminal tool.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini bubblewrap ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /var/lib/herald/workspaces \
+ && chown -R node:node /var/lib/herald
+WORKDIR /app
+ENV NODE_ENV=production \
+    HERALD_WORKSPACE_ROOT=/var/lib/herald/workspaces
+COPY --from=build --chown=root:root /app /app
+COPY --chown=root:root migrations ./migrations
+USER node
+EXPOSE 8080 9464
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--enable-source-maps", "cli/bin/herald.js"]
 CMD ["up"]

@@ -3,7 +3,7 @@ import { startFakeOpenAI } from '../test/support/fake-llm.ts';
 import type { FakeLLM } from '../test/support/fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
 import type { TestDatabase } from '../test/support/test-database.ts';
-import { spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
+import { HERALD_BUILT_BIN, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
 import { percentile } from './machine.ts';
 
@@ -55,9 +55,11 @@ export class PipelineBench {
       OPENAI_API_KEY: 'sk-bench',
       HERALD_WORKER_CONCURRENCY: '64',
       HERALD_DB_POOL_SIZE: '16',
+      HERALD_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
     };
-    this.#ingress = spawnHerald('ingress', this.#env);
+    // The compiled roles, as production runs them (`npm run bench` builds first).
+    this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN);
     await waitFor(async () => this.#ingress.output().includes('ingress listening'), { timeoutMs: 30_000, what: 'ingress' });
   }
 
@@ -72,7 +74,7 @@ export class PipelineBench {
       await worker?.exited;
     }
     while (this.#workers.length < count) {
-      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) });
+      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) }, HERALD_BUILT_BIN);
       this.#workers.push(worker);
       await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker' });
     }
@@ -152,6 +154,11 @@ export class PipelineBench {
 
   get databaseUrl(): string {
     return this.#database.url;
+  }
+
+  /** The role processes' pids: the ingress, then each worker. */
+  get pids(): { ingress: number; workers: number[] } {
+    return { ingress: this.#ingress.child.pid ?? 0, workers: this.#workers.map((worker) => worker.child.pid ?? 0) };
   }
 
   async stop(): Promise<void> {

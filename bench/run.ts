@@ -44,6 +44,11 @@ async function main(): Promise<void> {
     console.log(`# Herald benchmarks: importing a Hermes home\n\n${machineLine()}`);
     return importBench();
   }
+  // `npm run bench -- sizing` runs only the sizing table of docs/operations.md.
+  if (process.argv.slice(2).includes('sizing')) {
+    console.log(`# Herald benchmarks: sizing\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).\n`);
+    return (await import('./sizing-bench.ts')).runSizing(progress, seconds);
+  }
   console.log(`# Herald benchmarks\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS). Everything shares this machine: ingress, workers, Postgres, Redis, the fake model and the clients.\n`);
   const bench = new PipelineBench();
   progress('starting ingress and fake model');

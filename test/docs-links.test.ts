@@ -68,15 +68,15 @@ function repositoryPath(code: string): string | undefined {
 
 /** Everything a doc may name as code: the sources, the SQL, the scripts and the package manifest. */
 function sourceText(): string {
-  const roots = ['libs', 'services', 'cli', 'migrations', 'test', 'bench', 'scripts'];
+  const roots = ['libs', 'services', 'cli', 'migrations', 'test', 'bench', 'scripts', 'deploy'];
   const files = roots.flatMap((root) =>
     existsSync(join(ROOT, root))
       ? readdirSync(join(ROOT, root), { recursive: true, encoding: 'utf8' })
-          .filter((name) => /\.(ts|js|sql)$/.test(name) && !name.includes('node_modules'))
+          .filter((name) => /\.(ts|js|sql|ya?ml|json)$/.test(name) && !name.includes('node_modules') && !name.split('/').includes('dist'))
           .map((name) => `${root}/${name}`)
       : [],
   );
-  return [...files, 'package.json', 'eslint.config.js'].map(read).join('\n');
+  return [...files, 'package.json', 'eslint.config.js', 'Dockerfile'].map(read).join('\n');
 }
 
 /**

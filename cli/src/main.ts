@@ -10,6 +10,9 @@ import { deployDiscordCommands } from '@herald/platforms';
 import { runCronCommand } from './cron-command.ts';
 import { runSearch } from './search-command.ts';
 import { runImport } from './import-command.ts';
+import { startTracing, traceLogFields } from '@herald/telemetry';
+import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
+import { runStatus } from './status-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -31,10 +34,16 @@ commands:
   cron       cron jobs: list, add, pause, resume, remove, run, runs (herald cron help)
   search     search past conversations (herald search QUERY --user ID; see herald search --help)
   import     bring a Hermes install along: herald import hermes HERMES_HOME --user ID
+  status     the cluster through the API: live roles, queue depths, oldest waiting turn, dead letters (--json)
 `;
+
+const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
+let stopTracing: (() => Promise<void>) | null = null;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
   const shutdown = new Shutdown({ logger, deadlineMs: config.shutdownTimeoutMs });
+  // Registered first, so it runs last and flushes the spans of everything else's shutdown.
+  if (stopTracing) shutdown.add('tracing', stopTracing);
   exitOnSignals(shutdown, logger);
   return shutdown;
 }
@@ -46,7 +55,9 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig();
-  const logger = createLogger({ level: config.logLevel, service: `herald-${command}` });
+  // Off (nothing loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  if (LONG_RUNNING.has(command)) stopTracing = await startTracing({ endpoint: config.otlpEndpoint, serviceName: `herald-${command}` });
+  const logger = createLogger({ level: config.logLevel, service: `herald-${command}`, ...(stopTracing ? { mixin: traceLogFields } : {}) });
   process.on('uncaughtException', (error) => {
     // The process state is unknown after this; exit and let the supervisor restart us.
     logger.error({ err: error }, 'uncaught exception');
@@ -66,6 +77,7 @@ async function main(argv: string[]): Promise<void> {
       await startReviewer(config, logger, shutdown, db);
       startScheduler(config, logger, shutdown, db);
       const address = await startIngress(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['ingress', 'worker', 'reviewer', 'scheduler']);
       if (!config.model) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
       logger.info({ address, startMs: Math.round(performance.now() - started) }, `Herald is up: API on ${address}`);
       process.stderr.write(`Herald is up. API on ${address} — try: npx herald chat\n`);
@@ -75,6 +87,7 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       const address = await startIngress(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['ingress']);
       logger.info({ address }, `ingress listening on ${address}`);
       return;
     }
@@ -82,6 +95,8 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       await startWorker(config, logger, shutdown, db);
+      await startRoleOpsServer(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['worker']);
       logger.info({ concurrency: config.workerConcurrency }, 'worker started');
       return;
     }
@@ -89,6 +104,8 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       await startReviewer(config, logger, shutdown, db);
+      await startRoleOpsServer(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['reviewer']);
       logger.info({ concurrency: config.reviewerConcurrency }, 'reviewer started');
       return;
     }
@@ -101,6 +118,8 @@ async function main(argv: string[]): Promise<void> {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
       startScheduler(config, logger, shutdown, db);
+      await startRoleOpsServer(config, logger, shutdown, db);
+      startRoleHeartbeat(config, logger, shutdown, ['scheduler']);
       logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');
       return;
     }
@@ -134,6 +153,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import': {
       await runImport(argv.slice(1), config);
+      return;
+    }
+    case 'status': {
+      process.exitCode = await runStatus(argv.slice(1), config);
       return;
     }
     default:

@@ -13,6 +13,7 @@ import { WorkerService } from '@herald/worker';
 import { ReviewerService } from '@herald/reviewer';
 import { CronService, Reconciler, WebhookSender } from '@herald/scheduler';
 import { startDelivery, startPlatformIngress } from './platform-roles.ts';
+import { watchQueues } from './observability.ts';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   const created = await ensureDatabase(config.databaseUrl);
@@ -57,10 +58,23 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   const queue = createRunQueue(producer, config.queuePrefix);
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
   shutdown.add('run queue', () => queue.close());
+  const reviewQueue = createReviewQueue(producer, config.queuePrefix);
+  reviewQueue.on('error', (error) => log.warn({ err: error }, 'review queue error'));
+  shutdown.add('review queue (ingress)', () => reviewQueue.close());
+  watchQueues(db, [queue, reviewQueue], shutdown);
   const listener = new TurnDoneListener(subscriber, config.queuePrefix);
   await listener.start();
   const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
-  const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: log, telegram: platforms.telegram });
+  const app = createIngressServer({
+    config,
+    db,
+    queue,
+    adminQueues: [queue, reviewQueue],
+    redis: producer,
+    listener,
+    logger: log,
+    telegram: platforms.telegram,
+  });
   const address = await app.listen({ host: config.host, port: config.port });
   shutdown.add('http server', () => app.close());
   return address;
@@ -130,6 +144,7 @@ export function startScheduler(config: Config, logger: Logger, shutdown: Shutdow
   const queue = createRunQueue(producer, config.queuePrefix);
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
   shutdown.add('scheduler queue', () => queue.close());
+  watchQueues(db, [queue], shutdown);
   const reconciler = new Reconciler({
     db,
     queue,

@@ -16,7 +16,10 @@ import { waitFor } from './wait.ts';
 
 export { waitFor } from './wait.ts';
 
-export const HERALD_BIN = fileURLToPath(new URL('../../cli/bin/herald.js', import.meta.url));
+/** The CLI from its TypeScript source (no build needed): what tests spawn. */
+export const HERALD_BIN = fileURLToPath(new URL('../../cli/bin/herald-dev.js', import.meta.url));
+/** The compiled CLI (`npm run build`): what the image and production roles run. */
+export const HERALD_BUILT_BIN = fileURLToPath(new URL('../../cli/bin/herald.js', import.meta.url));
 
 export interface StackOptions {
   /** Extra environment; it wins over what the other options set. */
@@ -192,10 +195,11 @@ export interface HeraldProcess {
   exited: Promise<number | string>;
 }
 
-/** A real `herald <role>` process, as a deployment would run it. */
-export function spawnHerald(role: string, env: Record<string, string>): HeraldProcess {
-  const child = spawn(process.execPath, [HERALD_BIN, role], {
-    env: { ...process.env, ...env },
+/** A real `herald <role>` process, as a deployment would run it (from source unless `bin` says). */
+export function spawnHerald(role: string, env: Record<string, string>, bin: string = HERALD_BIN): HeraldProcess {
+  const child = spawn(process.execPath, [bin, role], {
+    // Worker, reviewer and scheduler processes serve /metrics; several run side by side here.
+    env: { ...process.env, HERALD_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,4 +1,5 @@
 import { backoffMs, sleep } from '@herald/core';
+import { recordModelCall, setSpanAttributes, withSpan } from '@herald/telemetry';
 import { ProviderError } from './provider-error.ts';
 import type { CompletionRequest, CompletionResult, Provider } from './types.ts';
 
@@ -17,6 +18,24 @@ function asProviderError(error: unknown): ProviderError {
   });
 }
 
+/** One attempt, counted (tokens included) and traced. */
+function measuredCall(provider: Provider, request: CompletionRequest, attempt: number): Promise<CompletionResult> {
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  const attributes = { 'gen_ai.system': provider.name, 'gen_ai.request.model': provider.model, 'herald.attempt': attempt };
+  return withSpan('herald.model.call', attributes, async () => {
+    try {
+      const result = await provider.complete(request);
+      recordModelCall(provider.name, provider.model, 'ok', seconds(), result.usage);
+      setSpanAttributes({ 'gen_ai.usage.input_tokens': result.usage.inputTokens, 'gen_ai.usage.output_tokens': result.usage.outputTokens });
+      return result;
+    } catch (error) {
+      recordModelCall(provider.name, provider.model, ProviderError.isInstance(error) ? error.kind : 'connection', seconds());
+      throw error;
+    }
+  });
+}
+
 /**
  * One model call with retries on transient failures (429, 5xx, timeouts, broken output), honouring
  * retry-after. Aborts are never retried. Throws the last ProviderError when the budget is spent.
@@ -28,7 +47,7 @@ export async function completeWithRetry(
 ): Promise<CompletionResult> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await provider.complete(request);
+      return await measuredCall(provider, request, attempt);
     } catch (caught) {
       if (request.signal?.aborted) throw request.signal.reason ?? caught;
       const error = asProviderError(caught);

@@ -1,5 +1,6 @@
 import { completeWithRetry } from './complete-with-retry.ts';
 import type { RetryOptions } from './complete-with-retry.ts';
+import { recordToolCall, setSpanAttributes, withSpan } from '@herald/telemetry';
 import { ProviderError } from './provider-error.ts';
 import type { ChatMessage, CompletionResult, Provider, ToolCall, ToolDefinition } from './types.ts';
 
@@ -123,7 +124,7 @@ async function runCalls<W>(calls: ToolCall[], tools: ToolRunner<W>, signal: Abor
       results.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: INTERRUPTED_RESULT });
       continue;
     }
-    const outcome = await tools.execute(call, signal);
+    const outcome = await measuredExecute(tools, call, signal);
     if (outcome.wait !== undefined) {
       return {
         results,
@@ -140,6 +141,18 @@ async function runCalls<W>(calls: ToolCall[], tools: ToolRunner<W>, signal: Abor
     results.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: outcome.content });
   }
   return { results, allInvalid: calls.length > 0 && invalid === calls.length, lastError };
+}
+
+/** One tool call, counted by tool and outcome and traced. A name the model made up counts as one label. */
+function measuredExecute<W>(tools: ToolRunner<W>, call: ToolCall, signal: AbortSignal): Promise<ToolRunOutcome<W>> {
+  const started = performance.now();
+  return withSpan('herald.tool.call', { 'herald.tool': call.name }, async () => {
+    const outcome = await tools.execute(call, signal);
+    const result = outcome.wait !== undefined ? 'waiting' : (outcome.errorKind ?? 'ok');
+    recordToolCall(outcome.errorKind === 'unknown' ? '(unknown)' : call.name, result, (performance.now() - started) / 1000);
+    setSpanAttributes({ 'herald.tool.outcome': result });
+    return outcome;
+  });
 }
 
 function toolErrorsAnswer(partial: string, lastError: string | undefined): string {

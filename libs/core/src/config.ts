@@ -13,6 +13,10 @@ export interface ModelConfig {
 }
 
 export interface Config {
+  /** Port of /metrics, /healthz and /readyz on the roles without an API (worker, reviewer, scheduler). */
+  metricsPort: number;
+  /** OTLP/HTTP collector base URL (OTEL_EXPORTER_OTLP_ENDPOINT); tracing is off without it. */
+  otlpEndpoint: string | undefined;
   databaseUrl: string;
   redisUrl: string;
   host: string;
@@ -130,6 +134,8 @@ const schema = z.object({
   HOST: optionalText,
   HERALD_URL: optionalText.pipe(url(/^https?:$/, 'http://127.0.0.1:8080').optional()),
   PORT: integer(0, 65535).default(8080),
+  HERALD_METRICS_PORT: integer(0, 65535).default(9464),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(url(/^https?:$/, 'http://otel-collector:4318').optional()),
   HERALD_API_TOKEN: optionalText.refine((value) => value === undefined || value.length >= 8, {
     error: 'expected at least 8 characters',
   }),
@@ -236,6 +242,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   return Object.freeze({
+    metricsPort: e.HERALD_METRICS_PORT,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     // Without a token the API is open, so it only listens on loopback unless HOST says otherwise.

@@ -26,10 +26,12 @@ const REDACT_PATHS = [
   'config.model.apiKey',
 ];
 
-export function createLogger(options: { level: string; service: string }): Logger {
+/** `mixin` adds fields to every line, e.g. the active trace and span ids. */
+export function createLogger(options: { level: string; service: string; mixin?: () => object }): Logger {
   return pino({
     level: options.level,
     base: { service: options.service, pid: process.pid },
+    ...(options.mixin ? { mixin: options.mixin } : {}),
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   });
 }

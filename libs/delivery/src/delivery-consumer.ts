@@ -4,6 +4,7 @@ import type { Logger } from '@herald/core';
 import type { Kysely } from 'kysely';
 import type { Database } from '@herald/db';
 import { withDefaultUser } from '@herald/db';
+import { contextFromTraceParent, recordDelivery, withSpan } from '@herald/telemetry';
 import { claimOutbound, ClaimLostError, DeliveryError, markAttemptFailed, markDelivered, progressFor } from './outbox.ts';
 import type { ClaimedRow, DeliveryReceipt, OutboundSender } from './outbox.ts';
 
@@ -126,7 +127,12 @@ export class DeliveryConsumer {
     await Promise.all(this.#active);
   }
 
-  async #deliver(row: ClaimedRow): Promise<void> {
+  #deliver(row: ClaimedRow): Promise<void> {
+    const attributes = { 'herald.platform': row.platform, 'herald.outbox_id': row.id, 'herald.attempt': row.attempts };
+    return withSpan('herald.delivery', attributes, () => this.#send(row), contextFromTraceParent(row.traceParent));
+  }
+
+  async #send(row: ClaimedRow): Promise<void> {
     const sender = this.#senders.get(row.platform);
     const logger = this.#logger.child({ outboxId: row.id, platform: row.platform, attempt: row.attempts });
     if (!sender) return;
@@ -141,6 +147,7 @@ export class DeliveryConsumer {
       );
       return;
     }
+    recordDelivery(row.platform, 'delivered');
     try {
       await markDelivered(this.#db, row, receipt);
       logger.info({ messageIds: receipt.messageIds }, 'delivered');
@@ -163,6 +170,7 @@ export class DeliveryConsumer {
     const message = `${classified.ambiguous ? 'ambiguous: ' : ''}${classified.message}`;
     if (giveUp) {
       logger.warn({ err: error }, 'delivery failed for good');
+      recordDelivery(row.platform, 'failed');
       await markAttemptFailed(this.#db, row, message, null);
       return;
     }
@@ -170,6 +178,7 @@ export class DeliveryConsumer {
       ? (classified.retryAfterMs ?? 0)
       : backoffMs(row.attempts, this.#options.retryBaseMs, this.#options.retryCapMs);
     logger.warn({ err: error, delayMs, ambiguous: classified.ambiguous }, 'delivery attempt failed; will retry');
+    recordDelivery(row.platform, 'retry');
     await markAttemptFailed(this.#db, row, message, new Date(Date.now() + delayMs));
     if (delayMs <= 0) this.nudge();
   }

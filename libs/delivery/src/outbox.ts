@@ -154,6 +154,8 @@ export interface ClaimedRow extends OutboundItem {
   claimToken: string;
   partsSent: string[];
   inFlight: InFlightPart | null;
+  /** The writing turn's traceparent, when it was traced. */
+  traceParent: string | null;
 }
 
 /**
@@ -181,6 +183,7 @@ export async function claimOutbound(
     claim_token: string;
     parts_sent: string[];
     in_flight: InFlightPart | null;
+    trace_parent: string | null;
   }>`
     UPDATE outbox SET status = 'sending', attempts = attempts + 1, claim_token = ${token}::uuid,
                       claim_expires_at = now() + ${options.claimMs} * interval '1 millisecond'
@@ -199,7 +202,7 @@ export async function claimOutbound(
       LIMIT ${options.limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, idempotency_key, platform, target, text, session_id, source, attempts, claim_token,
-              parts_sent, in_flight`.execute(db);
+              parts_sent, in_flight, trace_parent`.execute(db);
   return result.rows.map((row) => ({
     id: row.id,
     idempotencyKey: row.idempotency_key,
@@ -212,6 +215,7 @@ export async function claimOutbound(
     claimToken: row.claim_token,
     partsSent: row.parts_sent,
     inFlight: row.in_flight,
+    traceParent: row.trace_parent,
   }));
 }
 

@@ -6,6 +6,7 @@ import { enqueueOutbound } from '@herald/delivery';
 import type { Db } from '@herald/db';
 import type { InboundMessage } from '@herald/session';
 import { announceAccepted } from '@herald/queue';
+import { withSpan } from '@herald/telemetry';
 import type { WakeJob } from '@herald/queue';
 
 /** A chat message from Telegram or Discord, normalized; only messages addressed to the bot. */
@@ -54,13 +55,18 @@ export function isAllowed(allowedUsers: readonly string[], userId: string, handl
   return name !== undefined && allowedUsers.some((entry) => entry.toLowerCase() === `@${name}`);
 }
 
+/** A platform message's way in, as one span (the trace's root) around the commit and the wake-up. */
+export function handleChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
+  return withSpan('herald.ingress.accept', { 'herald.platform': message.platform }, () => acceptChatInbound(deps, message));
+}
+
 /**
  * Commits an addressed chat message to the inbox (the caller acknowledges the platform only after
  * this resolves), then wakes a worker. Someone not on the allowlist gets no model call and one
  * polite refusal per hour: the refusal's idempotency key names the hour, so replicas and
  * redeliveries collapse into one outbox row.
  */
-export async function handleChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
+async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
   const inbound: InboundMessage = {
     profileId: deps.profileId ?? 'main',
     platform: message.platform,

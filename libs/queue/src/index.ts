@@ -9,3 +9,5 @@ export { REVIEW_QUEUE, createReviewQueue, enqueueReview, reviewJobId } from './r
 export type { ReviewJob } from './review-queue.ts';
 export { announceAccepted } from './accepted.ts';
 export type { AcceptedNotice } from './accepted.ts';
+export { bullmqDepth } from './queue-depth.ts';
+export { aliveRoles, HEARTBEAT_INTERVAL_MS, startHeartbeat } from './role-heartbeat.ts';

@@ -1,10 +1,13 @@
 import { Queue } from 'bullmq';
+import { currentTraceParent } from '@herald/telemetry';
 import type { Redis } from 'ioredis';
 
 export const RUNS_QUEUE = 'runs';
 
 export interface WakeJob {
   sessionId: string;
+  /** The W3C traceparent of the message that woke the session, when tracing is on. */
+  traceParent?: string;
 }
 
 /**
@@ -21,9 +24,10 @@ export function createRunQueue(connection: Redis, prefix: string): Queue<WakeJob
 }
 
 export async function enqueueWake(queue: Queue<WakeJob>, sessionId: string, generation: string): Promise<void> {
+  const traceParent = currentTraceParent();
   await queue.add(
     'wake',
-    { sessionId },
+    traceParent === undefined ? { sessionId } : { sessionId, traceParent },
     {
       jobId: wakeJobId(sessionId, generation),
       removeOnComplete: true,

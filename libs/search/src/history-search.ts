@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import type { Db } from '@herald/db';
 import type { MessageRole } from '@herald/db';
+import { recordSearch } from '@herald/telemetry';
 import { likePattern, longestWordRun, parseSearchQuery, SearchQueryError, tsqueryOperand } from './search-query.ts';
 import type { ParsedQuery, SearchTerm, SubstringTerm, WordTerm } from './search-query.ts';
 
@@ -225,6 +226,15 @@ export function substringSnippet(text: string, substrings: readonly string[], ra
  * grouped by session in the order of each session's best hit.
  */
 export async function searchHistory(db: Db, scope: SearchScope, options: SearchOptions): Promise<SearchResult> {
+  const started = performance.now();
+  try {
+    return await runSearch(db, scope, options);
+  } finally {
+    recordSearch((performance.now() - started) / 1000);
+  }
+}
+
+async function runSearch(db: Db, scope: SearchScope, options: SearchOptions): Promise<SearchResult> {
   const parsed = parseSearchQuery(options.query);
   const searchPlan = await plan(db, parsed);
   const limit = clamp(options.limit, 5, MAX_SEARCH_LIMIT);

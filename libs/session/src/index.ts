@@ -34,3 +34,4 @@ export {
 } from './tool-waits.ts';
 export type { WaitView } from './tool-waits.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
+export { INBOX_QUEUE, inboxDepth } from './inbox-depth.ts';

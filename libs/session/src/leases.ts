@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '@herald/db';
+import { recordFencingRejection, recordLeaseClaim } from '@herald/telemetry';
 
 export interface Lease {
   sessionId: string;
@@ -80,6 +81,7 @@ export async function claimLease(
     SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.profile_id, b.origin_user_id, p.identity, p.tool_policy
     FROM claimed c CROSS JOIN bumped b JOIN profiles p ON p.id = b.profile_id`.execute(db);
   const row = claimed.rows[0];
+  recordLeaseClaim(!row ? 'busy' : row.took_over === true ? 'taken_over' : 'claimed');
   if (!row) return undefined;
   return {
     sessionId,
@@ -126,7 +128,10 @@ export async function fenced<T>(
     const held = await sql<{ ok: boolean }>`
       SELECT expires_at > clock_timestamp() AS ok FROM session_leases
       WHERE session_id = ${lease.sessionId} AND token = ${lease.token} FOR SHARE`.execute(trx);
-    if (held.rows[0]?.ok !== true) throw new LeaseLostError(lease.sessionId);
+    if (held.rows[0]?.ok !== true) {
+      recordFencingRejection();
+      throw new LeaseLostError(lease.sessionId);
+    }
     return fn(trx);
   });
 }

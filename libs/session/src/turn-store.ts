@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database, ModelCallsTable } from '@herald/db';
+import { currentTraceParent, recordFencingRejection } from '@herald/telemetry';
 import { LeaseLostError } from './leases.ts';
 import type { Lease } from './leases.ts';
 import { messagesJson } from './transcript.ts';
@@ -16,7 +17,10 @@ async function call(db: Executor, lease: Lease, query: ReturnType<typeof sql>): 
   try {
     return (await query.execute(db)).rows;
   } catch (error) {
-    if ((error as { code?: string }).code === 'HL001') throw new LeaseLostError(lease.sessionId);
+    if ((error as { code?: string }).code === 'HL001') {
+      recordFencingRejection();
+      throw new LeaseLostError(lease.sessionId);
+    }
     throw error;
   }
 }
@@ -72,13 +76,18 @@ export interface TurnEnd {
 }
 
 export async function finishTurn(db: Executor, lease: Lease, turnId: string, eventIds: string[], end: TurnEnd): Promise<void> {
-  await call(
-    db,
-    lease,
-    sql`SELECT herald_finish_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${eventIds}::uuid[],
+  const finish = sql`herald_finish_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${eventIds}::uuid[],
           ${end.reply}, ${end.failed}, ${end.error}::text, ${end.iterations}::integer,
-          ${end.modelCall === null ? null : JSON.stringify(end.modelCall)}::jsonb)`,
-  );
+          ${end.modelCall === null ? null : JSON.stringify(end.modelCall)}::jsonb)`;
+  const traceParent = currentTraceParent();
+  // With tracing on, the reply's outbox row takes the turn's traceparent (the column's default reads
+  // this transaction-local setting, migration 0012), so its delivery joins the same trace. The
+  // materialized CTE sets it before the function runs, in the same round trip.
+  const query =
+    traceParent === undefined
+      ? sql`SELECT ${finish}`
+      : sql`WITH traced AS MATERIALIZED (SELECT set_config('herald.trace_parent', ${traceParent}, true)) SELECT ${finish} FROM traced`;
+  await call(db, lease, query);
 }
 
 export interface NewWait {

@@ -1,5 +1,4 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -7,8 +6,10 @@ import type { Config, Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, getEvent, loadTranscript, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
+import { metricsText, withSpan } from '@herald/telemetry';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
+import { authorized } from './api-auth.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { waitingView } from './wait-views.ts';
@@ -23,18 +24,6 @@ export interface ApiDependencies {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-function authorized(request: FastifyRequest, token: string | undefined): boolean {
-  if (token === undefined) return true;
-  const header = request.headers.authorization ?? '';
-  const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match?.[1]) return false;
-  return timingSafeEqual(digest(match[1].trim()), digest(token));
-}
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -75,6 +64,13 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
   const { config, db, queue, listener, logger } = deps;
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+
+  // Prometheus scrapes without the API token, as it does /healthz: route only /v1 and the platform
+  // webhooks to the internet (docs/operations.md).
+  app.get('/metrics', async (_request, reply) => {
+    const { contentType, text } = await metricsText();
+    return reply.header('content-type', contentType).send(text);
+  });
 
   app.get('/readyz', async (_request, reply) => {
     const [postgres, redis] = await Promise.all([
@@ -125,7 +121,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     }
     let accepted;
     try {
-      accepted = await acceptInbound(db, {
+      accepted = await withSpan('herald.ingress.accept', { 'herald.platform': 'api' }, async () => {
+        const committed = await acceptInbound(db, {
       profileId: 'main',
       platform: 'api',
       chatType: 'dm',
@@ -135,12 +132,14 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       userName: body.user_name,
       text: body.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
-      }, { backlogLimit: config.sessionBacklog });
+        }, { backlogLimit: config.sessionBacklog });
+        await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.queuePrefix, logger }, committed);
+        return committed;
+      });
     } catch (error) {
       if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
       throw error;
     }
-    await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.queuePrefix, logger }, accepted);
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
     const waitSeconds = query.data.wait;
     if (waitSeconds === undefined || waitSeconds === 0) {

@@ -13,6 +13,7 @@ import { registerCronRoutes } from './cron-routes.ts';
 import { registerSearchRoutes } from './search-routes.ts';
 import { sendError } from './api-errors.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
+import { registerAdminRoutes } from './admin-routes.ts';
 import { registerTelegramWebhook } from './platform-routes.ts';
 import type { TelegramIngress } from '@herald/platforms';
 
@@ -23,6 +24,8 @@ export interface IngressOptions {
   redis: Redis;
   listener: TurnDoneListener;
   logger: Logger;
+  /** The BullMQ queues the admin view shows; the run queue alone when not given. */
+  adminQueues?: readonly Queue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
 }
@@ -57,6 +60,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSkillRoutes(app, options.db);
   registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);
+  registerAdminRoutes(app, { config: options.config, db: options.db, redis: options.redis, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram);
   registerSearchRoutes(app, options.db);
   return app;

@@ -5,6 +5,7 @@ import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { backoffMs } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
+import { recordDeadLetter, recordReview } from '@herald/telemetry';
 import type { Provider } from '@herald/agent';
 import { claimReview, findDueReviews, finishReview, renewReviewClaim, retryReviewLater, ReviewClaimLostError } from '@herald/knowledge';
 import { isConnectionError } from '@herald/db';
@@ -68,7 +69,9 @@ export class ReviewerService {
   }
 
   async #process(job: Job<ReviewJob>): Promise<void> {
-    await this.runOne(job.data.reviewId);
+    const outcome = await this.runOne(job.data.reviewId);
+    recordReview(outcome);
+    if (outcome === 'failed') recordDeadLetter('review_job');
   }
 
   /** Claims and runs one review; what happened is in the result and in the reviews row. */

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
+import { recordCronFire, recordDeadLetter } from '@herald/telemetry';
 import type { WakeJob } from '@herald/queue';
 import { dispatchPendingRuns, materializeDueRuns } from './cron-firing.ts';
 import { completeFinishedRuns } from './cron-completion.ts';
@@ -58,6 +59,7 @@ export class CronService {
       result.created = await materializeDueRuns(db);
       const dispatched = await dispatchPendingRuns(db);
       result.dispatched = dispatched.length;
+      for (let i = 0; i < dispatched.length; i++) recordCronFire('fired');
       for (const run of dispatched) {
         // Committed already: a failed enqueue is picked up by the reconciler sweep.
         await enqueueWake(queue, run.sessionId, run.wakeGeneration).catch((error: unknown) =>
@@ -68,7 +70,11 @@ export class CronService {
       result.completed = completed.length;
       for (const run of completed) {
         logger.info({ runId: run.runId, jobId: run.jobId, status: run.status, deliveries: run.deliveries }, 'cron run finished');
-        if (run.paused) logger.warn({ jobId: run.jobId }, 'cron job paused after repeated failures');
+        recordCronFire(run.status);
+        if (run.paused) {
+          logger.warn({ jobId: run.jobId }, 'cron job paused after repeated failures');
+          recordDeadLetter('cron_job');
+        }
       }
       if (completed.some((run) => run.deliveries > 0)) this.#options.onDeliveries?.();
       if (result.created > 0 || result.dispatched > 0) logger.info({ created: result.created, dispatched: result.dispatched }, 'cron runs started');

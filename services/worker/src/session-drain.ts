@@ -2,8 +2,10 @@ import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
 import { claimLease, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
 import { isConnectionError } from '@herald/db';
-import type { Inbox, Lease, PendingEvent } from '@herald/session';
+import type { Inbox, Lease, LeasedSession, PendingEvent } from '@herald/session';
+import type { QueueMode } from '@herald/db';
 import type { ControlAction } from '@herald/queue';
+import { recordTurn, setSpanAttributes, withSpan } from '@herald/telemetry';
 import { runTurn } from './turn-runner.ts';
 import type { TurnControl, TurnDependencies, TurnResult } from './turn-runner.ts';
 
@@ -109,7 +111,7 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
     let events = nextTurnEvents(inbox);
     if (events.length > 0) stopActivity = options.onSessionActive?.(sessionId, lease.session.platform);
     while (events.length > 0) {
-      const result = await runTurn(options, lease, lease.session, inbox.queueMode, events, control.forTurn());
+      const result = await measuredTurn(options, lease, inbox.queueMode, events, control.forTurn());
       turns++;
       if (options.stopping.aborted) events = [];
       else {
@@ -139,6 +141,23 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
     clearInterval(renew);
     if (!lost.signal.aborted && !released) await releaseLeaseQuietly(options, lease, logger);
   }
+}
+
+/** One turn, counted by outcome with its wall time, and traced. */
+function measuredTurn(
+  options: DrainOptions,
+  lease: Lease & { session: LeasedSession },
+  queueMode: QueueMode,
+  events: PendingEvent[],
+  control: TurnControl,
+): Promise<TurnResult> {
+  const started = performance.now();
+  return withSpan('herald.turn', { 'herald.session_id': lease.sessionId, 'herald.events': events.length }, async () => {
+    const result = await runTurn(options, lease, lease.session, queueMode, events, control);
+    recordTurn(result.outcome, (performance.now() - started) / 1000);
+    setSpanAttributes({ 'herald.turn.outcome': result.outcome });
+    return result;
+  });
 }
 
 /**

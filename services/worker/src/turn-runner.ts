@@ -12,6 +12,7 @@ import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
 import type { Database, Db, QueueMode } from '@herald/db';
 import type { Lease, LeasedSession, ModelCallRow, PendingEvent } from '@herald/session';
 import { toolPolicySchema, ToolGate } from '@herald/tools';
+import { recordCrashRecovery } from '@herald/telemetry';
 import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
 
 export const NO_MODEL_REPLY =
@@ -108,6 +109,7 @@ export async function runTurn(
 
   let attempts = 1;
   if (resumedTurnId !== null) {
+    if (lease.tookOver) recordCrashRecovery();
     attempts = await resumeTurn(db, lease, turnId);
   } else {
     let newPrompt: string | null = null;

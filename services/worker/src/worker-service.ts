@@ -10,6 +10,7 @@ import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
 import type { ReviewJob, WakeJob } from '@herald/queue';
 import type { Queue } from 'bullmq';
+import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/telemetry';
 import { drainSession } from './session-drain.ts';
 import { emitTurnCompletion } from './turn-completion.ts';
 
@@ -59,16 +60,23 @@ export class WorkerService {
     if (this.#worker) return;
     const { config, connection, logger } = this.#options;
     await this.#control.start();
-    this.#worker = new Worker<WakeJob>(RUNS_QUEUE, (job, token) => this.#process(job, token), {
+    // The span continues the trace of the message that woke the session (carried in the job data).
+    const processor = (job: Job<WakeJob>, token: string | undefined) => {
+      const attributes = { 'herald.session_id': job.data.sessionId };
+      return withSpan('herald.worker.wake', attributes, () => this.#process(job, token), contextFromTraceParent(job.data.traceParent));
+    };
+    this.#worker = new Worker<WakeJob>(RUNS_QUEUE, processor, {
       connection,
       prefix: config.queuePrefix,
       concurrency: config.workerConcurrency,
       autorun: true,
     });
     this.#worker.on('error', (error) => logger.error({ err: error }, 'queue worker error'));
-    this.#worker.on('failed', (job, error) =>
-      logger.warn({ err: error, jobId: job?.id, attempts: job?.attemptsMade }, 'wake-up job failed'),
-    );
+    this.#worker.on('failed', (job, error) => {
+      logger.warn({ err: error, jobId: job?.id, attempts: job?.attemptsMade }, 'wake-up job failed');
+      // Out of attempts: the reconciler still finds the session, but an operator should know.
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) recordDeadLetter('run_job');
+    });
   }
 
   async #process(job: Job<WakeJob>, token: string | undefined): Promise<void> {

@@ -150,6 +150,7 @@ export interface Outbox {
   status: Generated<string>;
   target: Json;
   text: string;
+  trace_parent: Generated<string | null>;
 }
 
 export interface PlatformLeases {

@@ -1,0 +1,61 @@
+import type { Config } from '@herald/core';
+
+interface QueueRow {
+  queue: string;
+  waiting: number;
+  active: number;
+  delayed: number;
+  failed: number;
+  oldest_waiting_seconds: number;
+}
+
+interface ClusterStatus {
+  roles: Record<string, number>;
+  queues: QueueRow[];
+  oldest_waiting_turn: { event_id: string; session_id: string; waiting_seconds: number } | null;
+  dead_letters: Record<string, number>;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+}
+
+export function formatStatus(status: ClusterStatus): string {
+  const roles = Object.entries(status.roles).map(([role, count]) => `${role} ${count}`).join('   ');
+  const queues = table([
+    ['queue', 'waiting', 'active', 'delayed', 'failed', 'oldest waiting'],
+    ...status.queues.map((q) => [q.queue, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), `${q.oldest_waiting_seconds} s`]),
+  ]);
+  const oldest = status.oldest_waiting_turn
+    ? `event ${status.oldest_waiting_turn.event_id} (session ${status.oldest_waiting_turn.session_id}), waiting ${status.oldest_waiting_turn.waiting_seconds} s`
+    : 'none';
+  const dead = Object.entries(status.dead_letters).map(([kind, count]) => `${kind} ${count}`).join(', ');
+  return `roles alive:  ${roles}\n\n${queues}\n\noldest waiting turn: ${oldest}\ndead letters: ${dead}\n`;
+}
+
+/** `herald status [--json]`: asks the API (HERALD_URL, HERALD_API_TOKEN); returns the exit code. */
+export async function runStatus(args: string[], config: Config): Promise<number> {
+  const unknown = args.filter((arg) => arg !== '--json');
+  if (unknown.length > 0) {
+    process.stderr.write(`herald status: unknown option ${unknown[0]} (usage: herald status [--json])\n`);
+    return 2;
+  }
+  let response: Response;
+  try {
+    response = await fetch(`${config.apiUrl}/v1/admin/status`, {
+      headers: config.apiToken === undefined ? {} : { authorization: `Bearer ${config.apiToken}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (error) {
+    process.stderr.write(`herald status: cannot reach the API at ${config.apiUrl} (${(error as Error).message}); set HERALD_URL\n`);
+    return 1;
+  }
+  if (!response.ok) {
+    process.stderr.write(`herald status: the API answered ${response.status}${response.status === 401 ? ' (set HERALD_API_TOKEN)' : ''}\n`);
+    return 1;
+  }
+  const status = (await response.json()) as ClusterStatus;
+  process.stdout.write(args.includes('--json') ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+  return 0;
+}

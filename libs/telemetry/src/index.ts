@@ -1,0 +1,20 @@
+export {
+  registry,
+  recordCronFire,
+  recordCrashRecovery,
+  recordDeadLetter,
+  recordDelivery,
+  recordFencingRejection,
+  recordLeaseClaim,
+  recordModelCall,
+  recordReview,
+  recordSearch,
+  recordToolCall,
+  recordTurn,
+  watchQueueDepths,
+} from './metrics.ts';
+export type { QueueDepth, TokenUsage } from './metrics.ts';
+export { metricsText, startOpsServer } from './ops-server.ts';
+export type { OpsServer, ReadinessCheck } from './ops-server.ts';
+export { contextFromTraceParent, currentTraceParent, setSpanAttributes, startTracing, traceLogFields, withSpan } from './tracing.ts';
+export type { TracingOptions } from './tracing.ts';
