@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { withDefaultUser } from '@herald/db';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { startStack, stopProcess, waitFor } from './support/stack.ts';
+import { PROCESS_START_MS, startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 import { ADMIN_URL } from './support/test-database.ts';
 
@@ -76,7 +76,7 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
     const running = stack;
     const ready = (worker: HeraldProcess) => worker.output().includes('worker started');
     for (let i = 0; i < WORKERS; i++) running.spawn('worker');
-    await waitFor(async () => running.processes().every(ready), { timeoutMs: 30_000, what: 'workers started' });
+    await waitFor(async () => running.processes().every(ready), { timeoutMs: PROCESS_START_MS, what: 'workers started' });
     const total = SESSIONS * MESSAGES;
     const answered = async () => {
       const rows = await sql<{ done: string }>`SELECT count(*) AS done FROM inbound_events WHERE status = 'done'`.execute(

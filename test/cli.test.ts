@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { withDefaultUser } from '@herald/db';
 import { ADMIN_URL, uniquePrefix } from './support/test-database.ts';
-import { HERALD_BIN, spawnHerald, waitFor } from './support/stack.ts';
+import { HERALD_BIN, PROCESS_START_MS, spawnHerald, waitFor } from './support/stack.ts';
 
 function run(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
@@ -20,7 +20,8 @@ function run(args: string[], env: Record<string, string>, input?: string): Promi
   });
 }
 
-describe('the herald command', () => {
+// Every test runs the `herald` command a few times, each a fresh process.
+describe('the herald command', { timeout: 3 * PROCESS_START_MS }, () => {
   const database = `herald_t_${randomBytes(5).toString('hex')}`;
   const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${database}` }).toString();
   afterAll(async () => {
@@ -48,7 +49,7 @@ describe('the herald command', () => {
     const env = { DATABASE_URL: databaseUrl, PORT: port, HERALD_QUEUE_PREFIX: uniquePrefix(), LOG_LEVEL: 'info' };
     const up = spawnHerald('up', env);
     try {
-      await waitFor(async () => up.output().includes('Herald is up'), { timeoutMs: 30_000, what: 'herald up' });
+      await waitFor(async () => up.output().includes('Herald is up'), { timeoutMs: PROCESS_START_MS, what: 'herald up' });
       expect(up.output()).toContain(`127.0.0.1:${port}`);
       expect(up.output()).toMatch(/created the database/);
 

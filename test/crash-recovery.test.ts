@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERRUPTED_RESULT } from '@herald/agent';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { startStack, stopProcess, waitFor } from './support/stack.ts';
+import { PROCESS_START_MS, startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 import { countToolCalls } from './support/test-tools.ts';
 
-describe('a worker killed with SIGKILL mid-turn', () => {
+// Tests here start `herald` processes; each start may take up to PROCESS_START_MS on a busy machine.
+describe('a worker killed with SIGKILL mid-turn', { timeout: 3 * PROCESS_START_MS }, () => {
   let fake: FakeLLM;
   let stack: Stack;
 
@@ -31,7 +32,7 @@ describe('a worker killed with SIGKILL mid-turn', () => {
     fake = await startFakeOpenAI();
     stack = await startStack({ model: fake, workerProcesses: true, testTools: true, env: { HERALD_LEASE_TTL_MS: '1500' } });
     await Promise.all([stack.startProcess('worker'), stack.startProcess('worker')]);
-  });
+  }, 2 * PROCESS_START_MS);
   afterAll(async () => {
     await stack.stop();
   });

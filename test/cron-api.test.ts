@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduledRunFor } from '@herald/cron';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
-import { HERALD_BIN, startStack, waitFor } from './support/stack.ts';
+import { HERALD_BIN, PROCESS_START_MS, startStack, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 
 const exec = promisify(execFile);
@@ -190,5 +190,5 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     expect((await cli('runs', id)).stdout).toMatch(/manual {2}succeeded {2}\d+\.\ds\n {4}output: done/);
     expect((await cli('pause', id)).stdout).toMatch(/paused .* paused \(paused by an operator\)/);
     expect((await cli('remove', id)).stdout).toMatch(`removed ${id}`);
-  }, 180_000);
+  }, 3 * PROCESS_START_MS);
 });

@@ -5,7 +5,7 @@ import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
-import { startStack, stopProcess, waitFor } from './support/stack.ts';
+import { PROCESS_START_MS, startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 
 interface Hook {
@@ -26,7 +26,8 @@ async function startHook(): Promise<Hook> {
   };
 }
 
-describe('cron runs deliver their reports', () => {
+// Tests here start `herald` processes; each start may take up to PROCESS_START_MS on a busy machine.
+describe('cron runs deliver their reports', { timeout: 3 * PROCESS_START_MS }, () => {
   let llm: FakeLLM;
   let telegram: FakeTelegram;
   let hook: Hook;
@@ -64,7 +65,7 @@ describe('cron runs deliver their reports', () => {
       },
     });
     worker = await stack.startProcess('worker');
-  });
+  }, 2 * PROCESS_START_MS);
 
   afterAll(async () => {
     await stack.stop();

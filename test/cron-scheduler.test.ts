@@ -4,7 +4,7 @@ import { createCronJob, cronNow } from '@herald/cron';
 import { uniquePrefix } from './support/test-database.ts';
 import type { TestDatabase } from './support/test-database.ts';
 import { useTestDatabase } from './support/use-test-database.ts';
-import { startHeraldProcess, stopProcess, waitFor } from './support/stack.ts';
+import { PROCESS_START_MS, startHeraldProcess, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess } from './support/stack.ts';
 
 /**
@@ -17,7 +17,8 @@ async function advanceClock(database: TestDatabase, ms: number): Promise<void> {
 
 const startScheduler = (env: Record<string, string>) => startHeraldProcess('scheduler', env);
 
-describe('cron firing across scheduler replicas', () => {
+// Tests here start `herald` processes; each start may take up to PROCESS_START_MS on a busy machine.
+describe('cron firing across scheduler replicas', { timeout: 3 * PROCESS_START_MS }, () => {
   const database = useTestDatabase();
   let env: Record<string, string>;
   const processes: HeraldProcess[] = [];

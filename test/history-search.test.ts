@@ -4,7 +4,7 @@ import { searchHistory } from '@herald/search';
 import type { SearchOptions } from '@herald/search';
 import { builtinRegistry, ToolGate } from '@herald/tools';
 import type { ToolContext } from '@herald/tools';
-import { HERALD_BIN, startStack, TEST_TOKEN } from './support/stack.ts';
+import { HERALD_BIN, PROCESS_START_MS, startStack, TEST_TOKEN } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 import { seedSearchCorpus } from './support/search-corpus.ts';
 
@@ -260,7 +260,7 @@ describe('history search', () => {
     });
   });
 
-  describe('herald search', () => {
+  describe('herald search', { timeout: 3 * PROCESS_START_MS }, () => {
     const herald = (args: string[]) =>
       new Promise<{ code: number | null; output: string }>((resolve) => {
         const child = spawn(process.execPath, [HERALD_BIN, 'search', ...args], {

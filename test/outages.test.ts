@@ -7,7 +7,7 @@ import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
 import { createIngressServer } from '@herald/ingress';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { startStack, stopProcess, waitFor } from './support/stack.ts';
+import { PROCESS_START_MS, startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 import { gate } from './support/wait.ts';
 
@@ -100,7 +100,8 @@ describe('Postgres unreachable', () => {
   });
 });
 
-describe('graceful shutdown', () => {
+// Tests here start `herald` processes; each start may take up to PROCESS_START_MS on a busy machine.
+describe('graceful shutdown', { timeout: 3 * PROCESS_START_MS }, () => {
   let fake: FakeLLM;
   let stack: Stack;
   beforeAll(async () => {

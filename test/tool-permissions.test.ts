@@ -4,7 +4,7 @@ import { acceptInbound } from '@herald/session';
 import { MAX_INVALID_TOOL_ROUNDS } from '@herald/agent';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
-import { startStack, stopProcess } from './support/stack.ts';
+import { PROCESS_START_MS, startStack, stopProcess } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 import { countToolCalls } from './support/test-tools.ts';
 
@@ -223,7 +223,8 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
   });
 });
 
-describe('approvals across workers, lapsed approvals and background runs', () => {
+// Tests here start `herald` processes; each start may take up to PROCESS_START_MS on a busy machine.
+describe('approvals across workers, lapsed approvals and background runs', { timeout: 3 * PROCESS_START_MS }, () => {
   let fake: FakeLLM;
   let stack: Stack;
   const send = (chatId: string, text: string) => stack.post('/v1/messages?wait=30', { chat_id: chatId, user_id: 'u1', text });

@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { startStack, stopProcess, waitFor } from './support/stack.ts';
+import { PROCESS_START_MS, startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 import { gate } from './support/wait.ts';
 
-describe('several worker processes on one queue', () => {
+// Tests here start `herald` processes; each start may take up to PROCESS_START_MS on a busy machine.
+describe('several worker processes on one queue', { timeout: 3 * PROCESS_START_MS }, () => {
   let fake: FakeLLM;
   let stack: Stack;
   let workers: HeraldProcess[] = [];
@@ -14,7 +15,7 @@ describe('several worker processes on one queue', () => {
     fake = await startFakeOpenAI();
     stack = await startStack({ model: fake, workers: 0 });
     workers = await Promise.all([stack.startProcess('worker'), stack.startProcess('worker')]);
-  });
+  }, 2 * PROCESS_START_MS);
   afterAll(async () => {
     await stack.stop();
   });

@@ -213,8 +213,14 @@ export function spawnHerald(role: string, env: Record<string, string>, bin: stri
 
 const running = (herald: HeraldProcess) => herald.child.exitCode === null && herald.child.signalCode === null;
 
+/**
+ * How long a `herald` process may take to start: it compiles the code base on the way in, which
+ * takes tens of seconds when the shared machine is busy. A limit for a hang, not a measurement.
+ */
+export const PROCESS_START_MS = 120_000;
+
 async function untilStarted(herald: HeraldProcess, role: ProcessRole): Promise<void> {
-  await waitFor(async () => herald.output().includes(`${role} started`), { timeoutMs: 30_000, what: `${role} start` });
+  await waitFor(async () => herald.output().includes(`${role} started`), { timeoutMs: PROCESS_START_MS, what: `${role} start` });
 }
 
 /** A `herald <role>` process, resolved once it has said it started. */
