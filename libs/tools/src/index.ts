@@ -23,7 +23,10 @@ export { checkCommand } from './command-guard.ts';
 export type { CommandCheck, GuardVerdict } from './command-guard.ts';
 export { createWebExtractTool } from './web-extract-tool.ts';
 export type { WebExtractToolOptions } from './web-extract-tool.ts';
-export { Allowlist, BlockedAddressError, blockedReason } from './ssrf.ts';
+export { Allowlist, assertAddressAllowed, BlockedAddressError, blockedReason, pinnedLookup, resolveAllowed, systemLookup } from './ssrf.ts';
+export type { LookupFunction } from './ssrf.ts';
+export { pinnedRequest } from './pinned-request.ts';
+export type { PinnedRequest } from './pinned-request.ts';
 export { cronjobTool } from './cronjob-tool.ts';
 export { sessionSearchTool } from './session-search-tool.ts';
 
