@@ -65,7 +65,7 @@ const TOP_SYSTEM_DIRS = new Set([
   '/proc', '/root', '/run', '/sbin', '/snap', '/srv', '/sys', '/usr', '/var',
 ]);
 const SYSTEM_WRITE_ROOTS = ['/etc', '/usr', '/bin', '/sbin', '/boot', '/lib', '/lib32', '/lib64', '/sys', '/proc', '/dev', '/var', '/root', '/opt', '/srv'];
-const HARMLESS_SYSTEM_PATHS = [/^\/dev\/(null|zero|u?random|stdin|stdout|stderr|tty)$/, /^\/dev\/(fd|shm|pts)\//, /^\/proc\/self\/fd\//, /^\/var\/tmp(\/|$)/];
+const HARMLESS_SYSTEM_PATHS = [/^\/dev\/(null|zero|u?random|stdin|stdout|stderr|tty)$/, /^\/dev\/(fd|shm|pts|tcp|udp)\//, /^\/proc\/self\/fd\//, /^\/var\/tmp(\/|$)/];
 export const DISK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|disk\/|dm-\d|md\d|mapper\/|loop\d|sr\d)/;
 /** Directories whose programs a copy would disguise (`cp /bin/rm ./x; ./x -rf /`). */
 export const SYSTEM_BIN = /^\/(usr\/(local\/)?)?s?bin\/[^/]+$/;

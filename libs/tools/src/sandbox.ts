@@ -36,8 +36,9 @@ export interface SandboxOptions {
 const OPEN_FILES = 4096;
 const PROBE_TIMEOUT_MS = 15_000;
 
-function findExecutable(name: string): string | null {
-  for (const dir of SANDBOX_PATH.split(':')) if (existsSync(join(dir, name))) return join(dir, name);
+/** Found on the worker's own PATH: that is where an operator installs or withholds it. */
+function findExecutable(name: string, path: string): string | null {
+  for (const dir of path.split(':')) if (dir !== '' && existsSync(join(dir, name))) return join(dir, name);
   return null;
 }
 
@@ -152,7 +153,7 @@ export async function openSandbox(options: SandboxOptions): Promise<SandboxChoic
       notice: 'HERALD_SANDBOX=none: terminal and file tools run unconfined, as the worker\'s own user with its files and network; use this only for one trusted person',
     };
   }
-  const bwrap = findExecutable('bwrap');
+  const bwrap = findExecutable('bwrap', options.env.PATH ?? SANDBOX_PATH);
   if (bwrap === null) return { sandbox: null, notice: `terminal and file tools are off: bubblewrap (bwrap) is not installed; ${HOW_TO_GET_TOOLS}` };
   const sandbox = new Bubblewrap(bwrap, options);
   const failure = await probe(sandbox);
