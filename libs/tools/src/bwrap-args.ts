@@ -40,6 +40,12 @@ export interface BwrapLayout {
   tmpBytes: number;
   uid: number;
   gid: number;
+  /**
+   * Mount a /proc of the sandbox's own PID namespace. False where the container's /proc is masked
+   * (Kubernetes, Docker) and the kernel refuses a new one: then the sandbox has no /proc at all,
+   * which hides the worker just as well but leaves `ps` and friends without their data.
+   */
+  proc: boolean;
 }
 
 /** The mounts and namespaces every sandboxed command gets; computed once per worker. */
@@ -59,7 +65,7 @@ export function baseBwrapArgs(layout: BwrapLayout): string[] {
     ...ETC_FILES.flatMap((name) => ['--ro-bind-try', `/etc/${name}`, `/etc/${name}`]),
     ...extra.flatMap((path) => ['--ro-bind-try', path, path]),
     // A /proc of the sandbox's own PID namespace: the worker's processes (and their environ) are not in it.
-    '--proc', '/proc',
+    ...(layout.proc ? ['--proc', '/proc'] : []),
     '--dev', '/dev',
     '--size', String(layout.tmpBytes), '--tmpfs', '/tmp',
   ];

@@ -64,11 +64,13 @@ function limitedShell(command: string, settings: SandboxConfig, timeoutMs: numbe
 
 class Bubblewrap implements Sandbox {
   readonly kind = 'bwrap';
+  readonly proc: boolean;
   readonly #bwrap: string;
   readonly #base: string[];
   readonly #options: SandboxOptions;
 
-  constructor(bwrap: string, options: SandboxOptions) {
+  constructor(bwrap: string, options: SandboxOptions, proc: boolean) {
+    this.proc = proc;
     this.#bwrap = bwrap;
     this.#options = options;
     const uid = process.getuid?.() ?? 0;
@@ -80,6 +82,7 @@ class Bubblewrap implements Sandbox {
       // Run as root, the worker's uid maps to 0 outside; inside, the command is nobody, not root.
       uid: uid === 0 ? 65534 : uid,
       gid: gid === 0 ? 65534 : gid,
+      proc,
     });
   }
 
@@ -155,8 +158,18 @@ export async function openSandbox(options: SandboxOptions): Promise<SandboxChoic
   }
   const bwrap = findExecutable('bwrap', options.env.PATH ?? SANDBOX_PATH);
   if (bwrap === null) return { sandbox: null, notice: `terminal and file tools are off: bubblewrap (bwrap) is not installed; ${HOW_TO_GET_TOOLS}` };
-  const sandbox = new Bubblewrap(bwrap, options);
+  const sandbox = new Bubblewrap(bwrap, options, true);
   const failure = await probe(sandbox);
-  if (failure !== null) return { sandbox: null, notice: `terminal and file tools are off: bubblewrap cannot create a sandbox here (${failure}); ${HOW_TO_GET_TOOLS}` };
-  return { sandbox, notice: null };
+  if (failure === null) return { sandbox, notice: null };
+  // A container's masked /proc makes the kernel refuse a fresh one; everything else may still work.
+  const withoutProc = new Bubblewrap(bwrap, options, false);
+  if ((await probe(withoutProc)) === null) {
+    return { sandbox: withoutProc, notice: `terminal commands run in a bubblewrap sandbox without /proc (${failure}): the container's /proc is masked; commands like ps have nothing to read` };
+  }
+  return { sandbox: null, notice: `terminal and file tools are off: bubblewrap cannot create a sandbox here (${failure}); ${HOW_TO_GET_TOOLS}` };
+}
+
+/** A bubblewrap sandbox as openSandbox builds it, without the probe; `proc: false` is the masked-/proc variant. */
+export function bubblewrapSandbox(bwrap: string, options: SandboxOptions, proc: boolean): Sandbox {
+  return new Bubblewrap(bwrap, options, proc);
 }

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@herald/core';
 import { createTerminalTool } from '../src/terminal-tool.ts';
-import { openSandbox } from '../src/sandbox.ts';
+import { bubblewrapSandbox, openSandbox } from '../src/sandbox.ts';
 import { SANDBOX_PATH, sandboxEnv } from '../src/sandbox-env.ts';
 import type { CallContext, Tool } from '../src/tool.ts';
 import { offlineContext } from './call-context.ts';
@@ -133,6 +133,16 @@ describe.each(['bwrap', 'none'] as const)('terminal (HERALD_SANDBOX=%s)', (mode)
   it('sets resource limits before the command runs', async () => {
     const limits = await run(terminal, { command: 'ulimit -d; ulimit -f; ulimit -t; ulimit -c' });
     expect(limits).toBe(`${2048 * 1024}\n${1024 * 1024}\n6\n0\n[exit code: 0]`);
+  });
+});
+
+describe('terminal in a sandbox without /proc (a container whose /proc is masked)', () => {
+  it('runs commands and shows no process at all, the worker included', async () => {
+    const settings = loadConfig({}).sandbox;
+    const terminal = createTerminalTool({ sandbox: bubblewrapSandbox('/usr/bin/bwrap', { settings, env: SECRET_ENV }, false), maxTimeoutMs: 5000 });
+    expect(await run(terminal, { command: 'echo works; ls /proc 2>&1; cat /proc/1/environ 2>&1' })).toBe(
+      "works\nls: cannot access '/proc': No such file or directory\ncat: /proc/1/environ: No such file or directory\n[exit code: 1]",
+    );
   });
 });
 
