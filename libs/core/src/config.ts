@@ -204,6 +204,13 @@ function describeValue(env: Record<string, string | undefined>, key: string): st
   return `got '${value}'`;
 }
 
+/** The names HERALD_SANDBOX_ENV grants to tools may not include any setting Herald itself reads. */
+function assertGrantable(granted: readonly string[]): void {
+  const refused = refusedGrants(granted, Object.keys(schema.shape));
+  if (refused.length === 0) return;
+  throw new ConfigError(`HERALD_SANDBOX_ENV: ${refused.join(', ')} ${refused.length === 1 ? 'is a Herald setting' : 'are Herald settings'}, never passed to tools`);
+}
+
 /**
  * Parses the environment once into a frozen Config. Every invalid variable is reported, one line
  * each, naming the variable and what is wrong, so a bad deployment fails at start and says why.
@@ -240,10 +247,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_MODE is webhook (any 1-256 of A-Z a-z 0-9 _ -), it is not set',
     );
   }
-  const refused = refusedGrants(e.HERALD_SANDBOX_ENV, Object.keys(schema.shape));
-  if (refused.length > 0) {
-    throw new ConfigError(`HERALD_SANDBOX_ENV: ${refused.join(', ')} ${refused.length === 1 ? 'is a Herald setting' : 'are Herald settings'}, never passed to tools`);
-  }
+  assertGrantable(e.HERALD_SANDBOX_ENV);
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
