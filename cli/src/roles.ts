@@ -4,8 +4,8 @@ import type { Provider } from '@herald/agent';
 import { createDb, ensureDatabase, migrate } from '@herald/db';
 import type { Db } from '@herald/db';
 import { createRedis, createReviewQueue, createRunQueue, TurnDoneListener } from '@herald/queue';
-import { builtinRegistry, ToolExposure } from '@herald/tools';
-import type { Tool, ToolRegistry } from '@herald/tools';
+import { builtinRegistry, openSandbox, ToolExposure } from '@herald/tools';
+import type { SandboxChoice, Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createIngressServer } from '@herald/ingress';
@@ -98,6 +98,18 @@ export async function loadToolPlugins(registry: ToolRegistry, paths: readonly st
   return names;
 }
 
+/**
+ * The sandbox terminal and file tools run in. One line at start when there is none (how to get
+ * it) or when it is switched off (that tools run unconfined), every time the worker starts.
+ */
+export async function openToolSandbox(config: Config, log: Logger): Promise<SandboxChoice> {
+  const choice = await openSandbox({ settings: config.sandbox, env: process.env });
+  if (choice.sandbox === null) log.warn({ sandbox: 'unavailable' }, choice.notice);
+  else if (choice.notice !== null) log.warn({ sandbox: choice.sandbox.kind }, choice.notice);
+  else log.info({ sandbox: choice.sandbox.kind, network: config.sandbox.networkToolsets }, 'terminal and file tools run in a bubblewrap sandbox');
+  return choice;
+}
+
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
   const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
@@ -111,7 +123,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   });
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.webAllowlist })]]));
-  const registry = builtinRegistry({ ...config, terminalEnv: process.env });
+  const registry = builtinRegistry({ ...config, toolSandbox: await openToolSandbox(config, log) });
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
   const reviewQueue = createReviewQueue(publisher, config.queuePrefix);
   reviewQueue.on('error', (error) => log.warn({ err: error }, 'review queue error'));
@@ -180,7 +192,8 @@ export async function startReviewer(config: Config, logger: Logger, shutdown: Sh
   shutdown.add('review queue (reviewer)', () => queue.close());
   // The reviewer executes only memory and skill tools, but it loads the plugins too, so a review
   // of a session that offered plugin tools refuses them by name rather than as unknown.
-  const registry = builtinRegistry({ ...config, terminalEnv: process.env });
+  // It never runs terminal or file tools, so it opens no sandbox: they are registered, not offered.
+  const registry = builtinRegistry(config);
   await loadToolPlugins(registry, config.toolPlugins);
   const reviewer = new ReviewerService({ config, db, connection, queue, provider: providerFromConfig(config), registry, logger: log });
   await reviewer.start();

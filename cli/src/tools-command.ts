@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
-import { builtinRegistry, ToolExposure, toolPolicySchema } from '@herald/tools';
+import { builtinRegistry, openSandbox, ToolExposure, toolPolicySchema } from '@herald/tools';
 import type { CallerRole } from '@herald/tools';
 import { loadToolPlugins } from './roles.ts';
 
@@ -53,7 +53,8 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
       return;
     }
     if (positionals.length > 0) fail(`unknown tools subcommand '${positionals[0]}'`);
-    const registry = builtinRegistry({ ...config, terminalEnv: process.env });
+    const toolSandbox = await openSandbox({ settings: config.sandbox, env: process.env });
+    const registry = builtinRegistry({ ...config, toolSandbox });
     const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
     const exposure = new ToolExposure(registry, { pluginTools, env: process.env });
     const policy = toolPolicySchema.safeParse(profile.tool_policy);
@@ -66,6 +67,7 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
     out(`tools: ${exposure.resolve(input).join(', ') || '(none)'}`);
     const missing = registry.names().filter((name) => !exposure.isAvailable(name));
     if (missing.length > 0) out(`not available here (requirements missing): ${missing.join(', ')}`);
+    if (toolSandbox.notice !== null) out(`sandbox: ${toolSandbox.notice}`);
     out('\ntoolsets:');
     for (const [name, toolset] of Object.entries(exposure.catalog(policy.data))) {
       const parts = [...toolset.tools, ...toolset.includes.map((include) => `@${include}`)];

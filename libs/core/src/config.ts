@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { refusedGrants, sandboxConfig, sandboxSchema } from './sandbox-config.ts';
+import type { SandboxConfig } from './sandbox-config.ts';
 
 /** Providers Herald speaks natively; any OpenAI-compatible server goes through `openai`. */
 export const PROVIDERS = ['openai', 'anthropic'] as const;
@@ -52,6 +54,8 @@ export interface Config {
   /** Longest a terminal command may run, and the cap on its output kept for the model. */
   terminalMaxTimeoutMs: number;
   terminalOutputChars: number;
+  /** How terminal and file tools are confined; see SandboxConfig. */
+  sandbox: SandboxConfig;
   /** Hosts, IPs or CIDR ranges web fetches may reach even though they are loopback or private. */
   webAllowlist: string[];
   webMaxBytes: number;
@@ -192,6 +196,7 @@ const schema = z.object({
   DISCORD_API_BASE: url(/^https?:$/, 'https://discord.com/api').default('https://discord.com/api'),
   HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
+  ...sandboxSchema,
 });
 
 function list(value: string | undefined): string[] {
@@ -203,6 +208,13 @@ function describeValue(env: Record<string, string | undefined>, key: string): st
   if (value === undefined) return 'it is not set';
   if (/KEY|TOKEN/.test(key)) return 'got a value that is not valid';
   return `got '${value}'`;
+}
+
+/** The names HERALD_SANDBOX_ENV grants to tools may not include any setting Herald itself reads. */
+function assertGrantable(granted: readonly string[]): void {
+  const refused = refusedGrants(granted, Object.keys(schema.shape));
+  if (refused.length === 0) return;
+  throw new ConfigError(`HERALD_SANDBOX_ENV: ${refused.join(', ')} ${refused.length === 1 ? 'is a Herald setting' : 'are Herald settings'}, never passed to tools`);
 }
 
 /**
@@ -241,6 +253,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_MODE is webhook (any 1-256 of A-Z a-z 0-9 _ -), it is not set',
     );
   }
+  assertGrantable(e.HERALD_SANDBOX_ENV);
   return Object.freeze({
     metricsPort: e.HERALD_METRICS_PORT,
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -271,6 +284,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workspaceRoot: resolve(e.HERALD_WORKSPACE_ROOT),
     terminalMaxTimeoutMs: e.HERALD_TERMINAL_MAX_TIMEOUT_MS,
     terminalOutputChars: e.HERALD_TERMINAL_OUTPUT_CHARS,
+    sandbox: sandboxConfig(e),
     webAllowlist: list(e.HERALD_WEB_ALLOWLIST),
     webMaxBytes: e.HERALD_WEB_MAX_BYTES,
     approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,

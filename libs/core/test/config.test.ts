@@ -37,9 +37,21 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: expected a URL like postgres:/],
     [{ REDIS_URL: 'nope' }, /^REDIS_URL: expected a URL like redis:/],
     [{ HERALD_API_TOKEN: 'short' }, /^HERALD_API_TOKEN: expected at least 8 characters, got a value that is not valid$/],
+    [{ HERALD_SANDBOX: 'docker' }, /^HERALD_SANDBOX: expected bwrap or none, got 'docker'$/],
+    [{ HERALD_SANDBOX_ENV: 'GITHUB_TOKEN,not a name' }, /^HERALD_SANDBOX_ENV: expected environment variable names separated by commas/],
+    [{ HERALD_SANDBOX_ENV: 'GITHUB_TOKEN,DATABASE_URL,HERALD_API_TOKEN' }, /^HERALD_SANDBOX_ENV: DATABASE_URL, HERALD_API_TOKEN are Herald settings, never passed to tools$/],
+    [{ HERALD_SANDBOX_ENV: 'OPENAI_API_KEY' }, /^HERALD_SANDBOX_ENV: OPENAI_API_KEY is a Herald setting, never passed to tools$/],
+    [{ HERALD_SANDBOX_READONLY_PATHS: 'opt/tools' }, /^HERALD_SANDBOX_READONLY_PATHS: expected absolute paths/],
   ])('fails with one line naming the variable: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('confines tools by default, and grants only the names an operator lists', () => {
+    expect(loadConfig({}).sandbox).toEqual({ mode: 'bwrap', env: [], networkToolsets: [], readOnlyPaths: [], memoryMb: 2048, maxProcesses: 256, maxFileMb: 1024 });
+    const granted = loadConfig({ HERALD_SANDBOX_ENV: ' GITHUB_TOKEN , NPM_TOKEN', HERALD_SANDBOX_NETWORK: 'terminal' }).sandbox;
+    expect(granted.env).toEqual(['GITHUB_TOKEN', 'NPM_TOKEN']);
+    expect(granted.networkToolsets).toEqual(['terminal']);
   });
 
   it('reports every bad variable, one per line', () => {

@@ -1,9 +1,10 @@
-import { createReadStream } from 'node:fs';
-import { open, readFile, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { defineTool } from './tool.ts';
-import { WorkspacePathError, resolveWorkspacePath, writeWorkspaceFile } from './workspace-paths.ts';
+import type { Tool } from './tool.ts';
+import { WorkspacePathError, resolveWorkspacePath } from './workspace-paths.ts';
+import { openFileInside, writeWorkspaceFile } from './workspace-files.ts';
 import { searchFiles } from './file-search.ts';
 
 export const READ_DEFAULT_LINES = 500;
@@ -14,29 +15,29 @@ export const READ_MAX_LINE_CHARS = 2000;
 export const WRITE_MAX_CHARS = 1_000_000;
 export const PATCH_MAX_FILE_BYTES = 5_000_000;
 
-async function looksBinary(path: string): Promise<boolean> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(8192);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } finally {
-    await handle.close();
-  }
+async function looksBinary(handle: FileHandle): Promise<boolean> {
+  const buffer = Buffer.alloc(8192);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+  return buffer.subarray(0, bytesRead).includes(0);
 }
 
-async function regularFile(path: string, display: string): Promise<{ size: number }> {
-  const info = await stat(path).catch((error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new WorkspacePathError(`${display} does not exist. Use search_files with target='files' to find it.`);
+/** Numbered lines of an open file, from line `offset`, at most `limit`, and whether more follow. */
+async function numberedLines(handle: FileHandle, offset: number, limit: number): Promise<{ lines: string[]; total: number; more: boolean }> {
+  const lines: string[] = [];
+  let total = 0;
+  const reader = createInterface({ input: handle.createReadStream({ encoding: 'utf8', start: 0, autoClose: false }), crlfDelay: Infinity });
+  try {
+    for await (const line of reader) {
+      total += 1;
+      if (total < offset) continue;
+      if (lines.length >= limit) return { lines, total, more: true };
+      const shown = line.length > READ_MAX_LINE_CHARS ? `${line.slice(0, READ_MAX_LINE_CHARS)} [line cut at ${READ_MAX_LINE_CHARS} chars]` : line;
+      lines.push(`${total}|${shown}`);
     }
-    throw error;
-  });
-  if (info.isDirectory()) {
-    throw new WorkspacePathError(`${display} is a directory. Use search_files with target='files' and path='${display}' to list it.`);
+  } finally {
+    reader.close();
   }
-  if (!info.isFile()) throw new WorkspacePathError(`${display} is not a regular file`);
-  return info;
+  return { lines, total, more: false };
 }
 
 const readArgs = z.object({
@@ -55,35 +56,21 @@ export const readFileTool = defineTool({
   replaySafe: true,
   async execute(args, context) {
     const target = await resolveWorkspacePath(context.workspaceDir, args.path);
-    await regularFile(target.absolute, target.display);
-    if (await looksBinary(target.absolute)) throw new WorkspacePathError(`${target.display} is a binary file; read_file shows text only`);
-    const offset = args.offset ?? 1;
-    const limit = args.limit ?? READ_DEFAULT_LINES;
-    const lines: string[] = [];
-    let lineNumber = 0;
-    let more = false;
-    const reader = createInterface({ input: createReadStream(target.absolute, { encoding: 'utf8' }), crlfDelay: Infinity });
+    const { handle } = await openFileInside(target);
     try {
-      for await (const line of reader) {
-        lineNumber += 1;
-        if (lineNumber < offset) continue;
-        if (lines.length >= limit) {
-          more = true;
-          break;
-        }
-        const shown = line.length > READ_MAX_LINE_CHARS ? `${line.slice(0, READ_MAX_LINE_CHARS)} [line cut at ${READ_MAX_LINE_CHARS} chars]` : line;
-        lines.push(`${lineNumber}|${shown}`);
-      }
+      if (await looksBinary(handle)) throw new WorkspacePathError(`${target.display} is a binary file; read_file shows text only`);
+      const offset = args.offset ?? 1;
+      const { lines, total, more } = await numberedLines(handle, offset, args.limit ?? READ_DEFAULT_LINES);
+      if (total === 0) return `${target.display} is empty.`;
+      if (lines.length === 0) return `${target.display} has ${total} lines; offset ${offset} is past the end.`;
+      const last = offset + lines.length - 1;
+      const footer = more
+        ? `\n[lines ${offset}-${last} shown; more follow: read_file with offset=${last + 1}]`
+        : `\n[end of file, ${last} lines]`;
+      return lines.join('\n') + footer;
     } finally {
-      reader.close();
+      await handle.close();
     }
-    if (lineNumber === 0) return `${target.display} is empty.`;
-    if (lines.length === 0) return `${target.display} has ${lineNumber} lines; offset ${offset} is past the end.`;
-    const last = offset + lines.length - 1;
-    const footer = more
-      ? `\n[lines ${offset}-${last} shown; more follow: read_file with offset=${last + 1}]`
-      : `\n[end of file, ${last} lines]`;
-    return lines.join('\n') + footer;
   },
 });
 
@@ -139,9 +126,14 @@ export const patchTool = defineTool({
   async execute(args, context) {
     if (args.old_string === args.new_string) throw new Error('old_string and new_string are identical; nothing to change');
     const target = await resolveWorkspacePath(context.workspaceDir, args.path);
-    const { size } = await regularFile(target.absolute, target.display);
-    if (size > PATCH_MAX_FILE_BYTES) throw new Error(`${target.display} is ${size} bytes; patch edits files up to ${PATCH_MAX_FILE_BYTES} bytes`);
-    const text = await readFile(target.absolute, 'utf8');
+    const { handle, size } = await openFileInside(target);
+    let text: string;
+    try {
+      if (size > PATCH_MAX_FILE_BYTES) throw new Error(`${target.display} is ${size} bytes; patch edits files up to ${PATCH_MAX_FILE_BYTES} bytes`);
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
     const positions = countOccurrences(text, args.old_string);
     if (positions.length === 0) {
       throw new Error(
@@ -184,3 +176,12 @@ export const searchFilesTool = defineTool({
 });
 
 export const fileTools = [readFileTool, writeFileTool, patchTool, searchFilesTool] as const;
+
+/**
+ * The file tools as a worker offers them. They run in the worker, confined on the opened descriptor
+ * (workspace-files.ts), but share the workspace with the terminal: where the terminal has no
+ * sandbox they are not offered either, and `unavailable` says why.
+ */
+export function offeredFileTools(unavailable: string | undefined): Tool[] {
+  return fileTools.map((tool) => (unavailable === undefined ? tool : { ...tool, unavailable }));
+}

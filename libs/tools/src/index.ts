@@ -12,15 +12,21 @@ export type { ApprovalNeed, CallContext, CallerRole, PersonAnswer, Tool, ToolCon
 export { todoTool, TODO_MAX_ITEMS, TODO_MAX_ITEM_CHARS } from './todo-tool.ts';
 export { memoryTool, MEMORY_FAILURES_PER_TURN } from './memory-tool.ts';
 export { skillsListTool, skillViewTool, skillManageTool, SKILL_TOOL_NAMES } from './skill-tools.ts';
-export { fileTools, readFileTool, writeFileTool, patchTool, searchFilesTool } from './file-tools.ts';
+export { fileTools, offeredFileTools, readFileTool, writeFileTool, patchTool, searchFilesTool } from './file-tools.ts';
 export { resolveWorkspacePath, ensureWorkspace, WorkspacePathError } from './workspace-paths.ts';
-export { createTerminalTool, terminalEnv } from './terminal-tool.ts';
+export { createTerminalTool } from './terminal-tool.ts';
+export { openSandbox } from './sandbox.ts';
+export type { Sandbox, SandboxChoice, SandboxCommand, SandboxOptions } from './sandbox.ts';
+export { sandboxEnv } from './sandbox-env.ts';
 export type { TerminalToolOptions } from './terminal-tool.ts';
 export { checkCommand } from './command-guard.ts';
 export type { CommandCheck, GuardVerdict } from './command-guard.ts';
 export { createWebExtractTool } from './web-extract-tool.ts';
 export type { WebExtractToolOptions } from './web-extract-tool.ts';
-export { Allowlist, BlockedAddressError, blockedReason } from './ssrf.ts';
+export { Allowlist, assertAddressAllowed, BlockedAddressError, blockedReason, pinnedLookup, resolveAllowed, systemLookup } from './ssrf.ts';
+export type { LookupFunction } from './ssrf.ts';
+export { pinnedRequest } from './pinned-request.ts';
+export type { PinnedRequest } from './pinned-request.ts';
 export { cronjobTool } from './cronjob-tool.ts';
 export { sessionSearchTool } from './session-search-tool.ts';
 
@@ -29,7 +35,9 @@ import { todoTool } from './todo-tool.ts';
 import { memoryTool } from './memory-tool.ts';
 import { clarifyTool } from './clarify-tool.ts';
 import { skillManageTool, skillsListTool, skillViewTool } from './skill-tools.ts';
-import { fileTools } from './file-tools.ts';
+import { offeredFileTools } from './file-tools.ts';
+import type { SandboxChoice } from './sandbox.ts';
+import type { SandboxConfig } from '@herald/core';
 import { createTerminalTool } from './terminal-tool.ts';
 import { createWebExtractTool } from './web-extract-tool.ts';
 import { cronjobTool } from './cronjob-tool.ts';
@@ -39,8 +47,10 @@ import { sessionSearchTool } from './session-search-tool.ts';
 export interface BuiltinToolOptions {
   terminalMaxTimeoutMs?: number;
   terminalOutputChars?: number;
-  /** The worker's environment; the terminal passes on only PATH, LANG, LC_* and TZ from it. */
-  terminalEnv?: Readonly<Record<string, string | undefined>>;
+  /** Where terminal commands run (openSandbox); without one, terminal and file tools are not offered. */
+  toolSandbox?: SandboxChoice;
+  /** From the config: which toolsets' commands get the network. */
+  sandbox?: Pick<SandboxConfig, 'networkToolsets'>;
   webAllowlist?: readonly string[];
   webMaxBytes?: number;
 }
@@ -56,12 +66,16 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
     .register(clarifyTool)
     .register(cronjobTool)
     .register(sessionSearchTool);
-  for (const tool of fileTools) registry.register(tool);
+  const choice = options.toolSandbox ?? { sandbox: null, notice: 'no sandbox was opened for this process' };
+  const unavailable = choice.sandbox === null ? choice.notice : undefined;
+  for (const tool of offeredFileTools(unavailable)) registry.register(tool);
   registry.register(
     createTerminalTool({
+      sandbox: choice.sandbox,
+      unavailable,
+      network: options.sandbox?.networkToolsets.includes('terminal') ?? false,
       maxTimeoutMs: options.terminalMaxTimeoutMs,
       outputChars: options.terminalOutputChars,
-      env: options.terminalEnv,
     }),
   );
   registry.register(createWebExtractTool({ allowlist: options.webAllowlist, maxBytes: options.webMaxBytes }));

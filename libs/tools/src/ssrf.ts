@@ -1,4 +1,4 @@
-import { lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP, isIPv4 } from 'node:net';
 
@@ -119,32 +119,46 @@ export function assertAddressAllowed(hostname: string, address: string, allowlis
   if (reason !== null) throw new BlockedAddressError(`refused to fetch ${hostname}: ${reason}`);
 }
 
+/** Resolves a name to all its addresses; injectable so tests control what a name resolves to. */
+export type LookupFunction = (hostname: string) => Promise<LookupAddress[]>;
+
+export const systemLookup: LookupFunction = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/**
+ * Resolves a host once and checks every address it has. A failed lookup is a refusal, and so is a
+ * name with any blocked address among its answers (a public address next to 127.0.0.1 is a
+ * rebinding attempt, not a choice). Returns the addresses the caller must connect to.
+ */
+export async function resolveAllowed(hostname: string, allowlist: Allowlist, lookup: LookupFunction = systemLookup): Promise<LookupAddress[]> {
+  let addresses: LookupAddress[];
+  try {
+    addresses = await lookup(hostname);
+  } catch (error) {
+    throw new BlockedAddressError(`refused to connect to ${hostname}: its name could not be resolved (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  if (addresses.length === 0) throw new BlockedAddressError(`refused to connect to ${hostname}: its name resolved to no address`);
+  for (const entry of addresses) assertAddressAllowed(hostname, entry.address, allowlist);
+  return addresses;
+}
+
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * A `lookup` for http.request that resolves the name and drops every address the policy refuses.
- * The check runs on the address the socket then connects to, so a name that resolves to a public
- * address once and to 127.0.0.1 the next time (DNS rebinding) cannot slip through.
+ * A `lookup` for http.request that hands the socket exactly the addresses it checked: the name is
+ * resolved once per connection, the check and the connect see the same answer, so a name that
+ * resolves to a public address for the check and to 127.0.0.1 for the connect (DNS rebinding)
+ * cannot slip through.
  */
-export function guardedLookup(allowlist: Allowlist) {
+export function pinnedLookup(allowlist: Allowlist, lookup: LookupFunction = systemLookup) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      const permitted: LookupAddress[] = [];
-      let refusal: Error | null = null;
-      for (const entry of addresses) {
-        try {
-          assertAddressAllowed(hostname, entry.address, allowlist);
-          permitted.push(entry);
-        } catch (blockedError) {
-          refusal ??= blockedError as Error;
-        }
-      }
-      if (permitted.length === 0) {
-        return callback((refusal ?? new BlockedAddressError(`refused to fetch ${hostname}: no address`)) as NodeJS.ErrnoException, []);
-      }
-      if (options.all) return callback(null, permitted);
-      return callback(null, permitted[0]!.address, permitted[0]!.family);
-    });
+    resolveAllowed(hostname, allowlist, lookup).then(
+      (addresses) => {
+        const wanted = options.family === 4 || options.family === 6 ? addresses.filter((entry) => entry.family === options.family) : addresses;
+        const usable = wanted.length > 0 ? wanted : addresses;
+        if (options.all) callback(null, usable);
+        else callback(null, usable[0]!.address, usable[0]!.family);
+      },
+      (error: Error) => callback(error as NodeJS.ErrnoException, []),
+    );
   };
 }

@@ -86,6 +86,9 @@ export class ToolGate {
         content: `Tool '${call.name}' does not exist. Available tools: ${this.available().join(', ')}`,
       };
     }
+    if (tool.unavailable !== undefined) {
+      return this.#refuse(call.name, context, `Tool '${call.name}' is not available on this worker: ${tool.unavailable}. Available tools: ${this.available().join(', ')}`);
+    }
     if (!this.#permitted.has(call.name) || !this.#options.offered.includes(call.name)) {
       return this.#refuse(
         call.name,

@@ -92,7 +92,7 @@ export class ToolExposure {
 
   isAvailable(name: string): boolean {
     const tool = this.#registry.get(name);
-    if (!tool) return false;
+    if (!tool || tool.unavailable !== undefined) return false;
     return (tool.requiresEnv ?? []).every((variable) => (this.#env[variable] ?? '') !== '');
   }
 }

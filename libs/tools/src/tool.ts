@@ -72,6 +72,8 @@ export interface Tool<Args = unknown> {
    * not offered at all.
    */
   requiresEnv?: readonly string[];
+  /** Set when the tool cannot be offered on this worker, saying why (no sandbox, say). */
+  unavailable?: string;
   /** A reason the call is refused outright, whatever anyone approves (the hardline list). */
   refuse?(args: Args): string | null;
   /** Set when this particular call needs a person's approval before it runs. */

@@ -1,12 +1,11 @@
-import http from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import https from 'node:https';
-import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { z } from 'zod';
 import { htmlToText } from './html-text.ts';
-import { Allowlist, assertAddressAllowed, guardedLookup } from './ssrf.ts';
+import { pinnedRequest } from './pinned-request.ts';
+import { Allowlist } from './ssrf.ts';
+import type { LookupFunction } from './ssrf.ts';
 import { defineTool } from './tool.ts';
 import type { Tool } from './tool.ts';
 
@@ -23,6 +22,8 @@ export interface WebExtractToolOptions {
   maxBytes?: number;
   /** Whole fetch of one URL, redirects included. */
   timeoutMs?: number;
+  /** How names are resolved; tests inject one to play a rebinding DNS server. */
+  lookup?: LookupFunction;
 }
 
 interface Fetched {
@@ -69,45 +70,36 @@ async function readCapped(response: IncomingMessage, maxBytes: number): Promise<
   return { body: Buffer.concat(chunks), truncated: false };
 }
 
-function request(url: URL, allowlist: Allowlist, signal: AbortSignal): Promise<IncomingMessage> {
-  const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  // Connections to IP literals skip `lookup`, so the address is checked here.
-  if (isIP(hostname)) assertAddressAllowed(hostname, hostname, allowlist);
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = client.request(url, {
-      method: 'GET',
-      agent: false,
-      lookup: guardedLookup(allowlist),
-      signal,
-      headers: {
-        'user-agent': 'Herald/0.1 (web_extract)',
-        accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1',
-        'accept-encoding': 'gzip, deflate, br',
-      },
-    });
-    req.once('response', resolve);
-    req.once('error', reject);
-    req.end();
+function request(url: URL, allowlist: Allowlist, lookup: LookupFunction | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+  return pinnedRequest(url, {
+    method: 'GET',
+    allowlist,
+    lookup,
+    signal,
+    headers: {
+      'user-agent': 'Herald/0.1 (web_extract)',
+      accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1',
+      'accept-encoding': 'gzip, deflate, br',
+    },
   });
 }
 
-async function fetchFollowing(start: URL, allowlist: Allowlist, maxBytes: number, signal: AbortSignal): Promise<Fetched> {
+async function fetchFollowing(start: URL, fetch: FetchSettings, signal: AbortSignal): Promise<Fetched> {
   let url = start;
   for (let redirects = 0; ; redirects += 1) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new FetchError(`${url.protocol} URLs are not fetched; use http or https`);
     }
-    const response = await request(url, allowlist, signal);
+    const response = await request(url, fetch.allowlist, fetch.lookup, signal);
     const location = response.headers.location;
     if (response.statusCode !== undefined && [301, 302, 303, 307, 308].includes(response.statusCode) && location) {
       response.destroy();
       if (redirects >= WEB_MAX_REDIRECTS) throw new FetchError(`more than ${WEB_MAX_REDIRECTS} redirects`);
-      // Each hop goes through the same checks: scheme, IP literal, and the guarded lookup.
+      // Each hop goes through the same checks: scheme, IP literal, and the pinned lookup.
       url = new URL(location, url);
       continue;
     }
-    const { body, truncated } = await readCapped(response, maxBytes);
+    const { body, truncated } = await readCapped(response, fetch.maxBytes);
     return { url, status: response.statusCode ?? 0, contentType: response.headers['content-type'], body, truncated };
   }
 }
@@ -139,7 +131,15 @@ function readable(fetched: Fetched): { title: string | null; text: string } {
   throw new FetchError(`content type ${mime || 'unknown'} is not text; web_extract returns HTML, text, JSON and XML only`);
 }
 
-async function extractOne(raw: string, allowlist: Allowlist, maxBytes: number, chars: number, timeoutMs: number, signal: AbortSignal): Promise<string> {
+interface FetchSettings {
+  allowlist: Allowlist;
+  lookup: LookupFunction | undefined;
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+async function extractOne(raw: string, fetch: FetchSettings, chars: number, signal: AbortSignal): Promise<string> {
+  const { maxBytes, timeoutMs } = fetch;
   let url: URL;
   try {
     url = new URL(raw);
@@ -149,7 +149,7 @@ async function extractOne(raw: string, allowlist: Allowlist, maxBytes: number, c
   const combined = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
   let fetched: Fetched;
   try {
-    fetched = await fetchFollowing(url, allowlist, maxBytes, combined);
+    fetched = await fetchFollowing(url, fetch, combined);
   } catch (error) {
     signal.throwIfAborted();
     if (combined.aborted) throw new FetchError(`timed out after ${timeoutMs / 1000} s`);
@@ -171,9 +171,12 @@ async function extractOne(raw: string, allowlist: Allowlist, maxBytes: number, c
 }
 
 export function createWebExtractTool(options: WebExtractToolOptions = {}): Tool {
-  const allowlist = new Allowlist(options.allowlist);
-  const maxBytes = options.maxBytes ?? 2_000_000;
-  const timeoutMs = options.timeoutMs ?? WEB_DEFAULT_TIMEOUT_MS;
+  const fetch: FetchSettings = {
+    allowlist: new Allowlist(options.allowlist),
+    lookup: options.lookup,
+    maxBytes: options.maxBytes ?? 2_000_000,
+    timeoutMs: options.timeoutMs ?? WEB_DEFAULT_TIMEOUT_MS,
+  };
   return defineTool({
     name: 'web_extract',
     toolset: 'web',
@@ -187,7 +190,7 @@ export function createWebExtractTool(options: WebExtractToolOptions = {}): Tool 
       const chars = Math.floor(WEB_TEXT_CHARS / args.urls.length);
       const results = await Promise.all(
         args.urls.map((url) =>
-          extractOne(url, allowlist, maxBytes, chars, timeoutMs, context.signal).then(
+          extractOne(url, fetch, chars, context.signal).then(
             (text) => ({ ok: true, text }),
             (error: unknown) => {
               if (context.signal.aborted) throw error;

@@ -155,6 +155,9 @@ const dangerous: [string, string][] = [
   ['pkill -9 node', 'pkill -9'],
   ['pkill -KILL -f worker', 'pkill -9'],
   ['killall node', 'killall'],
+  // Inline programs cannot be read by the guard, however harmless they look.
+  ['python3 -c "print(1)"', 'inline interpreter code'],
+  ['node -e "console.log(1)"', 'inline interpreter code'],
 ];
 
 const ok = [
@@ -177,8 +180,6 @@ const ok = [
   'cat README.md',
   'mkdir -p a/b && cd a/b',
   'npm test',
-  'python3 -c "print(1)"',
-  'node -e "console.log(1)"',
   'bash script.sh',
   'cat install.sh | grep curl',
   'curl -s https://example.com -o page.html',
@@ -242,7 +243,8 @@ describe('checkCommand', () => {
 
 describe('checkCommand on hostile input', () => {
   it('handles deeply nested substitutions without overflowing the stack', () => {
-    expect(checkCommand(`${'$('.repeat(10_000)}rm -rf /`)).toMatchObject({ verdict: 'dangerous', patternKey: 'deeply nested command' });
+    expect(checkCommand(`${'$('.repeat(10_000)}rm -rf /${')'.repeat(10_000)}`)).toMatchObject({ verdict: 'dangerous', patternKey: 'deeply nested command' });
+    expect(checkCommand(`${'$('.repeat(10_000)}rm -rf /`)).toMatchObject({ verdict: 'dangerous', patternKey: 'unparsable command' });
     expect(checkCommand(`echo ${'"$(echo '.repeat(2_000)}`).verdict).not.toBe('hardline');
   });
 

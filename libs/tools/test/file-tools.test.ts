@@ -159,7 +159,7 @@ describe('search_files', () => {
       'src/deep/b.ts:1: const beta = 2; // TODO',
       'src/notes.md:1: TODO in markdown',
     ]);
-    expect(found).toContain('1 binary or larger');
+    expect(found).toContain('1 binary, linked or larger');
     // Searching inside a skipped directory by path works.
     expect(await run(searchFilesTool, { pattern: 'TODO', path: 'node_modules' }, context(searchDir))).toContain('node_modules/pkg/index.js:1:');
   });
@@ -186,7 +186,7 @@ describe('search_files', () => {
       signal: new AbortController().signal,
       budgetMs: 200,
     });
-    expect(found).toMatch(/No matches.*took longer than 0.2 s; simplify the pattern/s);
+    expect(found).toMatch(/No matches.*took too long \(over 0.2 s\) and was cut off; simplify the pattern/s);
   });
 
   it('rejects an invalid regex with the reason', async () => {

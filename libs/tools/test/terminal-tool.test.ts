@@ -1,11 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTerminalTool, terminalEnv } from '../src/terminal-tool.ts';
+import { loadConfig } from '@herald/core';
+import { createTerminalTool } from '../src/terminal-tool.ts';
+import { bubblewrapSandbox, openSandbox } from '../src/sandbox.ts';
+import { SANDBOX_PATH, sandboxEnv } from '../src/sandbox-env.ts';
 import type { CallContext, Tool } from '../src/tool.ts';
-import { waitFor } from '../../../test/support/wait.ts';
 import { offlineContext } from './call-context.ts';
 
 let base: string;
@@ -17,17 +20,24 @@ function context(signal = new AbortController().signal): CallContext {
 
 const run = (tool: Tool, args: unknown, ctx = context()) => tool.execute(tool.schema.parse(args), ctx);
 
-/** Zombies count as dead: the container's init may be slow to reap reparented children. */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
+/** Host processes whose command line contains `marker` (zombies excluded: init may be slow to reap). */
+function running(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, 'utf8'))) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
   }
+  return found;
 }
 
-function waitDead(pid: number): Promise<boolean> {
-  return waitFor(async () => !alive(pid), { what: `process ${pid} gone` });
+async function noneRunning(marker: string): Promise<boolean> {
+  for (let i = 0; i < 50 && running(marker).length > 0; i += 1) await sleep(100);
+  return running(marker).length === 0;
 }
 
 beforeAll(async () => {
@@ -39,8 +49,31 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-describe('terminal', () => {
-  const terminal = createTerminalTool({ maxTimeoutMs: 5000, outputChars: 1000 });
+const SECRET_ENV = {
+  PATH: '/usr/local/bin:/usr/bin:/bin',
+  LANG: 'C.UTF-8',
+  DATABASE_URL: 'postgres://leak',
+  REDIS_URL: 'redis://leak',
+  OPENAI_API_KEY: 'sk-leak',
+  GITHUB_TOKEN: 'ghp-leak',
+  APP_SECRET: 'leak',
+  HERALD_TELEGRAM_TOKEN: 'leak',
+  HERALD_WORKSPACE_ROOT: '/leak',
+  GRANTED_TOOL_KEY: 'granted-value',
+};
+
+async function terminalIn(mode: 'bwrap' | 'none', grant: string[] = []): Promise<Tool> {
+  const settings = { ...loadConfig({ HERALD_SANDBOX: mode }).sandbox, env: grant };
+  const choice = await openSandbox({ settings, env: SECRET_ENV });
+  if (choice.sandbox === null) throw new Error(choice.notice);
+  return createTerminalTool({ sandbox: choice.sandbox, maxTimeoutMs: 5000, outputChars: 1000 });
+}
+
+describe.each(['bwrap', 'none'] as const)('terminal (HERALD_SANDBOX=%s)', (mode) => {
+  let terminal: Tool;
+  beforeAll(async () => {
+    terminal = await terminalIn(mode);
+  });
 
   it('runs in the workspace (created on demand) and reports the exit code', async () => {
     expect(await run(terminal, { command: 'pwd; echo "$HOME"' })).toBe(`${await realpath(workspace)}\n${await realpath(workspace)}\n[exit code: 0]`);
@@ -49,15 +82,16 @@ describe('terminal', () => {
   });
 
   it('kills the command and the processes it started at the timeout', async () => {
-    const result = await run(terminal, { command: 'sleep 30 & echo $! > child.pid; wait', timeout: 1 });
+    const marker = `sleep 30.${mode === 'bwrap' ? 11 : 12}1`;
+    const result = await run(terminal, { command: `${marker} & wait`, timeout: 1 });
     expect(result).toMatch(/timed out after 1 s; the command and its child processes were killed/);
-    const child = Number(await readFile(join(workspace, 'child.pid'), 'utf8'));
-    expect(await waitDead(child)).toBe(true);
+    expect(await noneRunning(marker)).toBe(true);
   });
 
   it('kills a command that ignores SIGTERM', async () => {
-    const result = await run(terminal, { command: 'trap "" TERM; echo started; sleep 30', timeout: 1 });
-    expect(result).toMatch(/^started\n\[killed by SIGKILL; timed out after 1 s/);
+    const result = await run(terminal, { command: 'trap "" TERM; echo started; sleep 30.2', timeout: 1 });
+    expect(result).toMatch(/^started\n\[killed by SIG(KILL|TERM); timed out after 1 s/);
+    expect(await noneRunning('sleep 30.2')).toBe(true);
   });
 
   it('caps the timeout at the configured maximum', async () => {
@@ -65,9 +99,9 @@ describe('terminal', () => {
   });
 
   it('does not let background jobs outlive the command', async () => {
-    const result = await run(terminal, { command: 'sleep 30 & echo $! > bg.pid; echo done' });
-    expect(result).toBe('done\n[exit code: 0]');
-    expect(await waitDead(Number(await readFile(join(workspace, 'bg.pid'), 'utf8')))).toBe(true);
+    const marker = `sleep 30.${mode === 'bwrap' ? 31 : 32}1`;
+    expect(await run(terminal, { command: `${marker} & echo done` })).toBe('done\n[exit code: 0]');
+    expect(await noneRunning(marker)).toBe(true);
   });
 
   it('keeps the head and tail of long output with a marker', async () => {
@@ -78,48 +112,61 @@ describe('terminal', () => {
     expect(result.length).toBeLessThan(1200);
   });
 
-  it('kills the process group when the turn is aborted', async () => {
+  it('kills everything the command started when the turn is aborted', async () => {
     const controller = new AbortController();
-    const pending = run(terminal, { command: 'echo $$ > shell.pid; sleep 30' }, context(controller.signal));
-    const shell = await waitFor(async () => Number(await readFile(join(workspace, 'shell.pid'), 'utf8')) || undefined, { what: 'the shell running' });
+    const marker = `sleep 30.${mode === 'bwrap' ? 41 : 42}1`;
+    const pending = run(terminal, { command: `echo started > started.txt; ${marker}` }, context(controller.signal));
+    for (let i = 0; i < 100 && running(marker).length === 0; i += 1) await sleep(100);
     controller.abort(new Error('turn cancelled'));
     await expect(pending).rejects.toThrow(/turn cancelled/);
-    expect(await waitDead(shell)).toBe(true);
+    expect(await noneRunning(marker)).toBe(true);
   });
 
-  it('passes no secrets to the command', async () => {
-    const secretive = createTerminalTool({
-      env: {
-        PATH: '/usr/local/bin:/usr/bin:/bin',
-        LANG: 'C.UTF-8',
-        DATABASE_URL: 'postgres://leak',
-        REDIS_URL: 'redis://leak',
-        OPENAI_API_KEY: 'sk-leak',
-        GITHUB_TOKEN: 'ghp-leak',
-        APP_SECRET: 'leak',
-        HERALD_TELEGRAM_TOKEN: 'leak',
-        HERALD_WORKSPACE_ROOT: '/leak',
-      },
-    });
-    const env = await run(secretive, { command: 'env' });
+  it('passes no secrets to the command, only locale variables and the names granted', async () => {
+    const env = await run(await terminalIn(mode, ['GRANTED_TOOL_KEY']), { command: 'env' });
     expect(env).not.toMatch(/leak/);
-    expect(env).toMatch(/^PATH=\/usr\/local\/bin:\/usr\/bin:\/bin$/m);
+    expect(env).toMatch(/^GRANTED_TOOL_KEY=granted-value$/m);
     expect(env).toMatch(/^LANG=C\.UTF-8$/m);
     expect(env).toContain(`HOME=${await realpath(workspace)}`);
   });
 
-  it('builds the environment from an allowlist of names', () => {
-    expect(terminalEnv({ PATH: '/bin', LC_ALL: 'C', TZ: 'UTC', SSH_AUTH_SOCK: '/tmp/agent', AWS_ACCESS_KEY_ID: 'x' }, '/ws')).toEqual({
-      PATH: '/bin',
+  it('sets resource limits before the command runs', async () => {
+    const limits = await run(terminal, { command: 'ulimit -d; ulimit -f; ulimit -t; ulimit -c' });
+    expect(limits).toBe(`${2048 * 1024}\n${1024 * 1024}\n6\n0\n[exit code: 0]`);
+  });
+});
+
+describe('terminal in a sandbox without /proc (a container whose /proc is masked)', () => {
+  it('runs commands and shows no process at all, the worker included', async () => {
+    const settings = loadConfig({}).sandbox;
+    const terminal = createTerminalTool({ sandbox: bubblewrapSandbox('/usr/bin/bwrap', { settings, env: SECRET_ENV }, false), maxTimeoutMs: 5000 });
+    expect(await run(terminal, { command: 'echo works; ls /proc 2>&1; cat /proc/1/environ 2>&1' })).toBe(
+      "works\nls: cannot access '/proc': No such file or directory\ncat: /proc/1/environ: No such file or directory\n[exit code: 1]",
+    );
+  });
+});
+
+describe('terminal', () => {
+  const terminal = createTerminalTool({ sandbox: null, unavailable: 'no sandbox here' });
+
+  it('builds the environment from an allow-list of names', () => {
+    expect(sandboxEnv({ PATH: '/bin', LC_ALL: 'C', TZ: 'UTC', SSH_AUTH_SOCK: '/tmp/agent', AWS_ACCESS_KEY_ID: 'x', GRANTED: 'y' }, ['GRANTED'], '/ws')).toEqual({
+      PATH: SANDBOX_PATH,
       LANG: 'C.UTF-8',
       LC_ALL: 'C',
       TZ: 'UTC',
+      GRANTED: 'y',
       HOME: '/ws',
       PWD: '/ws',
+      TMPDIR: '/tmp',
       TERM: 'dumb',
       PAGER: 'cat',
       GIT_PAGER: 'cat',
     });
+  });
+
+  it('is not offered without a sandbox, and says why', () => {
+    expect(terminal.unavailable).toBe('no sandbox here');
   });
 
   it('refuses hardline commands and asks approval for dangerous ones', () => {

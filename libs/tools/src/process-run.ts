@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+
+/** After SIGTERM the process group gets this long to exit before SIGKILL. */
+const KILL_GRACE_MS = 2000;
+/** Output still buffered in pipes after the command exits is awaited this long. */
+const DRAIN_MS = 500;
+
+export interface ProcessSpec {
+  file: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  cwd: string;
+  timeoutMs: number;
+  /** Output kept; longer output keeps its head and tail. */
+  outputChars: number;
+  signal: AbortSignal;
+}
+
+export interface ProcessResult {
+  output: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+}
+
+/** Keeps the first and last half of the allowed characters, with a marker saying what was cut. */
+export class CappedOutput {
+  readonly #cap: number;
+  #head = '';
+  #tail = '';
+  #total = 0;
+
+  constructor(cap: number) {
+    this.#cap = cap;
+  }
+
+  push(chunk: string): void {
+    this.#total += chunk.length;
+    const half = Math.floor(this.#cap / 2);
+    if (this.#head.length < half) {
+      const room = half - this.#head.length;
+      this.#head += chunk.slice(0, room);
+      chunk = chunk.slice(room);
+    }
+    if (chunk.length === 0) return;
+    this.#tail += chunk;
+    if (this.#tail.length > 2 * half) this.#tail = this.#tail.slice(-half);
+  }
+
+  toString(): string {
+    const half = Math.floor(this.#cap / 2);
+    if (this.#total <= this.#cap) return this.#head + this.#tail;
+    const tail = this.#tail.slice(-half);
+    const omitted = this.#total - this.#head.length - tail.length;
+    return `${this.#head}\n[... ${omitted} characters of output omitted ...]\n${tail}`;
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Runs a process in its own process group with stdin closed, keeps capped output, and kills the
+ * whole group at the timeout or on abort (TERM, then KILL after a grace period).
+ */
+export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
+  spec.signal.throwIfAborted();
+  // detached: the process leads its own group, so a timeout or abort kills its children too.
+  const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = new CappedOutput(spec.outputChars);
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
+  const drained = Promise.all([
+    new Promise((resolve) => child.stdout.once('close', resolve)),
+    new Promise((resolve) => child.stderr.once('close', resolve)),
+  ]);
+  let timedOut = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (child.pid === undefined) return;
+    killGroup(child.pid, 'SIGTERM');
+    killTimer ??= setTimeout(() => killGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS);
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop();
+  }, spec.timeoutMs);
+  spec.signal.addEventListener('abort', stop, { once: true });
+  try {
+    const [exitCode, exitSignal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', (code, sig) => resolve([code, sig]));
+    });
+    // Nothing a command starts outlives it: background jobs it left behind are killed with the group.
+    if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+    // A process that left the group (setsid) may hold the pipes open; don't wait for it.
+    let drainTimer: NodeJS.Timeout | undefined;
+    await Promise.race([drained, new Promise((resolve) => (drainTimer = setTimeout(resolve, DRAIN_MS)))]);
+    clearTimeout(drainTimer);
+    child.stdout.destroy();
+    child.stderr.destroy();
+    spec.signal.throwIfAborted();
+    return { output: output.toString(), exitCode, signal: exitSignal, timedOut };
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(killTimer);
+    spec.signal.removeEventListener('abort', stop);
+  }
+}
