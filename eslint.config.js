@@ -49,7 +49,7 @@ export default tseslint.config(
   ...layerRules([
     ['core', 'queue'],
     ['db'],
-    ['delivery'],
+    ['delivery', 'jobs'],
     ['session', 'knowledge', 'search', 'cron'],
     ['agent', 'tools', 'platforms'],
   ]),

@@ -64,7 +64,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const shutdown = new Shutdown({ logger: silentLogger, deadlineMs: 10_000 });
   const db = openDb(config, silentLogger, shutdown);
   for (let i = 0; i < (options.workers ?? 1); i++) await startWorker(config, silentLogger, shutdown, db);
-  if (options.scheduler) startScheduler(config, silentLogger, shutdown, db);
+  if (options.scheduler) await startScheduler(config, silentLogger, shutdown, db);
   for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
   const address = await startIngress(config, silentLogger, shutdown, db);
   const url = address.replace('0.0.0.0', '127.0.0.1');
