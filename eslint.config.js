@@ -50,7 +50,7 @@ export default tseslint.config(
     ['telemetry'],
     ['core', 'queue'],
     ['db'],
-    ['delivery'],
+    ['delivery', 'jobs'],
     ['session', 'knowledge', 'search', 'cron'],
     ['agent', 'tools', 'platforms'],
   ]),

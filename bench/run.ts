@@ -1,4 +1,5 @@
 import { measureCacheShare } from './cache-bench.ts';
+import { runDeliveryBench } from './delivery-bench.ts';
 import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
@@ -37,8 +38,24 @@ async function importBench(): Promise<void> {
   printImportBench(await runImportBench(Number(process.env.BENCH_IMPORT_MESSAGES ?? 1_000_000), progress));
 }
 
+async function deliveryBench(): Promise<void> {
+  const results = await runDeliveryBench(progress);
+  console.log('\n## 6. Delivery latency: transactional outbox against pg-boss jobs\n');
+  console.log(
+    'Reply committed to the fake Telegram confirming it, open-loop sends over 16 chats (bench/delivery-bench.ts). ' +
+      'The decision this informs: docs/decisions/2026-12-01-pg-boss.md.\n',
+  );
+  console.log(
+    table(
+      ['path', 'replies/s', 'replies', 'p50 ms', 'p99 ms', 'max ms'],
+      results.map((r) => [r.path, r.rate, r.messages, fmt(r.p50), fmt(r.p99), fmt(r.max)]),
+    ),
+  );
+}
+
 async function main(): Promise<void> {
-  // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes import.
+  // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes
+  // import, `-- delivery` only the delivery latency.
   if (process.argv.slice(2).includes('search')) return searchOnly();
   if (process.argv.slice(2).includes('import')) {
     console.log(`# Herald benchmarks: importing a Hermes home\n\n${machineLine()}`);
@@ -48,6 +65,10 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('sizing')) {
     console.log(`# Herald benchmarks: sizing\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).\n`);
     return (await import('./sizing-bench.ts')).runSizing(progress, seconds);
+  }
+  if (process.argv.slice(2).includes('delivery')) {
+    console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
+    return deliveryBench();
   }
   console.log(`# Herald benchmarks\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS). Everything shares this machine: ingress, workers, Postgres, Redis, the fake model and the clients.\n`);
   const bench = new PipelineBench();
@@ -150,6 +171,8 @@ async function main(): Promise<void> {
   await searchBench();
   progress('importing a Hermes home');
   await importBench();
+  progress('delivery latency');
+  await deliveryBench();
 }
 
 main().then(

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedis, createReviewQueue, enqueueReview } from '@herald/queue';
+import { sql } from 'kysely';
+import { REVIEW_DEAD_LETTER_QUEUE, sendReviewJob } from '@herald/knowledge';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
-import { PROCESS_START_MS, startStack, stopProcess, waitFor } from './support/stack.ts';
-import type { Stack } from './support/stack.ts';
+import { startHeraldProcess, startStack, waitFor } from './support/stack.ts';
+import type { HeraldProcess, Stack } from './support/stack.ts';
 
 const INSTRUCTION = '[Background review]';
 
@@ -25,21 +26,6 @@ async function reviewsOf(stack: Stack, sessionId: string): Promise<any[]> {
   return (await stack.get(`/v1/reviews?session_id=${sessionId}`)).body.reviews;
 }
 
-/** Waits until the session's completed user turns since the last memory review reach `count`. */
-async function waitForTurnsCounted(stack: Stack, sessionId: string, count: number): Promise<void> {
-  await waitFor(
-    async () => {
-      const counter = await stack.database.db
-        .selectFrom('review_counters')
-        .select('user_turns_since_memory')
-        .where('session_id', '=', sessionId)
-        .executeTakeFirst();
-      return counter?.user_turns_since_memory === count;
-    },
-    { what: `${count} user turn(s) counted for review` },
-  );
-}
-
 async function waitForReview(stack: Stack, sessionId: string, timeoutMs = 30_000): Promise<any> {
   return waitFor(
     async () => {
@@ -56,9 +42,11 @@ describe('background review in process', () => {
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     stack = await startStack({
-      model: fake,
       reviewers: 1,
       env: {
+        HERALD_MODEL: 'openai/gpt-test',
+        OPENAI_BASE_URL: fake.url,
+        OPENAI_API_KEY: 'sk-test',
         HERALD_PROVIDER_MAX_RETRIES: '0',
         HERALD_REVIEW_MAX_ATTEMPTS: '2',
         HERALD_REVIEW_RETRY_BASE_MS: '50',
@@ -67,6 +55,7 @@ describe('background review in process', () => {
   });
   afterAll(async () => {
     await stack.stop();
+    await fake.close();
   });
 
   it('saves a memory fact after the trigger, refuses terminal, reuses the prompt bytes and leaves the transcript alone', async () => {
@@ -83,7 +72,12 @@ describe('background review in process', () => {
     const first = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-memory', user_id: 'ada', text: 'Please use metric units' });
     const sessionId = first.body.session_id as string;
     // The event is recorded just after the reply; one user turn is not enough for a review.
-    await waitForTurnsCounted(stack, sessionId, 1);
+    await waitFor(
+      async () =>
+        (await stack.database.db.selectFrom('review_counters').select('user_turns_since_memory').where('session_id', '=', sessionId).executeTakeFirst())
+          ?.user_turns_since_memory === 1,
+      { what: 'the first turn counted' },
+    );
     expect(await reviewsOf(stack, sessionId)).toEqual([]);
     await stack.post('/v1/messages?wait=30', { chat_id: 'rev-memory', user_id: 'ada', text: 'thanks' });
 
@@ -124,7 +118,12 @@ describe('background review in process', () => {
     fake.script({ error: { status: 400 } });
     const failed = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-failed', user_id: 'bob', text: 'hello' });
     const sessionId = failed.body.session_id as string;
-    await waitForTurnsCounted(stack, sessionId, 1);
+    await waitFor(
+      async () =>
+        (await stack.database.db.selectFrom('review_counters').select('user_turns_since_memory').where('session_id', '=', sessionId).executeTakeFirst())
+          ?.user_turns_since_memory === 1,
+      { what: 'the failed turn counted' },
+    );
     expect(await reviewsOf(stack, sessionId)).toEqual([]);
     await stack.post('/v1/messages?wait=30', { chat_id: 'rev-failed', user_id: 'bob', text: 'again' });
     const review = await waitForReview(stack, sessionId);
@@ -142,6 +141,11 @@ describe('background review in process', () => {
     expect(review).toMatchObject({ status: 'failed', attempts: 2, actions: [] });
     expect(review.error).toMatch(/model call failed \(HTTP 500\)/);
     expect(fake.requests.filter((r) => r.sessionKey === sessionId && isReview(r))).toHaveLength(2);
+    // Its job ran out of attempts and went to the dead-letter queue, where an operator sees it.
+    await waitFor(async () => {
+      const dead = await sql<{ data: { reviewId: string } }>`SELECT data FROM pgboss.job WHERE name = ${REVIEW_DEAD_LETTER_QUEUE}`.execute(stack.database.db);
+      return dead.rows.some((row) => row.data.reviewId === review.id);
+    }, { what: 'the review in the dead-letter queue' });
     await stack.patch('/v1/profiles/main', { memory_review_interval: 0 });
     const next = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-broken', user_id: 'cy', text: 'and now?' });
     expect(next.body.reply.text).toBe('still answering');
@@ -205,18 +209,27 @@ describe('background review in process', () => {
   }, 60_000);
 });
 
-// Tests here start `herald` processes; each start may take up to PROCESS_START_MS on a busy machine.
-describe('background review across reviewer processes', { timeout: 3 * PROCESS_START_MS }, () => {
+describe('background review across reviewer processes', () => {
   let fake: FakeLLM;
   let stack: Stack;
-  const startReviewer = () => stack.startProcess('reviewer', { HERALD_RECONCILE_INTERVAL_MS: '500' });
+  const processes: HeraldProcess[] = [];
+  // pg-boss's maintenance every second; a review run older than 6 s counts as dead (its reviewer
+  // was killed) and is run again.
+  const reviewerEnv = () => ({ ...stack.env, HERALD_RECONCILE_INTERVAL_MS: '500' });
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    stack = await startStack({ model: fake });
+    stack = await startStack({
+      env: { HERALD_MODEL: 'openai/gpt-test', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', HERALD_REVIEW_TIMEOUT_MS: '6000' },
+    });
     await stack.patch('/v1/profiles/main', { memory_review_interval: 1, skill_review_interval: 0 });
   });
   afterAll(async () => {
+    for (const child of processes) {
+      child.child.kill('SIGKILL');
+      await child.exited;
+    }
     await stack.stop();
+    await fake.close();
   });
 
   const memoryHandler = (request: FakeRequest) => {
@@ -227,7 +240,7 @@ describe('background review across reviewer processes', { timeout: 3 * PROCESS_S
     return { text: 'Saved one fact.' };
   };
 
-  it('runs each review exactly once with two reviewers and duplicate jobs', async () => {
+  it('runs each review exactly once with two reviewers and repeated sends', async () => {
     fake.handler = memoryHandler;
     const sessions: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -240,17 +253,11 @@ describe('background review across reviewer processes', { timeout: 3 * PROCESS_S
       },
       { what: 'four pending reviews' },
     );
-    // Retries, sweeps and replays all add jobs for the same reviews.
-    const redis = createRedis(stack.env.REDIS_URL!, 'producer');
-    const queue = createReviewQueue(redis, stack.env.HERALD_QUEUE_PREFIX!);
-    for (const id of ids) {
-      await enqueueReview(queue, id, 0);
-      await enqueueReview(queue, id, 5);
-    }
-    await queue.close();
-    redis.disconnect();
+    // Sending a review's job again (a replayed completion, a starting reviewer's resend) adds
+    // nothing: the job id is the review id.
+    for (const id of ids) expect(await sendReviewJob(stack.database.db, id)).toBe(false);
     fake.latencyMs = 50;
-    const reviewers = await Promise.all([startReviewer(), startReviewer()]);
+    processes.push(...(await Promise.all([startHeraldProcess('reviewer', reviewerEnv()), startHeraldProcess('reviewer', reviewerEnv())])));
     for (const sessionId of sessions) expect(await waitForReview(stack, sessionId)).toMatchObject({ status: 'done', attempts: 1 });
     fake.latencyMs = 0;
     for (const sessionId of sessions) {
@@ -259,8 +266,11 @@ describe('background review across reviewer processes', { timeout: 3 * PROCESS_S
     }
     const memory = (await stack.get('/v1/profiles/main/memory')).body.entries.map((e: any) => e.content).sort();
     expect(memory).toEqual(sessions.map((id) => `fact from ${id}`).sort());
-    for (const reviewer of reviewers) await stopProcess(reviewer, 'SIGTERM');
-  });
+    for (const child of processes.splice(0)) {
+      child.child.kill('SIGTERM');
+      await child.exited;
+    }
+  }, 90_000);
 
   it("reviews a killed reviewer's event once after restart", async () => {
     let hung = 0;
@@ -272,18 +282,20 @@ describe('background review across reviewer processes', { timeout: 3 * PROCESS_S
       return memoryHandler(request);
     };
     const sessionId = (await stack.post('/v1/messages?wait=30', { chat_id: 'killed', user_id: 'ada', text: 'remember this too' })).body.session_id;
-    const first = await startReviewer();
+    const first = await startHeraldProcess('reviewer', reviewerEnv());
+    processes.push(first);
     await waitFor(async () => hung === 1, { what: 'the review call in flight' });
-    await stopProcess(first, 'SIGKILL');
+    first.child.kill('SIGKILL');
+    await first.exited;
     const running = await stack.database.db.selectFrom('reviews').select(['status', 'attempts']).where('session_id', '=', sessionId).executeTakeFirst();
     expect(running).toEqual({ status: 'running', attempts: 1 });
 
-    await startReviewer();
+    processes.push(await startHeraldProcess('reviewer', reviewerEnv()));
     const review = await waitForReview(stack, sessionId);
     expect(review).toMatchObject({ status: 'done', attempts: 2, actions: [{ tool: 'memory', content: `fact from ${sessionId}` }] });
     const memory = (await stack.get('/v1/profiles/main/memory')).body.entries.map((e: any) => e.content);
     expect(memory.filter((c: string) => c === `fact from ${sessionId}`)).toHaveLength(1);
     const completed = fake.requests.filter((r) => r.sessionKey === sessionId && isReview(r) && afterInstruction(r).length === 2);
     expect(completed).toHaveLength(1);
-  });
+  }, 90_000);
 });

@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<void> {
       const db = openDb(config, logger, shutdown);
       await startWorker(config, logger, shutdown, db);
       await startReviewer(config, logger, shutdown, db);
-      startScheduler(config, logger, shutdown, db);
+      await startScheduler(config, logger, shutdown, db);
       const address = await startIngress(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['ingress', 'worker', 'reviewer', 'scheduler']);
       if (!config.model) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
@@ -117,7 +117,7 @@ async function main(argv: string[]): Promise<void> {
     case 'scheduler': {
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
-      startScheduler(config, logger, shutdown, db);
+      await startScheduler(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['scheduler']);
       logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');

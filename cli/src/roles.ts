@@ -2,8 +2,12 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import { createProvider, PastSessionsRecall } from '@herald/agent';
 import type { Provider } from '@herald/agent';
 import { createDb, ensureDatabase, migrate } from '@herald/db';
+import { applyPolicies, prepareJobs } from '@herald/jobs';
+import type { QueueSpec } from '@herald/jobs';
+import { reviewQueues } from '@herald/knowledge';
+import { cronQueues } from '@herald/cron';
 import type { Db } from '@herald/db';
-import { createRedis, createReviewQueue, createRunQueue, TurnDoneListener } from '@herald/queue';
+import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
 import { builtinRegistry, openSandbox, ToolExposure } from '@herald/tools';
 import type { SandboxChoice, Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
@@ -22,6 +26,18 @@ export async function prepareDatabase(config: Config, logger: Logger): Promise<v
     onApply: (name) => logger.info({ migration: name }, 'applied migration'),
   });
   logger.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied }, 'migrations up to date');
+  const db = createDb({ url: config.databaseUrl, maxConnections: 1 });
+  try {
+    await prepareJobs(db, jobQueues(config));
+  } finally {
+    await db.destroy();
+  }
+  logger.info({}, 'pg-boss schema and job queues up to date');
+}
+
+/** Every pg-boss queue Herald sends to, with its policy from the config. */
+export function jobQueues(config: Config): QueueSpec[] {
+  return [...reviewQueues(config), ...cronQueues()];
 }
 
 export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
@@ -58,10 +74,8 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   const queue = createRunQueue(producer, config.queuePrefix);
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
   shutdown.add('run queue', () => queue.close());
-  const reviewQueue = createReviewQueue(producer, config.queuePrefix);
-  reviewQueue.on('error', (error) => log.warn({ err: error }, 'review queue error'));
-  shutdown.add('review queue (ingress)', () => reviewQueue.close());
-  watchQueues(db, [queue, reviewQueue], shutdown);
+  // Reviews are pg-boss jobs in Postgres (GET /v1/admin/jobs lists them): only the run queue is BullMQ's.
+  watchQueues(db, [queue], shutdown);
   const listener = new TurnDoneListener(subscriber, config.queuePrefix);
   await listener.start();
   const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
@@ -69,7 +83,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     config,
     db,
     queue,
-    adminQueues: [queue, reviewQueue],
+    adminQueues: [queue],
     redis: producer,
     listener,
     logger: log,
@@ -125,10 +139,9 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.webAllowlist })]]));
   const registry = builtinRegistry({ ...config, toolSandbox: await openToolSandbox(config, log) });
   const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
-  const reviewQueue = createReviewQueue(publisher, config.queuePrefix);
-  reviewQueue.on('error', (error) => log.warn({ err: error }, 'review queue error'));
+  // The worker sends review and cron-finish jobs: their queues carry this config's policy.
+  await applyPolicies(db, jobQueues(config));
   const worker = new WorkerService({
-    reviewQueue,
     config,
     db,
     connection,
@@ -143,13 +156,12 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     onSessionActive: delivery.onSessionActive,
   });
   await worker.start();
-  shutdown.add('review queue', () => reviewQueue.close());
   // Leave a few seconds of the deadline for the steps after it.
   shutdown.add('worker', () => worker.close(Math.max(0, config.shutdownTimeoutMs - 5000)));
   return worker;
 }
 
-export function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Reconciler {
+export async function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<Reconciler> {
   const log = logger.child({ component: 'scheduler' });
   const producer = createRedis(config.redisUrl, 'producer', (error) => log.warn({ err: error }, 'redis connection error'));
   shutdown.add('scheduler redis', () => producer.disconnect());
@@ -171,31 +183,22 @@ export function startScheduler(config: Config, logger: Logger, shutdown: Shutdow
     queue,
     logger: log.child({ component: 'cron' }),
     tickMs: config.schedulerTickMs,
+    sweepIntervalMs: config.reconcileIntervalMs,
     maxFailures: config.cronMaxFailures,
   });
-  cron.start();
-  shutdown.add('cron', () => cron.stop());
+  await cron.start();
+  shutdown.add('cron', () => cron.stop(Math.max(0, config.shutdownTimeoutMs - 5000)));
   return reconciler;
 }
 
 export async function startReviewer(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<ReviewerService> {
   const log = logger.child({ component: 'reviewer' });
-  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
-  const connection = createRedis(config.redisUrl, 'worker', onRedisError);
-  const producer = createRedis(config.redisUrl, 'producer', onRedisError);
-  shutdown.add('reviewer redis', () => {
-    connection.disconnect();
-    producer.disconnect();
-  });
-  const queue = createReviewQueue(producer, config.queuePrefix);
-  queue.on('error', (error) => log.warn({ err: error }, 'review queue error'));
-  shutdown.add('review queue (reviewer)', () => queue.close());
   // The reviewer executes only memory and skill tools, but it loads the plugins too, so a review
   // of a session that offered plugin tools refuses them by name rather than as unknown.
   // It never runs terminal or file tools, so it opens no sandbox: they are registered, not offered.
   const registry = builtinRegistry(config);
   await loadToolPlugins(registry, config.toolPlugins);
-  const reviewer = new ReviewerService({ config, db, connection, queue, provider: providerFromConfig(config), registry, logger: log });
+  const reviewer = new ReviewerService({ config, db, provider: providerFromConfig(config), registry, logger: log });
   await reviewer.start();
   shutdown.add('reviewer', () => reviewer.close(Math.max(0, config.shutdownTimeoutMs - 5000)));
   return reviewer;

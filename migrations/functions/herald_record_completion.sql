@@ -1,17 +1,19 @@
 -- A turn's completion event in one round trip (it runs on the worker after every reply, before the
 -- session's next turn): the counters, the trigger decision and the review row, as
--- libs/knowledge/src/review-store.ts describes. p_memory_used / p_skill_used NULL: read from the
--- turn's own tool results, found through the session's index rather than a scan of all messages.
+-- libs/knowledge/src/review-store.ts describes. Whether the turn saved a memory or changed a skill
+-- is read from the turn's own tool results (all of its runs, a resumed turn's too), by
+-- herald_tool_succeeded, through the session's index rather than a scan of all messages. The
+-- trigger rule lives here only: a review kind fires when its count reaches the profile's interval,
+-- and an interval of 0 disables it.
 CREATE OR REPLACE FUNCTION herald_record_completion(p_turn uuid, p_session uuid, p_profile text, p_user text, p_user_turns integer,
-                                         p_iterations integer, p_memory_used boolean, p_skill_used boolean,
-                                         p_interrupted boolean, p_errored boolean, p_scheduled boolean,
+                                         p_iterations integer, p_interrupted boolean, p_errored boolean, p_scheduled boolean,
                                          p_definitions text)
 RETURNS TABLE (review_id uuid, kinds text[], user_turns_since_memory integer, iterations_since_skill integer)
 LANGUAGE plpgsql AS $$
 DECLARE
   c review_counters%ROWTYPE;
-  v_memory_used boolean := p_memory_used;
-  v_skill_used boolean := p_skill_used;
+  v_memory_used boolean;
+  v_skill_used boolean;
   v_memory integer;
   v_skill integer;
   v_memory_interval integer;
@@ -25,17 +27,14 @@ BEGIN
     RETURN QUERY SELECT NULL::uuid, '{}'::text[], c.user_turns_since_memory, c.iterations_since_skill;
     RETURN;
   END IF;
-  IF v_memory_used IS NULL OR v_skill_used IS NULL THEN
-    SELECT coalesce(bool_or(m.tool_name = 'memory'), false), coalesce(bool_or(m.tool_name = 'skill_manage'), false)
-      INTO v_memory_used, v_skill_used
-      FROM messages m
-      WHERE m.session_id = p_session AND m.turn_id = p_turn AND m.role = 'tool'
-        AND m.tool_name IN ('memory', 'skill_manage') AND m.content LIKE '{"success":true%';
-  END IF;
-  SELECT coalesce(p.memory_review_interval, 10), coalesce(p.skill_review_interval, 10)
+  SELECT coalesce(bool_or(m.tool_name = 'memory'), false), coalesce(bool_or(m.tool_name = 'skill_manage'), false)
+    INTO v_memory_used, v_skill_used
+    FROM messages m
+    WHERE m.session_id = p_session AND m.turn_id = p_turn AND m.role = 'tool'
+      AND m.tool_name IN ('memory', 'skill_manage') AND herald_tool_succeeded(m.content);
+  -- A profile that does not exist has no intervals: nothing fires (a review row needs the profile).
+  SELECT p.memory_review_interval, p.skill_review_interval
     INTO v_memory_interval, v_skill_interval FROM profiles p WHERE p.id = p_profile;
-  v_memory_interval := coalesce(v_memory_interval, 10);
-  v_skill_interval := coalesce(v_skill_interval, 10);
   v_memory := CASE WHEN v_memory_used THEN 0 ELSE c.user_turns_since_memory + p_user_turns END;
   v_skill := CASE WHEN v_skill_used THEN 0 ELSE c.iterations_since_skill + p_iterations END;
   IF NOT p_interrupted AND NOT p_errored AND NOT p_scheduled THEN

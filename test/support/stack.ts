@@ -108,7 +108,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db = openDb(config, silentLogger, shutdown);
   const workers = options.workerProcesses ? 0 : (options.workers ?? 1);
   for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db);
-  if (options.scheduler || options.workerProcesses) startScheduler(config, silentLogger, shutdown, db);
+  if (options.scheduler || options.workerProcesses) await startScheduler(config, silentLogger, shutdown, db);
   for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
   const address = await startIngress(config, silentLogger, shutdown, db);
   const url = address.replace('0.0.0.0', '127.0.0.1');

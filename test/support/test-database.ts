@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { loadConfig } from '@herald/core';
 import { createDb, ensureDatabase, migrate, withDefaultUser } from '@herald/db';
 import type { Db } from '@herald/db';
+import { prepareJobs } from '@herald/jobs';
+import { jobQueues } from '@herald/cli';
 
 export const ADMIN_URL = process.env.HERALD_TEST_DATABASE_URL ?? 'postgres://127.0.0.1:5432/postgres';
 
@@ -12,7 +15,10 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database per test file: real Postgres, nothing shared between files. */
+/**
+ * A fresh, migrated database per test file (pg-boss's schema and Herald's queues included, as
+ * `herald migrate` leaves it): real Postgres, nothing shared between files.
+ */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `herald_t_${randomBytes(5).toString('hex')}`;
   const url = new URL(ADMIN_URL);
@@ -20,6 +26,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await ensureDatabase(url.toString());
   await migrate(url.toString());
   const db = createDb({ url: url.toString(), maxConnections: 3 });
+  await prepareJobs(db, jobQueues(loadConfig({})));
   return {
     url: url.toString(),
     name,

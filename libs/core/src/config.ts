@@ -65,9 +65,11 @@ export interface Config {
   reviewerConcurrency: number;
   /** Runs of one review (the first plus retries and crash takeovers) before it is recorded as failed. */
   reviewMaxAttempts: number;
-  /** First retry delay of a failed review; doubles each attempt. */
+  /** First retry delay of a failed review; doubles each attempt (pg-boss counts whole seconds, at least 1). */
   reviewRetryBaseMs: number;
-  /** How often each scheduler replica looks for due cron jobs and finished cron runs. */
+  /** Longest one review run may take; a reviewer that died mid-review has its review run again after this. */
+  reviewTimeoutMs: number;
+  /** How often an idle scheduler replica asks pg-boss for due cron fires and finished runs. */
   schedulerTickMs: number;
   /** Consecutive failed runs after which a cron job is paused and its owner told. */
   cronMaxFailures: number;
@@ -178,6 +180,7 @@ const schema = z.object({
   HERALD_REVIEWER_CONCURRENCY: integer(1, 100).default(3),
   HERALD_REVIEW_MAX_ATTEMPTS: integer(1, 20).default(3),
   HERALD_REVIEW_RETRY_BASE_MS: integer(0, 3_600_000).default(5000),
+  HERALD_REVIEW_TIMEOUT_MS: integer(3000, 3_600_000).default(900_000),
   HERALD_SCHEDULER_TICK_MS: integer(50, 600_000).default(1000),
   HERALD_CRON_MAX_FAILURES: integer(1, 1000).default(3),
   TELEGRAM_BOT_TOKEN: optionalText.refine((value) => value === undefined || /^\d+:[A-Za-z0-9_-]+$/.test(value), {
@@ -291,6 +294,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reviewerConcurrency: e.HERALD_REVIEWER_CONCURRENCY,
     reviewMaxAttempts: e.HERALD_REVIEW_MAX_ATTEMPTS,
     reviewRetryBaseMs: e.HERALD_REVIEW_RETRY_BASE_MS,
+    reviewTimeoutMs: e.HERALD_REVIEW_TIMEOUT_MS,
     schedulerTickMs: e.HERALD_SCHEDULER_TICK_MS,
     cronMaxFailures: e.HERALD_CRON_MAX_FAILURES,
     telegram:

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool, Transaction } from 'kysely';
 import { nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
 import type { CronSchedule } from './cron-schedule.ts';
 import { ALLOWED_VALUES } from '@herald/db';
 import { DeliverSpecError, describeTarget, parseDeliver } from './cron-targets.ts';
+import { cronClock, sendFire } from './cron-fires.ts';
+import type { CronClock } from './cron-fires.ts';
 import type {
   CronJobsTable,
   CronMissedPolicy,
   CronOrigin,
-  CronRunStatus,
-  CronRunTrigger,
   CronSessionMode,
   CronTarget,
   Database,
@@ -95,10 +94,7 @@ export interface CronJobView {
 
 /** The scheduler's clock: database time plus cron_clock's offset (0 outside tests). */
 export async function cronNow(db: Executor): Promise<Date> {
-  const result = await sql<{ now: Date }>`SELECT herald_cron_now() AS now`.execute(db);
-  const now = result.rows[0]?.now;
-  if (!now) throw new Error('herald_cron_now() returned nothing');
-  return new Date(now);
+  return (await cronClock(db)).now;
 }
 
 export function scheduleOf(row: Pick<Selectable<CronJobsTable>, 'schedule' | 'schedule_kind' | 'cron_expr' | 'interval_ms' | 'run_at' | 'timezone'>): CronSchedule {
@@ -215,36 +211,50 @@ function scheduleColumns(parsed: CronSchedule) {
   };
 }
 
-/** Validates everything first, so a bad job is refused whole with the field that is wrong. */
+/** Runs `fn` in `db` when it is a transaction already, else in a new one. */
+export function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db as Transaction<Database>) : db.transaction().execute(fn);
+}
+
+/** Sends the fire of the job's next occurrence when it has one and is enabled. */
+async function scheduleNext(trx: Transaction<Database>, row: Selectable<CronJobsTable>, clock: CronClock): Promise<void> {
+  if (row.enabled && row.next_run_at !== null) await sendFire(trx, row.id, row.next_run_at, clock);
+}
+
+/**
+ * Validates everything first, so a bad job is refused whole with the field that is wrong. The job
+ * and the fire of its first occurrence commit together.
+ */
 export async function createCronJob(db: Executor, input: CronJobInput): Promise<CronJobView> {
   const prompt = checkPrompt(input.prompt);
-  const now = await cronNow(db);
+  const clock = await cronClock(db);
+  const now = clock.now;
   const parsed = schedule(input.schedule, input.timezone, now);
   const session = checkSession(input.sessionMode, input.sessionName);
   const name = input.name?.trim() || prompt.slice(0, 50);
   if (name.length > 200) throw new CronJobInputError('name', 'at most 200 characters');
-  const row = await db
-    .insertInto('cron_jobs')
-    .values({
-      id: randomUUID(),
-      profile_id: input.profileId,
-      creator_user_id: input.creatorUserId,
-      name,
-      prompt,
-      ...scheduleColumns(parsed),
-      session_mode: session.mode,
-      session_name: session.name,
-      skills: JSON.stringify(checkNames('skills', input.skills)),
-      toolsets: JSON.stringify(checkNames('toolsets', input.toolsets)),
-      targets: JSON.stringify(targets(input.deliver, input.origin)),
-      origin: input.origin ? JSON.stringify(input.origin) : null,
-      enabled: input.enabled ?? true,
-      missed_policy: checkPolicy(input.missedPolicy) ?? 'run_once',
-      next_run_at: firstRun(parsed, now),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return jobView(row);
+  const values = {
+    id: randomUUID(),
+    profile_id: input.profileId,
+    creator_user_id: input.creatorUserId,
+    name,
+    prompt,
+    ...scheduleColumns(parsed),
+    session_mode: session.mode,
+    session_name: session.name,
+    skills: JSON.stringify(checkNames('skills', input.skills)),
+    toolsets: JSON.stringify(checkNames('toolsets', input.toolsets)),
+    targets: JSON.stringify(targets(input.deliver, input.origin)),
+    origin: input.origin ? JSON.stringify(input.origin) : null,
+    enabled: input.enabled ?? true,
+    missed_policy: checkPolicy(input.missedPolicy) ?? 'run_once',
+    next_run_at: firstRun(parsed, now),
+  };
+  return inTransaction(db, async (trx) => {
+    const row = await trx.insertInto('cron_jobs').values(values).returningAll().executeTakeFirstOrThrow();
+    await scheduleNext(trx, row, clock);
+    return jobView(row);
+  });
 }
 
 function inScope(scope: CronScope) {
@@ -283,10 +293,10 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
     if (name === '' || name.length > 200) throw new CronJobInputError('name', 'between 1 and 200 characters');
     changes.name = name;
   }
+  const clock = await cronClock(db);
   if (patch.schedule !== undefined || patch.timezone !== undefined) {
-    const now = await cronNow(db);
-    const parsed = schedule(patch.schedule ?? current.schedule, patch.timezone ?? current.timezone, now);
-    Object.assign(changes, scheduleColumns(parsed), { next_run_at: firstRun(parsed, now) });
+    const parsed = schedule(patch.schedule ?? current.schedule, patch.timezone ?? current.timezone, clock.now);
+    Object.assign(changes, scheduleColumns(parsed), { next_run_at: firstRun(parsed, clock.now) });
   }
   if (patch.sessionMode !== undefined || patch.sessionName !== undefined) {
     const session = checkSession(patch.sessionMode ?? (patch.sessionName !== undefined ? 'named' : current.sessionMode), patch.sessionName ?? current.sessionName ?? undefined);
@@ -298,11 +308,15 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
   if (patch.deliver !== undefined) changes.targets = JSON.stringify(targets(patch.deliver, current.origin));
   const policy = checkPolicy(patch.missedPolicy);
   if (policy !== undefined) changes.missed_policy = policy;
-  const row = await db.updateTable('cron_jobs').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
-  return row ? jobView(row) : undefined;
+  return inTransaction(db, async (trx) => {
+    const row = await trx.updateTable('cron_jobs').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+    // A rescheduled job's old fire finds a different next run when it comes due, and does nothing.
+    if (row && 'next_run_at' in changes) await scheduleNext(trx, row, clock);
+    return row ? jobView(row) : undefined;
+  });
 }
 
-/** Pauses a job; it fires nothing until resumed. */
+/** Pauses a job; it fires nothing until resumed (its waiting fire does nothing when it comes due). */
 export async function pauseCronJob(db: Executor, id: string, reason: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
   if (!UUID.test(id)) return undefined;
   const row = await db
@@ -322,17 +336,21 @@ export async function pauseCronJob(db: Executor, id: string, reason: string, sco
 export async function resumeCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
   const current = await getCronJob(db, id, scope);
   if (!current) return undefined;
-  const now = await cronNow(db);
-  const row = await db.selectFrom('cron_jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const parsed = scheduleOf(row);
-  const next = parsed.kind === 'once' ? (row.next_run_at ?? null) : nextOccurrence(parsed, now, parsed.kind === 'interval' ? row.next_run_at : null);
-  const updated = await db
-    .updateTable('cron_jobs')
-    .set({ enabled: true, paused_reason: null, consecutive_failures: 0, next_run_at: next, updated_at: new Date() })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return jobView(updated);
+  const clock = await cronClock(db);
+  return inTransaction(db, async (trx) => {
+    const row = await trx.selectFrom('cron_jobs').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+    const parsed = scheduleOf(row);
+    const next =
+      parsed.kind === 'once' ? (row.next_run_at ?? null) : nextOccurrence(parsed, clock.now, parsed.kind === 'interval' ? row.next_run_at : null);
+    const updated = await trx
+      .updateTable('cron_jobs')
+      .set({ enabled: true, paused_reason: null, consecutive_failures: 0, next_run_at: next, updated_at: new Date() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await scheduleNext(trx, updated, clock);
+    return jobView(updated);
+  });
 }
 
 export async function removeCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<boolean> {
@@ -341,122 +359,3 @@ export async function removeCronJob(db: Executor, id: string, scope: CronScope =
   return Number(result.numDeletedRows) > 0;
 }
 
-/**
- * Asks for a run now, outside the schedule. It is a pending occurrence like any other, so the
- * scheduler dispatches it (within one tick) and delivers it the same way.
- */
-export async function requestCronRun(db: Executor, id: string, scope: CronScope = {}): Promise<CronRunView | undefined> {
-  const job = await getCronJob(db, id, scope);
-  if (!job) return undefined;
-  const row = await db
-    .insertInto('cron_runs')
-    .values({ id: randomUUID(), job_id: id, scheduled_for: sql<Date>`herald_cron_now()`, trigger: 'manual' })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return { ...runView(row), deliveries: [] };
-}
-
-export interface CronDelivery {
-  target: string;
-  status: string;
-  attempts: number;
-  receipt: unknown;
-  error: string | null;
-  deliveredAt: Date | null;
-}
-
-export interface CronRunView {
-  id: string;
-  jobId: string;
-  scheduledFor: Date;
-  trigger: CronRunTrigger;
-  status: CronRunStatus;
-  sessionId: string | null;
-  output: string | null;
-  error: string | null;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  durationMs: number | null;
-  deliveries: CronDelivery[];
-}
-
-function runView(row: Selectable<Database['cron_runs']>): Omit<CronRunView, 'deliveries'> {
-  return {
-    id: row.id,
-    jobId: row.job_id,
-    scheduledFor: row.scheduled_for,
-    trigger: row.trigger,
-    status: row.status,
-    sessionId: row.session_id,
-    output: row.output,
-    error: row.error,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    durationMs: row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null,
-  };
-}
-
-/** A job's runs, newest first, each with the receipts of its deliveries. */
-export async function listCronRuns(db: Executor, jobId: string, limit = 20): Promise<CronRunView[]> {
-  const rows = await db
-    .selectFrom('cron_runs')
-    .selectAll()
-    .where('job_id', '=', jobId)
-    .orderBy('scheduled_for', 'desc')
-    .limit(limit)
-    .execute();
-  const deliveries = await cronDeliveries(db, rows.map((row) => row.id));
-  return rows.map((row) => ({ ...runView(row), deliveries: deliveries.get(row.id) ?? [] }));
-}
-
-/** Outbox rows keyed cron:<run_id>:<target>, grouped by run. */
-async function cronDeliveries(db: Executor, runIds: string[]): Promise<Map<string, CronDelivery[]>> {
-  const byRun = new Map<string, CronDelivery[]>();
-  if (runIds.length === 0) return byRun;
-  const rows = await sql<{
-    idempotency_key: string;
-    status: string;
-    attempts: number;
-    receipt: unknown;
-    last_error: string | null;
-    delivered_at: Date | null;
-  }>`SELECT idempotency_key, status, attempts, receipt, last_error, delivered_at FROM outbox
-      WHERE idempotency_key LIKE ANY (${runIds.map((id) => `cron:${id}:%`)}::text[])
-      ORDER BY created_at, idempotency_key`.execute(db);
-  for (const row of rows.rows) {
-    const [, runId = '', ...target] = row.idempotency_key.split(':');
-    const list = byRun.get(runId) ?? [];
-    list.push({
-      target: target.join(':'),
-      status: row.status,
-      attempts: row.attempts,
-      receipt: row.receipt,
-      error: row.last_error,
-      deliveredAt: row.delivered_at,
-    });
-    byRun.set(runId, list);
-  }
-  return byRun;
-}
-
-export interface ScheduledRun {
-  runId: string;
-  jobId: string;
-  /** Toolsets the job allows its runs; empty means the profile's default for unattended runs. */
-  toolsets: string[];
-  skills: string[];
-}
-
-/**
- * The cron run an inbound event belongs to, if any: how a worker tells an unattended scheduled
- * run (no approvals) and which toolsets the job narrowed it to.
- */
-export async function scheduledRunFor(db: Executor, eventId: string): Promise<ScheduledRun | undefined> {
-  const row = await db
-    .selectFrom('cron_runs')
-    .innerJoin('cron_jobs', 'cron_jobs.id', 'cron_runs.job_id')
-    .select(['cron_runs.id as run_id', 'cron_jobs.id as job_id', 'cron_jobs.toolsets', 'cron_jobs.skills'])
-    .where('cron_runs.event_id', '=', eventId)
-    .executeTakeFirst();
-  return row ? { runId: row.run_id, jobId: row.job_id, toolsets: row.toolsets, skills: row.skills } : undefined;
-}

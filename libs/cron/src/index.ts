@@ -9,14 +9,25 @@ export {
   pauseCronJob,
   resumeCronJob,
   removeCronJob,
-  requestCronRun,
-  listCronRuns,
   cronNow,
   scheduleOf,
   CronJobInputError,
   CRON_MISSED_POLICIES,
   CRON_SESSION_MODES,
   SCHEDULED_PLATFORM,
-  scheduledRunFor,
 } from './cron-store.ts';
-export type { CronJobInput, CronJobPatch, CronJobView, CronJobState, CronRunView, CronDelivery, CronScope, ScheduledRun } from './cron-store.ts';
+export type { CronJobInput, CronJobPatch, CronJobView, CronJobState, CronScope } from './cron-store.ts';
+export { requestCronRun, listCronRuns, scheduledRunFor } from './cron-runs.ts';
+export type { CronRunView, CronDelivery, ScheduledRun } from './cron-runs.ts';
+export {
+  CRON_FIRE_QUEUE,
+  CRON_FINISH_QUEUE,
+  CRON_FIRE_DEAD_LETTER_QUEUE,
+  CRON_FINISH_DEAD_LETTER_QUEUE,
+  cronQueues,
+  cronClock,
+  sendFire,
+  sendManualRun,
+  sendRunFinished,
+} from './cron-fires.ts';
+export type { CronClock, CronFireJob, CronFinishJob } from './cron-fires.ts';

@@ -28,16 +28,20 @@ export {
 } from './skill-store.ts';
 export type { SkillBundle, SkillImportResult, SkillChange, SkillOrigin, SkillSummary, SkillWriteOptions, SkillWriteResult } from './skill-store.ts';
 export {
-  claimReview,
+  REVIEW_QUEUE,
+  REVIEW_DEAD_LETTER_QUEUE,
+  reviewQueues,
+  recordTurnCompletion,
+  sendReviewJob,
+  startReviewRun,
   fencedReviewWrite,
-  findDueReviews,
   finishReview,
+  handBackReview,
+  giveUpReview,
+  openReviews,
   getReview,
   listReviews,
-  recordTurnCompletion,
-  renewReviewClaim,
-  retryReviewLater,
-  ReviewClaimLostError,
+  ReviewSupersededError,
 } from './review-store.ts';
-export type { CompletionOutcome, ReviewClaim, ReviewResult, ReviewRow, ReviewView, TurnCompletedEvent } from './review-store.ts';
+export type { CompletionOutcome, ReviewJob, ReviewResult, ReviewRow, ReviewRun, ReviewView, TurnCompletedEvent } from './review-store.ts';
 export { scanForInjection, promptSafe } from './injection-scan.ts';

@@ -1,8 +1,41 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Config } from '@herald/core';
 import type { Database, ReviewKind, ReviewsTable } from '@herald/db';
+import { sendJob } from '@herald/jobs';
+import type { QueueSpec } from '@herald/jobs';
 
 type Executor = Kysely<Database> | Transaction<Database>;
+
+/** A triggered review is one pg-boss job of this queue, with the review's id as the job's id. */
+export const REVIEW_QUEUE = 'review';
+/** Reviews whose last attempt failed or never finished (crashes), for the reviewer to close. */
+export const REVIEW_DEAD_LETTER_QUEUE = 'review-dead-letter';
+
+export interface ReviewJob {
+  reviewId: string;
+}
+
+/**
+ * The review queues' policy from the config: HERALD_REVIEW_MAX_ATTEMPTS runs in all (crashes
+ * count), exponential backoff from HERALD_REVIEW_RETRY_BASE_MS (whole seconds, pg-boss's unit),
+ * and a run older than HERALD_REVIEW_TIMEOUT_MS counts as dead and is retried.
+ */
+export function reviewQueues(config: Pick<Config, 'reviewMaxAttempts' | 'reviewRetryBaseMs' | 'reviewTimeoutMs'>): QueueSpec[] {
+  const week = 7 * 24 * 60;
+  return [
+    { name: REVIEW_DEAD_LETTER_QUEUE, retryLimit: 2, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 60, retentionMinutes: week },
+    {
+      name: REVIEW_QUEUE,
+      retryLimit: config.reviewMaxAttempts - 1,
+      retryDelaySeconds: Math.max(1, Math.ceil(config.reviewRetryBaseMs / 1000)),
+      retryBackoff: true,
+      expireInSeconds: Math.ceil(config.reviewTimeoutMs / 1000),
+      retentionMinutes: week,
+      deadLetter: REVIEW_DEAD_LETTER_QUEUE,
+    },
+  ];
+}
 
 /**
  * What the worker emits once per finished turn. The counters "since the last review" live in
@@ -17,9 +50,6 @@ export interface TurnCompletedEvent {
   userTurns: number;
   /** Tool-loop iterations (model calls) of this turn. */
   iterations: number;
-  /** A successful memory / skill_manage call happened in this turn (it resets that counter). Omitted: read from the turn's tool results. */
-  memoryUsed?: boolean | undefined;
-  skillUsed?: boolean | undefined;
   /** Stopped by the person, crashed too often, or ended in an error: never reviewed. */
   interrupted: boolean;
   errored: boolean;
@@ -30,107 +60,97 @@ export interface TurnCompletedEvent {
 }
 
 export interface CompletionOutcome {
-  /** Set when this turn triggered a review: the row to hand to the reviewer queue. */
+  /** Set when this turn triggered a review: its row, and its job sent in the same transaction. */
   reviewId: string | null;
   kinds: ReviewKind[];
   counters: { userTurnsSinceMemory: number; iterationsSinceSkill: number };
 }
 
+/** Runs `fn` in `db` when it is a transaction already, else in a new one. */
+function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db as Transaction<Database>) : db.transaction().execute(fn);
+}
+
 /**
  * Folds one completion event into the session's counters and, when a trigger fires, creates the
- * review row: one call of herald_record_completion (one round trip, on the worker after every
- * reply). Hermes' rules: a memory review every N user turns without a memory write, a skill review
- * after N tool-loop iterations without a skill write (N per profile, 0 disables); never after an
- * interrupted or failed turn or a scheduled run (their counts still add up, so the next answered
- * turn fires). A turn counted twice counts once. Without `memoryUsed`/`skillUsed`, the turn's own
- * successful memory and skill_manage results decide.
+ * review row and sends its pg-boss job, in one transaction (pass the worker's, or get a new one):
+ * herald_record_completion holds the rules (Hermes': a memory review every N user turns without a
+ * memory write, a skill review after N tool-loop iterations without a skill write, N per profile,
+ * 0 disables; never after an interrupted or failed turn or a scheduled run, whose counts still add
+ * up). A turn counted twice counts once, and a review's job id is the review's id, so a turn is
+ * reviewed at most once.
  */
 export async function recordTurnCompletion(db: Executor, event: TurnCompletedEvent): Promise<CompletionOutcome> {
-  const result = await sql<{ review_id: string | null; kinds: ReviewKind[]; user_turns_since_memory: number; iterations_since_skill: number }>`
-    SELECT * FROM herald_record_completion(${event.turnId}::uuid, ${event.sessionId}::uuid, ${event.profileId}, ${event.userId},
-      ${event.userTurns}::integer, ${event.iterations}::integer, ${event.memoryUsed ?? null}::boolean, ${event.skillUsed ?? null}::boolean,
-      ${event.interrupted}, ${event.errored}, ${event.scheduled}, ${event.toolDefinitions})`.execute(db);
-  const row = result.rows[0];
-  if (!row) throw new Error('herald_record_completion returned nothing');
-  return {
-    reviewId: row.review_id,
-    kinds: row.kinds,
-    counters: { userTurnsSinceMemory: row.user_turns_since_memory, iterationsSinceSkill: row.iterations_since_skill },
-  };
+  return inTransaction(db, async (trx) => {
+    const result = await sql<{ review_id: string | null; kinds: ReviewKind[]; user_turns_since_memory: number; iterations_since_skill: number }>`
+      SELECT * FROM herald_record_completion(${event.turnId}::uuid, ${event.sessionId}::uuid, ${event.profileId}, ${event.userId},
+        ${event.userTurns}::integer, ${event.iterations}::integer, ${event.interrupted}, ${event.errored}, ${event.scheduled},
+        ${event.toolDefinitions})`.execute(trx);
+    const row = result.rows[0];
+    if (!row) throw new Error('herald_record_completion returned nothing');
+    if (row.review_id !== null) await sendReviewJob(trx, row.review_id);
+    return {
+      reviewId: row.review_id,
+      kinds: row.kinds,
+      counters: { userTurnsSinceMemory: row.user_turns_since_memory, iterationsSinceSkill: row.iterations_since_skill },
+    };
+  });
+}
+
+/** Sends a review's job; false when it exists already (the job id is the review id). */
+export function sendReviewJob(db: Executor, reviewId: string): Promise<boolean> {
+  return sendJob(db, REVIEW_QUEUE, { reviewId } satisfies ReviewJob, { id: reviewId });
 }
 
 export type ReviewRow = Selectable<ReviewsTable>;
 
-export interface ReviewClaim {
+/** One run of a review: `attempt` is its fencing token (the row's attempts when it started). */
+export interface ReviewRun {
   review: ReviewRow;
-  token: string;
-  owner: string;
+  attempt: number;
 }
 
 /**
- * Takes a review for one run: a pending one that is due, or a running one whose claimer stopped
- * renewing (it crashed). The token fences the run's writes, so a reviewer that lost its claim can
- * write nothing more; two replicas given the same job cannot both win.
+ * Starts run `retryCount + 1` of a review (pg-boss's retry count of its job). A review already
+ * done or failed is not run again, and neither is one a later run has taken; a run left
+ * 'running' by a reviewer that died is taken over, its writes fenced off from then on.
  */
-export async function claimReview(db: Executor, reviewId: string, owner: string, ttlMs: number): Promise<ReviewClaim | null> {
+export async function startReviewRun(db: Executor, reviewId: string, retryCount: number): Promise<ReviewRun | null> {
   const row = await db
     .updateTable('reviews')
-    .set({
-      status: 'running',
-      attempts: sql`attempts + 1`,
-      claim_token: sql`nextval('review_claim_tokens')`,
-      claimed_by: owner,
-      claim_expires_at: sql`clock_timestamp() + make_interval(secs => ${ttlMs / 1000})`,
-      started_at: sql`coalesce(started_at, clock_timestamp())`,
-    })
+    .set({ status: 'running', attempts: retryCount + 1, started_at: sql`coalesce(started_at, clock_timestamp())` })
     .where('id', '=', reviewId)
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', sql<Date>`clock_timestamp()`)]),
-        eb.and([eb('status', '=', 'running'), eb('claim_expires_at', '<', sql<Date>`clock_timestamp()`)]),
-      ]),
-    )
+    .where('status', 'in', ['pending', 'running'])
+    .where('attempts', '<=', retryCount)
     .returningAll()
     .executeTakeFirst();
-  if (!row || row.claim_token === null) return null;
-  return { review: row, token: String(row.claim_token), owner };
+  return row ? { review: row, attempt: row.attempts } : null;
 }
 
-export async function renewReviewClaim(db: Executor, claim: ReviewClaim, ttlMs: number): Promise<boolean> {
-  const result = await db
-    .updateTable('reviews')
-    .set({ claim_expires_at: sql`clock_timestamp() + make_interval(secs => ${ttlMs / 1000})` })
-    .where('id', '=', claim.review.id)
-    .where('status', '=', 'running')
-    .where(sql<boolean>`claim_token = ${claim.token}::bigint`)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
-}
+const supersededMarker = Symbol.for('herald.review-run-superseded');
 
-const claimMarker = Symbol.for('herald.review-claim-lost');
-
-/** The review's claim expired and may have been taken over: the run must stop without writing. */
-export class ReviewClaimLostError extends Error {
-  readonly [claimMarker] = true;
-  override readonly name = 'ReviewClaimLostError';
+/** A later run of the review took over (this one outlived its job's expiry): stop without writing. */
+export class ReviewSupersededError extends Error {
+  readonly [supersededMarker] = true;
+  override readonly name = 'ReviewSupersededError';
   constructor(reviewId: string) {
-    super(`the claim on review ${reviewId} was lost`);
+    super(`a later run took over review ${reviewId}`);
   }
-  static isInstance(value: unknown): value is ReviewClaimLostError {
-    return typeof value === 'object' && value !== null && claimMarker in value;
+  static isInstance(value: unknown): value is ReviewSupersededError {
+    return typeof value === 'object' && value !== null && supersededMarker in value;
   }
 }
 
-/** A write of a review run, in a transaction that first checks the run still holds its claim. */
+/** A write of a review run, in a transaction that first checks the run is still the review's. */
 export async function fencedReviewWrite<T>(
   db: Kysely<Database>,
-  claim: ReviewClaim,
+  run: ReviewRun,
   fn: (trx: Transaction<Database>) => Promise<T>,
 ): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    const held = await sql`SELECT 1 FROM reviews WHERE id = ${claim.review.id} AND status = 'running'
-      AND claim_token = ${claim.token}::bigint AND claim_expires_at > clock_timestamp() FOR SHARE`.execute(trx);
-    if (held.rows.length === 0) throw new ReviewClaimLostError(claim.review.id);
+    const held = await sql`SELECT 1 FROM reviews WHERE id = ${run.review.id} AND status = 'running'
+      AND attempts = ${run.attempt} FOR SHARE`.execute(trx);
+    if (held.rows.length === 0) throw new ReviewSupersededError(run.review.id);
     return fn(trx);
   });
 }
@@ -143,8 +163,8 @@ export interface ReviewResult {
   usage?: { inputTokens: number; cachedInputTokens: number; outputTokens: number };
 }
 
-/** Records the outcome; false when the claim was lost meanwhile (another run owns the review). */
-export async function finishReview(db: Executor, claim: ReviewClaim, result: ReviewResult): Promise<boolean> {
+/** Records the outcome; false when a later run owns the review. */
+export async function finishReview(db: Executor, run: ReviewRun, result: ReviewResult): Promise<boolean> {
   const updated = await db
     .updateTable('reviews')
     .set({
@@ -155,54 +175,48 @@ export async function finishReview(db: Executor, claim: ReviewClaim, result: Rev
       input_tokens: result.usage?.inputTokens ?? 0,
       cached_input_tokens: result.usage?.cachedInputTokens ?? 0,
       output_tokens: result.usage?.outputTokens ?? 0,
-      claim_expires_at: null,
       finished_at: sql`clock_timestamp()`,
     })
-    .where('id', '=', claim.review.id)
+    .where('id', '=', run.review.id)
     .where('status', '=', 'running')
-    .where(sql<boolean>`claim_token = ${claim.token}::bigint`)
+    .where('attempts', '=', run.attempt)
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
 }
 
-/** Hands a failed run back for another attempt after `delayMs`. */
-export async function retryReviewLater(db: Executor, claim: ReviewClaim, error: string, delayMs: number): Promise<boolean> {
-  const updated = await db
+/** A failed run that pg-boss will retry: the row waits as pending with the error. */
+export async function handBackReview(db: Executor, run: ReviewRun, error: string): Promise<void> {
+  await db
     .updateTable('reviews')
-    .set({
-      status: 'pending',
-      error,
-      claim_token: null,
-      claim_expires_at: null,
-      next_attempt_at: sql`clock_timestamp() + make_interval(secs => ${delayMs / 1000})`,
-    })
-    .where('id', '=', claim.review.id)
+    .set({ status: 'pending', error })
+    .where('id', '=', run.review.id)
     .where('status', '=', 'running')
-    .where(sql<boolean>`claim_token = ${claim.token}::bigint`)
-    .executeTakeFirst();
-  return Number(updated.numUpdatedRows) > 0;
+    .where('attempts', '=', run.attempt)
+    .execute();
 }
 
 /**
- * Reviews whose job may be gone: pending and due for longer than `graceMs` (the enqueue after the
- * commit failed, or Redis lost it), or running with an expired claim (the reviewer died).
+ * Closes a review whose job was dead-lettered: its last run failed (already recorded) or no run
+ * finished at all (reviewers died). Returns true when this closed it.
  */
-export async function findDueReviews(db: Executor, graceMs: number, limit = 100): Promise<{ id: string; attempts: number }[]> {
-  return db
-    .selectFrom('reviews')
-    .select(['id', 'attempts'])
-    .where((eb) =>
-      eb.or([
-        eb.and([
-          eb('status', '=', 'pending'),
-          eb('next_attempt_at', '<', sql<Date>`clock_timestamp() - make_interval(secs => ${graceMs / 1000})`),
-        ]),
-        eb.and([eb('status', '=', 'running'), eb('claim_expires_at', '<', sql<Date>`clock_timestamp()`)]),
-      ]),
-    )
-    .orderBy('next_attempt_at')
-    .limit(limit)
-    .execute();
+export async function giveUpReview(db: Executor, reviewId: string): Promise<boolean> {
+  const updated = await db
+    .updateTable('reviews')
+    .set({
+      status: 'failed',
+      error: sql`'gave up after ' || attempts || ' attempt(s) that did not finish (' || coalesce(error, 'the reviewer stopped') || ')'`,
+      finished_at: sql`clock_timestamp()`,
+    })
+    .where('id', '=', reviewId)
+    .where('status', 'in', ['pending', 'running'])
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Reviews not finished yet, oldest first: a starting reviewer re-sends their jobs (no-ops when they exist). */
+export async function openReviews(db: Executor, limit = 1000): Promise<string[]> {
+  const rows = await db.selectFrom('reviews').select('id').where('status', 'in', ['pending', 'running']).orderBy('created_at').limit(limit).execute();
+  return rows.map((row) => row.id);
 }
 
 export interface ReviewView {

@@ -5,8 +5,6 @@ export type { WakeJob } from './run-queue.ts';
 export { publishTurnDone, turnDoneChannel, TurnDoneListener } from './turn-events.ts';
 export { publishSessionControl, sessionControlChannel, SessionControlListener } from './session-control.ts';
 export type { ControlAction } from './session-control.ts';
-export { REVIEW_QUEUE, createReviewQueue, enqueueReview, reviewJobId } from './review-queue.ts';
-export type { ReviewJob } from './review-queue.ts';
 export { announceAccepted } from './accepted.ts';
 export type { AcceptedNotice } from './accepted.ts';
 export { bullmqDepth } from './queue-depth.ts';

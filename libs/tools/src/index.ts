@@ -8,6 +8,7 @@ export { ToolExposure, toolPolicySchema } from './tool-policy.ts';
 export type { ExposureInput, ToolPolicy } from './tool-policy.ts';
 export { clarifyTool, CLARIFY_MAX_CHOICES } from './clarify-tool.ts';
 export { defineTool } from './tool.ts';
+export { toolSucceeded } from './tool-result.ts';
 export type { ApprovalNeed, CallContext, CallerRole, PersonAnswer, Tool, ToolContext } from './tool.ts';
 export { todoTool, TODO_MAX_ITEMS, TODO_MAX_ITEM_CHARS } from './todo-tool.ts';
 export { memoryTool, MEMORY_FAILURES_PER_TURN } from './memory-tool.ts';

@@ -4,8 +4,8 @@ import type { ChatMessage, ModelCallRecord, Provider, ToolCall, ToolDefinition, 
 import { fencedReviewWrite } from '@herald/knowledge';
 import { loadTranscript } from '@herald/session';
 import type { Db } from '@herald/db';
-import type { ReviewClaim, ReviewResult } from '@herald/knowledge';
-import { ToolGate } from '@herald/tools';
+import type { ReviewResult, ReviewRun } from '@herald/knowledge';
+import { ToolGate, toolSucceeded } from '@herald/tools';
 import type { ToolRegistry } from '@herald/tools';
 import { join } from 'node:path';
 import { refusedToolResult, REVIEW_MAX_ITERATIONS, REVIEW_TOOL_NAMES, reviewInstruction } from './review-prompt.ts';
@@ -40,15 +40,14 @@ interface ReviewAction {
 }
 
 function describeAction(call: ToolCall, result: string): ReviewAction | undefined {
-  let parsedResult: { success?: unknown; message?: unknown };
+  if (!toolSucceeded(result)) return undefined;
+  const parsedResult = JSON.parse(result) as { message?: unknown };
   let args: Record<string, unknown>;
   try {
-    parsedResult = JSON.parse(result) as typeof parsedResult;
     args = JSON.parse(call.arguments || '{}') as Record<string, unknown>;
   } catch {
     return undefined;
   }
-  if (parsedResult.success !== true) return undefined;
   const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
   if (call.name === 'memory') {
     const operations = Array.isArray(args.operations) ? (args.operations as Record<string, unknown>[]) : [args];
@@ -75,16 +74,16 @@ function describeAction(call: ToolCall, result: string): ReviewAction | undefine
  * Runs one background review of a session: the session's stored system prompt and tool
  * definitions byte for byte, its transcript up to the reviewed turn, and the review instruction as
  * the last user message, so the provider serves everything before the instruction from its prefix
- * cache. Only memory and skill tools may execute; their writes are fenced by the review's claim.
+ * cache. Only memory and skill tools may execute; their writes are fenced by the run's attempt, so a run that a later one took over writes nothing.
  * Nothing is written to the session's transcript.
  */
 export async function runReview(
   deps: ReviewAgentDependencies,
-  claim: ReviewClaim,
+  run: ReviewRun,
   signal: AbortSignal,
 ): Promise<Omit<ReviewResult, 'status' | 'error'>> {
   const { db, registry } = deps;
-  const review = claim.review;
+  const review = run.review;
   const session = await db.selectFrom('sessions').select(['system_prompt', 'platform']).where('id', '=', review.session_id).executeTakeFirst();
   if (!session?.system_prompt) throw new ReviewRunError(`session ${review.session_id} has no stored system prompt`);
   const transcript = await loadTranscript(db, review.session_id);
@@ -109,7 +108,7 @@ export async function runReview(
     workspaceDir: join(deps.config.workspaceRoot, review.profile_id, review.session_id),
     db,
     signal,
-    fencedWrite: <T>(fn: Parameters<typeof fencedReviewWrite<T>>[2]) => fencedReviewWrite(db, claim, fn),
+    fencedWrite: <T>(fn: Parameters<typeof fencedReviewWrite<T>>[2]) => fencedReviewWrite(db, run, fn),
     review: { id: review.id, viewed: new Set<string>() },
   };
   // The same per-call checks as a chat turn, with the review's narrow permitted set.

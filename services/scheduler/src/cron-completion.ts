@@ -19,7 +19,6 @@ export function isSilentAnswer(text: string): boolean {
 export interface CompletionOptions {
   /** Consecutive failed runs after which the job is paused and its owner told. */
   maxFailures: number;
-  limit?: number;
 }
 
 export interface CompletedRun {
@@ -70,23 +69,37 @@ function originTarget(origin: CronOrigin | null): CronTarget | null {
   return { platform: origin.platform, chatId: origin.chatId, ...(origin.threadId ? { threadId: origin.threadId } : {}) };
 }
 
+type FinishedRow = {
+  run_id: string;
+  session_id: string | null;
+  event_status: string;
+  reply_text: string | null;
+  event_error: string | null;
+  completed_at: Date | null;
+  job_id: string;
+  name: string;
+  targets: CronTarget[];
+  origin: CronOrigin | null;
+};
+
 /**
- * Finishes runs whose turn ended (the reply is on the event): records status, output and timing,
- * and in the same transaction puts the report (or a failure notice) into the outbox, keyed per run
- * and target. A run is locked with SKIP LOCKED, so each is completed by one replica; the outbox
- * keys make even a repeated completion harmless. After `maxFailures` failed runs in a row the job
- * is paused and its owner is told in the chat the job was created from.
+ * Finishes the run whose inbound event is `eventId`, once its turn ended (the reply is on the
+ * event): records status, output and timing, and in the same transaction puts the report (or a
+ * failure notice) into the outbox, keyed per run and target. The run row is locked and must still
+ * be running, so a repeated finish (a retried job, the sweep racing the worker) does nothing; the
+ * outbox keys make even that harmless. After `maxFailures` failed runs in a row the job is paused
+ * and its owner is told in the chat the job was created from. Returns null when there was nothing
+ * to finish.
  */
-export async function completeFinishedRuns(db: Db, options: CompletionOptions): Promise<CompletedRun[]> {
+export async function completeRun(db: Db, eventId: string, options: CompletionOptions): Promise<CompletedRun | null> {
   return db.transaction().execute(async (trx) => {
-    const rows = await trx
+    const row = await trx
       .selectFrom('cron_runs')
       .innerJoin('inbound_events', 'inbound_events.id', 'cron_runs.event_id')
       .innerJoin('cron_jobs', 'cron_jobs.id', 'cron_runs.job_id')
       .select([
         'cron_runs.id as run_id',
         'cron_runs.session_id',
-        'cron_runs.started_at',
         'inbound_events.status as event_status',
         'inbound_events.reply_text',
         'inbound_events.error as event_error',
@@ -95,67 +108,92 @@ export async function completeFinishedRuns(db: Db, options: CompletionOptions): 
         'cron_jobs.name',
         'cron_jobs.targets',
         'cron_jobs.origin',
-        'cron_jobs.enabled',
       ])
+      .where('cron_runs.event_id', '=', eventId)
       .where('cron_runs.status', '=', 'running')
       .where('inbound_events.status', 'in', ['done', 'failed'])
-      .orderBy('cron_runs.started_at')
-      .limit(options.limit ?? 100)
       .forUpdate('cron_runs')
-      .skipLocked()
-      .execute();
-    const completed: CompletedRun[] = [];
-    for (const row of rows) {
-      const reply = row.reply_text ?? '';
-      const failed = row.event_status === 'failed' || row.event_error !== null || reply.trim() === '';
-      const silent = !failed && isSilentAnswer(reply);
-      const status = failed ? 'failed' : silent ? 'silent' : 'succeeded';
-      await trx
-        .updateTable('cron_runs')
-        .set({
-          status,
-          output: reply,
-          error: failed ? shortError(row.event_error, null) : null,
-          finished_at: row.completed_at ?? sql<Date>`clock_timestamp()`,
-        })
-        .where('id', '=', row.run_id)
-        .execute();
-      let deliveries = 0;
-      let paused = false;
-      if (!failed) {
-        await trx.updateTable('cron_jobs').set({ consecutive_failures: 0 }).where('id', '=', row.job_id).execute();
-        if (!silent) deliveries += await deliver(trx, row.run_id, row.session_id, row.targets, reply, 'cron');
-      } else {
-        const job = await trx
-          .updateTable('cron_jobs')
-          .set({ consecutive_failures: sql<number>`consecutive_failures + 1`, updated_at: new Date() })
-          .where('id', '=', row.job_id)
-          .returning(['consecutive_failures', 'enabled'])
-          .executeTakeFirstOrThrow();
-        const count = job.consecutive_failures;
-        const notice = `Scheduled job "${row.name}" failed (${shortError(row.event_error, reply)}). Failures in a row: ${count}.`;
-        deliveries += await deliver(trx, row.run_id, row.session_id, row.targets, notice, 'cron-failure');
-        if (count >= options.maxFailures && job.enabled) {
-          const reason = `paused after ${count} failed runs in a row`;
-          await trx.updateTable('cron_jobs').set({ enabled: false, paused_reason: reason }).where('id', '=', row.job_id).execute();
-          paused = true;
-          const owner = originTarget(row.origin);
-          if (owner) {
-            const text = `Scheduled job "${row.name}" is paused: it failed ${count} times in a row. Fix it and resume it (cronjob action resume, or herald cron resume ${row.job_id}).`;
-            const created = await enqueueOutbound(trx, {
-              idempotencyKey: `cron:${row.run_id}:owner`,
-              platform: owner.platform,
-              target: targetFields(owner),
-              text,
-              sessionId: row.session_id,
-              source: 'cron-paused',
-            });
-            if (created.created) deliveries++;
-          }
-        }
-      }
-      completed.push({ runId: row.run_id, jobId: row.job_id, status, deliveries, paused });
-    }
-    return completed;
+      .executeTakeFirst();
+    return row ? finishRow(trx, row, options) : null;
   });
+}
+
+async function finishRow(trx: Transaction<Database>, row: FinishedRow, options: CompletionOptions): Promise<CompletedRun> {
+  const reply = row.reply_text ?? '';
+  const failed = row.event_status === 'failed' || row.event_error !== null || reply.trim() === '';
+  const silent = !failed && isSilentAnswer(reply);
+  const status = failed ? 'failed' : silent ? 'silent' : 'succeeded';
+  await trx
+    .updateTable('cron_runs')
+    .set({
+      status,
+      output: reply,
+      error: failed ? shortError(row.event_error, null) : null,
+      finished_at: row.completed_at ?? sql<Date>`clock_timestamp()`,
+    })
+    .where('id', '=', row.run_id)
+    .execute();
+  if (!failed) {
+    await trx.updateTable('cron_jobs').set({ consecutive_failures: 0 }).where('id', '=', row.job_id).execute();
+    const deliveries = silent ? 0 : await deliver(trx, row.run_id, row.session_id, row.targets, reply, 'cron');
+    return { runId: row.run_id, jobId: row.job_id, status, deliveries, paused: false };
+  }
+  return recordFailure(trx, row, reply, options);
+}
+
+async function recordFailure(trx: Transaction<Database>, row: FinishedRow, reply: string, options: CompletionOptions): Promise<CompletedRun> {
+  const job = await trx
+    .updateTable('cron_jobs')
+    .set({ consecutive_failures: sql<number>`consecutive_failures + 1`, updated_at: new Date() })
+    .where('id', '=', row.job_id)
+    .returning(['consecutive_failures', 'enabled'])
+    .executeTakeFirstOrThrow();
+  const count = job.consecutive_failures;
+  const notice = `Scheduled job "${row.name}" failed (${shortError(row.event_error, reply)}). Failures in a row: ${count}.`;
+  let deliveries = await deliver(trx, row.run_id, row.session_id, row.targets, notice, 'cron-failure');
+  let paused = false;
+  if (count >= options.maxFailures && job.enabled) {
+    const reason = `paused after ${count} failed runs in a row`;
+    await trx.updateTable('cron_jobs').set({ enabled: false, paused_reason: reason }).where('id', '=', row.job_id).execute();
+    paused = true;
+    const owner = originTarget(row.origin);
+    if (owner) {
+      const text = `Scheduled job "${row.name}" is paused: it failed ${count} times in a row. Fix it and resume it (cronjob action resume, or herald cron resume ${row.job_id}).`;
+      const created = await enqueueOutbound(trx, {
+        idempotencyKey: `cron:${row.run_id}:owner`,
+        platform: owner.platform,
+        target: targetFields(owner),
+        text,
+        sessionId: row.session_id,
+        source: 'cron-paused',
+      });
+      if (created.created) deliveries++;
+    }
+  }
+  return { runId: row.run_id, jobId: row.job_id, status: 'failed', deliveries, paused };
+}
+
+/** Runs whose turn ended at least `graceMs` ago but were never finished (their worker died before it said so). */
+export async function unfinishedRuns(db: Db, graceMs: number, limit = 100): Promise<string[]> {
+  const rows = await db
+    .selectFrom('cron_runs')
+    .innerJoin('inbound_events', 'inbound_events.id', 'cron_runs.event_id')
+    .select('cron_runs.event_id')
+    .where('cron_runs.status', '=', 'running')
+    .where('inbound_events.status', 'in', ['done', 'failed'])
+    .where('inbound_events.completed_at', '<', sql<Date>`clock_timestamp() - make_interval(secs => ${graceMs / 1000})`)
+    .limit(limit)
+    .execute();
+  return rows.flatMap((row) => (row.event_id === null ? [] : [row.event_id]));
+}
+
+/** A run whose start or finish was dead-lettered: it failed, and the error says where it stopped. */
+export async function failRun(db: Db, where: { runId: string } | { eventId: string }, error: string): Promise<boolean> {
+  const result = await db
+    .updateTable('cron_runs')
+    .set({ status: 'failed', error: error.slice(0, 2000), finished_at: sql<Date>`clock_timestamp()` })
+    .where('runId' in where ? 'id' : 'event_id', '=', 'runId' in where ? where.runId : where.eventId)
+    .where('status', 'in', ['pending', 'running'])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Transaction } from 'kysely';
-import { cronNow, describeTarget, scheduleOf, SCHEDULED_PLATFORM } from '@herald/cron';
+import type { Selectable, Transaction } from 'kysely';
+import { cronClock, describeTarget, scheduleOf, SCHEDULED_PLATFORM, sendFire } from '@herald/cron';
+import type { CronClock } from '@herald/cron';
 import { sessionKey } from '@herald/session';
-import type { CronTarget, Database, Db } from '@herald/db';
+import type { CronJobsTable, CronTarget, Database, Db } from '@herald/db';
 import { planOccurrences } from './occurrence-plan.ts';
 
 /** A run whose inbound event was committed: the caller enqueues its wake-up. */
@@ -13,76 +14,88 @@ export interface DispatchedRun {
   wakeGeneration: string;
 }
 
-/**
- * Turns due jobs into pending runs. Each job row is locked with SKIP LOCKED, so every due job is
- * handled by exactly one replica per tick; the runs and the job's advanced next_run_at commit
- * together, and UNIQUE (job_id, scheduled_for) refuses an occurrence inserted twice regardless.
- * Returns how many runs were created.
- */
-export async function materializeDueRuns(db: Db, limit = 100): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const now = await cronNow(trx);
-    const jobs = await trx
-      .selectFrom('cron_jobs')
-      .selectAll()
-      .where('enabled', '=', true)
-      .where('next_run_at', '<=', now)
-      .orderBy('next_run_at')
-      .limit(limit)
-      .forUpdate()
-      .skipLocked()
+/** The occurrence's time has not come on the scheduler's clock (it moved back): pg-boss retries it later. */
+export class NotDueError extends Error {
+  override readonly name = 'NotDueError';
+}
+
+type JobRow = Selectable<CronJobsTable>;
+type PlannedRun = { scheduledFor: Date; trigger: 'schedule' | 'missed'; skipped?: string };
+
+/** The runs one due occurrence becomes, or null when the schedule cannot be evaluated (the job is paused). */
+async function planRuns(trx: Transaction<Database>, job: JobRow, due: Date, now: Date): Promise<{ rows: PlannedRun[]; next: Date | null } | null> {
+  let plan: ReturnType<typeof planOccurrences>;
+  try {
+    plan = planOccurrences(scheduleOf(job), due, now, job.missed_policy);
+  } catch (error) {
+    await trx
+      .updateTable('cron_jobs')
+      .set({ enabled: false, paused_reason: `the schedule cannot be evaluated: ${(error as Error).message}`, updated_at: new Date() })
+      .where('id', '=', job.id)
       .execute();
-    let created = 0;
-    for (const job of jobs) {
-      if (job.next_run_at === null) continue;
-      let plan: ReturnType<typeof planOccurrences>;
-      try {
-        plan = planOccurrences(scheduleOf(job), job.next_run_at, now, job.missed_policy);
-      } catch (error) {
-        // One job whose schedule cannot be evaluated must not stall every other job's tick.
-        await trx
-          .updateTable('cron_jobs')
-          .set({ enabled: false, paused_reason: `the schedule cannot be evaluated: ${(error as Error).message}`, updated_at: new Date() })
-          .where('id', '=', job.id)
-          .execute();
-        continue;
-      }
-      const rows: { scheduledFor: Date; trigger: 'schedule' | 'missed'; skipped?: string }[] = plan.onTime.map((t) => ({
-        scheduledFor: t,
-        trigger: 'schedule',
-      }));
-      if (plan.missed) {
-        const note = `missed ${plan.missed.count} occurrence(s) while no scheduler was running`;
-        rows.unshift(
-          plan.runMissed
-            ? { scheduledFor: plan.missed.last, trigger: 'missed' }
-            : { scheduledFor: plan.missed.last, trigger: 'missed', skipped: `${note} (missed-fire policy ${job.missed_policy})` },
-        );
-      }
-      for (const row of rows) {
-        const inserted = await trx
-          .insertInto('cron_runs')
-          .values({
-            id: randomUUID(),
-            job_id: job.id,
-            scheduled_for: row.scheduledFor,
-            trigger: row.trigger,
-            ...(row.skipped === undefined ? {} : { status: 'skipped' as const, error: row.skipped, finished_at: now }),
-          })
-          .onConflict((oc) => oc.columns(['job_id', 'scheduled_for']).doNothing())
-          .returning('id')
-          .executeTakeFirst();
-        if (inserted && row.skipped === undefined) created++;
-      }
-      const fired = rows.some((row) => row.skipped === undefined);
-      await trx
-        .updateTable('cron_jobs')
-        .set({ next_run_at: plan.next, updated_at: new Date(), ...(fired ? { last_run_at: now } : {}) })
-        .where('id', '=', job.id)
-        .execute();
-    }
-    return created;
+    return null;
+  }
+  const rows: PlannedRun[] = plan.onTime.map((t) => ({ scheduledFor: t, trigger: 'schedule' }));
+  if (plan.missed) {
+    const note = `missed ${plan.missed.count} occurrence(s) while no scheduler was running`;
+    rows.unshift(
+      plan.runMissed
+        ? { scheduledFor: plan.missed.last, trigger: 'missed' }
+        : { scheduledFor: plan.missed.last, trigger: 'missed', skipped: `${note} (missed-fire policy ${job.missed_policy})` },
+    );
+  }
+  return { rows, next: plan.next };
+}
+
+/** Records the planned runs (UNIQUE (job_id, scheduled_for) refuses one twice) and starts those not skipped. */
+async function recordRuns(trx: Transaction<Database>, job: JobRow, rows: PlannedRun[], now: Date): Promise<DispatchedRun[]> {
+  const dispatched: DispatchedRun[] = [];
+  for (const row of rows) {
+    const inserted = await trx
+      .insertInto('cron_runs')
+      .values({
+        id: randomUUID(),
+        job_id: job.id,
+        scheduled_for: row.scheduledFor,
+        trigger: row.trigger,
+        ...(row.skipped === undefined ? {} : { status: 'skipped' as const, error: row.skipped, finished_at: now }),
+      })
+      .onConflict((oc) => oc.columns(['job_id', 'scheduled_for']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted && row.skipped === undefined) dispatched.push(await startRun(trx, inserted.id, job));
+  }
+  return dispatched;
+}
+
+/**
+ * Handles one occurrence's fire, in one transaction under the job's row lock: the occurrence (and
+ * any the scheduler missed, by the job's missed-fire policy) becomes its history rows, each run not
+ * skipped becomes an inbound event in the job's session, the job's next run advances, and the fire
+ * of that next occurrence is sent. A fire that finds its job gone, paused or already past this
+ * occurrence (a retry after a crash, a rescheduled job) does nothing.
+ */
+export async function fireOccurrence(db: Db, jobId: string, scheduledFor: Date): Promise<DispatchedRun[]> {
+  return db.transaction().execute(async (trx) => {
+    const job = await trx.selectFrom('cron_jobs').selectAll().where('id', '=', jobId).forUpdate().executeTakeFirst();
+    if (!job?.enabled || job.next_run_at?.getTime() !== scheduledFor.getTime()) return [];
+    const clock = await cronClock(trx);
+    if (scheduledFor.getTime() > clock.now.getTime()) throw new NotDueError(`occurrence ${scheduledFor.toISOString()} of job ${jobId} is not due yet`);
+    const plan = await planRuns(trx, job, scheduledFor, clock.now);
+    if (!plan) return [];
+    const dispatched = await recordRuns(trx, job, plan.rows, clock.now);
+    await advance(trx, job, plan.next, plan.rows.some((row) => row.skipped === undefined), clock);
+    return dispatched;
   });
+}
+
+async function advance(trx: Transaction<Database>, job: JobRow, next: Date | null, fired: boolean, clock: CronClock): Promise<void> {
+  await trx
+    .updateTable('cron_jobs')
+    .set({ next_run_at: next, updated_at: new Date(), ...(fired ? { last_run_at: clock.now } : {}) })
+    .where('id', '=', job.id)
+    .execute();
+  if (next !== null) await sendFire(trx, job.id, next, clock);
 }
 
 function describeTargets(targets: CronTarget[]): string {
@@ -126,56 +139,28 @@ async function acceptRunEvent(
   return { eventId: row.event_id, sessionId: row.session_id, wakeGeneration: String(row.wake_generation) };
 }
 
+/** Starts one pending run through the normal run path, in the caller's transaction. */
+async function startRun(trx: Transaction<Database>, runId: string, job: JobRow): Promise<DispatchedRun> {
+  const accepted = await acceptRunEvent(trx, { id: runId }, { ...job, text: scheduledRunText(job) });
+  await trx
+    .updateTable('cron_runs')
+    .set({ status: 'running', session_id: accepted.sessionId, event_id: accepted.eventId, started_at: sql<Date>`clock_timestamp()` })
+    .where('id', '=', runId)
+    .execute();
+  return { runId, sessionId: accepted.sessionId, wakeGeneration: accepted.wakeGeneration };
+}
+
 /**
- * Starts pending runs through the normal run path: an inbound event in the job's session (fresh or
- * named), deduplicated on the run id, committed with the run's status flip. Pending runs are locked
- * with SKIP LOCKED, so each is dispatched by one replica; the caller enqueues the wake-ups after
- * commit and the reconciler re-enqueues any that are lost.
+ * Starts a pending manual run ("run now"): an inbound event in the job's session, deduplicated on
+ * the run id, committed with the run's flip to running. A manual run runs even while its job is
+ * paused. Returns null when the run is gone or already started (a retried job).
  */
-export async function dispatchPendingRuns(db: Db, limit = 100): Promise<DispatchedRun[]> {
+export async function dispatchManualRun(db: Db, runId: string): Promise<DispatchedRun | null> {
   return db.transaction().execute(async (trx) => {
-    const runs = await trx
-      .selectFrom('cron_runs')
-      .innerJoin('cron_jobs', 'cron_jobs.id', 'cron_runs.job_id')
-      .select([
-        'cron_runs.id as run_id',
-        'cron_runs.trigger',
-        'cron_jobs.id',
-        'cron_jobs.name',
-        'cron_jobs.prompt',
-        'cron_jobs.skills',
-        'cron_jobs.targets',
-        'cron_jobs.enabled',
-        'cron_jobs.profile_id',
-        'cron_jobs.creator_user_id',
-        'cron_jobs.session_mode',
-        'cron_jobs.session_name',
-      ])
-      .where('cron_runs.status', '=', 'pending')
-      .orderBy('cron_runs.created_at')
-      .limit(limit)
-      .forUpdate('cron_runs')
-      .skipLocked()
-      .execute();
-    const dispatched: DispatchedRun[] = [];
-    for (const run of runs) {
-      if (!run.enabled && run.trigger !== 'manual') {
-        // Paused between materializing and dispatching: a paused job fires nothing on its own.
-        await trx
-          .updateTable('cron_runs')
-          .set({ status: 'skipped', error: 'the job was paused before this run started', finished_at: new Date() })
-          .where('id', '=', run.run_id)
-          .execute();
-        continue;
-      }
-      const accepted = await acceptRunEvent(trx, { id: run.run_id }, { ...run, text: scheduledRunText(run) });
-      await trx
-        .updateTable('cron_runs')
-        .set({ status: 'running', session_id: accepted.sessionId, event_id: accepted.eventId, started_at: sql<Date>`clock_timestamp()` })
-        .where('id', '=', run.run_id)
-        .execute();
-      dispatched.push({ runId: run.run_id, sessionId: accepted.sessionId, wakeGeneration: accepted.wakeGeneration });
-    }
-    return dispatched;
+    const run = await trx.selectFrom('cron_runs').select(['id', 'job_id', 'status']).where('id', '=', runId).forUpdate().executeTakeFirst();
+    if (run?.status !== 'pending') return null;
+    const job = await trx.selectFrom('cron_jobs').selectAll().where('id', '=', run.job_id).executeTakeFirst();
+    if (!job) return null;
+    return startRun(trx, run.id, job);
   });
 }

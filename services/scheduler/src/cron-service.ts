@@ -1,92 +1,186 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
+import {
+  CRON_FINISH_DEAD_LETTER_QUEUE,
+  CRON_FINISH_QUEUE,
+  CRON_FIRE_DEAD_LETTER_QUEUE,
+  CRON_FIRE_QUEUE,
+  cronClock,
+  cronQueues,
+  pauseCronJob,
+  sendFire,
+  sendManualRun,
+  sendRunFinished,
+} from '@herald/cron';
+import type { CronFinishJob, CronFireJob } from '@herald/cron';
 import type { Db } from '@herald/db';
+import { JobRuntime } from '@herald/jobs';
+import type { Job } from '@herald/jobs';
 import { enqueueWake } from '@herald/queue';
 import { recordCronFire, recordDeadLetter } from '@herald/telemetry';
 import type { WakeJob } from '@herald/queue';
-import { dispatchPendingRuns, materializeDueRuns } from './cron-firing.ts';
-import { completeFinishedRuns } from './cron-completion.ts';
+import { dispatchManualRun, fireOccurrence } from './cron-firing.ts';
+import type { DispatchedRun } from './cron-firing.ts';
+import { completeRun, failRun, unfinishedRuns } from './cron-completion.ts';
 
 export interface CronServiceOptions {
   db: Db;
   queue: Queue<WakeJob>;
   logger: Logger;
-  /** How often due jobs, pending runs and finished runs are looked at. */
+  /** How often an idle scheduler asks pg-boss for due fires and finished runs. */
   tickMs: number;
+  /** How often the sweep for runs whose finish was never sent runs; also pg-boss's maintenance interval. */
+  sweepIntervalMs: number;
   /** Consecutive failed runs after which a job is paused. */
   maxFailures: number;
+  /** Fires handled at once by this replica. @default 4 */
+  concurrency?: number;
   /** Called when deliveries were put into the outbox (to nudge a local delivery consumer). */
   onDeliveries?: () => void;
 }
 
-export interface TickResult {
-  created: number;
-  dispatched: number;
-  completed: number;
-}
-
 /**
- * The cron loop of one scheduler replica. Any number of replicas may run it: every step claims its
- * rows with SKIP LOCKED inside one transaction, so an occurrence becomes one run, a run one event,
- * and a finished run one set of deliveries, whichever replica gets there first.
+ * The cron side of one scheduler replica, on pg-boss. Any number of replicas may run it: pg-boss
+ * hands each fire (one per occurrence, its id derived from job and time) and each finish (one per
+ * run) to one replica at a time, retries a failed one with backoff and dead-letters it after its
+ * retries, and the handlers run under the job's or run's row lock, so a retried or duplicate job
+ * changes nothing twice. cron_runs is the history the handlers write.
  */
 export class CronService {
   readonly #options: CronServiceOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<TickResult> | undefined;
+  readonly #jobs: JobRuntime;
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<void> | undefined;
+  #started: Promise<void> | undefined;
 
   constructor(options: CronServiceOptions) {
     this.#options = options;
-  }
-
-  start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.tick(), this.#options.tickMs);
-  }
-
-  /** One pass; concurrent calls share it. Failures are logged and retried on the next tick. */
-  tick(): Promise<TickResult> {
-    this.#running ??= this.#tick().finally(() => {
-      this.#running = undefined;
+    this.#jobs = new JobRuntime({
+      db: options.db,
+      logger: options.logger,
+      queues: cronQueues(),
+      maintenanceIntervalSeconds: Math.max(1, Math.round(options.sweepIntervalMs / 1000)),
     });
-    return this.#running;
   }
 
-  async #tick(): Promise<TickResult> {
+  start(): Promise<void> {
+    this.#started ??= (async () => {
+      const { tickMs, sweepIntervalMs } = this.#options;
+      await this.#jobs.start();
+      await this.#resendOpen();
+      const concurrency = this.#options.concurrency ?? 4;
+      this.#jobs.consume<CronFireJob>(CRON_FIRE_QUEUE, { concurrency, pollMs: tickMs }, (job) => this.#fire(job));
+      this.#jobs.consume<CronFinishJob>(CRON_FINISH_QUEUE, { concurrency: 2, pollMs: tickMs }, (job) => this.#finish(job.data.eventId));
+      this.#jobs.consume<CronFireJob>(CRON_FIRE_DEAD_LETTER_QUEUE, { concurrency: 1, pollMs: sweepIntervalMs }, (job) => this.#fireDeadLettered(job));
+      this.#jobs.consume<CronFinishJob>(CRON_FINISH_DEAD_LETTER_QUEUE, { concurrency: 1, pollMs: sweepIntervalMs }, (job) =>
+        this.#finishDeadLettered(job),
+      );
+      this.#sweepTimer = setInterval(() => void this.sweep(), sweepIntervalMs);
+    })();
+    return this.#started;
+  }
+
+  /**
+   * Sends the fire of every enabled job's next occurrence and of every pending manual run. Each is
+   * a no-op where the job exists (its id is derived from what it is about); it gives jobs created
+   * before the pg-boss scheduler (an upgraded database) their first fire.
+   */
+  async #resendOpen(): Promise<void> {
+    const { db, logger } = this.#options;
+    const clock = await cronClock(db);
+    const jobs = await db.selectFrom('cron_jobs').select(['id', 'next_run_at']).where('enabled', '=', true).where('next_run_at', 'is not', null).execute();
+    let sent = 0;
+    for (const job of jobs) if (job.next_run_at && (await sendFire(db, job.id, job.next_run_at, clock))) sent++;
+    const pending = await db.selectFrom('cron_runs').select('id').where('status', '=', 'pending').execute();
+    for (const run of pending) if (await sendManualRun(db, run.id)) sent++;
+    if (sent > 0) logger.info({ sent }, 'sent fires for cron jobs and runs that had none');
+  }
+
+  async #fire(job: Job<CronFireJob>): Promise<void> {
     const { db, queue, logger } = this.#options;
-    const result: TickResult = { created: 0, dispatched: 0, completed: 0 };
-    try {
-      result.created = await materializeDueRuns(db);
-      const dispatched = await dispatchPendingRuns(db);
-      result.dispatched = dispatched.length;
-      for (let i = 0; i < dispatched.length; i++) recordCronFire('fired');
-      for (const run of dispatched) {
-        // Committed already: a failed enqueue is picked up by the reconciler sweep.
-        await enqueueWake(queue, run.sessionId, run.wakeGeneration).catch((error: unknown) =>
-          logger.warn({ err: error, runId: run.runId }, 'wake-up enqueue failed; the reconciler will retry'),
-        );
-      }
-      const completed = await completeFinishedRuns(db, { maxFailures: this.#options.maxFailures });
-      result.completed = completed.length;
-      for (const run of completed) {
-        logger.info({ runId: run.runId, jobId: run.jobId, status: run.status, deliveries: run.deliveries }, 'cron run finished');
-        recordCronFire(run.status);
-        if (run.paused) {
-          logger.warn({ jobId: run.jobId }, 'cron job paused after repeated failures');
-          recordDeadLetter('cron_job');
-        }
-      }
-      if (completed.some((run) => run.deliveries > 0)) this.#options.onDeliveries?.();
-      if (result.created > 0 || result.dispatched > 0) logger.info({ created: result.created, dispatched: result.dispatched }, 'cron runs started');
-    } catch (error) {
-      logger.warn({ err: error }, 'cron tick failed; will retry');
+    const data = job.data;
+    let dispatched: DispatchedRun[];
+    if ('runId' in data) {
+      const run = await dispatchManualRun(db, data.runId);
+      dispatched = run ? [run] : [];
+    } else {
+      dispatched = await fireOccurrence(db, data.jobId, new Date(data.scheduledFor));
     }
-    return result;
+    for (const run of dispatched) {
+      // Committed already: a failed enqueue is picked up by the reconciler sweep.
+      await enqueueWake(queue, run.sessionId, run.wakeGeneration).catch((error: unknown) =>
+        logger.warn({ err: error, runId: run.runId }, 'wake-up enqueue failed; the reconciler will retry'),
+      );
+    }
+    for (let i = 0; i < dispatched.length; i++) recordCronFire('fired');
+    if (dispatched.length > 0) logger.info({ dispatched: dispatched.length }, 'cron runs started');
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#running;
+  async #finish(eventId: string): Promise<void> {
+    const { db, logger } = this.#options;
+    const run = await completeRun(db, eventId, { maxFailures: this.#options.maxFailures });
+    if (!run) return;
+    logger.info({ runId: run.runId, jobId: run.jobId, status: run.status, deliveries: run.deliveries }, 'cron run finished');
+    recordCronFire(run.status);
+    if (run.paused) {
+      logger.warn({ jobId: run.jobId }, 'cron job paused after repeated failures');
+      recordDeadLetter('cron_job');
+    }
+    if (run.deliveries > 0) this.#options.onDeliveries?.();
   }
+
+  async #fireDeadLettered(job: Job<CronFireJob>): Promise<void> {
+    const { db, logger } = this.#options;
+    const cause = failureMessage(job);
+    if ('runId' in job.data) {
+      await failRun(db, { runId: job.data.runId }, `the run could not be started: ${cause}`);
+      logger.error({ runId: job.data.runId, cause }, 'cron run dead-lettered before it started');
+      return;
+    }
+    // Its occurrence never advanced: pause the job, with the reason, rather than leave it silent.
+    const reason = `the run due at ${job.data.scheduledFor} could not be started (${cause}); resume the job to go on`;
+    await pauseCronJob(db, job.data.jobId, reason);
+    logger.error({ jobId: job.data.jobId, cause }, 'cron fire dead-lettered; job paused');
+  }
+
+  async #finishDeadLettered(job: Job<CronFinishJob>): Promise<void> {
+    const cause = failureMessage(job);
+    await failRun(this.#options.db, { eventId: job.data.eventId }, `the run ended but could not be recorded: ${cause}`);
+    this.#options.logger.error({ eventId: job.data.eventId, cause }, 'cron finish dead-lettered');
+  }
+
+  /**
+   * Sends the finish of runs whose turn ended a sweep interval ago without one: the worker sends it
+   * in the turn's completion transaction, which a worker dying right after the reply never reaches.
+   */
+  sweep(): Promise<void> {
+    this.#sweeping ??= (async () => {
+      const { db, logger, sweepIntervalMs } = this.#options;
+      try {
+        const events = await unfinishedRuns(db, sweepIntervalMs);
+        let sent = 0;
+        for (const eventId of events) if (await sendRunFinished(db, eventId)) sent++;
+        if (sent > 0) logger.info({ runs: sent }, 'sent the finish of cron runs whose worker never did');
+      } catch (error) {
+        logger.warn({ err: error }, 'cron sweep failed; will retry');
+      }
+    })().finally(() => {
+      this.#sweeping = undefined;
+    });
+    return this.#sweeping;
+  }
+
+  async stop(graceMs = 5000): Promise<void> {
+    clearInterval(this.#sweepTimer);
+    await this.#started?.catch(() => undefined);
+    await this.#sweeping;
+    await this.#jobs.stop(graceMs);
+  }
+}
+
+/** What the dead-lettered job's last run failed with (pg-boss keeps it as the job's output). */
+function failureMessage(job: Job<unknown>): string {
+  const output = job.output as { message?: unknown; value?: { message?: unknown } } | null;
+  const message = output?.message ?? output?.value?.message;
+  return typeof message === 'string' ? message.slice(0, 500) : 'no error recorded';
 }

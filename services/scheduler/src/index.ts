@@ -1,10 +1,10 @@
 export { Reconciler } from './reconciler.ts';
 export type { ReconcilerOptions } from './reconciler.ts';
 export { CronService } from './cron-service.ts';
-export type { CronServiceOptions, TickResult } from './cron-service.ts';
-export { materializeDueRuns, dispatchPendingRuns, scheduledRunText } from './cron-firing.ts';
+export type { CronServiceOptions } from './cron-service.ts';
+export { fireOccurrence, dispatchManualRun, scheduledRunText } from './cron-firing.ts';
 export type { DispatchedRun } from './cron-firing.ts';
-export { completeFinishedRuns, isSilentAnswer } from './cron-completion.ts';
+export { completeRun, isSilentAnswer } from './cron-completion.ts';
 export type { CompletedRun, CompletionOptions } from './cron-completion.ts';
 export { planOccurrences } from './occurrence-plan.ts';
 export type { OccurrencePlan } from './occurrence-plan.ts';

@@ -8,8 +8,7 @@ import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/db';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
-import type { ReviewJob, WakeJob } from '@herald/queue';
-import type { Queue } from 'bullmq';
+import type { WakeJob } from '@herald/queue';
 import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/telemetry';
 import { drainSession } from './session-drain.ts';
 import { emitTurnCompletion } from './turn-completion.ts';
@@ -28,8 +27,6 @@ export interface WorkerServiceOptions {
   exposure: ToolExposure;
   logger: Logger;
   recall: RecallProvider | null;
-  /** Where triggered reviews are queued; null: reviews are recorded, and the reviewer's sweep queues them. */
-  reviewQueue?: Queue<ReviewJob> | null;
   /** While a session's turns run (a chat's typing indicator); returns the stop function. */
   onSessionActive?: (sessionId: string, platform: string) => () => void;
 }
@@ -93,7 +90,7 @@ export class WorkerService {
           await publishTurnDone(this.#options.publisher, this.#options.config.queuePrefix, turn.eventIds).catch(
             (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
           );
-          await emitTurnCompletion({ ...this.#options, reviewQueue: this.#options.reviewQueue ?? null, logger }, turn);
+          await emitTurnCompletion({ ...this.#options, logger }, turn);
         },
       },
       sessionId,

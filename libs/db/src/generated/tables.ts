@@ -192,9 +192,6 @@ export interface Reviews {
   actions: Generated<Json>;
   attempts: Generated<number>;
   cached_input_tokens: Generated<number>;
-  claim_expires_at: Timestamp | null;
-  claim_token: Int8 | null;
-  claimed_by: string | null;
   created_at: Generated<Timestamp>;
   error: string | null;
   finished_at: Timestamp | null;
@@ -202,7 +199,6 @@ export interface Reviews {
   input_tokens: Generated<number>;
   iterations: number;
   kinds: string[];
-  next_attempt_at: Generated<Timestamp>;
   output_tokens: Generated<number>;
   profile_id: string;
   session_id: string;
