@@ -84,9 +84,6 @@ function sourceText(): string {
  * Names that can only be code: camelCase, PascalCase with an inner capital, herald_* SQL functions
  * and UPPER_SNAKE constants or variables. Plain words and lower-case names are left alone.
  */
-/** Linux and Kubernetes names the docs explain (docs/security.md) that Herald's own files never spell. */
-const EXTERNAL_NAMES = new Set(['CAP_SYS_ADMIN', 'hostUsers', 'procMount']);
-
 const CODE_NAME = /^(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|herald_[a-z_]+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)$/;
 
 /** The code names in inline code and in fenced blocks (diagrams name functions and tables too). */
@@ -144,7 +141,7 @@ describe('the docs match the repository', () => {
     const source = sourceText();
     const unknown: string[] = [];
     for (const page of pages()) {
-      for (const name of new Set(codeNames(read(page)))) if (!EXTERNAL_NAMES.has(name) && !source.includes(name)) unknown.push(`${page}: ${name}`);
+      for (const name of new Set(codeNames(read(page)))) if (!source.includes(name)) unknown.push(`${page}: ${name}`);
     }
     expect(unknown).toEqual([]);
   });
