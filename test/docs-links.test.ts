@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '@herald/core';
 
 // The docs are a map of the code; these checks make a moved file, a renamed test or a dropped
 // page fail here instead of misleading the next reader.
@@ -157,6 +158,23 @@ describe('the docs match the repository', () => {
     expect(gone).toEqual([]);
     // The architecture page cites the tests of every invariant; finding none means the pattern broke.
     expect(count).toBeGreaterThan(20);
+  });
+
+  it('has a row in docs/configuration.md for every variable the config reads', () => {
+    // The config asks the environment for each variable it knows; a recording proxy lists them.
+    const read = new Set<string>();
+    loadConfig(
+      new Proxy({} as Record<string, string | undefined>, {
+        get: (_target, key) => {
+          if (typeof key === 'string') read.add(key);
+          return undefined;
+        },
+      }),
+    );
+    const page = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+    const missing = [...read].filter((name) => !page.includes(`| \`${name}\` |`));
+    expect(read.size).toBeGreaterThan(40);
+    expect(missing).toEqual([]);
   });
 
   it('has a row for every lib and service in docs/architecture.md', () => {
