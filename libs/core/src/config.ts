@@ -206,11 +206,33 @@ function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '');
 }
 
+// Settings whose value may hold a credential: a key, a token, a secret, or a URL with a password
+// in it (DATABASE_URL). An error names them and never echoes what was given.
+const SECRET_BEARING = /KEY|TOKEN|SECRET|PASSWORD|URL|ENDPOINT/;
+
 function describeValue(env: Record<string, string | undefined>, key: string): string {
   const value = env[key];
   if (value === undefined) return 'it is not set';
-  if (/KEY|TOKEN/.test(key)) return 'got a value that is not valid';
+  if (SECRET_BEARING.test(key)) return 'got a value that is not valid';
   return `got '${value}'`;
+}
+
+/** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || /^::ffff:127(\.\d{1,3}){3}$/.test(bare);
+}
+
+/**
+ * The HTTP API refuses to listen beyond loopback without HERALD_API_TOKEN: an open API on the
+ * network is anyone's agent. Checked where the API starts (the ingress), not in loadConfig, so a
+ * worker that shares HOST from a config map but holds no API token still starts.
+ */
+export function assertSafeBind(config: Pick<Config, 'host' | 'apiToken'>): void {
+  if (config.apiToken !== undefined || isLoopbackHost(config.host)) return;
+  throw new ConfigError(
+    `HOST: ${config.host} is reachable from other machines and HERALD_API_TOKEN is not set, so the API would be open to anyone who can reach it; set HERALD_API_TOKEN (at least 8 characters) or bind to 127.0.0.1`,
+  );
 }
 
 /** The names HERALD_SANDBOX_ENV grants to tools may not include any setting Herald itself reads. */
