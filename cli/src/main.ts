@@ -1,4 +1,4 @@
-import { ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
+import { assertSafeBind, ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 
 import { runAdminCommand } from './admin-commands.ts';
@@ -70,6 +70,8 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'up': {
       const started = performance.now();
+      // Before anything starts: the ingress would refuse later, after the other roles came up.
+      assertSafeBind(config);
       await prepareDatabase(config, logger);
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);

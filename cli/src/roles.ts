@@ -1,3 +1,4 @@
+import { assertSafeBind } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { createProvider, PastSessionsRecall } from '@herald/agent';
 import type { Provider } from '@herald/agent';
@@ -63,6 +64,7 @@ export function providerFromConfig(config: Config): Provider | null {
 }
 
 export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
+  assertSafeBind(config);
   const log = logger.child({ component: 'ingress' });
   const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
   const producer = createRedis(config.redis.url, 'producer', onRedisError);

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { apiSection } from './config/api.ts';
+import { apiSection, isLoopbackHost } from './config/api.ts';
 import { databaseSection } from './config/database.ts';
 import { limitsSection } from './config/limits.ts';
 import { modelSection } from './config/model.ts';
@@ -34,6 +34,19 @@ export const SETTING_NAMES: readonly string[] = Object.values(SECTIONS).flatMap(
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+/**
+ * The HTTP API refuses to listen beyond loopback without HERALD_API_TOKEN: an open API on the
+ * network is anyone's agent. Checked where the API starts (the ingress), not in loadConfig, so a
+ * worker that shares HOST from a config map but holds no API token still starts.
+ */
+export function assertSafeBind(config: Pick<Config, 'api'>): void {
+  const { host, token } = config.api;
+  if (token !== undefined || isLoopbackHost(host)) return;
+  throw new ConfigError(
+    `HOST: ${host} is reachable from other machines and HERALD_API_TOKEN is not set, so the API would be open to anyone who can reach it; set HERALD_API_TOKEN (at least 8 characters) or bind to 127.0.0.1`,
+  );
 }
 
 /**

@@ -1,4 +1,6 @@
-export { loadConfig, ConfigError, SETTING_NAMES } from './config.ts';
+export { assertSafeBind, loadConfig, ConfigError, SETTING_NAMES } from './config.ts';
+export { isLoopbackHost } from './config/api.ts';
+export { redactSecrets } from './redact.ts';
 export type { Config } from './config.ts';
 export { PROVIDERS } from './config/model.ts';
 export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts';

@@ -9,7 +9,6 @@ import { announceAccepted } from '@herald/queue';
 import { metricsText, withSpan } from '@herald/telemetry';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
-import { authorized } from './api-auth.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { waitingView } from './wait-views.ts';
@@ -85,14 +84,6 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     ]);
     const ready = postgres === 'ok' && redis === 'ok';
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', postgres, redis });
-  });
-
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/v1/')) return;
-    if (!authorized(request, config.api.token)) {
-      return sendError(reply, 401, 'unauthorized', 'missing or wrong bearer token (Authorization: Bearer <HERALD_API_TOKEN>)');
-    }
-    return undefined;
   });
 
   app.post('/v1/messages', async (request, reply) => {

@@ -12,6 +12,7 @@ import { registerSkillRoutes } from './skill-routes.ts';
 import { registerCronRoutes } from './cron-routes.ts';
 import { registerSearchRoutes } from './search-routes.ts';
 import { sendError } from './api-errors.ts';
+import { installAuth } from './api-auth.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import { registerTelegramWebhook } from './platform-routes.ts';
@@ -54,6 +55,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       ? sendError(reply, 503, 'unavailable', 'storage is unavailable; retry shortly, nothing was accepted')
       : sendError(reply, 500, 'internal', 'internal error');
   });
+  installAuth(app, options.config.api.token);
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger });

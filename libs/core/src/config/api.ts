@@ -29,3 +29,10 @@ export const apiSection = z
       url: e.HERALD_URL ?? `http://127.0.0.1:${e.PORT}`,
     }),
   );
+
+/** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || /^::ffff:127(\.\d{1,3}){3}$/.test(bare);
+}
+
