@@ -40,3 +40,6 @@ CREATE INDEX messages_scope_vector_idx ON messages USING gin (owner_id, session_
 CREATE INDEX messages_scope_trgm_idx ON messages
   USING gin (owner_id, session_id, (content || coalesce(' ' || tool_text, '')) gin_trgm_ops);
 CREATE INDEX messages_scope_time_idx ON messages (owner_id, profile_id, created_at);
+
+-- The sessions a person sees without owning them: those of a chat type the profile shares.
+CREATE INDEX sessions_profile_chat_type_idx ON sessions (profile_id, chat_type);

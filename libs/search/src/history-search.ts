@@ -3,7 +3,7 @@ import type { RawBuilder } from 'kysely';
 import type { Db } from '@herald/db';
 import type { MessageRole } from '@herald/db';
 import { recordSearch } from '@herald/telemetry';
-import { candidateCtes, CANDIDATE_ROWS } from './search-candidates.ts';
+import { candidateCtes, CANDIDATE_ROWS, candidateRows } from './search-candidates.ts';
 import type { CandidateQuery } from './search-candidates.ts';
 import { planQuery, SEARCH_TEXT } from './search-plan.ts';
 import type { Plan, SearchRoute } from './search-plan.ts';
@@ -49,7 +49,7 @@ export interface SessionResult {
 export interface SearchResult {
   route: SearchRoute;
   sessions: SessionResult[];
-  /** Matching messages considered: the bounded candidate set (at most SEARCH_SCAN_ROWS). */
+  /** Matching messages considered: the bounded candidate set (at most SEARCH_SCAN_ROWS, see candidateRows). */
   matched: number;
 }
 
@@ -57,6 +57,8 @@ export interface SearchResult {
 export const SEARCH_SCAN_ROWS = CANDIDATE_ROWS;
 export const MAX_SEARCH_LIMIT = 50;
 export const MAX_HITS_PER_SESSION = 10;
+const DEFAULT_LIMIT = 5;
+const DEFAULT_HITS = 3;
 const SNIPPET_RADIUS = 80;
 export const HIGHLIGHT_START = '>>>';
 export const HIGHLIGHT_END = '<<<';
@@ -129,7 +131,8 @@ export async function candidateQuery(db: Db, scope: SearchScope, options: Search
   const timeRange: RawBuilder<unknown>[] = [];
   if (options.from) timeRange.push(sql`m.created_at >= ${options.from}`);
   if (options.to) timeRange.push(sql`m.created_at < ${options.to}`);
-  return { scope, plan, filters, timeRange, oldestFirst: options.sort === 'oldest' };
+  const rows = candidateRows(clamp(options.limit, DEFAULT_LIMIT, MAX_SEARCH_LIMIT), clamp(options.hitsPerSession, DEFAULT_HITS, MAX_HITS_PER_SESSION));
+  return { scope, plan, filters, timeRange, oldestFirst: options.sort === 'oldest', rows };
 }
 
 /** The whole search statement: the candidate set, ranked or ordered in time, with its sessions. */
@@ -147,16 +150,27 @@ export function searchSql(query: CandidateQuery, sort: SearchSort): RawBuilder<H
            s.platform, s.chat_type, s.created_at AS session_created_at, (${query.plan.rank})::float8 AS rank
     FROM candidates c JOIN messages m ON m.id = c.id JOIN sessions s ON s.id = m.session_id
     ORDER BY ${order}
-    LIMIT ${SEARCH_SCAN_ROWS}`;
+    LIMIT ${query.rows}`;
+}
+
+/**
+ * Runs searchSql with JIT and parallel workers off. The planner costs the whole statement,
+ * including the GIN branch that runs only when the walk falls short; for a common word that
+ * branch is estimated high enough to cross jit_above_cost, and compiling took 50-600 ms for a
+ * query that then runs in a few. Parallel workers cost more to start than a bounded read saves.
+ */
+async function searchRows(db: Db, query: CandidateQuery, sort: SearchSort): Promise<HitRow[]> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`.execute(trx);
+    return (await searchSql(query, sort).execute(trx)).rows;
+  });
 }
 
 async function runSearch(db: Db, scope: SearchScope, options: SearchOptions): Promise<SearchResult> {
   const query = await candidateQuery(db, scope, options);
-  const limit = clamp(options.limit, 5, MAX_SEARCH_LIMIT);
-  const hitsPerSession = clamp(options.hitsPerSession, 3, MAX_HITS_PER_SESSION);
-  // No transaction to switch JIT and parallel workers off, as the unbounded search needed: the
-  // bounded plans cost far below jit_above_cost and parallel_setup_cost (search-scale.test.ts checks).
-  const rows = (await searchSql(query, options.sort ?? 'relevance').execute(db)).rows;
+  const limit = clamp(options.limit, DEFAULT_LIMIT, MAX_SEARCH_LIMIT);
+  const hitsPerSession = clamp(options.hitsPerSession, DEFAULT_HITS, MAX_HITS_PER_SESSION);
+  const rows = await searchRows(db, query, options.sort ?? 'relevance');
   const grouped = new Map<string, { row: HitRow; hits: HitRow[] }>();
   for (const row of rows) {
     let group = grouped.get(row.session_id);

@@ -6,11 +6,22 @@ import type { SearchScope } from './search-scope.ts';
 
 /**
  * The bounded candidate set: the newest (or, sorted oldest first, the oldest) CANDIDATE_ROWS
- * matching messages in the person's scope. Ranking happens within it, so a word that matches a
+ * (at most; see candidateRows) matching messages in the person's scope. Ranking happens within it, so a word that matches a
  * hundred thousand messages costs what a word matching a few hundred does. Named and documented
  * in docs/search.md.
  */
 export const CANDIDATE_ROWS = 300;
+/** The fewest candidates a search ranks, however few sessions it asks for. */
+export const MIN_CANDIDATE_ROWS = 100;
+
+/**
+ * Candidates for a search that returns `limit` sessions of up to `hitsPerSession` hits: several
+ * times what it shows, so the best hits of the newest matches are among them, within
+ * MIN_CANDIDATE_ROWS..CANDIDATE_ROWS. Fewer candidates, a shorter walk for a common word.
+ */
+export function candidateRows(limit: number, hitsPerSession: number): number {
+  return Math.min(CANDIDATE_ROWS, Math.max(MIN_CANDIDATE_ROWS, 4 * limit * hitsPerSession));
+}
 /**
  * How many of the person's own newest messages the first phase reads, through the
  * (owner_id, profile_id, created_at) btree, before it hands over to the composite GIN indexes: a
@@ -29,6 +40,8 @@ export interface CandidateQuery {
   /** Conditions on m.created_at, also served by the btree walk. */
   timeRange: RawBuilder<unknown>[];
   oldestFirst: boolean;
+  /** How many candidates: candidateRows(). */
+  rows: number;
 }
 
 function and(conditions: RawBuilder<unknown>[]): RawBuilder<unknown> {
@@ -59,16 +72,16 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   const ownHits = recent
     ? sql`SELECT m.id, m.created_at FROM messages m WHERE false`
     : sql`SELECT m.id, m.created_at FROM messages m
-          WHERE (SELECT count(*) FROM walk) < ${CANDIDATE_ROWS} AND ${ownedBy(scope)} AND ${within} AND ${matches}`;
+          WHERE (SELECT count(*) FROM walk) < ${query.rows} AND ${ownedBy(scope)} AND ${within} AND ${matches}`;
   return sql`
     others AS MATERIALIZED (${otherVisibleSessionIds(scope)}),
     walk AS MATERIALIZED (
       SELECT m.id, m.created_at FROM (
         SELECT * FROM messages m WHERE ${ownedBy(scope)} AND ${within} ORDER BY m.created_at ${dir} LIMIT ${walkRows}) m
-      WHERE ${matches} ORDER BY m.created_at ${dir} LIMIT ${CANDIDATE_ROWS}),
+      WHERE ${matches} ORDER BY m.created_at ${dir} LIMIT ${query.rows}),
     own_hits AS MATERIALIZED (${ownHits}),
     other_hits AS MATERIALIZED (${otherHits}),
     candidates AS (
       SELECT id, created_at FROM walk UNION SELECT id, created_at FROM own_hits UNION SELECT id, created_at FROM other_hits
-      ORDER BY created_at ${dir}, id ${dir} LIMIT ${CANDIDATE_ROWS})`;
+      ORDER BY created_at ${dir}, id ${dir} LIMIT ${query.rows})`;
 }

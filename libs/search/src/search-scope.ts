@@ -35,12 +35,21 @@ export function ownedBy(scope: SearchScope): RawBuilder<unknown> {
   return sql`m.owner_id = ${scope.userId} AND m.profile_id = ${scope.profileId}`;
 }
 
-/** The rest of visibleSessions: sessions the person sees without having started them. */
+/**
+ * The rest of visibleSessions: sessions the person sees without having started them. Written as
+ * two lookups that each read only what they return (the profile's sessions of a shared chat type
+ * through sessions_profile_chat_type_idx, the person's own events through inbound_events_user_idx)
+ * rather than a test of every session in the profile.
+ */
 export function otherVisibleSessionIds(scope: SearchScope): RawBuilder<unknown> {
   return sql`
     SELECT s.id FROM sessions s
     WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId}
-      AND ${sharedOrWrittenIn(scope)}`;
+      AND s.chat_type = ANY ((SELECT p.search_shared_chat_types FROM profiles p WHERE p.id = ${scope.profileId})::text[])
+    UNION
+    SELECT s.id FROM (SELECT DISTINCT e.session_id FROM inbound_events e WHERE e.user_id = ${scope.userId}) e
+      JOIN sessions s ON s.id = e.session_id
+    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId}`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
