@@ -243,6 +243,15 @@ describe('the web console, in headless Chromium against a running Herald', () =>
     await letter.waitFor({ state: 'detached' });
   });
 
+  it('shows a session that starts while the page is open, without a reload', async () => {
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.locator(`[data-session="${sessionId}"]`).waitFor();
+    await page.evaluate('window.notReloaded = true');
+    const fresh = await stack.post('/v1/messages', { chat_id: 'late-chat', user_id: 'bob', text: 'a new chat starts' });
+    await page.locator(`[data-session="${fresh.body.session_id}"]`).waitFor();
+    expect(await page.evaluate<boolean | undefined>('window.notReloaded')).toBe(true);
+  });
+
   it('reads at 360 pixels and in the dark scheme', async () => {
     await page.setViewportSize({ width: 360, height: 740 });
     await open(`#/session/${sessionId}`);
