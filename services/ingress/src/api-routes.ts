@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, getEvent, loadTranscript, QUEUE_MODES } from '@herald/session';
+import { acceptInbound, BacklogFullError, getEvent, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
 import { metricsText, withSpan } from '@herald/telemetry';
@@ -205,32 +205,5 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return sendError(reply, 404, 'not_found', 'no such session');
     return sessionView(request.params.id);
-  });
-
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
-    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
-    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
-    const transcript = await loadTranscript(db, session.id);
-    return {
-      messages: transcript.map((message) => ({
-        role: message.role,
-        content: message.content,
-        ...(message.toolCalls
-          ? {
-              tool_calls: message.toolCalls.map((call) => ({
-                id: call.id,
-                type: 'function',
-                function: { name: call.name, arguments: call.arguments },
-                name: call.name,
-                arguments: call.arguments,
-              })),
-            }
-          : {}),
-        ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
-        ...(message.toolName === undefined ? {} : { name: message.toolName }),
-        created_at: message.createdAt.toISOString(),
-      })),
-    };
   });
 }

@@ -15,6 +15,9 @@ import { sendError } from './api-errors.ts';
 import { installAuth } from './api-auth.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
+import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
+import { registerSessionRoutes } from './session-routes.ts';
+import { registerConsoleRoutes } from './console-routes.ts';
 import { registerTelegramWebhook } from './platform-routes.ts';
 import type { TelegramIngress } from '@herald/platforms';
 
@@ -65,5 +68,8 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerAdminRoutes(app, { config: options.config, db: options.db, redis: options.redis, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram);
   registerSearchRoutes(app, options.db);
+  registerSessionRoutes(app, options.db);
+  registerDeadLetterRoutes(app, options.db);
+  registerConsoleRoutes(app);
   return app;
 }
