@@ -50,8 +50,8 @@ export default tseslint.config(
     ['telemetry'],
     ['core', 'queue'],
     ['db'],
-    ['delivery', 'jobs'],
-    ['session', 'knowledge', 'search', 'cron'],
+    ['delivery', 'jobs', 'audit'],
+    ['session', 'knowledge', 'search', 'cron', 'hooks'],
     ['agent', 'tools', 'platforms'],
   ]),
   {

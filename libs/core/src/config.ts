@@ -79,6 +79,12 @@ export interface Config {
   discord: DiscordConfig | null;
   /** How often the delivery consumer looks at the outbox without a notice. */
   deliveryPollMs: number;
+  /** The lifecycle hooks file (YAML or JSON), loaded and validated at start; none when unset. */
+  hooksFile: string | undefined;
+  /** Key of the HMAC-SHA256 signature `url` hooks carry in X-Herald-Signature; required by any url hook. */
+  hooksSecret: string | undefined;
+  /** Audit entries older than this many days are pruned by the scheduler's sweep; 0 keeps them forever. */
+  auditRetentionDays: number;
 }
 
 export interface TelegramConfig {
@@ -198,6 +204,9 @@ const schema = z.object({
   DISCORD_ALLOWED_USERS: optionalText,
   DISCORD_API_BASE: url(/^https?:$/, 'https://discord.com/api').default('https://discord.com/api'),
   HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
+  HERALD_HOOKS_FILE: optionalText,
+  HERALD_HOOKS_SECRET: optionalText.pipe(z.string().min(16, { error: 'expected at least 16 characters' }).optional()),
+  HERALD_AUDIT_RETENTION_DAYS: integer(0, 36_500).default(365),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
   ...sandboxSchema,
 });
@@ -209,7 +218,7 @@ function list(value: string | undefined): string[] {
 function describeValue(env: Record<string, string | undefined>, key: string): string {
   const value = env[key];
   if (value === undefined) return 'it is not set';
-  if (/KEY|TOKEN/.test(key)) return 'got a value that is not valid';
+  if (/KEY|TOKEN|SECRET/.test(key)) return 'got a value that is not valid';
   return `got '${value}'`;
 }
 
@@ -318,5 +327,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             apiBase: e.DISCORD_API_BASE.replace(/\/+$/, ''),
           },
     deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
+    hooksFile: e.HERALD_HOOKS_FILE === undefined ? undefined : resolve(e.HERALD_HOOKS_FILE),
+    hooksSecret: e.HERALD_HOOKS_SECRET,
+    auditRetentionDays: e.HERALD_AUDIT_RETENTION_DAYS,
   });
 }

@@ -16,6 +16,9 @@ import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import { registerTelegramWebhook } from './platform-routes.ts';
 import type { TelegramIngress } from '@herald/platforms';
+import type { Hooks } from '@herald/hooks';
+import { registerAuditRoutes } from './audit-routes.ts';
+import { registerHookRoutes } from './hook-routes.ts';
 
 export interface IngressOptions {
   config: Config;
@@ -28,6 +31,8 @@ export interface IngressOptions {
   adminQueues?: readonly Queue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
+  /** Lifecycle hooks (docs/hooks.md): pre_gateway_dispatch, and the per-profile hooks route. */
+  hooks?: Hooks | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
@@ -63,5 +68,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerAdminRoutes(app, { config: options.config, db: options.db, redis: options.redis, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram);
   registerSearchRoutes(app, options.db);
+  registerAuditRoutes(app, options.db);
+  registerHookRoutes(app, options.db, { signing: options.config.hooksSecret !== undefined });
   return app;
 }
