@@ -41,3 +41,7 @@ CREATE TABLE profile_hooks (
   hooks jsonb NOT NULL DEFAULT '[]'::jsonb,
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
+
+-- Approval requests and answers reach the trail from the tool_waits writes themselves.
+CREATE TRIGGER tool_waits_audit AFTER INSERT OR UPDATE OF status ON tool_waits
+  FOR EACH ROW EXECUTE FUNCTION herald_audit_tool_wait();

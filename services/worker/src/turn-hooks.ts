@@ -7,6 +7,7 @@ import type { Database, Db } from '@herald/db';
 import { decisionAudit } from '@herald/hooks';
 import type { Directive, HookEvent, Hooks, HookSet } from '@herald/hooks';
 import type { WaitRequest } from '@herald/tools';
+import { findWait } from '@herald/session';
 
 /** A hook's `approve` directive: the call goes to the person like any call needing approval. */
 export interface HookApproval {
@@ -136,8 +137,20 @@ export class TurnHooks {
     return fired.directive?.action === 'replace' ? fired.directive.text : content;
   }
 
+  /** post_approval_response: once, when the call a person answered is taken up again. */
+  async #approvalAnswered(call: ToolCall): Promise<void> {
+    if (!this.#set.has('post_approval_response')) return;
+    const wait = await findWait(this.#scope.db, this.#scope.turnId, call.id);
+    if (!wait || wait.kind !== 'approval' || wait.status === 'pending' || (await this.#firing(call.id, 'post_approval_response'))) return;
+    await this.observe('post_approval_response', { tool_name: call.name, tool_call_id: call.id, wait_id: wait.id, status: wait.status, answered_by: wait.answeredBy }, `${call.id}:answer`);
+    await this.#scope.write((trx) =>
+      trx.insertInto('hook_firings').values({ turn_id: this.#scope.turnId, tool_call_id: call.id, event: 'post_approval_response', directive: null }).onConflict((c) => c.doNothing()).execute(),
+    );
+  }
+
   async #execute(runner: GatedRunner, call: ToolCall, signal: AbortSignal): Promise<ToolRunOutcome<WaitRequest>> {
     const directive = await this.#preToolCall(call, signal);
+    await this.#approvalAnswered(call);
     let outcome: ToolRunOutcome<WaitRequest>;
     if (directive?.action === 'block') outcome = { content: directive.message, isError: true, errorKind: 'refused' };
     else if (directive?.action === 'approve') outcome = await runner.execute(call, signal, { message: directive.message, ruleKey: directive.rule_key });
