@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneAudit } from '@herald/audit';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
-import { startStack, TEST_TOKEN } from './support/stack.ts';
+import { HERALD_BIN, PROCESS_START_MS, startStack, TEST_TOKEN } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 import { countToolCalls } from './support/test-tools.ts';
 import { writeHooks } from './support/hook-fixtures.ts';
@@ -23,6 +25,7 @@ function toolThenReport(request: FakeRequest): FakeReply {
   return { toolCalls: [{ name: 'send_payment', arguments: { label: request.lastUserText } }] };
 }
 
+const exec = promisify(execFile);
 const digest = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
 describe('the audit trail', () => {
@@ -132,5 +135,17 @@ describe('the audit trail', () => {
     await db.insertInto('audit_log').values({ kind: 'admin_change', actor: 'api', subject: 'old', detail: '{}', at: new Date(Date.now() - 400 * 86_400_000) }).execute();
     expect(await pruneAudit(db, 365)).toBe(1);
     expect((await audit('limit=500')).entries).toEqual(before);
+  });
+
+  // Three `herald` processes start from source here; each may take PROCESS_START_MS on a busy machine.
+  it('prints the trail in the terminal: herald audit', { timeout: 3 * PROCESS_START_MS }, async () => {
+    const env = { ...process.env, ...stack.env, HERALD_URL: stack.url };
+    const { stdout } = await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'hook_decision', '--person', 'alice'], { env });
+    expect(stdout).toMatch(/^\S+ \S+  #\d+  hook_decision  alice  payments-policy  \{"event":"pre_tool_call".*"action":"block"/m);
+    const json = JSON.parse((await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'approval_answer', '--json'], { env })).stdout);
+    expect(json.entries.map((entry: any) => entry.actor)).toEqual(['carol']);
+    const refused = await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'everything'], { env }).catch((error) => error);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('herald: audit failed (400): kind: expected one of tool_call');
   });
 });
