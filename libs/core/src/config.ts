@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { refusedGrants, sandboxConfig, sandboxSchema } from './sandbox-config.ts';
 import type { SandboxConfig } from './sandbox-config.ts';
+import { peopleConfig, peopleSchema } from './people-config.ts';
+import type { PeopleConfig } from './people-config.ts';
 
 /** Providers Herald speaks natively; any OpenAI-compatible server goes through `openai`. */
 export const PROVIDERS = ['openai', 'anthropic'] as const;
@@ -45,6 +47,8 @@ export interface Config {
   dbPoolSize: number;
   /** Most unanswered messages one session may hold. */
   sessionBacklog: number;
+  /** Operators (who may answer any approval) and the per-person and global limits. */
+  people: PeopleConfig;
   /** Per-turn recall provider; off by default. */
   recall: 'off' | 'past-sessions';
   /** Module paths of plugin tools, loaded by workers. */
@@ -200,6 +204,7 @@ const schema = z.object({
   HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
   ...sandboxSchema,
+  ...peopleSchema,
 });
 
 function list(value: string | undefined): string[] {
@@ -280,6 +285,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.HERALD_SHUTDOWN_TIMEOUT_MS,
     reconcileIntervalMs: e.HERALD_RECONCILE_INTERVAL_MS,
     sessionBacklog: e.HERALD_SESSION_BACKLOG,
+    people: peopleConfig(e),
     recall: e.HERALD_RECALL,
     turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
     dbPoolSize: e.HERALD_DB_POOL_SIZE,

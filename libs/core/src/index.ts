@@ -1,7 +1,10 @@
 export { loadConfig, ConfigError, PROVIDERS } from './config.ts';
 export type { Config, DiscordConfig, ModelConfig, ProviderName, TelegramConfig } from './config.ts';
 export type { SandboxConfig } from './sandbox-config.ts';
+export type { LimitsConfig, PeopleConfig } from './people-config.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';
 export { backoffMs, sleep } from './backoff.ts';
+export { apiUserId, parseUserId, qualifyUserId, PERSON_PLATFORMS } from './user-id.ts';
+export type { PersonId, PersonPlatform } from './user-id.ts';

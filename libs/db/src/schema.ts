@@ -146,6 +146,7 @@ export type OutboxTable = Refine<
   }
 >;
 export type PlatformLeasesTable = Tables.PlatformLeases;
+export type UsageDaysTable = Tables.UsageDays;
 
 export interface Database {
   profiles: ProfilesTable;
@@ -172,6 +173,7 @@ export interface Database {
   cron_runs: CronRunsTable;
   outbox: OutboxTable;
   platform_leases: PlatformLeasesTable;
+  usage_days: UsageDaysTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -174,6 +174,7 @@ export interface Profiles {
   identity: Generated<string>;
   memory_char_limit: Generated<number>;
   memory_review_interval: Generated<number>;
+  memory_shared: Generated<boolean>;
   search_shared_chat_types: Generated<string[]>;
   skill_review_interval: Generated<number>;
   tool_policy: Generated<Json>;
@@ -331,6 +332,12 @@ export interface Turns {
   worker: string | null;
 }
 
+export interface UsageDays {
+  day: Timestamp;
+  tokens: Generated<Int8>;
+  user_id: string;
+}
+
 export interface DB {
   cron_clock: CronClock;
   cron_jobs: CronJobs;
@@ -356,4 +363,5 @@ export interface DB {
   tool_refusals: ToolRefusals;
   tool_waits: ToolWaits;
   turns: Turns;
+  usage_days: UsageDays;
 }

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { parseUserId } from './user-id.ts';
+
+/**
+ * Limits on what people may ask of the cluster (docs/security.md, "Limits"). 0 turns a limit off,
+ * which is every limit's default. Counted in Postgres when a message is accepted, so every ingress
+ * replica sees the same counts.
+ */
+export interface LimitsConfig {
+  /** Messages one person may start turns with per minute, over all their chats. */
+  turnsPerMinute: number;
+  globalTurnsPerMinute: number;
+  /** Turns one person may have in flight at once (accepted, not yet answered), over all chats. */
+  concurrentTurns: number;
+  globalConcurrentTurns: number;
+  /** Model tokens (input and output) one person's turns may use per UTC day. */
+  tokensPerDay: number;
+  globalTokensPerDay: number;
+}
+
+/** Who may answer any approval or question besides the person whose turn asked. */
+export interface PeopleConfig {
+  /** Qualified user ids (`telegram:42`, `api:ops`). */
+  operators: string[];
+  limits: LimitsConfig;
+}
+
+const limit = (max: number) =>
+  z.coerce
+    .number({ error: 'expected a number' })
+    .int({ error: 'expected a whole number' })
+    .min(0, { error: 'expected 0 (off) or more' })
+    .max(max, { error: `expected at most ${max}` })
+    .default(0);
+
+export const peopleSchema = {
+  HERALD_OPERATORS: z
+    .string()
+    .optional()
+    .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter((item) => item !== ''))
+    .refine((ids) => ids.every((id) => parseUserId(id) !== undefined), {
+      error: 'expected user ids qualified by platform, separated by commas, e.g. telegram:42,api:ops',
+    }),
+  HERALD_LIMIT_TURNS_PER_MINUTE: limit(1_000_000),
+  HERALD_LIMIT_GLOBAL_TURNS_PER_MINUTE: limit(100_000_000),
+  HERALD_LIMIT_CONCURRENT_TURNS: limit(1_000_000),
+  HERALD_LIMIT_GLOBAL_CONCURRENT_TURNS: limit(100_000_000),
+  HERALD_LIMIT_TOKENS_PER_DAY: limit(1_000_000_000_000),
+  HERALD_LIMIT_GLOBAL_TOKENS_PER_DAY: limit(1_000_000_000_000),
+};
+
+type PeopleEnv = { [K in keyof typeof peopleSchema]: z.output<(typeof peopleSchema)[K]> };
+
+export function peopleConfig(e: PeopleEnv): PeopleConfig {
+  return {
+    operators: e.HERALD_OPERATORS,
+    limits: {
+      turnsPerMinute: e.HERALD_LIMIT_TURNS_PER_MINUTE,
+      globalTurnsPerMinute: e.HERALD_LIMIT_GLOBAL_TURNS_PER_MINUTE,
+      concurrentTurns: e.HERALD_LIMIT_CONCURRENT_TURNS,
+      globalConcurrentTurns: e.HERALD_LIMIT_GLOBAL_CONCURRENT_TURNS,
+      tokensPerDay: e.HERALD_LIMIT_TOKENS_PER_DAY,
+      globalTokensPerDay: e.HERALD_LIMIT_GLOBAL_TOKENS_PER_DAY,
+    },
+  };
+}
