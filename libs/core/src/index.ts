@@ -1,7 +1,12 @@
-export { loadConfig, ConfigError, PROVIDERS } from './config.ts';
-export type { Config, DiscordConfig, ModelConfig, ProviderName, TelegramConfig } from './config.ts';
-export type { SandboxConfig } from './sandbox-config.ts';
-export type { LimitsConfig, PeopleConfig } from './people-config.ts';
+export { loadConfig, ConfigError, SETTING_NAMES } from './config.ts';
+export type { Config } from './config.ts';
+export { PROVIDERS } from './config/model.ts';
+export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts';
+export type { DiscordConfig, PlatformsConfig, TelegramConfig } from './config/platforms.ts';
+export type { SandboxConfig } from './config/sandbox.ts';
+export type { ToolsConfig } from './config/tools.ts';
+export type { ReviewerRoleConfig, RolesConfig, SchedulerRoleConfig, WorkerRoleConfig } from './config/roles.ts';
+export type { PeopleConfig, QuotaConfig } from './config/people.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';

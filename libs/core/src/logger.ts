@@ -23,7 +23,14 @@ const REDACT_PATHS = [
   '*.authorization',
   'req.headers.authorization',
   'req.headers["x-telegram-bot-api-secret-token"]',
-  'config.model.apiKey',
+  // The parsed Config's secrets, should a whole section ever be logged.
+  'config.database.url',
+  'config.redis.url',
+  'config.api.token',
+  'config.model.endpoint.apiKey',
+  'config.platforms.telegram.botToken',
+  'config.platforms.telegram.webhookSecret',
+  'config.platforms.discord.botToken',
 ];
 
 /** `mixin` adds fields to every line, e.g. the active trace and span ids. */

@@ -5,7 +5,7 @@ describe('operators and limits in the config', () => {
   it('has no operators and every limit off by default', () => {
     const { people } = loadConfig({});
     expect(people.operators).toEqual([]);
-    expect(Object.values(people.limits).every((value) => value === 0)).toBe(true);
+    expect(Object.values(people.quotas).every((value) => value === 0)).toBe(true);
   });
 
   it('takes operators as qualified ids and limits as whole numbers', () => {
@@ -16,7 +16,7 @@ describe('operators and limits in the config', () => {
       HERALD_LIMIT_TOKENS_PER_DAY: '2000000',
     });
     expect(people.operators).toEqual(['telegram:42', 'discord:1234', 'api:ops']);
-    expect(people.limits).toMatchObject({ turnsPerMinute: 20, globalConcurrentTurns: 500, tokensPerDay: 2_000_000, concurrentTurns: 0 });
+    expect(people.quotas).toMatchObject({ turnsPerMinute: 20, globalConcurrentTurns: 500, tokensPerDay: 2_000_000, concurrentTurns: 0 });
   });
 
   it.each([

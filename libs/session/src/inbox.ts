@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { parseUserId } from '@herald/core';
-import type { Config, LimitsConfig } from '@herald/core';
+import type { Config, QuotaConfig } from '@herald/core';
 import type { Database, QueueMode } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
@@ -91,12 +91,12 @@ export interface AcceptOptions {
   /** Qualified ids who may answer any approval or question (HERALD_OPERATORS). */
   operators?: readonly string[] | undefined;
   /** Per-person and global limits; a message past one is refused with LimitExceededError. */
-  limits?: LimitsConfig | undefined;
+  limits?: QuotaConfig | undefined;
 }
 
 /** What every edge accepts messages with: the session backlog, the operators and the limits. */
-export function acceptOptionsFrom(config: Pick<Config, 'sessionBacklog' | 'people'>): AcceptOptions {
-  return { backlogLimit: config.sessionBacklog, operators: config.people.operators, limits: config.people.limits };
+export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people'>): AcceptOptions {
+  return { backlogLimit: config.limits.sessionBacklog, operators: config.people.operators, limits: config.people.quotas };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { LimitsConfig } from '@herald/core';
+import type { QuotaConfig } from '@herald/core';
 
 /** The limits herald_check_limits counts, by the names it returns (and the metric's label). */
 export type LimitName =
@@ -37,7 +37,7 @@ export class LimitExceededError extends Error {
 }
 
 /** The configured limits as herald_check_limits takes them: positive ones only; null when none is on. */
-export function limitsArgument(limits: LimitsConfig | undefined): string | null {
+export function limitsArgument(limits: QuotaConfig | undefined): string | null {
   if (limits === undefined) return null;
   const on: Record<string, number> = {};
   const named: Record<LimitName, number> = {

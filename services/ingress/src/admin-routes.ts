@@ -42,7 +42,7 @@ const jobsQuery = z.object({
 /** What `herald status` shows: live processes per role, queue depths, the oldest waiting turn, dead letters. */
 async function clusterStatus(deps: AdminDependencies): Promise<Record<string, unknown>> {
   const [alive, inbox, queues, dead] = await Promise.all([
-    aliveRoles(deps.redis, deps.config.queuePrefix),
+    aliveRoles(deps.redis, deps.config.redis.queuePrefix),
     inboxDepth(deps.db),
     Promise.all(deps.queues.map((queue) => bullmqDepth(queue))),
     sql<{ deliveries: string; reviews: string; cron_jobs: string }>`
@@ -69,7 +69,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDependencie
   // Fastify loads the plugin before listening; the board's routes inherit this scope's token check.
   void app.register(async (scope) => {
     scope.addHook('onRequest', async (request, reply) => {
-      if (authorizedForAdmin(request, deps.config.apiToken)) return undefined;
+      if (authorizedForAdmin(request, deps.config.api.token)) return undefined;
       reply.header('www-authenticate', 'Basic realm="Herald admin", charset="UTF-8"');
       return sendError(reply, 401, 'unauthorized', 'the admin view needs the API token: Authorization: Bearer <HERALD_API_TOKEN>, or any user name with the token as the password');
     });

@@ -90,7 +90,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
 
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/v1/')) return;
-    if (!authorized(request, config.apiToken)) {
+    if (!authorized(request, config.api.token)) {
       return sendError(reply, 401, 'unauthorized', 'missing or wrong bearer token (Authorization: Bearer <HERALD_API_TOKEN>)');
     }
     return undefined;
@@ -111,12 +111,12 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const body = parsed.data;
-    if (body.text.length > config.maxMessageChars) {
+    if (body.text.length > config.limits.maxMessageChars) {
       return sendError(
         reply,
         413,
         'payload_too_large',
-        `text: ${body.text.length} characters, the limit is ${config.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`,
+        `text: ${body.text.length} characters, the limit is ${config.limits.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`,
         'text',
       );
     }
@@ -134,7 +134,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       text: body.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
         }, acceptOptionsFrom(config));
-        await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.queuePrefix, logger }, committed);
+        await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.redis.queuePrefix, logger }, committed);
         return committed;
       });
     } catch (error) {

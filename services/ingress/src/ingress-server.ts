@@ -34,7 +34,7 @@ export interface IngressOptions {
 export function createIngressServer(options: IngressOptions): FastifyInstance {
   const app = Fastify({
     // Room for the text limit in JSON escapes plus the other fields; larger bodies are 413 unread.
-    bodyLimit: options.config.maxMessageChars * 6 + 64 * 1024,
+    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024,
     logger: false,
     return503OnClosing: true,
   });
