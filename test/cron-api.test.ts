@@ -119,7 +119,7 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     expect(created).toMatchObject({ success: true, job: { name: 'nested', deliver: ['local'], state: 'scheduled', session: 'fresh' } });
     const jobId = created.job.job_id as string;
     const row = await stack.database.db.selectFrom('cron_jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ profile_id: 'main', creator_user_id: 'alice', origin: { platform: 'api', chatId: 'chat-alice' } });
+    expect(row).toMatchObject({ profile_id: 'main', creator_user_id: 'api:alice', origin: { platform: 'api', chatId: 'chat-alice' } });
 
     expect((await ask('alice', { action: 'list' })).jobs.map((job: any) => job.job_id)).toEqual([jobId]);
     // Someone else cannot see or touch it.
@@ -143,7 +143,7 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
       .select(['platform', 'user_id', 'text'])
       .where('dedupe_key', '=', `cron:${finished.run_id}`)
       .executeTakeFirstOrThrow();
-    expect(event).toMatchObject({ platform: 'cron', user_id: 'alice' });
+    expect(event).toMatchObject({ platform: 'cron', user_id: 'api:alice' });
     expect(event.text).toMatch(/^\[IMPORTANT: You are running as the scheduled job "nested"/);
     expect((await ask('alice', { action: 'remove', job_id: jobId })).success).toBe(true);
   });

@@ -203,7 +203,7 @@ describe('deploy/k8s overlays', () => {
     try {
       const count = async () => Number(((await sql.raw(scaled.spec.triggers[0].metadata.query).execute(database.db)).rows[0] as any).count);
       expect(await count()).toBe(0);
-      await acceptInbound(database.db, { profileId: 'main', platform: 'api', chatType: 'dm', chatId: 'k', userId: 'u', text: 'hello' }, { backlogLimit: 10 });
+      await acceptInbound(database.db, { profileId: 'main', platform: 'api', chatType: 'dm', chatId: 'k', userId: 'api:u', text: 'hello' }, { backlogLimit: 10 });
       expect(await count()).toBe(1);
     } finally {
       await database.drop();

@@ -113,7 +113,7 @@ describe('Telegram, webhook mode, end to end', () => {
     expect(messages.some((text) => /^Approved: /.test(text))).toBe(true);
     expect(messages.find((text) => text.startsWith('done:'))).toContain('cleaned');
     const resolved = await stack.database.db.selectFrom('tool_waits').select(['status', 'answered_by']).where('tool_name', '=', 'terminal').execute();
-    expect(resolved).toEqual([{ status: 'approved', answered_by: String(ALICE.id) }]);
+    expect(resolved).toEqual([{ status: 'approved', answered_by: `telegram:${ALICE.id}` }]);
 
     await post(telegram.userMessage({ chatId: 78, from: ALICE, text: 'pick one' }));
     const [question] = await waitForBotMessages(78, 1);

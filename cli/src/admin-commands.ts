@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { apiUserId } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
@@ -46,7 +47,7 @@ export async function runAdminCommand(command: string, argv: string[], config: C
       const state = await readMemory(db, {
         profileId,
         store: values.user === undefined ? 'memory' : 'user',
-        userId: values.user ?? '',
+        userId: values.user === undefined ? '' : apiUserId(values.user),
       });
       out(`${values.user === undefined ? `memory of profile ${profileId}` : `user profile of ${values.user}`}: ${state.chars}/${state.limit} chars`);
       for (const entry of state.entries) out(`  [${entry.id}] ${entry.content}`);

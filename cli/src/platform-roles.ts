@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db } from '@herald/db';
+import { acceptOptionsFrom } from '@herald/session';
 import type { OutboundSender } from '@herald/delivery';
 import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
 import type { WakeJob } from '@herald/queue';
@@ -72,7 +73,7 @@ export async function startPlatformIngress(
     queue,
     redis,
     queuePrefix: config.redis.queuePrefix,
-    backlogLimit: config.limits.sessionBacklog,
+    accept: acceptOptionsFrom(config),
     logger: log,
   });
   let telegram: TelegramIngress | undefined;

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { apiUserId } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import { builtinRegistry, openSandbox, ToolExposure, toolPolicySchema } from '@herald/tools';
@@ -59,7 +60,7 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
     const exposure = new ToolExposure(registry, { pluginTools, env: process.env });
     const policy = toolPolicySchema.safeParse(profile.tool_policy);
     if (!policy.success) fail(`the stored tool policy of ${profileId} is invalid; workers offer only the 'safe' toolset`);
-    const input = { policy: policy.data, platform: values.platform ?? 'api', role, userId: values.user };
+    const input = { policy: policy.data, platform: values.platform ?? 'api', role, userId: values.user === undefined ? undefined : apiUserId(values.user) };
     const { enabled, disabled } = exposure.toolsets(input);
     out(`profile ${profileId}, platform ${input.platform}, role ${role}${input.userId ? `, person ${input.userId}` : ''}`);
     out(`enabled toolsets:  ${enabled.join(', ') || '(none)'}`);

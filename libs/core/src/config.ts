@@ -5,6 +5,7 @@ import { hooksSection } from './config/hooks.ts';
 import { limitsSection } from './config/limits.ts';
 import { modelSection } from './config/model.ts';
 import { observabilitySection } from './config/observability.ts';
+import { peopleSection } from './config/people.ts';
 import { platformsSection } from './config/platforms.ts';
 import { redisSection } from './config/redis.ts';
 import { rolesSection } from './config/roles.ts';
@@ -20,6 +21,7 @@ const SECTIONS = {
   redis: redisSection,
   api: apiSection,
   limits: limitsSection,
+  people: peopleSection,
   model: modelSection,
   platforms: platformsSection,
   roles: rolesSection,

@@ -8,7 +8,10 @@ export type { DiscordConfig, PlatformsConfig, TelegramConfig } from './config/pl
 export type { SandboxConfig } from './config/sandbox.ts';
 export type { ToolsConfig } from './config/tools.ts';
 export type { ReviewerRoleConfig, RolesConfig, SchedulerRoleConfig, WorkerRoleConfig } from './config/roles.ts';
+export type { PeopleConfig, QuotaConfig } from './config/people.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';
 export { backoffMs, sleep } from './backoff.ts';
+export { apiUserId, parseUserId, qualifyUserId, PERSON_PLATFORMS } from './user-id.ts';
+export type { PersonId, PersonPlatform } from './user-id.ts';

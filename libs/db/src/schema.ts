@@ -155,6 +155,7 @@ export type PlatformLeasesTable = Tables.PlatformLeases;
 export type AuditLogTable = Refine<Tables.AuditLog, { kind: AuditKind; detail: JsonWithDefault<Record<string, unknown>> }>;
 export type HookFiringsTable = Refine<Tables.HookFirings, { directive: Json<Record<string, unknown> | null> | null }>;
 export type ProfileHooksTable = Refine<Tables.ProfileHooks, { hooks: JsonWithDefault<unknown[]> }>;
+export type UsageDaysTable = Tables.UsageDays;
 
 export interface Database {
   profiles: ProfilesTable;
@@ -184,6 +185,7 @@ export interface Database {
   audit_log: AuditLogTable;
   hook_firings: HookFiringsTable;
   profile_hooks: ProfileHooksTable;
+  usage_days: UsageDaysTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -112,7 +112,7 @@ describe('upgrading a database at the 2026-11-30 schema', () => {
       platform: 'api',
       chatType: 'dm',
       chatId: 'c1',
-      userId: 'u1',
+      userId: 'api:u1',
       text: 'and the rollback plan?',
     });
     expect(accepted.sessionId).toBe('6f0b3c1e-0000-4000-8000-000000000001');

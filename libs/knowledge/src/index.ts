@@ -1,6 +1,6 @@
 export { readMemory, writeMemory, deleteMemoryEntry, usageOf } from './memory-store.ts';
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
-export { loadPromptSources } from './prompt-sources.ts';
+export { loadPromptSources, promptPerson } from './prompt-sources.ts';
 export type { PromptSources } from './prompt-sources.ts';
 export {
   parseSkillMd,

@@ -1,18 +1,11 @@
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
-export type { AcceptedEvent, AcceptOptions, EventView, EventWaiting, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
-export {
-  acceptInbound,
-  getEvent,
-  openInbox,
-  parseCommand,
-  chatTarget,
-  BacklogFullError,
-  NEW_SESSION_REPLY,
-  QUEUE_MODES,
-  CHAT_COMMANDS,
-  HELP_REPLY,
-} from './inbox.ts';
+export type { AcceptedEvent, AcceptOptions, EventView, EventWaiting, Inbox, InboundMessage, PendingEvent } from './inbox.ts';
+export { acceptInbound, acceptOptionsFrom, getEvent, openInbox, chatTarget, BacklogFullError } from './inbox.ts';
+export type { SessionControl } from './chat-commands.ts';
+export { parseCommand, NEW_SESSION_REPLY, QUEUE_MODES, CHAT_COMMANDS, HELP_REPLY } from './chat-commands.ts';
+export { LimitExceededError } from './limit-refusal.ts';
+export type { LimitName } from './limit-refusal.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
 export { appendMessages, loadTranscript } from './transcript.ts';
@@ -29,6 +22,8 @@ export {
   getWait,
   isPatternApproved,
   listWaits,
+  mayAnswerWait,
+  NOT_YOURS_REPLY,
   pendingWaitOf,
   recordRefusal,
   resolveWait,

@@ -14,7 +14,7 @@ describe('session leases', () => {
       platform: 'api',
       chatType: 'dm',
       chatId: 'lease',
-      userId: 'u',
+      userId: 'api:u',
       text: 'hi',
     });
     sessionId = accepted.sessionId;

@@ -11,7 +11,7 @@ const message = (text: string) => ({
   platform: 'api',
   chatType: 'dm',
   chatId: 'wake',
-  userId: 'u',
+  userId: 'api:u',
   text,
 });
 

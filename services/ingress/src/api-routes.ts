@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
+import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, getEvent, QUEUE_MODES } from '@herald/session';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
@@ -125,16 +126,23 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       chatType: 'dm',
       chatId: body.chat_id,
       threadId: body.thread_id,
-      userId: body.user_id,
+      userId: apiUserId(body.user_id),
       userName: body.user_name,
       text: dispatch.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
-        }, { backlogLimit: config.limits.sessionBacklog });
+        }, acceptOptionsFrom(config));
         await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.redis.queuePrefix, logger }, committed);
         return committed;
       });
     } catch (error) {
       if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
+      if (error instanceof LimitExceededError) {
+        // The error shape of sendError, plus which limit, so a client can tell them apart.
+        return reply
+          .code(429)
+          .header('retry-after', String(error.retryAfterSeconds))
+          .send({ error: { code: 'limit_exceeded', message: error.message, limit: error.limit } });
+      }
       throw error;
     }
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };

@@ -66,7 +66,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   installAuth(app, options.config.api.token);
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
-  registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger });
+  registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger, operators: options.config.people.operators });
   registerSkillRoutes(app, options.db);
   registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { apiUserId } from '@herald/core';
 import { toolPolicySchema } from '@herald/tools';
 import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
@@ -24,6 +25,8 @@ const profilePatch = z
     skill_review_interval: z.number().int().min(0).max(10_000).optional(),
     // Chat types whose sessions everyone in the profile may search (history search scope).
     search_shared_chat_types: z.array(z.string().trim().min(1).max(64)).max(20).optional(),
+    // The agent's notes (memory store) shared by everyone the profile talks to; off: each person's own.
+    memory_shared: z.boolean().optional(),
   })
   .strict();
 
@@ -59,6 +62,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       memory_review_interval: profile.memory_review_interval,
       skill_review_interval: profile.skill_review_interval,
       search_shared_chat_types: profile.search_shared_chat_types,
+      memory_shared: profile.memory_shared,
       documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
     };
   };
@@ -114,14 +118,19 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
     return reply.code(204).send();
   });
 
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/memory', async (request, reply) => {
+  // The profile-wide notes, or with ?user_id= one person's own notes (a bare id is the API's).
+  app.get<{ Params: { profile: string }; Querystring: { user_id?: unknown } }>('/v1/profiles/:profile/memory', async (request, reply) => {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'memory', userId: '' }));
+    const user = request.query.user_id;
+    if (user !== undefined && (typeof user !== 'string' || user === '' || user.length > 256)) {
+      return sendError(reply, 400, 'invalid_request', 'user_id: expected a user id', 'user_id');
+    }
+    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'memory', userId: user === undefined ? '' : apiUserId(user) }));
   });
 
   app.get<{ Params: { profile: string; user: string } }>('/v1/profiles/:profile/users/:user/memory', async (request, reply) => {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'user', userId: request.params.user }));
+    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'user', userId: apiUserId(request.params.user) }));
   });
 
   app.delete<{ Params: { profile: string; id: string } }>('/v1/profiles/:profile/memory/:id', async (request, reply) => {

@@ -7,7 +7,7 @@ import { buildSystemPrompt, runToolLoop, toChatMessages, withRecall } from '@her
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider, ToolRunner } from '@herald/agent';
 import { appendMessages, fenced, finishTurn, LeaseLostError, loadTranscript, recordStep, resumeTurn, startTurn, suspendTurn, takeAnsweredWaits } from '@herald/session';
 import { isConnectionError } from '@herald/db';
-import { loadPromptSources } from '@herald/knowledge';
+import { loadPromptSources, promptPerson } from '@herald/knowledge';
 import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
 import type { Database, Db, QueueMode } from '@herald/db';
 import type { Lease, LeasedSession, ModelCallRow, PendingEvent } from '@herald/session';
@@ -119,7 +119,8 @@ export async function runTurn(
   } else {
     let newPrompt: string | null = null;
     if (session.systemPrompt === null) {
-      const sources = await loadPromptSources(db, session.profileId, session.originUserId ?? events[0]?.userId ?? '');
+      const person = promptPerson(session.chatType, session.originUserId ?? events[0]?.userId ?? null);
+      const sources = await loadPromptSources(db, session.profileId, person);
       newPrompt = buildSystemPrompt({
         identity: session.identity,
         toolGuidance: offered.map((name) => deps.registry.get(name)?.guidance ?? '').filter((g) => g !== ''),

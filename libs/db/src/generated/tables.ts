@@ -203,6 +203,7 @@ export interface Profiles {
   identity: Generated<string>;
   memory_char_limit: Generated<number>;
   memory_review_interval: Generated<number>;
+  memory_shared: Generated<boolean>;
   search_shared_chat_types: Generated<string[]>;
   skill_review_interval: Generated<number>;
   tool_policy: Generated<Json>;
@@ -360,6 +361,12 @@ export interface Turns {
   worker: string | null;
 }
 
+export interface UsageDays {
+  day: Timestamp;
+  tokens: Generated<Int8>;
+  user_id: string;
+}
+
 export interface DB {
   audit_log: AuditLog;
   cron_clock: CronClock;
@@ -388,4 +395,5 @@ export interface DB {
   tool_refusals: ToolRefusals;
   tool_waits: ToolWaits;
   turns: Turns;
+  usage_days: UsageDays;
 }
