@@ -6,3 +6,5 @@ export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';
 export { backoffMs, sleep } from './backoff.ts';
+export { findUnstorable, hasUnstorable, storable, storableValue } from './storable-text.ts';
+export { isUuid, UUID_PATTERN, uuidSchema } from './ids.ts';

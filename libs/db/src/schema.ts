@@ -35,6 +35,8 @@ export const ALLOWED_VALUES = {
   'cron_runs.trigger': ['schedule', 'missed', 'manual'],
   'cron_runs.status': ['pending', 'running', 'succeeded', 'silent', 'failed', 'skipped'],
   'outbox.status': ['pending', 'sending', 'delivered', 'failed'],
+  'dead_letters.source': ['telegram_update', 'run'],
+  'dead_letters.status': ['failing', 'dead'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -54,6 +56,8 @@ export type CronMissedPolicy = Allowed<'cron_jobs.missed_policy'>;
 export type CronRunTrigger = Allowed<'cron_runs.trigger'>;
 export type CronRunStatus = Allowed<'cron_runs.status'>;
 export type OutboxStatus = Allowed<'outbox.status'>;
+export type DeadLetterSource = Allowed<'dead_letters.source'>;
+export type DeadLetterStatus = Allowed<'dead_letters.status'>;
 
 export interface StoredToolCall {
   id: string;
@@ -146,6 +150,10 @@ export type OutboxTable = Refine<
   }
 >;
 export type PlatformLeasesTable = Tables.PlatformLeases;
+export type DeadLettersTable = Refine<
+  Tables.DeadLetters,
+  { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
+>;
 
 export interface Database {
   profiles: ProfilesTable;
@@ -172,6 +180,7 @@ export interface Database {
   cron_runs: CronRunsTable;
   outbox: OutboxTable;
   platform_leases: PlatformLeasesTable;
+  dead_letters: DeadLettersTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -5,6 +5,7 @@ import type { MessageRole } from '@herald/db';
 import { recordSearch } from '@herald/telemetry';
 import { likePattern, longestWordRun, parseSearchQuery, SearchQueryError, tsqueryOperand } from './search-query.ts';
 import type { ParsedQuery, SearchTerm, SubstringTerm, WordTerm } from './search-query.ts';
+import { isUuid } from '@herald/core';
 
 /** Who is asking: a person in a profile. Every search and every transcript read goes through this. */
 export interface SearchScope {
@@ -89,7 +90,7 @@ export function visibleSessions(scope: SearchScope): RawBuilder<unknown> {
 }
 
 export async function canSeeSession(db: Db, scope: SearchScope, sessionId: string): Promise<boolean> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId)) return false;
+  if (!isUuid(sessionId)) return false;
   const rows = await sql`SELECT 1 FROM (${visibleSessions(scope)}) v WHERE v.id = ${sessionId}::uuid`.execute(db);
   return rows.rows.length > 0;
 }

@@ -6,6 +6,7 @@ import type { Database, QueueMode } from '@herald/db';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
 import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
+import { storableValue } from '@herald/core';
 
 export interface InboundMessage extends RouteAddress {
   userId: string;
@@ -259,6 +260,9 @@ export async function acceptInbound(
   message: InboundMessage,
   options: AcceptOptions = { backlogLimit: 50 },
 ): Promise<AcceptedEvent> {
+  // Platform text may hold NUL or unpaired surrogates, which Postgres refuses: the message is kept
+  // without them (the HTTP API refuses them earlier, with a 400 naming the field).
+  message = storableValue(message);
   const key = sessionKey(message);
   let command = parseCommand(message.text);
   const bare = command === undefined ? bareApprovalWord(message.text) : undefined;

@@ -35,3 +35,5 @@ export {
 export type { WaitView } from './tool-waits.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
 export { INBOX_QUEUE, inboxDepth } from './inbox-depth.ts';
+export { countDeadLetters, failureReason, isDeadLetter, listDeadLetters, recordFailure } from './dead-letters.ts';
+export type { DeadLetterView, FailureRecord, FailureStrike } from './dead-letters.ts';

@@ -15,7 +15,8 @@ import { sendError } from './api-errors.ts';
 import { installAuth } from './api-auth.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
-import { registerTelegramWebhook } from './platform-routes.ts';
+import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { installInputHygiene } from './input-hygiene.ts';
 import type { TelegramIngress } from '@herald/platforms';
 
 export interface IngressOptions {
@@ -56,6 +57,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       : sendError(reply, 500, 'internal', 'internal error');
   });
   installAuth(app, options.config.apiToken);
+  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger });
@@ -63,7 +65,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, redis: options.redis, queues: options.adminQueues ?? [options.queue] });
-  if (options.telegram) registerTelegramWebhook(app, options.telegram);
+  if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
   registerSearchRoutes(app, options.db);
   return app;
 }

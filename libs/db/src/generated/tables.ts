@@ -73,6 +73,19 @@ export interface CronRuns {
   trigger: string;
 }
 
+export interface DeadLetters {
+  failures: Generated<number>;
+  first_failed_at: Generated<Timestamp>;
+  id: Generated<string>;
+  key: string;
+  last_failed_at: Generated<Timestamp>;
+  payload: Json | null;
+  reason: string;
+  session_id: string | null;
+  source: string;
+  status: Generated<string>;
+}
+
 export interface InboundEvents {
   completed_at: Timestamp | null;
   dedupe_key: string | null;
@@ -335,6 +348,7 @@ export interface DB {
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
+  dead_letters: DeadLetters;
   inbound_events: InboundEvents;
   memory_entries: MemoryEntries;
   messages: Messages;
