@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM } from '../support/fake-llm.ts';
@@ -118,4 +119,52 @@ describe('no poison messages: Telegram updates (issue 17, point 3)', () => {
       });
     });
   });
+});
+
+describe('no poison messages: run jobs (issue 17, point 3)', () => {
+  let llm: FakeLLM;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI({ handler: (request) => ({ text: request.lastUserText === 'poison' ? 'a POISON reply' : `ok: ${request.lastUserText}` }) });
+    stack = await startStack({ model: llm, scheduler: true });
+    // The database refuses this one reply every time, as it refused a NUL before: a turn that
+    // fails at its last write the same way on every attempt.
+    await sql`
+      CREATE FUNCTION test_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.role = 'assistant' AND NEW.content LIKE '%POISON%' THEN RAISE EXCEPTION 'poisoned reply refused by the test trigger'; END IF;
+        RETURN NEW;
+      END $$`.execute(stack.database.db);
+    await sql`CREATE TRIGGER test_poison BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION test_poison()`.execute(stack.database.db);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await llm?.close();
+  });
+
+  it('dead-letters a turn that fails twice the same way, answers with the reason, and answers the next message', async () => {
+    const posted = await stack.post('/v1/messages', { chat_id: 'poison-1', user_id: 'u1', text: 'poison' });
+    expect(posted.status).toBe(202);
+    const event = await waitFor(
+      async () => {
+        const body = (await stack.get(`/v1/events/${posted.body.event_id}`)).body;
+        return body.status === 'failed' ? body : undefined;
+      },
+      { what: 'the poisoned event to fail', timeoutMs: 60_000 },
+    );
+    expect(event.reply.text).toMatch(/^Sorry, I could not finish this: answering it failed twice the same way/);
+    const sessionId = posted.body.session_id as string;
+    // Once, then once more: never the endless retry that called the model again each time.
+    expect(llm.requestsFor(sessionId)).toHaveLength(2);
+    const letters = (await stack.get('/v1/admin/dead-letters')).body.dead_letters as any[];
+    const run = letters.find((letter) => letter.kind === 'run');
+    expect(run).toMatchObject({ session_id: sessionId, failures: 2 });
+    expect(run.reason).toContain('poisoned reply refused by the test trigger');
+    const turn = await stack.database.db.selectFrom('turns').select(['status', 'error']).where('session_id', '=', sessionId).executeTakeFirstOrThrow();
+    expect(turn.status).toBe('failed');
+
+    const next = await stack.post('/v1/messages?wait=60', { chat_id: 'poison-1', user_id: 'u1', text: 'hello again' });
+    expect(next.body.reply?.text).toBe('ok: hello again');
+    expect(llm.requestsFor(sessionId)).toHaveLength(3);
+  }, 120_000);
 });
