@@ -89,6 +89,12 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 600 }], 'max-lines-per-function': 'off' },
   },
   {
+    // Written by kysely-codegen from the migrated database (npm run db:types): one interface per
+    // table, its length is the schema's, not a module to split.
+    files: ['libs/db/src/generated/**/*.ts'],
+    rules: { 'max-lines': 'off' },
+  },
+  {
     // Not split yet: each entry leaves this list in the commit that splits it.
     files: SIZE_DEBT,
     rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },

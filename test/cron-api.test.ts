@@ -106,7 +106,8 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     expect((await stack.patch(`/v1/cron/jobs/${id}`, { enabled: true })).body).toMatchObject({ state: 'scheduled' });
     expect((await stack.delete(`/v1/cron/jobs/${id}`)).status).toBe(204);
     expect((await stack.get(`/v1/cron/jobs/${id}`)).status).toBe(404);
-    expect((await stack.get('/v1/cron/jobs/not-a-uuid/runs')).status).toBe(404);
+    // A malformed id is a 400 naming it (issue 17); a well-formed unknown one the 404 above.
+    expect((await stack.get('/v1/cron/jobs/not-a-uuid/runs')).body.error).toMatchObject({ code: 'invalid_request', field: 'id' });
   });
 
   it('the cronjob tool acts for the person it talks to, and is refused inside a scheduled run', async () => {

@@ -14,6 +14,7 @@ import { startTracing, traceLogFields } from '@herald/telemetry';
 import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
 import { runStatus } from './status-command.ts';
 import { runAudit } from './audit-command.ts';
+import { runDeadLetters } from './dead-letters-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -37,6 +38,7 @@ commands:
   import     bring a Hermes install along: herald import hermes HERMES_HOME --user ID
   status     the cluster through the API: live roles, queue depths, oldest waiting turn, dead letters (--json)
   audit      the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)
+  dead-letters  what failed for good and why: updates, runs, deliveries, reviews, cron jobs (--json, --limit N)
 `;
 
 const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
@@ -161,6 +163,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'audit': {
       await runAudit(argv.slice(1), config);
+      return;
+    }
+    case 'dead-letters': {
+      process.exitCode = await runDeadLetters(argv.slice(1), config);
       return;
     }
     case 'status': {

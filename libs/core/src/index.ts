@@ -15,3 +15,5 @@ export { Shutdown, exitOnSignals } from './shutdown.ts';
 export { backoffMs, sleep } from './backoff.ts';
 export { apiUserId, parseUserId, qualifyUserId, PERSON_PLATFORMS } from './user-id.ts';
 export type { PersonId, PersonPlatform } from './user-id.ts';
+export { findUnstorable, hasUnstorable, storable, storableValue } from './storable-text.ts';
+export { isUuid, UUID_PATTERN, uuidSchema } from './ids.ts';

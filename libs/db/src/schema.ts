@@ -36,6 +36,8 @@ export const ALLOWED_VALUES = {
   'cron_runs.status': ['pending', 'running', 'succeeded', 'silent', 'failed', 'skipped'],
   'outbox.status': ['pending', 'sending', 'delivered', 'failed'],
   'audit_log.kind': ['tool_call', 'approval_request', 'approval_answer', 'hook_decision', 'admin_change', 'refusal'],
+  'dead_letters.source': ['telegram_update', 'run'],
+  'dead_letters.status': ['failing', 'dead'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -56,6 +58,8 @@ export type CronRunTrigger = Allowed<'cron_runs.trigger'>;
 export type CronRunStatus = Allowed<'cron_runs.status'>;
 export type OutboxStatus = Allowed<'outbox.status'>;
 export type AuditKind = Allowed<'audit_log.kind'>;
+export type DeadLetterSource = Allowed<'dead_letters.source'>;
+export type DeadLetterStatus = Allowed<'dead_letters.status'>;
 
 export interface StoredToolCall {
   id: string;
@@ -156,6 +160,10 @@ export type AuditLogTable = Refine<Tables.AuditLog, { kind: AuditKind; detail: J
 export type HookFiringsTable = Refine<Tables.HookFirings, { directive: Json<Record<string, unknown> | null> | null }>;
 export type ProfileHooksTable = Refine<Tables.ProfileHooks, { hooks: JsonWithDefault<unknown[]> }>;
 export type UsageDaysTable = Tables.UsageDays;
+export type DeadLettersTable = Refine<
+  Tables.DeadLetters,
+  { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
+>;
 
 export interface Database {
   profiles: ProfilesTable;
@@ -186,6 +194,7 @@ export interface Database {
   hook_firings: HookFiringsTable;
   profile_hooks: ProfileHooksTable;
   usage_days: UsageDaysTable;
+  dead_letters: DeadLettersTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

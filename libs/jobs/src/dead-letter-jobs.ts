@@ -1,3 +1,4 @@
+import { isUuid } from '@herald/core';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '@herald/db';
@@ -20,7 +21,6 @@ export interface DeadLetterJob {
   createdAt: Date;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The jobs in the named dead-letter queues, newest first, until pg-boss's retention removes them. */
 export async function listDeadLetterJobs(db: Kysely<Database>, queues: readonly string[], limit: number): Promise<DeadLetterJob[]> {
@@ -36,7 +36,7 @@ export async function listDeadLetterJobs(db: Kysely<Database>, queues: readonly 
 
 /** Deletes one dead letter of the named queues; false when there is no such job there. */
 export async function discardDeadLetterJob(db: Kysely<Database>, queues: readonly string[], id: string): Promise<boolean> {
-  if (!UUID.test(id) || queues.length === 0) return false;
+  if (!isUuid(id) || queues.length === 0) return false;
   const { numAffectedRows } = await sql`DELETE FROM ${sql.table(`${JOBS_SCHEMA}.job`)} WHERE id = ${id}::uuid AND name IN (${sql.join(queues)})`.execute(db);
   return Number(numAffectedRows ?? 0) > 0;
 }

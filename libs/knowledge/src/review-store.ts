@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { isUuid } from '@herald/core';
 import type { ReviewerRoleConfig } from '@herald/core';
 import type { Database, ReviewKind, ReviewsTable } from '@herald/db';
 import { sendJob } from '@herald/jobs';
@@ -266,7 +267,7 @@ export async function listReviews(
 }
 
 export async function getReview(db: Executor, id: string): Promise<ReviewView | undefined> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const row = await db.selectFrom('reviews').selectAll().where('id', '=', id).executeTakeFirst();
   return row ? reviewView(row) : undefined;
 }

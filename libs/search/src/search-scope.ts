@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
+import { isUuid } from '@herald/core';
 import type { Db } from '@herald/db';
 
 /** Who is asking: a person in a profile. Every search and every transcript read goes through this. */
@@ -52,10 +53,9 @@ export function otherVisibleSessionIds(scope: SearchScope): RawBuilder<unknown> 
     WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId}`;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function canSeeSession(db: Db, scope: SearchScope, sessionId: string): Promise<boolean> {
-  if (!UUID.test(sessionId)) return false;
+  if (!isUuid(sessionId)) return false;
   const rows = await sql`SELECT 1 FROM (${visibleSessions(scope)}) v WHERE v.id = ${sessionId}::uuid`.execute(db);
   return rows.rows.length > 0;
 }

@@ -12,6 +12,7 @@ import { bareApprovalWord, parseCommand, runCommand } from './chat-commands.ts';
 import type { Command, SessionControl } from './chat-commands.ts';
 import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
 import type { LimitName } from './limit-refusal.ts';
+import { storableValue } from '@herald/core';
 
 export interface InboundMessage extends RouteAddress {
   userId: string;
@@ -115,6 +116,9 @@ export async function acceptInbound(
   // Every stored id names its platform (telegram:42 and discord:42 are two people); an edge that
   // forgot to qualify is a bug, not input to guess about.
   if (parseUserId(message.userId) === undefined) throw new Error(`user id '${message.userId}' is not qualified by platform`);
+  // Platform text may hold NUL or unpaired surrogates, which Postgres refuses: the message is kept
+  // without them (the HTTP API refuses them earlier, with a 400 naming the field).
+  message = storableValue(message);
   const key = sessionKey(message);
   let command = parseCommand(message.text);
   const bare = command === undefined ? bareApprovalWord(message.text) : undefined;

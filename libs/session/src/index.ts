@@ -34,3 +34,5 @@ export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from '
 export { INBOX_QUEUE, inboxDepth } from './inbox-depth.ts';
 export { listSessions } from './session-list.ts';
 export type { SessionFilter, SessionSummary } from './session-list.ts';
+export { countDeadLetters, failureReason, isDeadLetter, listDeadLetters, recordFailure } from './dead-letters.ts';
+export type { DeadLetterView, FailureRecord, FailureStrike } from './dead-letters.ts';

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
+import { storableValue } from '@herald/core';
 import type { Database, MessageRole, StoredToolCall } from '@herald/db';
 
 export interface NewMessage {
@@ -65,9 +66,13 @@ export async function loadTranscript(
   return rows.map(toStoredMessage);
 }
 
-/** The shape the turn functions take a batch of messages in (one jsonb argument). */
+/**
+ * The shape the turn functions take a batch of messages in (one jsonb argument). What a model or a
+ * tool wrote may hold NUL or unpaired surrogates, which Postgres refuses: they are dropped here, so
+ * the step is stored once instead of failing the turn at every retry.
+ */
 export function messagesJson(messages: NewMessage[]): string {
-  return JSON.stringify(
+  return storableJson(
     messages.map((message) => ({
       role: message.role,
       content: message.content,
@@ -76,4 +81,9 @@ export function messagesJson(messages: NewMessage[]): string {
       tool_name: message.toolName ?? null,
     })),
   );
+}
+
+/** JSON text of a value with every string made storable (see messagesJson). */
+export function storableJson(value: unknown): string {
+  return JSON.stringify(storableValue(value));
 }

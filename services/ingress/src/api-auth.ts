@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendError } from './api-errors.ts';
+import { TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
@@ -35,7 +36,7 @@ export function authorizedForAdmin(request: FastifyRequest, token: string | unde
  * and the webhooks to the internet) and the Telegram webhook, which checks its own secret header.
  * Every other route needs the token: a route is public only by being listed here.
  */
-export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', '/telegram/webhook'];
+export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH];
 
 /** The web console's static files: they hold no data, and every call they make carries the token. */
 export const CONSOLE_FILES_PATH = '/ui';

@@ -27,8 +27,6 @@ export interface ApiDependencies {
   hooks?: Hooks | undefined;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -168,7 +166,6 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
   });
 
   app.get<{ Params: { id: string } }>('/v1/events/:id', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such event');
     const event = await getEvent(db, request.params.id);
     if (!event) return sendError(reply, 404, 'not_found', 'no such event');
     const done = event.status === 'done' || event.status === 'failed';
@@ -201,12 +198,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
   };
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
-    const view = UUID.test(request.params.id) ? await sessionView(request.params.id) : undefined;
+    const view = await sessionView(request.params.id);
     return view ?? sendError(reply, 404, 'not_found', 'no such session');
   });
 
   app.patch<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
     const body = request.body as { queue_mode?: unknown } | null;
     const mode = body?.queue_mode;
     if (typeof mode !== 'string' || !(QUEUE_MODES as readonly string[]).includes(mode)) {

@@ -45,7 +45,8 @@ export function registerConsoleRoutes(app: FastifyInstance, dir: string = CONSOL
     scope.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('not found'));
     if (!existsSync(dir)) {
       // A source checkout that never ran the build: say so instead of a bare 404.
-      scope.get('/', async (_request, reply) => reply.code(503).type('text/plain; charset=utf-8').send('the console is not built: run npm run build'));
+      // Only /ui/ here: /ui itself is the redirect above.
+      scope.get('/', { prefixTrailingSlash: 'slash' }, async (_request, reply) => reply.code(503).type('text/plain; charset=utf-8').send('the console is not built: run npm run build'));
       return;
     }
     await scope.register(fastifyStatic, { root: dir, prefix: '/', index: 'index.html', wildcard: true, dotfiles: 'deny', decorateReply: false, cacheControl: true, maxAge: 0 });

@@ -18,7 +18,8 @@ import { registerAdminRoutes } from './admin-routes.ts';
 import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
-import { registerTelegramWebhook } from './platform-routes.ts';
+import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { installInputHygiene } from './input-hygiene.ts';
 import type { TelegramIngress } from '@herald/platforms';
 import type { Hooks } from '@herald/hooks';
 import { registerAuditRoutes } from './audit-routes.ts';
@@ -64,6 +65,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       : sendError(reply, 500, 'internal', 'internal error');
   });
   installAuth(app, options.config.api.token);
+  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger, operators: options.config.people.operators });
@@ -71,7 +73,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, redis: options.redis, queues: options.adminQueues ?? [options.queue] });
-  if (options.telegram) registerTelegramWebhook(app, options.telegram);
+  if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
   registerSearchRoutes(app, options.db);
   registerSessionRoutes(app, options.db);
   registerDeadLetterRoutes(app, options.db);

@@ -133,8 +133,8 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
     return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'user', userId: apiUserId(request.params.user) }));
   });
 
-  app.delete<{ Params: { profile: string; id: string } }>('/v1/profiles/:profile/memory/:id', async (request, reply) => {
-    const deleted = await deleteMemoryEntry(db, request.params.profile, request.params.id);
+  app.delete<{ Params: { profile: string; entry: string } }>('/v1/profiles/:profile/memory/:entry', async (request, reply) => {
+    const deleted = await deleteMemoryEntry(db, request.params.profile, request.params.entry);
     if (!deleted) return sendError(reply, 404, 'not_found', 'no such memory entry');
     return reply.code(204).send();
   });

@@ -1,3 +1,4 @@
+import { isUuid } from '@herald/core';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { listSessions, loadTranscript, loadTranscriptPage } from '@herald/session';
@@ -6,7 +7,6 @@ import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_PAGE = 500;
 
 const name = z.string().trim().min(1).max(256);
@@ -110,7 +110,7 @@ export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
   });
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
+    if (!isUuid(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
     const parsed = pageQuery.safeParse(request.query ?? {});
     if (!parsed.success) {
       const issue = queryIssue(parsed.error);

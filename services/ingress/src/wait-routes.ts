@@ -11,7 +11,6 @@ import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 import { waitView } from './wait-views.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // Who answers: the person whose turn asked or an operator (HERALD_OPERATORS); a bare id is the
 // API's own (`u1` is `api:u1`), a qualified one names its platform (`telegram:42`).
@@ -32,19 +31,18 @@ export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: 
   const { db } = deps;
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/waits', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
     const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
     if (!session) return sendError(reply, 404, 'not_found', 'no such session');
     return { waits: (await listWaits(db, session.id)).map(waitView) };
   });
 
   app.get<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
-    const wait = UUID.test(request.params.id) ? await getWait(db, request.params.id) : undefined;
+    const wait = await getWait(db, request.params.id);
     return wait ? waitView(wait) : sendError(reply, 404, 'not_found', 'no such wait');
   });
 
   app.post<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
-    const wait = UUID.test(request.params.id) ? await getWait(db, request.params.id) : undefined;
+    const wait = await getWait(db, request.params.id);
     if (!wait) return sendError(reply, 404, 'not_found', 'no such wait');
     const parsed = answerBody.safeParse(request.body ?? {});
     if (!parsed.success) {

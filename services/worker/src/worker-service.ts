@@ -12,6 +12,9 @@ import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/que
 import type { WakeJob } from '@herald/queue';
 import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/telemetry';
 import { drainSession } from './session-drain.ts';
+import { deadLetterRun } from './run-dead-letter.ts';
+import { isConnectionError } from '@herald/db';
+import { LeaseLostError } from '@herald/session';
 import { emitTurnCompletion } from './turn-completion.ts';
 
 export interface WorkerServiceOptions {
@@ -82,7 +85,29 @@ export class WorkerService {
   async #process(job: Job<WakeJob>, token: string | undefined): Promise<void> {
     const { sessionId } = job.data;
     const logger = this.#options.logger.child({ jobId: job.id, sessionId });
-    const result = await drainSession(
+    let result;
+    try {
+      result = await this.#drain(job, logger);
+    } catch (error) {
+      // A storage outage is retried (BullMQ, then the reconciler); a failure of the run's own is
+      // retried once and then dead-lettered, so the session's next message is answered.
+      if (isConnectionError(error) || LeaseLostError.isInstance(error)) throw error;
+      if (await deadLetterRun(this.#options.db, sessionId, error, logger)) {
+        recordDeadLetter('run_job');
+        return;
+      }
+      throw error;
+    }
+    if (result.kind === 'busy' || result.kind === 'stopped') {
+      // Hand the wake-up back: it keeps its id, so messages arriving meanwhile still collapse into it.
+      await job.moveToDelayed(Date.now() + (result.kind === 'busy' ? BUSY_RETRY_MS : 0), token);
+      throw new DelayedError();
+    }
+  }
+
+  #drain(job: Job<WakeJob>, logger: Logger): ReturnType<typeof drainSession> {
+    const { sessionId } = job.data;
+    return drainSession(
       {
         ...this.#options,
         owner: this.#owner,
@@ -99,11 +124,6 @@ export class WorkerService {
       sessionId,
       logger,
     );
-    if (result.kind === 'busy' || result.kind === 'stopped') {
-      // Hand the wake-up back: it keeps its id, so messages arriving meanwhile still collapse into it.
-      await job.moveToDelayed(Date.now() + (result.kind === 'busy' ? BUSY_RETRY_MS : 0), token);
-      throw new DelayedError();
-    }
   }
 
   /**

@@ -85,6 +85,19 @@ export interface CronRuns {
   trigger: string;
 }
 
+export interface DeadLetters {
+  failures: Generated<number>;
+  first_failed_at: Generated<Timestamp>;
+  id: Generated<string>;
+  key: string;
+  last_failed_at: Generated<Timestamp>;
+  payload: Json | null;
+  reason: string;
+  session_id: string | null;
+  source: string;
+  status: Generated<string>;
+}
+
 export interface HookFirings {
   directive: Json | null;
   event: string;
@@ -372,6 +385,7 @@ export interface DB {
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
+  dead_letters: DeadLetters;
   hook_firings: HookFirings;
   inbound_events: InboundEvents;
   memory_entries: MemoryEntries;
