@@ -10,15 +10,12 @@ const SIZE_DEBT = [
   'cli/src/main.ts',
   'cli/src/search-command.ts',
   'cli/src/skill-commands.ts',
-  'libs/agent/src/tool-loop.ts',
   'libs/search/src/history-search.ts',
   'libs/session/src/inbox.ts',
-  'libs/tools/src/cronjob-tool.ts',
   'services/ingress/src/api-routes.ts',
   'services/ingress/src/cron-routes.ts',
   'services/ingress/src/profile-routes.ts',
   'services/ingress/src/skill-routes.ts',
-  'services/reviewer/src/review-agent.ts',
   'services/worker/src/turn-runner.ts',
 ];
 
