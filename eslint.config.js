@@ -5,7 +5,6 @@ const SERVICES = ['@herald/ingress', '@herald/worker', '@herald/scheduler', '@he
 
 // Source files still over the size rules, waiting for their split.
 const SIZE_DEBT = [
-  'cli/src/admin-commands.ts',
   'cli/src/cron-command.ts',
   'cli/src/main.ts',
   'cli/src/search-command.ts',
