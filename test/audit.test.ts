@@ -166,7 +166,7 @@ describe('the audit trail', () => {
   it('prints the trail in the terminal: herald audit', { timeout: 3 * PROCESS_START_MS }, async () => {
     const env = { ...process.env, ...stack.env, HERALD_URL: stack.url };
     const { stdout } = await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'hook_decision', '--person', 'alice'], { env });
-    expect(stdout).toMatch(/^\S+ \S+  #\d+  hook_decision  alice  payments-policy  \{"event":"pre_tool_call".*"action":"block"/m);
+    expect(stdout).toMatch(/^\S+ \S+ {2}#\d+ {2}hook_decision {2}alice {2}payments-policy {2}\{"event":"pre_tool_call".*"action":"block"/m);
     const json = JSON.parse((await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'approval_answer', '--json'], { env })).stdout);
     expect(json.entries.map((entry: any) => entry.actor)).toEqual(['carol']);
     const refused = await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'everything'], { env }).catch((error) => error);
