@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db } from '@herald/db';
+import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
 import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
 import type { WakeJob } from '@herald/queue';
@@ -64,6 +65,7 @@ export async function startPlatformIngress(
   db: Db,
   queue: Queue<WakeJob>,
   redis: Redis,
+  hooks?: Hooks,
 ): Promise<PlatformIngress> {
   // Both adapters commit messages the same way, through the shared inbox path.
   const inboundDeps = (log: Logger) => ({
@@ -74,6 +76,7 @@ export async function startPlatformIngress(
     queuePrefix: config.queuePrefix,
     backlogLimit: config.sessionBacklog,
     logger: log,
+    hooks,
   });
   let telegram: TelegramIngress | undefined;
   if (config.telegram) {
