@@ -4,7 +4,6 @@ import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
-import type * as SearchBench from './search-bench.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
 import { runHooksBench } from './hooks-bench.ts';
 
@@ -16,18 +15,22 @@ function progress(message: string): void {
 }
 
 /**
- * The search comparison needs better-sqlite3, an optional dependency with a native build; without
- * it the rest of the benchmarks still run and the search part says what to install.
+ * The search comparison needs better-sqlite3, an optional dependency with a native build that
+ * bench/sqlite.ts imports only now; without it the rest of the benchmarks still run and the search
+ * part says what to install.
  */
 async function searchBench(): Promise<void> {
-  let bench: typeof SearchBench;
+  const bench = await import('./search-bench.ts');
+  const { SqliteMissingError } = await import('./sqlite.ts');
   try {
-    bench = await import('./search-bench.ts');
+    const result = await bench.runSearchBench(progress);
+    bench.printSearchBench(result);
+    await bench.writeSearchJson(result, machineLine());
+    progress(`wrote ${bench.SEARCH_RESULTS_FILE.pathname}`);
   } catch (error) {
-    console.log(`\n## History search\n\nSkipped: better-sqlite3 could not be loaded (${(error as Error).message.split('\n')[0]}). Install it with \`npm install better-sqlite3@12\` (needs make, g++ and python3).`);
-    return;
+    if (!(error instanceof SqliteMissingError)) throw error;
+    console.log(`\n## History search\n\nSkipped: ${error.message}`);
   }
-  bench.printSearchBench(await bench.runSearchBench(progress));
 }
 
 async function searchOnly(): Promise<void> {

@@ -98,7 +98,7 @@ describe('background review in process', () => {
     expect(reviewRequests).toHaveLength(3);
     const refusal = afterInstruction(reviewRequests[1]!).find((m) => m.role === 'tool');
     expect(refusal?.content).toMatch(/Tool 'terminal' is not available in background review/);
-    expect(existsSync(join(stack.config.workspaceRoot, 'main', sessionId, 'pwned.txt'))).toBe(false);
+    expect(existsSync(join(stack.config.tools.workspaceRoot, 'main', sessionId, 'pwned.txt'))).toBe(false);
 
     // The person's transcript holds the two turns and nothing of the review.
     const transcript = await stack.database.db.selectFrom('messages').select(['role', 'content']).where('session_id', '=', sessionId).orderBy('seq').execute();

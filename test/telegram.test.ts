@@ -351,7 +351,7 @@ describe('Telegram, polling mode', () => {
     // A second ingress replica on the same database and bot token.
     const claims = countQueries(stack.database.db, 'platform_leases');
     const second = replicaOf(stack, claims.db);
-    const replica = new TelegramIngress({ ...second.deps, config: stack.config.telegram!, pollLeaseTtlMs: 600 });
+    const replica = new TelegramIngress({ ...second.deps, config: stack.config.platforms.telegram!, pollLeaseTtlMs: 600 });
     replica.startPolling();
     try {
       for (let i = 0; i < 4; i++) telegram.userMessage({ chatId: 60 + i, from: { id: 60 + i }, text: `message ${i}` });

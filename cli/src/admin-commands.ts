@@ -13,7 +13,7 @@ herald profile identity FILE [--profile P]   set the identity document from a fi
 herald profile doc NAME FILE [--profile P]   set a context document (e.g. AGENTS.md) from a file`;
 
 async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
   try {
     return await fn(db);
   } finally {

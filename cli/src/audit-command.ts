@@ -58,8 +58,8 @@ export async function runAudit(argv: string[], config: Config): Promise<void> {
     ['before', values.before],
   ];
   for (const [key, value] of optional) if (value !== undefined) params.set(key, value);
-  const response = await fetch(`${config.apiUrl}/v1/audit?${params.toString()}`, {
-    headers: config.apiToken === undefined ? {} : { authorization: `Bearer ${config.apiToken}` },
+  const response = await fetch(`${config.api.url}/v1/audit?${params.toString()}`, {
+    headers: config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` },
   });
   const body = (await response.json()) as AuditAnswer;
   if (!response.ok) {

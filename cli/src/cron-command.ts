@@ -57,7 +57,7 @@ export async function runCronCommand(argv: string[], config: Config): Promise<vo
     out(CRON_USAGE);
     return;
   }
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
   try {
     switch (action) {
       case 'list': {

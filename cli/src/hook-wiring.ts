@@ -42,10 +42,10 @@ export function sandboxCommands(open: () => Promise<SandboxChoice>, outputChars 
  * a bad file stops the start with the reason (HooksFileError), before the role takes any work.
  */
 export async function loadHooks(config: Config, logger: Logger, db: Db, commands: CommandRunner | null): Promise<Hooks> {
-  const registry = config.hooksFile === undefined ? HookRegistry.empty() : await HookRegistry.fromFile(config.hooksFile);
-  if (registry.hasKind('url') && config.hooksSecret === undefined) {
+  const registry = config.hooks.file === undefined ? HookRegistry.empty() : await HookRegistry.fromFile(config.hooks.file);
+  if (registry.hasKind('url') && config.hooks.secret === undefined) {
     throw new HooksFileError('HERALD_HOOKS_SECRET: required when HERALD_HOOKS_FILE has a url hook (its events are signed with it), it is not set');
   }
-  if (config.hooksFile !== undefined) logger.info({ hooksFile: config.hooksFile }, 'lifecycle hooks loaded');
+  if (config.hooks.file !== undefined) logger.info({ hooksFile: config.hooks.file }, 'lifecycle hooks loaded');
   return new Hooks({ registry, db, logger: logger.child({ component: 'hooks' }), commands });
 }

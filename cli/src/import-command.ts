@@ -48,8 +48,8 @@ export async function importHermesHome(
   home: string,
   target: { profileId: string; userId: string; timezone: string },
 ): Promise<ImportReport> {
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
-  const pool = createPool({ url: config.databaseUrl, maxConnections: 1 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
+  const pool = createPool({ url: config.database.url, maxConnections: 1 });
   try {
     const history = await importStateDb(pool, join(home, 'state.db'), target);
     const knowledge: KnowledgeReport = { memory: { imported: 0, alreadyThere: 0, skipped: [] }, skills: { imported: [], alreadyThere: [], skipped: [] } };

@@ -43,12 +43,12 @@ export async function runStatus(args: string[], config: Config): Promise<number>
   }
   let response: Response;
   try {
-    response = await fetch(`${config.apiUrl}/v1/admin/status`, {
-      headers: config.apiToken === undefined ? {} : { authorization: `Bearer ${config.apiToken}` },
+    response = await fetch(`${config.api.url}/v1/admin/status`, {
+      headers: config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` },
       signal: AbortSignal.timeout(10_000),
     });
   } catch (error) {
-    process.stderr.write(`herald status: cannot reach the API at ${config.apiUrl} (${(error as Error).message}); set HERALD_URL\n`);
+    process.stderr.write(`herald status: cannot reach the API at ${config.api.url} (${(error as Error).message}); set HERALD_URL\n`);
     return 1;
   }
   if (!response.ok) {

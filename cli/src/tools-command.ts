@@ -31,7 +31,7 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
   const role = values.role as CallerRole;
   if (!['chat', 'cron', 'review'].includes(role)) fail(`--role: expected chat, cron or review, got '${role}'`);
   const profileId = values.profile ?? 'main';
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
   const out = (text: string) => process.stdout.write(`${text}\n`);
   try {
     const profile = await db.selectFrom('profiles').select(['id', 'tool_policy']).where('id', '=', profileId).executeTakeFirst();
@@ -53,9 +53,9 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
       return;
     }
     if (positionals.length > 0) fail(`unknown tools subcommand '${positionals[0]}'`);
-    const toolSandbox = await openSandbox({ settings: config.sandbox, env: process.env });
-    const registry = builtinRegistry({ ...config, toolSandbox });
-    const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
+    const toolSandbox = await openSandbox({ settings: config.tools.sandbox, env: process.env });
+    const registry = builtinRegistry({ ...config.tools, toolSandbox });
+    const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
     const exposure = new ToolExposure(registry, { pluginTools, env: process.env });
     const policy = toolPolicySchema.safeParse(profile.tool_policy);
     if (!policy.success) fail(`the stored tool policy of ${profileId} is invalid; workers offer only the 'safe' toolset`);

@@ -1,6 +1,13 @@
-export { loadConfig, ConfigError, PROVIDERS } from './config.ts';
-export type { Config, DiscordConfig, ModelConfig, ProviderName, TelegramConfig } from './config.ts';
-export type { SandboxConfig } from './sandbox-config.ts';
+export { assertSafeBind, loadConfig, ConfigError, SETTING_NAMES } from './config.ts';
+export { isLoopbackHost } from './config/api.ts';
+export { redactSecrets } from './redact.ts';
+export type { Config } from './config.ts';
+export { PROVIDERS } from './config/model.ts';
+export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts';
+export type { DiscordConfig, PlatformsConfig, TelegramConfig } from './config/platforms.ts';
+export type { SandboxConfig } from './config/sandbox.ts';
+export type { ToolsConfig } from './config/tools.ts';
+export type { ReviewerRoleConfig, RolesConfig, SchedulerRoleConfig, WorkerRoleConfig } from './config/roles.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';

@@ -100,6 +100,10 @@ export type MessagesTable = Refine<
     /** Maintained by Postgres (migrations/functions/herald_tool_text.sql): never written. */
     tool_text: GeneratedAlways<string | null>;
     search_vector: GeneratedAlways<string>;
+    /** Copied from the session by the trigger herald_message_scope on insert: never written. */
+    profile_id: GeneratedAlways<string>;
+    owner_id: GeneratedAlways<string | null>;
+    platform: GeneratedAlways<string>;
   }
 >;
 export type ModelCallsTable = Tables.ModelCalls;

@@ -17,6 +17,8 @@ export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './
 export type { Lease, LeasedSession } from './leases.ts';
 export { appendMessages, loadTranscript } from './transcript.ts';
 export type { NewMessage, StoredMessage } from './transcript.ts';
+export { loadTranscriptPage } from './transcript-page.ts';
+export type { PageAnchor, TranscriptPage } from './transcript-page.ts';
 export { findStrandedSessions } from './stranded.ts';
 export type { StrandedSession } from './stranded.ts';
 export { startTurn, resumeTurn, recordStep, finishTurn, suspendTurn } from './turn-store.ts';
@@ -35,3 +37,5 @@ export {
 export type { WaitView } from './tool-waits.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
 export { INBOX_QUEUE, inboxDepth } from './inbox-depth.ts';
+export { listSessions } from './session-list.ts';
+export type { SessionFilter, SessionSummary } from './session-list.ts';

@@ -28,28 +28,41 @@ export async function appendMessages(
   await sql`SELECT herald_append_messages(${sessionId}::uuid, ${turnId}::uuid, ${messagesJson(messages)}::jsonb)`.execute(trx);
 }
 
-export async function loadTranscript(
-  db: Kysely<Database> | Transaction<Database>,
-  sessionId: string,
-): Promise<StoredMessage[]> {
-  const rows = await db
-    .selectFrom('messages')
-    // Not selectAll: the search columns (a tsvector per message) would be serialized on every turn.
-    .select(['id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at'])
-    .where('session_id', '=', sessionId)
-    .orderBy('seq')
-    .execute();
-  return rows.map((row) => ({
+// Not selectAll: the search columns (a tsvector per message) would be serialized on every turn.
+export const MESSAGE_COLUMNS = ['id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at'] as const;
+
+export interface MessageRow {
+  id: string;
+  seq: number;
+  turn_id: string | null;
+  role: string;
+  content: string;
+  tool_calls: unknown;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  created_at: Date;
+}
+
+export function toStoredMessage(row: MessageRow): StoredMessage {
+  return {
     id: String(row.id),
     seq: row.seq,
     turnId: row.turn_id,
-    role: row.role,
+    role: row.role as MessageRole,
     content: row.content,
     toolCalls: (row.tool_calls as StoredToolCall[] | null) ?? undefined,
     toolCallId: row.tool_call_id ?? undefined,
     toolName: row.tool_name ?? undefined,
     createdAt: row.created_at,
-  }));
+  };
+}
+
+export async function loadTranscript(
+  db: Kysely<Database> | Transaction<Database>,
+  sessionId: string,
+): Promise<StoredMessage[]> {
+  const rows = await db.selectFrom('messages').select(MESSAGE_COLUMNS).where('session_id', '=', sessionId).orderBy('seq').execute();
+  return rows.map(toStoredMessage);
 }
 
 /** The shape the turn functions take a batch of messages in (one jsonb argument). */

@@ -11,7 +11,7 @@ import type { Db } from '@herald/db';
 import { aliveRoles, bullmqDepth } from '@herald/queue';
 import { inboxDepth } from '@herald/session';
 import { sendError } from './api-errors.ts';
-import { authorizedForAdmin } from './api-auth.ts';
+import { ADMIN_VIEW_PATH } from './api-auth.ts';
 import { firstIssue } from './message-body.ts';
 
 export interface AdminDependencies {
@@ -22,7 +22,6 @@ export interface AdminDependencies {
   queues: readonly Queue[];
 }
 
-export const BOARD_PATH = '/admin/queues';
 const ROLES = ['ingress', 'worker', 'reviewer', 'scheduler'] as const;
 
 // The Postgres-side queues, each a table with a status column and its own open states.
@@ -42,7 +41,7 @@ const jobsQuery = z.object({
 /** What `herald status` shows: live processes per role, queue depths, the oldest waiting turn, dead letters. */
 async function clusterStatus(deps: AdminDependencies): Promise<Record<string, unknown>> {
   const [alive, inbox, queues, dead] = await Promise.all([
-    aliveRoles(deps.redis, deps.config.queuePrefix),
+    aliveRoles(deps.redis, deps.config.redis.queuePrefix),
     inboxDepth(deps.db),
     Promise.all(deps.queues.map((queue) => bullmqDepth(queue))),
     sql<{ deliveries: string; reviews: string; cron_jobs: string }>`
@@ -66,17 +65,12 @@ async function clusterStatus(deps: AdminDependencies): Promise<Record<string, un
  * the Postgres-side jobs under /v1/admin (behind the API token like the rest of /v1).
  */
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDependencies): void {
-  // Fastify loads the plugin before listening; the board's routes inherit this scope's token check.
+  // Fastify loads the plugin before listening; installAuth guards its routes (routeAccess 'admin').
   void app.register(async (scope) => {
-    scope.addHook('onRequest', async (request, reply) => {
-      if (authorizedForAdmin(request, deps.config.apiToken)) return undefined;
-      reply.header('www-authenticate', 'Basic realm="Herald admin", charset="UTF-8"');
-      return sendError(reply, 401, 'unauthorized', 'the admin view needs the API token: Authorization: Bearer <HERALD_API_TOKEN>, or any user name with the token as the password');
-    });
     const board = new FastifyAdapter();
-    board.setBasePath(BOARD_PATH);
+    board.setBasePath(ADMIN_VIEW_PATH);
     createBullBoard({ queues: deps.queues.map((queue) => new BullMQAdapter(queue)), serverAdapter: board, options: { uiConfig: { boardTitle: 'Herald' } } });
-    await scope.register(board.registerPlugin(), { prefix: BOARD_PATH });
+    await scope.register(board.registerPlugin(), { prefix: ADMIN_VIEW_PATH });
   });
 
   app.get('/v1/admin/status', async () => clusterStatus(deps));

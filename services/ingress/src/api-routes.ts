@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, getEvent, loadTranscript, QUEUE_MODES } from '@herald/session';
+import { acceptInbound, BacklogFullError, getEvent, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
@@ -11,7 +11,6 @@ import type { Hooks } from '@herald/hooks';
 import { metricsText, withSpan } from '@herald/telemetry';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
-import { authorized } from './api-auth.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { waitingView } from './wait-views.ts';
@@ -91,14 +90,6 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', postgres, redis });
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/v1/')) return;
-    if (!authorized(request, config.apiToken)) {
-      return sendError(reply, 401, 'unauthorized', 'missing or wrong bearer token (Authorization: Bearer <HERALD_API_TOKEN>)');
-    }
-    return undefined;
-  });
-
   app.post('/v1/messages', async (request, reply) => {
     const query = waitQuery.safeParse(request.query);
     if (!query.success) {
@@ -114,12 +105,12 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const body = parsed.data;
-    if (body.text.length > config.maxMessageChars) {
+    if (body.text.length > config.limits.maxMessageChars) {
       return sendError(
         reply,
         413,
         'payload_too_large',
-        `text: ${body.text.length} characters, the limit is ${config.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`,
+        `text: ${body.text.length} characters, the limit is ${config.limits.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`,
         'text',
       );
     }
@@ -138,8 +129,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       userName: body.user_name,
       text: dispatch.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
-        }, { backlogLimit: config.sessionBacklog });
-        await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.queuePrefix, logger }, committed);
+        }, { backlogLimit: config.limits.sessionBacklog });
+        await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.redis.queuePrefix, logger }, committed);
         return committed;
       });
     } catch (error) {
@@ -220,32 +211,5 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return sendError(reply, 404, 'not_found', 'no such session');
     return sessionView(request.params.id);
-  });
-
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
-    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
-    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
-    const transcript = await loadTranscript(db, session.id);
-    return {
-      messages: transcript.map((message) => ({
-        role: message.role,
-        content: message.content,
-        ...(message.toolCalls
-          ? {
-              tool_calls: message.toolCalls.map((call) => ({
-                id: call.id,
-                type: 'function',
-                function: { name: call.name, arguments: call.arguments },
-                name: call.name,
-                arguments: call.arguments,
-              })),
-            }
-          : {}),
-        ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
-        ...(message.toolName === undefined ? {} : { name: message.toolName }),
-        created_at: message.createdAt.toISOString(),
-      })),
-    };
   });
 }

@@ -12,8 +12,12 @@ import { registerSkillRoutes } from './skill-routes.ts';
 import { registerCronRoutes } from './cron-routes.ts';
 import { registerSearchRoutes } from './search-routes.ts';
 import { sendError } from './api-errors.ts';
+import { installAuth } from './api-auth.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
+import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
+import { registerSessionRoutes } from './session-routes.ts';
+import { registerConsoleRoutes } from './console-routes.ts';
 import { registerTelegramWebhook } from './platform-routes.ts';
 import type { TelegramIngress } from '@herald/platforms';
 import type { Hooks } from '@herald/hooks';
@@ -39,7 +43,7 @@ export interface IngressOptions {
 export function createIngressServer(options: IngressOptions): FastifyInstance {
   const app = Fastify({
     // Room for the text limit in JSON escapes plus the other fields; larger bodies are 413 unread.
-    bodyLimit: options.config.maxMessageChars * 6 + 64 * 1024,
+    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024,
     logger: false,
     return503OnClosing: true,
   });
@@ -59,6 +63,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       ? sendError(reply, 503, 'unavailable', 'storage is unavailable; retry shortly, nothing was accepted')
       : sendError(reply, 500, 'internal', 'internal error');
   });
+  installAuth(app, options.config.api.token);
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger });
@@ -68,7 +73,10 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerAdminRoutes(app, { config: options.config, db: options.db, redis: options.redis, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram);
   registerSearchRoutes(app, options.db);
+  registerSessionRoutes(app, options.db);
+  registerDeadLetterRoutes(app, options.db);
+  registerConsoleRoutes(app);
   registerAuditRoutes(app, options.db);
-  registerHookRoutes(app, options.db, { signing: options.config.hooksSecret !== undefined });
+  registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined });
   return app;
 }

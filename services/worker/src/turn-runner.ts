@@ -128,7 +128,7 @@ export async function runTurn(
         memory: sources.memory,
         user: sources.user,
         skills: offered.includes('skill_view') ? sources.skills : [],
-        model: config.model ? `${config.model.provider}/${config.model.model}` : 'none',
+        model: config.model.endpoint ? `${config.model.endpoint.provider}/${config.model.endpoint.model}` : 'none',
         now: new Date(),
       });
     }
@@ -149,7 +149,7 @@ export async function runTurn(
     return { eventIds, outcome, turn: { turnId, sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered } };
   };
 
-  if (attempts > config.turnMaxAttempts) {
+  if (attempts > config.roles.worker.turnMaxAttempts) {
     logger.warn({ sessionId, turnId, attempts }, 'turn attempt budget spent');
     return finish(
       `Sorry, I could not finish this: the turn was interrupted ${attempts - 1} times. Please send it again.`,
@@ -180,7 +180,7 @@ export async function runTurn(
     registry,
     offered,
     permitted: deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId, jobToolsets }),
-    approvalTimeoutMs: config.approvalTimeoutMs,
+    approvalTimeoutMs: config.tools.approvalTimeoutMs,
     onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
   });
   const baseContext = {
@@ -190,7 +190,7 @@ export async function runTurn(
     userId: callerId,
     platform: session.platform,
     role,
-    workspaceDir: join(config.workspaceRoot, session.profileId, sessionId),
+    workspaceDir: join(config.tools.workspaceRoot, session.profileId, sessionId),
     db,
     fencedWrite: write,
   };
@@ -242,10 +242,10 @@ export async function runTurn(
       system: systemPrompt,
       history,
       tools,
-      maxIterations: config.maxIterations,
+      maxIterations: config.roles.worker.maxIterations,
       retry: {
-        maxRetries: config.providerMaxRetries,
-        baseMs: config.providerRetryBaseMs,
+        maxRetries: config.model.maxRetries,
+        baseMs: config.model.retryBaseMs,
         onRetry: (error, attempt, delayMs) =>
           logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
       },

@@ -49,7 +49,7 @@ export class WorkerService {
 
   constructor(options: WorkerServiceOptions) {
     this.#options = options;
-    this.#control = new SessionControlListener(options.subscriber, options.config.queuePrefix);
+    this.#control = new SessionControlListener(options.subscriber, options.config.redis.queuePrefix);
   }
 
   get owner(): string {
@@ -67,8 +67,8 @@ export class WorkerService {
     };
     this.#worker = new Worker<WakeJob>(RUNS_QUEUE, processor, {
       connection,
-      prefix: config.queuePrefix,
-      concurrency: config.workerConcurrency,
+      prefix: config.redis.queuePrefix,
+      concurrency: config.roles.worker.concurrency,
       autorun: true,
     });
     this.#worker.on('error', (error) => logger.error({ err: error }, 'queue worker error'));
@@ -90,7 +90,7 @@ export class WorkerService {
         hardStop: this.#hardStop.signal,
         registerControl: (id, handler) => this.#control.register(id, handler),
         onTurnDone: async (turn) => {
-          await publishTurnDone(this.#options.publisher, this.#options.config.queuePrefix, turn.eventIds).catch(
+          await publishTurnDone(this.#options.publisher, this.#options.config.redis.queuePrefix, turn.eventIds).catch(
             (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
           );
           await emitTurnCompletion({ ...this.#options, logger }, turn);

@@ -125,6 +125,9 @@ export interface Messages {
   content: Generated<string>;
   created_at: Generated<Timestamp>;
   id: Generated<Int8>;
+  owner_id: string | null;
+  platform: string;
+  profile_id: string;
   role: string;
   search_vector: Generated<string | null>;
   seq: number;
