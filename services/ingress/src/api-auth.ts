@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { CONSOLE_ROUTES } from './console-routes.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendError } from './api-errors.ts';
 
@@ -32,10 +33,11 @@ export function authorizedForAdmin(request: FastifyRequest, token: string | unde
 
 /**
  * The routes anyone may call: the probes, the Prometheus scrape (docs/operations.md: route only /v1
- * and the webhooks to the internet) and the Telegram webhook, which checks its own secret header.
- * Every other route needs the token: a route is public only by being listed here.
+ * and the webhooks to the internet), the Telegram webhook, which checks its own secret header, and
+ * the console's static files (a browser cannot send the token to load a page; every call the page
+ * then makes needs it). Every other route needs the token: a route is public only by being listed here.
  */
-export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', '/telegram/webhook'];
+export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', '/telegram/webhook', ...CONSOLE_ROUTES];
 
 /** Bull Board's pages and API: the token as bearer, or as a browser's Basic password. */
 export const ADMIN_VIEW_PATH = '/admin/queues';
