@@ -69,8 +69,8 @@ export default tseslint.config(
     ['telemetry'],
     ['core', 'queue'],
     ['db'],
-    ['delivery', 'jobs'],
-    ['session', 'knowledge', 'search', 'cron'],
+    ['delivery', 'jobs', 'audit'],
+    ['session', 'knowledge', 'search', 'cron', 'hooks'],
     ['agent', 'tools', 'platforms'],
   ]),
   // Size rules (docs/decisions/2026-12-02-size-rules.md). A file counts every line, as `wc -l`

@@ -5,6 +5,7 @@ import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
+import { runHooksBench } from './hooks-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -56,6 +57,14 @@ async function deliveryBench(): Promise<void> {
   );
 }
 
+async function hooksBench(): Promise<void> {
+  const rows = await runHooksBench(Number(process.env.BENCH_HOOK_TURNS ?? 200), progress);
+  console.log('\n## 7. Lifecycle hooks: ten no-op module hooks per turn against none\n');
+  console.log('One client, turns of one tool call and two model calls, sent alternately to two stacks in this process (bench/hooks-bench.ts).\n');
+  const base = rows[0]?.p50 ?? Number.NaN;
+  console.log(table(['variant', 'turns', 'latency p50 ms', 'p99 ms', 'mean ms', 'p50 vs none'], rows.map((r) => [r.variant, r.turns, fmt(r.p50), fmt(r.p99), fmt(r.mean), `${fmt(r.p50 - base)} ms`])));
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes
   // import, `-- delivery` only the delivery latency.
@@ -68,6 +77,10 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('sizing')) {
     console.log(`# Herald benchmarks: sizing\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).\n`);
     return (await import('./sizing-bench.ts')).runSizing(progress, seconds);
+  }
+  if (process.argv.slice(2).includes('hooks')) {
+    console.log(`# Herald benchmarks: lifecycle hooks\n\n${machineLine()}`);
+    return hooksBench();
   }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
@@ -176,6 +189,8 @@ async function main(): Promise<void> {
   await importBench();
   progress('delivery latency');
   await deliveryBench();
+  progress('lifecycle hooks');
+  await hooksBench();
 }
 
 main().then(

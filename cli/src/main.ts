@@ -13,6 +13,7 @@ import { runImport } from './import-command.ts';
 import { startTracing, traceLogFields } from '@herald/telemetry';
 import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
 import { runStatus } from './status-command.ts';
+import { runAudit } from './audit-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -35,6 +36,7 @@ commands:
   search     search past conversations (herald search QUERY --user ID; see herald search --help)
   import     bring a Hermes install along: herald import hermes HERMES_HOME --user ID
   status     the cluster through the API: live roles, queue depths, oldest waiting turn, dead letters (--json)
+  audit      the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)
 `;
 
 const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
@@ -155,6 +157,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import': {
       await runImport(argv.slice(1), config);
+      return;
+    }
+    case 'audit': {
+      await runAudit(argv.slice(1), config);
       return;
     }
     case 'status': {

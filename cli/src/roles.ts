@@ -18,6 +18,9 @@ import { WorkerService } from '@herald/worker';
 import { ReviewerService } from '@herald/reviewer';
 import { CronService, Reconciler, WebhookSender } from '@herald/scheduler';
 import { startDelivery, startPlatformIngress } from './platform-roles.ts';
+import { loadHooks, sandboxCommands } from './hook-wiring.ts';
+import { hookQueues } from '@herald/hooks';
+import { HookDeliveryService } from '@herald/scheduler';
 import { watchQueues } from './observability.ts';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
@@ -38,7 +41,7 @@ export async function prepareDatabase(config: Config, logger: Logger): Promise<v
 
 /** Every pg-boss queue Herald sends to, with its policy from the config. */
 export function jobQueues(config: Config): QueueSpec[] {
-  return [...reviewQueues(config.roles.reviewer), ...cronQueues()];
+  return [...reviewQueues(config.roles.reviewer), ...cronQueues(), ...hookQueues()];
 }
 
 export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
@@ -78,6 +81,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   shutdown.add('run queue', () => queue.close());
   // Reviews are pg-boss jobs in Postgres (GET /v1/admin/jobs lists them): only the run queue is BullMQ's.
   watchQueues(db, [queue], shutdown);
+  const hooks = await loadHooks(config, log, db, sandboxCommands(() => openToolSandbox(config, log)));
   const listener = new TurnDoneListener(subscriber, config.redis.queuePrefix);
   await listener.start();
   const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
@@ -90,6 +94,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     listener,
     logger: log,
     telegram: platforms.telegram,
+    hooks,
   });
   const address = await app.listen({ host: config.api.host, port: config.api.port });
   shutdown.add('http server', () => app.close());
@@ -139,7 +144,9 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   });
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
-  const registry = builtinRegistry({ ...config.tools, toolSandbox: await openToolSandbox(config, log) });
+  const toolSandbox = await openToolSandbox(config, log);
+  const registry = builtinRegistry({ ...config.tools, toolSandbox });
+  const hooks = await loadHooks(config, log, db, sandboxCommands(() => Promise.resolve(toolSandbox)));
   const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
   // The worker sends review and cron-finish jobs: their queues carry this config's policy.
   await applyPolicies(db, jobQueues(config));
@@ -156,6 +163,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     logger: log,
     recall: config.roles.worker.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
     onSessionActive: delivery.onSessionActive,
+    hooks,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.
@@ -177,6 +185,7 @@ export async function startScheduler(config: Config, logger: Logger, shutdown: S
     logger: log,
     intervalMs: config.roles.reconcileIntervalMs,
     graceMs: Math.min(2000, config.roles.reconcileIntervalMs),
+    auditRetentionDays: config.hooks.auditRetentionDays,
   });
   reconciler.start();
   shutdown.add('reconciler', () => reconciler.stop());
@@ -190,6 +199,9 @@ export async function startScheduler(config: Config, logger: Logger, shutdown: S
   });
   await cron.start();
   shutdown.add('cron', () => cron.stop(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
+  const hookDelivery = new HookDeliveryService({ db, logger: log.child({ component: 'hooks' }), secret: config.hooks.secret, allowlist: config.tools.webAllowlist, tickMs: config.roles.scheduler.tickMs });
+  await hookDelivery.start();
+  shutdown.add('hook deliveries', () => hookDelivery.stop(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
   return reconciler;
 }
 

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { apiSection, isLoopbackHost } from './config/api.ts';
 import { databaseSection } from './config/database.ts';
+import { hooksSection } from './config/hooks.ts';
 import { limitsSection } from './config/limits.ts';
 import { modelSection } from './config/model.ts';
 import { observabilitySection } from './config/observability.ts';
@@ -24,6 +25,7 @@ const SECTIONS = {
   roles: rolesSection,
   tools: toolsSection,
   observability: observabilitySection,
+  hooks: hooksSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> };

@@ -35,6 +35,7 @@ export const ALLOWED_VALUES = {
   'cron_runs.trigger': ['schedule', 'missed', 'manual'],
   'cron_runs.status': ['pending', 'running', 'succeeded', 'silent', 'failed', 'skipped'],
   'outbox.status': ['pending', 'sending', 'delivered', 'failed'],
+  'audit_log.kind': ['tool_call', 'approval_request', 'approval_answer', 'hook_decision', 'admin_change', 'refusal'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -54,6 +55,7 @@ export type CronMissedPolicy = Allowed<'cron_jobs.missed_policy'>;
 export type CronRunTrigger = Allowed<'cron_runs.trigger'>;
 export type CronRunStatus = Allowed<'cron_runs.status'>;
 export type OutboxStatus = Allowed<'outbox.status'>;
+export type AuditKind = Allowed<'audit_log.kind'>;
 
 export interface StoredToolCall {
   id: string;
@@ -150,6 +152,9 @@ export type OutboxTable = Refine<
   }
 >;
 export type PlatformLeasesTable = Tables.PlatformLeases;
+export type AuditLogTable = Refine<Tables.AuditLog, { kind: AuditKind; detail: JsonWithDefault<Record<string, unknown>> }>;
+export type HookFiringsTable = Refine<Tables.HookFirings, { directive: Json<Record<string, unknown> | null> | null }>;
+export type ProfileHooksTable = Refine<Tables.ProfileHooks, { hooks: JsonWithDefault<unknown[]> }>;
 
 export interface Database {
   profiles: ProfilesTable;
@@ -176,6 +181,9 @@ export interface Database {
   cron_runs: CronRunsTable;
   outbox: OutboxTable;
   platform_leases: PlatformLeasesTable;
+  audit_log: AuditLogTable;
+  hook_firings: HookFiringsTable;
+  profile_hooks: ProfileHooksTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

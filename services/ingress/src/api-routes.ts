@@ -6,6 +6,8 @@ import type { Config, Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, getEvent, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
+import { gatewayDispatch } from '@herald/hooks';
+import type { Hooks } from '@herald/hooks';
 import { metricsText, withSpan } from '@herald/telemetry';
 import type { TurnDoneListener, WakeJob } from '@herald/queue';
 import { sendError } from './api-errors.ts';
@@ -20,6 +22,8 @@ export interface ApiDependencies {
   redis: Redis;
   listener: TurnDoneListener;
   logger: Logger;
+  /** Lifecycle hooks: pre_gateway_dispatch may drop or rewrite a message before it is committed. */
+  hooks?: Hooks | undefined;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -110,6 +114,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
         'text',
       );
     }
+    const dispatch = await gatewayDispatch(deps.hooks, db, { profileId: 'main', platform: 'api', chatId: body.chat_id, threadId: body.thread_id, userId: body.user_id, text: body.text });
+    if (dispatch.kind === 'skip') return reply.code(200).send({ status: 'skipped', reason: dispatch.reason });
     let accepted;
     try {
       accepted = await withSpan('herald.ingress.accept', { 'herald.platform': 'api' }, async () => {
@@ -121,7 +127,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       threadId: body.thread_id,
       userId: body.user_id,
       userName: body.user_name,
-      text: body.text,
+      text: dispatch.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
         }, { backlogLimit: config.limits.sessionBacklog });
         await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.redis.queuePrefix, logger }, committed);

@@ -20,6 +20,9 @@ import { registerSessionRoutes } from './session-routes.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
 import { registerTelegramWebhook } from './platform-routes.ts';
 import type { TelegramIngress } from '@herald/platforms';
+import type { Hooks } from '@herald/hooks';
+import { registerAuditRoutes } from './audit-routes.ts';
+import { registerHookRoutes } from './hook-routes.ts';
 
 export interface IngressOptions {
   config: Config;
@@ -32,6 +35,8 @@ export interface IngressOptions {
   adminQueues?: readonly Queue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
+  /** Lifecycle hooks (docs/hooks.md): pre_gateway_dispatch, and the per-profile hooks route. */
+  hooks?: Hooks | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
@@ -71,5 +76,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSessionRoutes(app, options.db);
   registerDeadLetterRoutes(app, options.db);
   registerConsoleRoutes(app);
+  registerAuditRoutes(app, options.db);
+  registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined });
   return app;
 }

@@ -5,6 +5,8 @@ import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import type { MemoryState } from '@herald/knowledge';
 import { sendError } from './api-errors.ts';
+import { withAudit } from '@herald/audit';
+import type { AuditEntry } from '@herald/audit';
 import { firstIssue } from './message-body.ts';
 
 function memoryView(state: MemoryState) {
@@ -24,6 +26,12 @@ const profilePatch = z
     search_shared_chat_types: z.array(z.string().trim().min(1).max(64)).max(20).optional(),
   })
   .strict();
+
+/** A profile PATCH as the audit trail keeps it: which fields, and the new tool policy in full. */
+function profileChange(profileId: string, patch: z.infer<typeof profilePatch>): AuditEntry {
+  const detail = { fields: Object.keys(patch).sort(), ...(patch.tool_policy === undefined ? {} : { tool_policy: patch.tool_policy }) };
+  return { kind: 'admin_change', actor: 'api', profileId, subject: `profile:${profileId}`, detail };
+}
 
 const documentBody = z.object({ content: z.string().min(1).max(200_000) }).strict();
 
@@ -68,11 +76,15 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     if (Object.keys(parsed.data).length > 0) {
       const { tool_policy: policy, ...rest } = parsed.data;
-      await db
-        .updateTable('profiles')
-        .set({ ...rest, ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }) })
-        .where('id', '=', request.params.profile)
-        .execute();
+      // The change and its audit entry commit together (policies included).
+      await withAudit(db, async (trx) => {
+        await trx
+          .updateTable('profiles')
+          .set({ ...rest, ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }) })
+          .where('id', '=', request.params.profile)
+          .execute();
+        return { result: undefined, audit: profileChange(request.params.profile, parsed.data) };
+      });
     }
     return profileView(request.params.profile);
   });

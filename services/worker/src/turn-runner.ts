@@ -14,6 +14,9 @@ import type { Lease, LeasedSession, ModelCallRow, PendingEvent } from '@herald/s
 import { toolPolicySchema, ToolGate } from '@herald/tools';
 import { recordCrashRecovery } from '@herald/telemetry';
 import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
+import type { Hooks } from '@herald/hooks';
+import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
+import type { GatedRunner } from './turn-hooks.ts';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -35,6 +38,8 @@ export interface TurnDependencies {
   logger: Logger;
   /** Per-turn recall, injected next to the user message; null when off. */
   recall: RecallProvider | null;
+  /** Lifecycle hooks (docs/hooks.md); none when not given. */
+  hooks?: Hooks | undefined;
 }
 
 export interface TurnResult {
@@ -189,10 +194,11 @@ export async function runTurn(
     db,
     fencedWrite: write,
   };
-  const tools: ToolRunner<WaitRequest> = {
+  const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
+  const gated: GatedRunner = {
     definitions: registry.definitions(offered),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
-    execute: (call, toolSignal) => gate.execute(call, { ...baseContext, signal: toolSignal }),
+    execute: (call, toolSignal, approval) => gate.execute(call, { ...baseContext, signal: toolSignal }, approval),
     notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),
   };
   // Steer and interrupt: messages that arrive mid-turn join it at the next model boundary. The
@@ -224,11 +230,12 @@ export async function runTurn(
     });
   };
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
+  const tools: ToolRunner<WaitRequest> = turnHooks?.tools(gated) ?? gated;
 
   let result: LoopResult<WaitRequest>;
   try {
     result = await runToolLoop<WaitRequest>({
-      provider,
+      provider: turnHooks?.provider(provider) ?? provider,
       modelSignal: () => control.modelSignal(),
       beforeModelCall: () => control.ensureLease(),
       sessionId,
@@ -248,13 +255,13 @@ export async function runTurn(
         onToolStep: (step, call) =>
           recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call)),
         onToolResults: (results) =>
-          recordStep(
-            db,
+          recordWithAudit(turnHooks, db, (executor) => recordStep(
+            executor,
             lease,
             turnId,
             results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })),
             null,
-          ),
+          )),
       },
     });
   } catch (error) {

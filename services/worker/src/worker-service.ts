@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { Config, Logger } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/db';
+import type { Hooks } from '@herald/hooks';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
 import type { WakeJob } from '@herald/queue';
@@ -29,6 +30,8 @@ export interface WorkerServiceOptions {
   recall: RecallProvider | null;
   /** While a session's turns run (a chat's typing indicator); returns the stop function. */
   onSessionActive?: (sessionId: string, platform: string) => () => void;
+  /** Lifecycle hooks (docs/hooks.md). */
+  hooks?: Hooks | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.

@@ -25,6 +25,18 @@ export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
+export interface AuditLog {
+  actor: string | null;
+  at: Generated<Timestamp>;
+  detail: Generated<Json>;
+  id: Generated<Int8>;
+  kind: string;
+  profile_id: string | null;
+  session_id: string | null;
+  subject: string;
+  turn_id: string | null;
+}
+
 export interface CronClock {
   id: Generated<boolean>;
   offset_ms: Generated<Int8>;
@@ -71,6 +83,14 @@ export interface CronRuns {
   started_at: Timestamp | null;
   status: Generated<string>;
   trigger: string;
+}
+
+export interface HookFirings {
+  directive: Json | null;
+  event: string;
+  fired_at: Generated<Timestamp>;
+  tool_call_id: string;
+  turn_id: string;
 }
 
 export interface InboundEvents {
@@ -166,6 +186,12 @@ export interface PlatformLeases {
 export interface ProfileDocuments {
   content: string;
   name: string;
+  profile_id: string;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface ProfileHooks {
+  hooks: Generated<Json>;
   profile_id: string;
   updated_at: Generated<Timestamp>;
 }
@@ -335,9 +361,11 @@ export interface Turns {
 }
 
 export interface DB {
+  audit_log: AuditLog;
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
+  hook_firings: HookFirings;
   inbound_events: InboundEvents;
   memory_entries: MemoryEntries;
   messages: Messages;
@@ -345,6 +373,7 @@ export interface DB {
   outbox: Outbox;
   platform_leases: PlatformLeases;
   profile_documents: ProfileDocuments;
+  profile_hooks: ProfileHooks;
   profiles: Profiles;
   review_counters: ReviewCounters;
   reviews: Reviews;
