@@ -39,9 +39,6 @@ export function authorizedForAdmin(request: FastifyRequest, token: string | unde
  */
 export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', '/telegram/webhook', ...CONSOLE_ROUTES];
 
-/** The web console's static files: they hold no data, and every call they make carries the token. */
-export const CONSOLE_FILES_PATH = '/ui';
-
 /** Bull Board's pages and API: the token as bearer, or as a browser's Basic password. */
 export const ADMIN_VIEW_PATH = '/admin/queues';
 
@@ -50,7 +47,6 @@ export type RouteAccess = 'public' | 'admin' | 'token';
 /** How a registered route is guarded, decided once from its pattern (what the router matched). */
 export function routeAccess(pattern: string): RouteAccess {
   if (PUBLIC_ROUTES.includes(pattern)) return 'public';
-  if (pattern === CONSOLE_FILES_PATH || pattern.startsWith(`${CONSOLE_FILES_PATH}/`)) return 'public';
   if (pattern === ADMIN_VIEW_PATH || pattern.startsWith(`${ADMIN_VIEW_PATH}/`)) return 'admin';
   return 'token';
 }
