@@ -15,7 +15,7 @@ const CARD = '4111 1111 1111 1111';
 
 const MODULES = {
   'guard.mjs': `
-    const ONCALL = ['oncall-1'];
+    const ONCALL = ['api:oncall-1'];
     export default function register(ctx) {
       ctx.on('pre_tool_call', (event) => {
         if (event.tool_name === 'terminal' && !ONCALL.includes(event.user_id)) {
@@ -110,7 +110,7 @@ describe('lifecycle hooks against the real services', () => {
     fake.handler = toolThenReport(() => [{ name: 'terminal', arguments: { command: 'echo ran-in-sandbox' } }]);
     const refused = await send('hooks-term-guest', 'run it', 'guest-7');
     expect(refused.status).toBe(200);
-    const reason = 'terminal is for the on-call group only; guest-7 is not in it';
+    const reason = 'terminal is for the on-call group only; api:guest-7 is not in it';
     const requests = fake.requestsFor(refused.body.session_id);
     expect(requests[1]?.messages.at(-1)).toMatchObject({ role: 'tool', content: reason });
     expect(refused.body.reply.text).toBe(`results: ${reason}`);
