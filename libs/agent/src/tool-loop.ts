@@ -174,6 +174,7 @@ export function describeProviderFailure(error: ProviderError): string {
     malformed: 'The model provider sent an answer Herald could not read; try again.',
     auth: 'The model provider refused the credentials; check OPENAI_API_KEY / ANTHROPIC_API_KEY.',
     bad_request: 'The model provider rejected the request; check HERALD_MODEL.',
+    context_overflow: 'This conversation no longer fits the model\'s context window; send /compress or /new.',
     aborted: 'The request was cancelled.',
   };
   return `Sorry, I could not answer: the model call failed${status}. ${hints[error.kind] ?? ''}`.trim();

@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { refusedGrants, sandboxConfig, sandboxSchema } from './sandbox-config.ts';
 import type { SandboxConfig } from './sandbox-config.ts';
+import { compressionConfig, compressionSchema } from './compression-config.ts';
+import type { CompressionConfig } from './compression-config.ts';
 
 /** Providers Herald speaks natively; any OpenAI-compatible server goes through `openai`. */
 export const PROVIDERS = ['openai', 'anthropic'] as const;
@@ -79,6 +81,8 @@ export interface Config {
   discord: DiscordConfig | null;
   /** How often the delivery consumer looks at the outbox without a notice. */
   deliveryPollMs: number;
+  /** Long sessions: the window, the threshold, the summariser and its failure rule. */
+  compression: CompressionConfig;
 }
 
 export interface TelegramConfig {
@@ -200,6 +204,7 @@ const schema = z.object({
   HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
   HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
   ...sandboxSchema,
+  ...compressionSchema,
 });
 
 function list(value: string | undefined): string[] {
@@ -318,5 +323,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             apiBase: e.DISCORD_API_BASE.replace(/\/+$/, ''),
           },
     deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
+    compression: compressionConfig(e),
   });
 }

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+
+/** When and how a long session is compacted into a child session (docs/long-chats.md). */
+export interface CompressionConfig {
+  /** The model's context window in tokens; undefined: the table of well-known models, else 128,000. */
+  contextTokens: number | undefined;
+  /** Share of the window past which a session is compressed (raised to 0.75 for windows under 512K). */
+  threshold: number;
+  /** provider/model of the summariser; undefined: the main model. */
+  summaryModel: { provider: 'openai' | 'anthropic'; model: string } | undefined;
+  /** What a summariser failure other than auth or network does: a mechanical digest, or nothing. */
+  onFailure: 'fallback' | 'abort';
+  /** Messages in one session past which it is compressed whatever its token count (Hermes' hygiene limit). */
+  messageLimit: number;
+}
+
+const integer = (min: number, max: number) =>
+  z.coerce
+    .number({ error: 'expected a number' })
+    .int({ error: 'expected a whole number' })
+    .min(min, { error: `expected at least ${min}` })
+    .max(max, { error: `expected at most ${max}` });
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+export const compressionSchema = {
+  HERALD_CONTEXT_TOKENS: integer(1000, 100_000_000).optional(),
+  HERALD_COMPRESSION_THRESHOLD: z.coerce
+    .number({ error: 'expected a number' })
+    .gt(0, { error: 'expected a share above 0' })
+    .max(0.95, { error: 'expected at most 0.95' })
+    .default(0.5),
+  HERALD_SUMMARY_MODEL: optionalText.refine((value) => value === undefined || /^(openai|anthropic)\/\S+$/.test(value), {
+    error: 'expected provider/model with provider openai or anthropic, e.g. openai/gpt-4.1-mini',
+  }),
+  HERALD_COMPRESSION_ON_FAILURE: z.enum(['fallback', 'abort'], { error: 'expected fallback or abort' }).default('fallback'),
+  HERALD_COMPRESSION_MESSAGE_LIMIT: integer(10, 1_000_000).default(5000),
+};
+
+type CompressionEnv = {
+  HERALD_CONTEXT_TOKENS?: number | undefined;
+  HERALD_COMPRESSION_THRESHOLD: number;
+  HERALD_SUMMARY_MODEL: string | undefined;
+  HERALD_COMPRESSION_ON_FAILURE: 'fallback' | 'abort';
+  HERALD_COMPRESSION_MESSAGE_LIMIT: number;
+};
+
+export function compressionConfig(e: CompressionEnv): CompressionConfig {
+  const summary = e.HERALD_SUMMARY_MODEL;
+  const slash = summary?.indexOf('/') ?? -1;
+  return {
+    contextTokens: e.HERALD_CONTEXT_TOKENS,
+    threshold: e.HERALD_COMPRESSION_THRESHOLD,
+    summaryModel:
+      summary === undefined ? undefined : { provider: summary.slice(0, slash) as 'openai' | 'anthropic', model: summary.slice(slash + 1) },
+    onFailure: e.HERALD_COMPRESSION_ON_FAILURE,
+    messageLimit: e.HERALD_COMPRESSION_MESSAGE_LIMIT,
+  };
+}
