@@ -47,7 +47,8 @@ export interface LoopHooks {
   pollInjected?(): Promise<ChatMessage[]>;
 }
 
-export type LoopOutcome = 'answered' | 'iteration_limit' | 'provider_error' | 'tool_errors' | 'waiting';
+/** 'context_full': the history must be compacted before the next call (only with `compaction`). */
+export type LoopOutcome = 'answered' | 'iteration_limit' | 'provider_error' | 'tool_errors' | 'waiting' | 'context_full';
 
 export interface LoopResult<W = never> {
   text: string;
@@ -55,6 +56,8 @@ export interface LoopResult<W = never> {
   iterations: number;
   /** The model call that produced the final answer, when there was one. */
   finalCall: ModelCallRecord | undefined;
+  /** Outcome 'context_full': true when the provider refused the prompt, false when the estimate stopped it. */
+  overflow?: boolean;
   /** Outcome 'waiting': what the turn is parked on, and the calls after it that never started. */
   wait?: { request: W; notStarted: string[] };
 }
@@ -80,6 +83,12 @@ export interface LoopOptions<W = never> {
   modelSignal?: () => AbortSignal;
   /** Runs before each model call; throws to stop the turn (e.g. the session lease is gone). */
   beforeModelCall?: () => Promise<void>;
+  /**
+   * When given, the loop stops with outcome 'context_full' instead of calling the model when `due`
+   * says the request is past the threshold, and instead of answering with an error when the
+   * provider refuses the prompt as too long: the caller compacts and carries on.
+   */
+  compaction?: { due(messages: ChatMessage[]): boolean };
 }
 
 export const INTERRUPTED_RESULT =
@@ -198,6 +207,8 @@ export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<L
   let invalidRounds = 0;
   for (let iteration = 1; iteration <= options.maxIterations; iteration++) {
     if (hooks.pollInjected) messages.push(...(await hooks.pollInjected()));
+    const full = { text: '', outcome: 'context_full' as const, iterations: iteration - 1, finalCall: undefined };
+    if (options.compaction?.due(messages)) return full;
     await options.beforeModelCall?.();
     const started = performance.now();
     const callSignal = options.modelSignal ? AbortSignal.any([signal, options.modelSignal()]) : signal;
@@ -212,6 +223,7 @@ export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<L
       if (signal.aborted) throw signal.reason ?? error;
       if (callSignal.aborted) continue;
       if (!ProviderError.isInstance(error)) throw error;
+      if (error.kind === 'context_overflow' && options.compaction) return { ...full, overflow: true };
       return { text: describeProviderFailure(error), outcome: 'provider_error', iterations: iteration, finalCall: undefined };
     }
     const call: ModelCallRecord = {

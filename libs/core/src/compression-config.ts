@@ -7,7 +7,7 @@ export interface CompressionConfig {
   /** Share of the window past which a session is compressed (raised to 0.75 for windows under 512K). */
   threshold: number;
   /** provider/model of the summariser; undefined: the main model. */
-  summaryModel: { provider: 'openai' | 'anthropic'; model: string } | undefined;
+  summaryModel: { provider: 'openai' | 'anthropic'; model: string; apiKey: string | undefined; baseURL: string | undefined } | undefined;
   /** What a summariser failure other than auth or network does: a mechanical digest, or nothing. */
   onFailure: 'fallback' | 'abort';
   /** Messages in one session past which it is compressed whatever its token count (Hermes' hygiene limit). */
@@ -46,16 +46,28 @@ type CompressionEnv = {
   HERALD_SUMMARY_MODEL: string | undefined;
   HERALD_COMPRESSION_ON_FAILURE: 'fallback' | 'abort';
   HERALD_COMPRESSION_MESSAGE_LIMIT: number;
+  OPENAI_API_KEY?: string | undefined;
+  OPENAI_BASE_URL?: string | undefined;
+  ANTHROPIC_API_KEY?: string | undefined;
+  ANTHROPIC_BASE_URL?: string | undefined;
 };
 
 export function compressionConfig(e: CompressionEnv): CompressionConfig {
   const summary = e.HERALD_SUMMARY_MODEL;
   const slash = summary?.indexOf('/') ?? -1;
+  const provider = summary?.slice(0, slash) as 'openai' | 'anthropic' | undefined;
   return {
     contextTokens: e.HERALD_CONTEXT_TOKENS,
     threshold: e.HERALD_COMPRESSION_THRESHOLD,
     summaryModel:
-      summary === undefined ? undefined : { provider: summary.slice(0, slash) as 'openai' | 'anthropic', model: summary.slice(slash + 1) },
+      summary === undefined || provider === undefined
+        ? undefined
+        : {
+            provider,
+            model: summary.slice(slash + 1),
+            apiKey: provider === 'openai' ? e.OPENAI_API_KEY : e.ANTHROPIC_API_KEY,
+            baseURL: provider === 'openai' ? e.OPENAI_BASE_URL : e.ANTHROPIC_BASE_URL,
+          },
     onFailure: e.HERALD_COMPRESSION_ON_FAILURE,
     messageLimit: e.HERALD_COMPRESSION_MESSAGE_LIMIT,
   };

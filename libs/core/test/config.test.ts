@@ -66,7 +66,7 @@ describe('loadConfig', () => {
     expect(config.compression).toEqual({
       contextTokens: 64000,
       threshold: 0.8,
-      summaryModel: { provider: 'openai', model: 'gpt-4.1-mini' },
+      summaryModel: { provider: 'openai', model: 'gpt-4.1-mini', apiKey: undefined, baseURL: undefined },
       onFailure: 'abort',
       messageLimit: 200,
     });

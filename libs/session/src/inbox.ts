@@ -93,6 +93,7 @@ type Command =
   | { kind: 'approve'; scope: 'once' | 'session' }
   | { kind: 'deny'; reason: string | undefined }
   | { kind: 'status' }
+  | { kind: 'compress'; focus: string | undefined }
   | { kind: 'help' };
 
 /** The chat commands, the same on every platform; Discord registers them as slash commands. */
@@ -104,6 +105,7 @@ export const CHAT_COMMANDS = [
   { name: 'queue', description: 'Show or set how messages sent mid-turn are handled', argument: 'mode' },
   { name: 'approve', description: 'Approve the pending tool call; /approve session allows it for the rest of the session', argument: 'scope' },
   { name: 'deny', description: 'Deny the pending tool call, with an optional reason', argument: 'reason' },
+  { name: 'compress', description: 'Compress this conversation into a summary and carry on in a new session', argument: 'focus' },
   { name: 'help', description: 'List the commands' },
 ] as const;
 
@@ -125,6 +127,7 @@ export function parseCommand(text: string): Command | undefined {
   if (name === 'approve') return { kind: 'approve', scope: argument?.toLowerCase() === 'session' ? 'session' : 'once' };
   if (name === 'deny') return { kind: 'deny', reason: argument === '' ? undefined : argument };
   if (name === 'status') return { kind: 'status' };
+  if (name === 'compress') return { kind: 'compress', focus: argument === '' ? undefined : argument };
   if (name === 'help' || name === 'start') return { kind: 'help' };
   return undefined;
 }
@@ -266,6 +269,9 @@ export async function acceptInbound(
     command = bare === 'approve' ? { kind: 'approve', scope: 'once' } : { kind: 'deny', reason: undefined };
   }
   if (command === undefined) return acceptMessage(db, key, message, options.backlogLimit);
+  // Compressing needs the summariser and the session lease: the worker runs it, in order with the
+  // session's other events, so it is queued like a message but kept out of any running turn.
+  if (command.kind === 'compress') return markCommand(db, await acceptMessage(db, key, message, options.backlogLimit));
   return acceptCommand(db, key, message, command);
 }
 
@@ -298,8 +304,12 @@ async function acceptCommand(
   }
   return db.transaction().execute(async (trx) => {
     if (command.kind === 'new') {
-      // Point the route at a brand-new session; the old one stays, reachable by id.
-      await trx.deleteFrom('session_routes').where('session_key', '=', key).execute();
+      // Point the route at a brand-new session; the old one stays, reachable by id, ended.
+      const old = await trx.deleteFrom('session_routes').where('session_key', '=', key).returning('session_id').executeTakeFirst();
+      if (old) {
+        await trx.updateTable('sessions').set({ ended_at: new Date(), end_reason: 'new' })
+          .where('id', '=', old.session_id).where('ended_at', 'is', null).execute();
+      }
     }
     const sessionId = await routeToSession(trx, key, message, randomUUID());
     const locked = await trx
@@ -408,6 +418,17 @@ async function acceptMessage(
     wakeGeneration: String(row.wake_generation),
     ...(!duplicate && row.queue_mode === 'interrupt' ? { control: 'interrupt' as const } : {}),
   };
+}
+
+async function markCommand(db: Kysely<Database>, accepted: AcceptedEvent): Promise<AcceptedEvent> {
+  if (!accepted.duplicate) await db.updateTable('inbound_events').set({ kind: 'command' }).where('id', '=', accepted.eventId).execute();
+  return accepted;
+}
+
+/** The /compress command an open event holds, if it is one (the worker runs it instead of a turn). */
+export function compressCommandOf(text: string): { focus: string | undefined } | undefined {
+  const command = parseCommand(text);
+  return command?.kind === 'compress' ? { focus: command.focus } : undefined;
 }
 
 /** Where a chat platform delivers a reply to this message (the same shape herald_finish_turn builds). */

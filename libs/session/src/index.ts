@@ -6,6 +6,7 @@ export {
   getEvent,
   openInbox,
   parseCommand,
+  compressCommandOf,
   chatTarget,
   BacklogFullError,
   NEW_SESSION_REPLY,
@@ -35,3 +36,13 @@ export {
 export type { WaitView } from './tool-waits.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
 export { INBOX_QUEUE, inboxDepth } from './inbox-depth.ts';
+export {
+  answerCommand,
+  childTitle,
+  claimCompression,
+  commitCompaction,
+  recordCompressionUnchanged,
+  sessionLineage,
+  takeNotice,
+} from './lineage.ts';
+export type { CompactionCommit, CompressionNotice, LineageEntry } from './lineage.ts';
