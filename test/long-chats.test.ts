@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUMMARY_PREFIX } from '@herald/agent';
+import { COMPRESS_WHILE_WAITING_REPLY } from '@herald/session';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
 import { startStack } from './support/stack.ts';
@@ -113,6 +114,20 @@ describe('long conversations', () => {
     expect(next.reply.text).toMatch(/^answer 11: /);
     const todosAfter = await stack.database.db.selectFrom('session_todos').select('items').where('session_id', '=', next.session_id).executeTakeFirstOrThrow();
     expect(todosAfter.items).toEqual(todosBefore.items);
+  });
+
+  it('answers /compress with nothing to compact, and refuses it while a question waits for its answer', async () => {
+    const fresh = await send('nothing', '/compress');
+    expect(fresh.reply.text).toBe('Nothing was compressed: nothing to compact yet.');
+    const stored = await stack.database.db.selectFrom('sessions').select(['ineffective_compressions', 'ended_at']).where('id', '=', fresh.session_id).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ ineffective_compressions: 0, ended_at: null });
+    fake.handler = (request) => (request.messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'clarify', arguments: { question: 'Which one?' } }] } : { text: 'thanks' });
+    const asked = await stack.post('/v1/messages?wait=30', { chat_id: 'nothing', user_id: 'u1', text: 'pick one for me' });
+    expect(asked.body.status).toBe('waiting');
+    const refused = await send('nothing', '/compress');
+    expect(refused.reply.text).toBe(COMPRESS_WHILE_WAITING_REPLY);
+    const waits = (await stack.get(`/v1/sessions/${fresh.session_id}/waits`)).body.waits;
+    expect(waits.map((wait: any) => wait.status)).toEqual(['pending']);
   });
 
   it('retries a call the provider refused as too long once, on the compacted history, instead of answering with an error', async () => {

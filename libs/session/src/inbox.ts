@@ -34,6 +34,9 @@ export interface AcceptedEvent {
   control?: SessionControl;
 }
 
+export const COMPRESS_WHILE_WAITING_REPLY =
+  'A question or an approval is waiting for your answer: answer it (or send /stop) first, then /compress.';
+
 export const NEW_SESSION_REPLY = 'Started a new session. Earlier messages in this chat are no longer in context.';
 
 async function routeToSession(
@@ -265,24 +268,25 @@ export async function acceptInbound(
   const key = sessionKey(message);
   let command = parseCommand(message.text);
   const bare = command === undefined ? bareApprovalWord(message.text) : undefined;
-  if (bare !== undefined && (await hasPendingApproval(db, key))) {
+  if (bare !== undefined && (await hasPendingWait(db, key, ['approval']))) {
     command = bare === 'approve' ? { kind: 'approve', scope: 'once' } : { kind: 'deny', reason: undefined };
   }
   if (command === undefined) return acceptMessage(db, key, message, options.backlogLimit);
   // Compressing needs the summariser and the session lease: the worker runs it, in order with the
   // session's other events, so it is queued like a message but kept out of any running turn.
-  if (command.kind === 'compress') return markCommand(db, await acceptMessage(db, key, message, options.backlogLimit));
+  // With a question or approval pending the text would be taken as its answer: refused at once below.
+  if (command.kind === 'compress' && !(await hasPendingWait(db, key, ['approval', 'clarify']))) return markCommand(db, await acceptMessage(db, key, message, options.backlogLimit));
   return acceptCommand(db, key, message, command);
 }
 
-async function hasPendingApproval(db: Kysely<Database>, key: string): Promise<boolean> {
+async function hasPendingWait(db: Kysely<Database>, key: string, kinds: ('approval' | 'clarify')[]): Promise<boolean> {
   const row = await db
     .selectFrom('session_routes')
     .innerJoin('tool_waits', 'tool_waits.session_id', 'session_routes.session_id')
     .select('tool_waits.id')
     .where('session_routes.session_key', '=', key)
     .where('tool_waits.status', '=', 'pending')
-    .where('tool_waits.kind', '=', 'approval')
+    .where('tool_waits.kind', 'in', kinds)
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
@@ -324,6 +328,7 @@ async function acceptCommand(
     else if (command.kind === 'approve' || command.kind === 'deny') outcome = await runApprovalCommand(trx, sessionId, message.userId, command);
     else if (command.kind === 'status') outcome = await runStatusCommand(trx, sessionId);
     else if (command.kind === 'help') outcome = { reply: HELP_REPLY };
+    else if (command.kind === 'compress') outcome = { reply: COMPRESS_WHILE_WAITING_REPLY };
     else outcome = await runStopCommand(trx, sessionId, message.userId);
     const eventId = randomUUID();
     const inserted = await trx

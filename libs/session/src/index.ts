@@ -10,6 +10,7 @@ export {
   chatTarget,
   BacklogFullError,
   NEW_SESSION_REPLY,
+  COMPRESS_WHILE_WAITING_REPLY,
   QUEUE_MODES,
   CHAT_COMMANDS,
   HELP_REPLY,

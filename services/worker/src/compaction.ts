@@ -139,8 +139,8 @@ export async function compressSession(deps: CompactionDeps, lease: Lease, model:
   if (result.kind !== 'compacted') {
     const reason = result.kind === 'nothing-to-compact' ? 'nothing to compact yet' : result.reason;
     const unavailable = result.kind === 'unchanged' && result.unavailable;
-    // Only a compression that could have helped and did not counts towards anti-thrash.
-    await recordCompressionUnchanged(db, lease, reason, !unavailable);
+    // Only an automatic compression that could have helped and did not counts towards anti-thrash.
+    await recordCompressionUnchanged(db, lease, reason, !unavailable && request.trigger !== 'command');
     recordCompression(unavailable ? 'unavailable' : 'unchanged', (performance.now() - started) / 1000, summaryMs / 1000);
     logger.warn({ sessionId: lease.sessionId, trigger: request.trigger, reason }, 'session not compressed');
     const notice = unavailable && (await takeNotice(db, lease, 'unavailable')) ? UNAVAILABLE_NOTICE : undefined;
