@@ -4,9 +4,9 @@ import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
-import type * as SearchBench from './search-bench.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
 import { runCompressionBench } from './compression-bench.ts';
+import { runHooksBench } from './hooks-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -16,18 +16,22 @@ function progress(message: string): void {
 }
 
 /**
- * The search comparison needs better-sqlite3, an optional dependency with a native build; without
- * it the rest of the benchmarks still run and the search part says what to install.
+ * The search comparison needs better-sqlite3, an optional dependency with a native build that
+ * bench/sqlite.ts imports only now; without it the rest of the benchmarks still run and the search
+ * part says what to install.
  */
 async function searchBench(): Promise<void> {
-  let bench: typeof SearchBench;
+  const bench = await import('./search-bench.ts');
+  const { SqliteMissingError } = await import('./sqlite.ts');
   try {
-    bench = await import('./search-bench.ts');
+    const result = await bench.runSearchBench(progress);
+    bench.printSearchBench(result);
+    await bench.writeSearchJson(result, machineLine());
+    progress(`wrote ${bench.SEARCH_RESULTS_FILE.pathname}`);
   } catch (error) {
-    console.log(`\n## History search\n\nSkipped: better-sqlite3 could not be loaded (${(error as Error).message.split('\n')[0]}). Install it with \`npm install better-sqlite3@12\` (needs make, g++ and python3).`);
-    return;
+    if (!(error instanceof SqliteMissingError)) throw error;
+    console.log(`\n## History search\n\nSkipped: ${error.message}`);
   }
-  bench.printSearchBench(await bench.runSearchBench(progress));
 }
 
 async function searchOnly(): Promise<void> {
@@ -66,7 +70,7 @@ async function compressionBench(): Promise<void> {
     progress(`${turns}-turn session, ${compress ? 'with' : 'without'} compression`);
     runs.push(await runCompressionBench(compress, turns));
   }
-  console.log(`\n## 7. Long sessions: input tokens per turn over ${turns} turns, with and without compression\n`);
+  console.log(`\n## 8. Long sessions: input tokens per turn over ${turns} turns, with and without compression\n`);
   console.log(
     'One chat through ingress and a worker against the fake OpenAI server (bench/compression-bench.ts); tokens are the ' +
       "prompt sizes the fake provider counted, per model call. A compression's time runs from its claim to its commit; " +
@@ -91,6 +95,14 @@ async function compressionBench(): Promise<void> {
   );
 }
 
+async function hooksBench(): Promise<void> {
+  const rows = await runHooksBench(Number(process.env.BENCH_HOOK_TURNS ?? 200), progress);
+  console.log('\n## 7. Lifecycle hooks: ten no-op module hooks per turn against none\n');
+  console.log('One client, turns of one tool call and two model calls, sent alternately to two stacks in this process (bench/hooks-bench.ts).\n');
+  const base = rows[0]?.p50 ?? Number.NaN;
+  console.log(table(['variant', 'turns', 'latency p50 ms', 'p99 ms', 'mean ms', 'p50 vs none'], rows.map((r) => [r.variant, r.turns, fmt(r.p50), fmt(r.p99), fmt(r.mean), `${fmt(r.p50 - base)} ms`])));
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes
   // import, `-- delivery` only the delivery latency.
@@ -108,6 +120,10 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('compression')) {
     console.log(`# Herald benchmarks: long sessions\n\n${machineLine()}`);
     return compressionBench();
+  }
+  if (process.argv.slice(2).includes('hooks')) {
+    console.log(`# Herald benchmarks: lifecycle hooks\n\n${machineLine()}`);
+    return hooksBench();
   }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
@@ -216,6 +232,8 @@ async function main(): Promise<void> {
   await importBench();
   progress('delivery latency');
   await deliveryBench();
+  progress('lifecycle hooks');
+  await hooksBench();
   await compressionBench();
 }
 

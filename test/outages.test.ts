@@ -71,9 +71,9 @@ describe('Redis unreachable for a while', () => {
 describe('Postgres unreachable', () => {
   it('makes /readyz say not ready and refuses messages with 503, writing nothing', async () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://127.0.0.1:1/herald', PORT: '0' });
-    const db = createDb({ url: config.databaseUrl });
-    const producer = createRedis(config.redisUrl, 'producer');
-    const subscriber = createRedis(config.redisUrl, 'subscriber');
+    const db = createDb({ url: config.database.url });
+    const producer = createRedis(config.redis.url, 'producer');
+    const subscriber = createRedis(config.redis.url, 'subscriber');
     const listener = new TurnDoneListener(subscriber, 'herald_t_pgdown');
     await listener.start();
     const queue = createRunQueue(producer, 'herald_t_pgdown');

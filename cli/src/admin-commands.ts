@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { apiUserId } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
@@ -13,7 +14,7 @@ herald profile identity FILE [--profile P]   set the identity document from a fi
 herald profile doc NAME FILE [--profile P]   set a context document (e.g. AGENTS.md) from a file`;
 
 async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
   try {
     return await fn(db);
   } finally {
@@ -46,7 +47,7 @@ export async function runAdminCommand(command: string, argv: string[], config: C
       const state = await readMemory(db, {
         profileId,
         store: values.user === undefined ? 'memory' : 'user',
-        userId: values.user ?? '',
+        userId: values.user === undefined ? '' : apiUserId(values.user),
       });
       out(`${values.user === undefined ? `memory of profile ${profileId}` : `user profile of ${values.user}`}: ${state.chars}/${state.limit} chars`);
       for (const entry of state.entries) out(`  [${entry.id}] ${entry.content}`);

@@ -1,4 +1,4 @@
-import { ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
+import { assertSafeBind, ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 
 import { runAdminCommand } from './admin-commands.ts';
@@ -13,6 +13,8 @@ import { runImport } from './import-command.ts';
 import { startTracing, traceLogFields } from '@herald/telemetry';
 import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
 import { runStatus } from './status-command.ts';
+import { runAudit } from './audit-command.ts';
+import { runDeadLetters } from './dead-letters-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -35,13 +37,15 @@ commands:
   search     search past conversations (herald search QUERY --user ID; see herald search --help)
   import     bring a Hermes install along: herald import hermes HERMES_HOME --user ID
   status     the cluster through the API: live roles, queue depths, oldest waiting turn, dead letters (--json)
+  audit      the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)
+  dead-letters  what failed for good and why: updates, runs, deliveries, reviews, cron jobs (--json, --limit N)
 `;
 
 const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
 let stopTracing: (() => Promise<void>) | null = null;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
-  const shutdown = new Shutdown({ logger, deadlineMs: config.shutdownTimeoutMs });
+  const shutdown = new Shutdown({ logger, deadlineMs: config.roles.shutdownTimeoutMs });
   // Registered first, so it runs last and flushes the spans of everything else's shutdown.
   if (stopTracing) shutdown.add('tracing', stopTracing);
   exitOnSignals(shutdown, logger);
@@ -56,8 +60,8 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig();
   // Off (nothing loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
-  if (LONG_RUNNING.has(command)) stopTracing = await startTracing({ endpoint: config.otlpEndpoint, serviceName: `herald-${command}` });
-  const logger = createLogger({ level: config.logLevel, service: `herald-${command}`, ...(stopTracing ? { mixin: traceLogFields } : {}) });
+  if (LONG_RUNNING.has(command)) stopTracing = await startTracing({ endpoint: config.observability.otlpEndpoint, serviceName: `herald-${command}` });
+  const logger = createLogger({ level: config.observability.logLevel, service: `herald-${command}`, ...(stopTracing ? { mixin: traceLogFields } : {}) });
   process.on('uncaughtException', (error) => {
     // The process state is unknown after this; exit and let the supervisor restart us.
     logger.error({ err: error }, 'uncaught exception');
@@ -70,6 +74,8 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'up': {
       const started = performance.now();
+      // Before anything starts: the ingress would refuse later, after the other roles came up.
+      assertSafeBind(config);
       await prepareDatabase(config, logger);
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
@@ -78,7 +84,7 @@ async function main(argv: string[]): Promise<void> {
       await startScheduler(config, logger, shutdown, db);
       const address = await startIngress(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['ingress', 'worker', 'reviewer', 'scheduler']);
-      if (!config.model) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
+      if (!config.model.endpoint) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
       logger.info({ address, startMs: Math.round(performance.now() - started) }, `Herald is up: API on ${address}`);
       process.stderr.write(`Herald is up. API on ${address} — try: npx herald chat\n`);
       return;
@@ -97,7 +103,7 @@ async function main(argv: string[]): Promise<void> {
       await startWorker(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['worker']);
-      logger.info({ concurrency: config.workerConcurrency }, 'worker started');
+      logger.info({ concurrency: config.roles.worker.concurrency }, 'worker started');
       return;
     }
     case 'reviewer': {
@@ -106,7 +112,7 @@ async function main(argv: string[]): Promise<void> {
       await startReviewer(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['reviewer']);
-      logger.info({ concurrency: config.reviewerConcurrency }, 'reviewer started');
+      logger.info({ concurrency: config.roles.reviewer.concurrency }, 'reviewer started');
       return;
     }
     case 'skills':
@@ -120,7 +126,7 @@ async function main(argv: string[]): Promise<void> {
       await startScheduler(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['scheduler']);
-      logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');
+      logger.info({ intervalMs: config.roles.reconcileIntervalMs }, 'scheduler started');
       return;
     }
     case 'memory':
@@ -134,8 +140,8 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'discord-commands': {
-      if (!config.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
-      const count = await deployDiscordCommands(config.discord);
+      if (!config.platforms.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
+      const count = await deployDiscordCommands(config.platforms.discord);
       process.stdout.write(`registered ${count} slash commands\n`);
       return;
     }
@@ -153,6 +159,14 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import': {
       await runImport(argv.slice(1), config);
+      return;
+    }
+    case 'audit': {
+      await runAudit(argv.slice(1), config);
+      return;
+    }
+    case 'dead-letters': {
+      process.exitCode = await runDeadLetters(argv.slice(1), config);
       return;
     }
     case 'status': {

@@ -27,11 +27,11 @@ export function watchQueues(db: Db, queues: readonly Queue[], shutdown: Shutdown
  * its Postgres and Redis answer within two seconds each.
  */
 export async function startRoleOpsServer(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<number> {
-  const redis: Redis = createRedis(config.redisUrl, 'producer', (error) => logger.warn({ err: error }, 'readiness redis connection error'));
+  const redis: Redis = createRedis(config.redis.url, 'producer', (error) => logger.warn({ err: error }, 'readiness redis connection error'));
   shutdown.add('readiness redis', () => redis.disconnect());
   const server = await startOpsServer({
     host: '0.0.0.0',
-    port: config.metricsPort,
+    port: config.observability.metricsPort,
     checks: {
       postgres: async () => {
         await withTimeout(sql`SELECT 1`.execute(db), 2000, 'postgres');
@@ -48,8 +48,8 @@ export async function startRoleOpsServer(config: Config, logger: Logger, shutdow
 
 /** This process's heartbeat for `herald status` (one key per role it runs, a SET every 5 s). */
 export function startRoleHeartbeat(config: Config, logger: Logger, shutdown: Shutdown, roles: readonly string[]): void {
-  const redis = createRedis(config.redisUrl, 'producer', (error) => logger.warn({ err: error }, 'heartbeat redis connection error'));
-  const stop = startHeartbeat(redis, config.queuePrefix, roles, `${hostname()}:${process.pid}`);
+  const redis = createRedis(config.redis.url, 'producer', (error) => logger.warn({ err: error }, 'heartbeat redis connection error'));
+  const stop = startHeartbeat(redis, config.redis.queuePrefix, roles, `${hostname()}:${process.pid}`);
   shutdown.add('heartbeat', async () => {
     await stop();
     redis.disconnect();

@@ -9,6 +9,7 @@ import { openDb, startIngress, startReviewer, startScheduler, startWorker } from
 import type { Db } from '@herald/db';
 import type { ChatInboundDependencies } from '@herald/platforms';
 import { createRedis, createRunQueue } from '@herald/queue';
+import { acceptOptionsFrom } from '@herald/session';
 import type { FakeLLM } from './fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from './test-database.ts';
 import type { TestDatabase } from './test-database.ts';
@@ -177,10 +178,10 @@ export interface Replica {
 
 /** What a platform adapter needs to run as a second ingress replica beside the stack's own. */
 export function replicaOf(stack: Stack, db: Db = stack.database.db): Replica {
-  const redis = createRedis(stack.config.redisUrl, 'producer');
-  const queue = createRunQueue(redis, stack.config.queuePrefix);
+  const redis = createRedis(stack.config.redis.url, 'producer');
+  const queue = createRunQueue(redis, stack.config.redis.queuePrefix);
   return {
-    deps: { owner: 'replica-2', db, queue, redis, queuePrefix: stack.config.queuePrefix, backlogLimit: 50, logger: silentLogger },
+    deps: { owner: 'replica-2', db, queue, redis, queuePrefix: stack.config.redis.queuePrefix, accept: acceptOptionsFrom(stack.config), logger: silentLogger },
     async close() {
       await queue.close();
       redis.disconnect();

@@ -4,6 +4,7 @@ export {
   recordCronFire,
   recordCrashRecovery,
   recordDeadLetter,
+  recordQuotaRefusal,
   recordDelivery,
   recordFencingRejection,
   recordLeaseClaim,

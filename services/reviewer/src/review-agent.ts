@@ -105,7 +105,7 @@ export async function runReview(
     userId: review.user_id,
     platform: session.platform,
     role: 'review' as const,
-    workspaceDir: join(deps.config.workspaceRoot, review.profile_id, review.session_id),
+    workspaceDir: join(deps.config.tools.workspaceRoot, review.profile_id, review.session_id),
     db,
     signal,
     fencedWrite: <T>(fn: Parameters<typeof fencedReviewWrite<T>>[2]) => fencedReviewWrite(db, run, fn),
@@ -116,7 +116,7 @@ export async function runReview(
     registry,
     offered: [...offered],
     permitted: allowed,
-    approvalTimeoutMs: deps.config.approvalTimeoutMs,
+    approvalTimeoutMs: deps.config.tools.approvalTimeoutMs,
   });
   const tools: ToolRunner = {
     definitions,
@@ -145,7 +145,7 @@ export async function runReview(
     history,
     tools,
     maxIterations: REVIEW_MAX_ITERATIONS,
-    retry: { maxRetries: deps.config.providerMaxRetries, baseMs: deps.config.providerRetryBaseMs },
+    retry: { maxRetries: deps.config.model.maxRetries, baseMs: deps.config.model.retryBaseMs },
     signal,
     hooks: {
       onToolStep: async (step, call) => {

@@ -104,27 +104,9 @@ async function drainOne(
   compacted: Set<string>,
 ): Promise<DrainResult | { kind: 'moved'; childId: string; turns: number }> {
   const { db, config } = options;
-  const lease = await claimLease(db, sessionId, options.owner, config.leaseTtlMs);
+  const lease = await claimLease(db, sessionId, options.owner, config.roles.worker.leaseTtlMs);
   if (!lease) return { kind: 'busy' };
-  const lost = new AbortController();
-  let renewedAt = performance.now();
-  const renewNow = async (): Promise<boolean> => {
-    const startedAt = performance.now();
-    const held = await renewLease(db, lease, config.leaseTtlMs);
-    if (held) renewedAt = startedAt;
-    else lost.abort(new LeaseLostError(sessionId));
-    return held;
-  };
-  const renew = setInterval(() => {
-    renewNow().catch((error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'));
-  }, Math.max(250, Math.floor(config.leaseTtlMs / 3)));
-  // A worker that stalled (CPU starvation, a long GC) may wake up after its lease expired and was
-  // taken over. Before each model call, a stale lease is confirmed first, so a stalled worker does
-  // not send a second request for a session another worker now runs.
-  const ensureLease = async () => {
-    if (performance.now() - renewedAt <= config.leaseTtlMs / 2) return;
-    if (!(await renewNow())) throw new LeaseLostError(sessionId);
-  };
+  const { lost, renew, ensureLease } = keepLease(config.roles.worker.leaseTtlMs, db, lease, logger);
   const control = new RunControl(AbortSignal.any([lost.signal, options.hardStop]), ensureLease, compacted);
   const unregister = options.registerControl(sessionId, (action) => control.handle(action));
   let turns = 0;
@@ -168,6 +150,33 @@ async function drainOne(
     clearInterval(renew);
     if (!lost.signal.aborted && !released) await releaseLeaseQuietly(options, lease, logger);
   }
+}
+
+/**
+ * Keeps the session lease renewed while the session runs; a lost lease aborts `lost`. A worker
+ * that stalled (CPU starvation, a long GC) may wake up after its lease expired and was taken over:
+ * before each model call a stale lease is confirmed first (`ensureLease`), so a stalled worker does
+ * not send a second request for a session another worker now runs.
+ */
+function keepLease(ttlMs: number, db: DrainOptions['db'], lease: Lease, logger: Logger) {
+  const { sessionId } = lease;
+  const lost = new AbortController();
+  let renewedAt = performance.now();
+  const renewNow = async (): Promise<boolean> => {
+    const startedAt = performance.now();
+    const held = await renewLease(db, lease, ttlMs);
+    if (held) renewedAt = startedAt;
+    else lost.abort(new LeaseLostError(sessionId));
+    return held;
+  };
+  const renew = setInterval(() => {
+    renewNow().catch((error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'));
+  }, Math.max(250, Math.floor(ttlMs / 3)));
+  const ensureLease = async () => {
+    if (performance.now() - renewedAt <= ttlMs / 2) return;
+    if (!(await renewNow())) throw new LeaseLostError(sessionId);
+  };
+  return { lost, renew, ensureLease };
 }
 
 /** One turn, counted by outcome with its wall time, and traced. */

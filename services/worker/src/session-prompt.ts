@@ -1,6 +1,6 @@
 import type { Config } from '@herald/core';
 import { buildSystemPrompt } from '@herald/agent';
-import { loadPromptSources } from '@herald/knowledge';
+import { loadPromptSources, promptPerson } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import type { LeasedSession } from '@herald/session';
 import type { ToolRegistry } from '@herald/tools';
@@ -17,7 +17,8 @@ export async function buildSessionPrompt(
   userId: string,
 ): Promise<string> {
   const { config, registry } = deps;
-  const sources = await loadPromptSources(deps.db, session.profileId, session.originUserId ?? userId);
+  const person = promptPerson(session.chatType, session.originUserId ?? (userId === '' ? null : userId));
+  const sources = await loadPromptSources(deps.db, session.profileId, person);
   return buildSystemPrompt({
     identity: session.identity,
     toolGuidance: offered.map((name) => registry.get(name)?.guidance ?? '').filter((g) => g !== ''),
@@ -26,7 +27,7 @@ export async function buildSessionPrompt(
     memory: sources.memory,
     user: sources.user,
     skills: offered.includes('skill_view') ? sources.skills : [],
-    model: config.model ? `${config.model.provider}/${config.model.model}` : 'none',
+    model: config.model.endpoint ? `${config.model.endpoint.provider}/${config.model.endpoint.model}` : 'none',
     now: new Date(),
   });
 }

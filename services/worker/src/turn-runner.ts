@@ -17,6 +17,9 @@ import type { Lease, LeasedSession, ModelCallRow, PendingEvent } from '@herald/s
 import { toolPolicySchema, ToolGate } from '@herald/tools';
 import { recordCrashRecovery } from '@herald/telemetry';
 import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
+import type { Hooks } from '@herald/hooks';
+import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
+import type { GatedRunner } from './turn-hooks.ts';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -40,6 +43,8 @@ export interface TurnDependencies {
   logger: Logger;
   /** Per-turn recall, injected next to the user message; null when off. */
   recall: RecallProvider | null;
+  /** Lifecycle hooks (docs/hooks.md); none when not given. */
+  hooks?: Hooks | undefined;
 }
 
 export interface TurnResult {
@@ -168,7 +173,7 @@ export async function runTurn(
     return { eventIds, outcome, turn: { turnId, sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered } };
   };
 
-  if (attempts > config.turnMaxAttempts) {
+  if (attempts > config.roles.worker.turnMaxAttempts) {
     logger.warn({ sessionId, turnId, attempts }, 'turn attempt budget spent');
     return finish(
       `Sorry, I could not finish this: the turn was interrupted ${attempts - 1} times. Please send it again.`,
@@ -198,7 +203,7 @@ export async function runTurn(
     registry,
     offered,
     permitted: deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId, jobToolsets }),
-    approvalTimeoutMs: config.approvalTimeoutMs,
+    approvalTimeoutMs: config.tools.approvalTimeoutMs,
     onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
   });
   const baseContext = {
@@ -208,14 +213,15 @@ export async function runTurn(
     userId: callerId,
     platform: session.platform,
     role,
-    workspaceDir: join(config.workspaceRoot, session.profileId, sessionId),
+    workspaceDir: join(config.tools.workspaceRoot, session.profileId, sessionId),
     db,
     fencedWrite: write,
   };
-  const tools: ToolRunner<WaitRequest> = {
+  const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
+  const gated: GatedRunner = {
     definitions: registry.definitions(offered),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
-    execute: (call, toolSignal) => gate.execute(call, { ...baseContext, signal: toolSignal }),
+    execute: (call, toolSignal, approval) => gate.execute(call, { ...baseContext, signal: toolSignal }, approval),
     notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),
   };
   // Steer and interrupt: messages that arrive mid-turn join it at the next model boundary. The
@@ -247,22 +253,23 @@ export async function runTurn(
     });
   };
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
+  const tools: ToolRunner<WaitRequest> = turnHooks?.tools(gated) ?? gated;
 
   // Compaction mid-turn: once per turn, and not once compressing stopped helping (anti-thrash).
   const mayCompact = compaction !== undefined && !control.compacted.has(turnId) && (await compactionAllowed(db, sessionId));
   const loop = (from: ChatMessage[], compact: boolean) =>
     runToolLoop<WaitRequest>({
-      provider,
+      provider: turnHooks?.provider(provider) ?? provider,
       ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, systemPrompt) } } : {}),
       modelSignal: () => control.modelSignal(),
       beforeModelCall: () => control.ensureLease(),
       sessionId,
       system: systemPrompt,
       tools,
-      maxIterations: config.maxIterations,
+      maxIterations: config.roles.worker.maxIterations,
       retry: {
-        maxRetries: config.providerMaxRetries,
-        baseMs: config.providerRetryBaseMs,
+        maxRetries: config.model.maxRetries,
+        baseMs: config.model.retryBaseMs,
         onRetry: (error, attempt, delayMs) =>
           logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
       },
@@ -273,13 +280,13 @@ export async function runTurn(
         onToolStep: (step, call) =>
           recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call)),
         onToolResults: (results) =>
-          recordStep(
-            db,
+          recordWithAudit(turnHooks, db, (executor) => recordStep(
+            executor,
             lease,
             turnId,
             results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })),
             null,
-          ),
+          )),
       },
     });
   let result: LoopResult<WaitRequest>;

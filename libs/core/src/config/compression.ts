@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { integer, optionalText } from './fields.ts';
+import type { ModelEndpoint } from './model.ts';
 
 /** When and how a long session is compacted into a child session (docs/long-chats.md). */
 export interface CompressionConfig {
@@ -7,26 +9,14 @@ export interface CompressionConfig {
   /** Share of the window past which a session is compressed (raised to 0.75 for windows under 512K). */
   threshold: number;
   /** provider/model of the summariser; undefined: the main model. */
-  summaryModel: { provider: 'openai' | 'anthropic'; model: string; apiKey: string | undefined; baseURL: string | undefined } | undefined;
+  summaryModel: ModelEndpoint | undefined;
   /** What a summariser failure other than auth or network does: a mechanical digest, or nothing. */
   onFailure: 'fallback' | 'abort';
   /** Messages in one session past which it is compressed whatever its token count (Hermes' hygiene limit). */
   messageLimit: number;
 }
 
-const integer = (min: number, max: number) =>
-  z.coerce
-    .number({ error: 'expected a number' })
-    .int({ error: 'expected a whole number' })
-    .min(min, { error: `expected at least ${min}` })
-    .max(max, { error: `expected at most ${max}` });
-
-const optionalText = z
-  .string()
-  .optional()
-  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
-
-export const compressionSchema = {
+const compressionEnv = z.object({
   HERALD_CONTEXT_TOKENS: integer(1000, 100_000_000).optional(),
   HERALD_COMPRESSION_THRESHOLD: z.coerce
     .number({ error: 'expected a number' })
@@ -38,37 +28,32 @@ export const compressionSchema = {
   }),
   HERALD_COMPRESSION_ON_FAILURE: z.enum(['fallback', 'abort'], { error: 'expected fallback or abort' }).default('fallback'),
   HERALD_COMPRESSION_MESSAGE_LIMIT: integer(10, 1_000_000).default(5000),
-};
+  // The summariser reaches its provider with the model section's key and base URL.
+  OPENAI_API_KEY: optionalText,
+  OPENAI_BASE_URL: optionalText,
+  ANTHROPIC_API_KEY: optionalText,
+  ANTHROPIC_BASE_URL: optionalText,
+});
 
-type CompressionEnv = {
-  HERALD_CONTEXT_TOKENS?: number | undefined;
-  HERALD_COMPRESSION_THRESHOLD: number;
-  HERALD_SUMMARY_MODEL: string | undefined;
-  HERALD_COMPRESSION_ON_FAILURE: 'fallback' | 'abort';
-  HERALD_COMPRESSION_MESSAGE_LIMIT: number;
-  OPENAI_API_KEY?: string | undefined;
-  OPENAI_BASE_URL?: string | undefined;
-  ANTHROPIC_API_KEY?: string | undefined;
-  ANTHROPIC_BASE_URL?: string | undefined;
-};
-
-export function compressionConfig(e: CompressionEnv): CompressionConfig {
+function summaryModelOf(e: z.output<typeof compressionEnv>): ModelEndpoint | undefined {
   const summary = e.HERALD_SUMMARY_MODEL;
-  const slash = summary?.indexOf('/') ?? -1;
-  const provider = summary?.slice(0, slash) as 'openai' | 'anthropic' | undefined;
+  if (summary === undefined) return undefined;
+  const slash = summary.indexOf('/');
+  const provider = summary.slice(0, slash) as ModelEndpoint['provider'];
   return {
-    contextTokens: e.HERALD_CONTEXT_TOKENS,
-    threshold: e.HERALD_COMPRESSION_THRESHOLD,
-    summaryModel:
-      summary === undefined || provider === undefined
-        ? undefined
-        : {
-            provider,
-            model: summary.slice(slash + 1),
-            apiKey: provider === 'openai' ? e.OPENAI_API_KEY : e.ANTHROPIC_API_KEY,
-            baseURL: provider === 'openai' ? e.OPENAI_BASE_URL : e.ANTHROPIC_BASE_URL,
-          },
-    onFailure: e.HERALD_COMPRESSION_ON_FAILURE,
-    messageLimit: e.HERALD_COMPRESSION_MESSAGE_LIMIT,
+    provider,
+    model: summary.slice(slash + 1),
+    apiKey: provider === 'openai' ? e.OPENAI_API_KEY : e.ANTHROPIC_API_KEY,
+    baseURL: provider === 'openai' ? e.OPENAI_BASE_URL : e.ANTHROPIC_BASE_URL,
   };
 }
+
+export const compressionSection = compressionEnv.transform(
+  (e): CompressionConfig => ({
+    contextTokens: e.HERALD_CONTEXT_TOKENS,
+    threshold: e.HERALD_COMPRESSION_THRESHOLD,
+    summaryModel: summaryModelOf(e),
+    onFailure: e.HERALD_COMPRESSION_ON_FAILURE,
+    messageLimit: e.HERALD_COMPRESSION_MESSAGE_LIMIT,
+  }),
+);
