@@ -6,6 +6,7 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
+import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
 import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
 import type { WakeJob } from '@herald/queue';
@@ -65,6 +66,7 @@ export async function startPlatformIngress(
   db: Db,
   queue: Queue<WakeJob>,
   redis: Redis,
+  hooks?: Hooks,
 ): Promise<PlatformIngress> {
   // Both adapters commit messages the same way, through the shared inbox path.
   const inboundDeps = (log: Logger) => ({
@@ -75,6 +77,7 @@ export async function startPlatformIngress(
     queuePrefix: config.redis.queuePrefix,
     accept: acceptOptionsFrom(config),
     logger: log,
+    hooks,
   });
   let telegram: TelegramIngress | undefined;
   if (config.platforms.telegram) {

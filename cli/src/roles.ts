@@ -97,7 +97,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   const hooks = await loadHooks(config, log, db, sandboxCommands(() => openToolSandbox(config, log)));
   const listener = new TurnDoneListener(subscriber, config.redis.queuePrefix);
   await listener.start();
-  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer, hooks);
   const app = createIngressServer({
     config,
     db,

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { subscribeJson } from './json-channel.ts';
 
 export type ControlAction = 'stop' | 'interrupt';
 
@@ -32,19 +33,11 @@ export class SessionControlListener {
   }
 
   start(): Promise<void> {
-    this.#started ??= (async () => {
-      this.#redis.on('message', (channel: string, payload: string) => {
-        if (channel !== this.#channel) return;
-        try {
-          const { sessionId, action } = JSON.parse(payload) as { sessionId?: unknown; action?: unknown };
-          if (action !== 'stop' && action !== 'interrupt') return;
-          this.#handlers.get(String(sessionId))?.(action);
-        } catch {
-          // not ours
-        }
-      });
-      await this.#redis.subscribe(this.#channel);
-    })();
+    this.#started ??= subscribeJson(this.#redis, this.#channel, (message) => {
+      const { sessionId, action } = message as { sessionId?: unknown; action?: unknown };
+      if (action !== 'stop' && action !== 'interrupt') return;
+      this.#handlers.get(String(sessionId))?.(action);
+    });
     return this.#started;
   }
 

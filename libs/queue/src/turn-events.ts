@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { subscribeJson } from './json-channel.ts';
 
 export function turnDoneChannel(prefix: string): string {
   return `${prefix}:turn-done`;
@@ -25,24 +26,13 @@ export class TurnDoneListener {
   }
 
   start(): Promise<void> {
-    this.#started ??= (async () => {
-      this.#redis.on('message', (channel: string, payload: string) => {
-        if (channel !== this.#channel) return;
-        let ids: unknown;
-        try {
-          ids = (JSON.parse(payload) as { eventIds?: unknown }).eventIds;
-        } catch {
-          return;
-        }
-        if (!Array.isArray(ids)) return;
-        for (const id of ids) {
-          const waiters = this.#waiters.get(String(id));
-          if (!waiters) continue;
-          for (const wake of waiters) wake();
-        }
-      });
-      await this.#redis.subscribe(this.#channel);
-    })();
+    this.#started ??= subscribeJson(this.#redis, this.#channel, (message) => {
+      const ids = (message as { eventIds?: unknown } | null)?.eventIds;
+      if (!Array.isArray(ids)) return;
+      for (const id of ids) {
+        for (const wake of this.#waiters.get(String(id)) ?? []) wake();
+      }
+    });
     return this.#started;
   }
 

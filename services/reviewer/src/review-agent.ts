@@ -70,20 +70,8 @@ function describeAction(call: ToolCall, result: string): ReviewAction | undefine
   return undefined;
 }
 
-/**
- * Runs one background review of a session: the session's stored system prompt and tool
- * definitions byte for byte, its transcript up to the reviewed turn, and the review instruction as
- * the last user message, so the provider serves everything before the instruction from its prefix
- * cache. Only memory and skill tools may execute; their writes are fenced by the run's attempt, so a run that a later one took over writes nothing.
- * Nothing is written to the session's transcript.
- */
-export async function runReview(
-  deps: ReviewAgentDependencies,
-  run: ReviewRun,
-  signal: AbortSignal,
-): Promise<Omit<ReviewResult, 'status' | 'error'>> {
-  const { db, registry } = deps;
-  const review = run.review;
+/** The session's stored prompt and its transcript up to the reviewed turn, then the instruction. */
+async function reviewConversation(db: Db, review: ReviewRun['review']): Promise<{ system: string; platform: string; history: ChatMessage[] }> {
   const session = await db.selectFrom('sessions').select(['system_prompt', 'platform']).where('id', '=', review.session_id).executeTakeFirst();
   if (!session?.system_prompt) throw new ReviewRunError(`session ${review.session_id} has no stored system prompt`);
   const transcript = await loadTranscript(db, review.session_id);
@@ -93,7 +81,13 @@ export async function runReview(
   });
   if (end === -1) throw new ReviewRunError(`turn ${review.turn_id} has no messages in session ${review.session_id}`);
   const history: ChatMessage[] = [...toChatMessages(transcript.slice(0, end + 1)), { role: 'user', content: reviewInstruction(review.kinds) }];
+  return { system: session.system_prompt, platform: session.platform, history };
+}
 
+/** The session's tool definitions, byte for byte, of which only memory and skill tools execute. */
+function reviewTools(deps: ReviewAgentDependencies, run: ReviewRun, platform: string, signal: AbortSignal): ToolRunner {
+  const { db, registry } = deps;
+  const review = run.review;
   const definitions = JSON.parse(review.tool_definitions) as ToolDefinition[];
   const offered = new Set(definitions.map((definition) => definition.name));
   const allowed = REVIEW_TOOL_NAMES.filter((name) => offered.has(name));
@@ -103,7 +97,7 @@ export async function runReview(
     turnId: review.id,
     profileId: review.profile_id,
     userId: review.user_id,
-    platform: session.platform,
+    platform,
     role: 'review' as const,
     workspaceDir: join(deps.config.tools.workspaceRoot, review.profile_id, review.session_id),
     db,
@@ -118,7 +112,7 @@ export async function runReview(
     permitted: allowed,
     approvalTimeoutMs: deps.config.tools.approvalTimeoutMs,
   });
-  const tools: ToolRunner = {
+  return {
     definitions,
     isReplaySafe: () => false,
     execute: async (call, toolSignal) => {
@@ -128,7 +122,23 @@ export async function runReview(
       return wait === undefined ? outcome : { isError: true, content: refusedToolResult(call.name) };
     },
   };
+}
 
+/**
+ * Runs one background review of a session: the session's stored system prompt and tool
+ * definitions byte for byte, its transcript up to the reviewed turn, and the review instruction as
+ * the last user message, so the provider serves everything before the instruction from its prefix
+ * cache. Only memory and skill tools may execute; their writes are fenced by the run's attempt, so a run that a later one took over writes nothing.
+ * Nothing is written to the session's transcript.
+ */
+export async function runReview(
+  deps: ReviewAgentDependencies,
+  run: ReviewRun,
+  signal: AbortSignal,
+): Promise<Omit<ReviewResult, 'status' | 'error'>> {
+  const review = run.review;
+  const { system, platform, history } = await reviewConversation(deps.db, review);
+  const tools = reviewTools(deps, run, platform, signal);
   const calls = new Map<string, ToolCall>();
   const actions: ReviewAction[] = [];
   const usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
@@ -141,7 +151,7 @@ export async function runReview(
   const result = await runToolLoop({
     provider: deps.provider,
     sessionId: review.session_id,
-    system: session.system_prompt,
+    system,
     history,
     tools,
     maxIterations: REVIEW_MAX_ITERATIONS,
