@@ -27,6 +27,8 @@ export interface WorkerServiceOptions {
   /** A dedicated connection for /stop and interrupt notices. */
   subscriber: Redis;
   provider: Provider | null;
+  /** Writes compression summaries (HERALD_SUMMARY_MODEL); the main provider when not given. */
+  summariser?: Provider | null;
   registry: ToolRegistry;
   exposure: ToolExposure;
   logger: Logger;
