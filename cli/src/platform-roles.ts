@@ -1,13 +1,11 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db } from '@herald/db';
 import type { OutboundSender } from '@herald/delivery';
 import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
-import type { WakeJob } from '@herald/queue';
+import type { NoticeBus, RunQueue } from '@herald/queue';
 
 const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
@@ -62,15 +60,15 @@ export async function startPlatformIngress(
   logger: Logger,
   shutdown: Shutdown,
   db: Db,
-  queue: Queue<WakeJob>,
-  redis: Redis,
+  queue: RunQueue,
+  notices: NoticeBus,
 ): Promise<PlatformIngress> {
   // Both adapters commit messages the same way, through the shared inbox path.
   const inboundDeps = (log: Logger) => ({
     owner: processOwner,
     db,
     queue,
-    redis,
+    notices,
     queuePrefix: config.queuePrefix,
     backlogLimit: config.sessionBacklog,
     logger: log,

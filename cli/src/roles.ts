@@ -7,7 +7,11 @@ import type { QueueSpec } from '@herald/jobs';
 import { reviewQueues } from '@herald/knowledge';
 import { cronQueues } from '@herald/cron';
 import type { Db } from '@herald/db';
-import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
+import { openQueueTransport, TurnDoneListener } from '@herald/queue';
+import type { QueueTransport } from '@herald/queue';
+import { queueSettings } from './queue-settings.ts';
+
+export { queueSettings };
 import { builtinRegistry, openSandbox, ToolExposure } from '@herald/tools';
 import type { SandboxChoice, Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
@@ -50,6 +54,16 @@ export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
   return db;
 }
 
+/**
+ * The run queue's store for one role (Redis, or Postgres in HERALD_QUEUE=postgres), closed at
+ * shutdown after the queues and workers made from it, which were registered later.
+ */
+export function openTransport(config: Config, log: Logger, shutdown: Shutdown, role: string): QueueTransport {
+  const transport = openQueueTransport(queueSettings(config), (error) => log.warn({ err: error }, 'queue store connection error'));
+  shutdown.add(`${role} queue store`, () => transport.close());
+  return transport;
+}
+
 export function providerFromConfig(config: Config): Provider | null {
   if (!config.model) return null;
   return createProvider({
@@ -64,27 +78,21 @@ export function providerFromConfig(config: Config): Provider | null {
 
 export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
   const log = logger.child({ component: 'ingress' });
-  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
-  const producer = createRedis(config.redisUrl, 'producer', onRedisError);
-  const subscriber = createRedis(config.redisUrl, 'subscriber', onRedisError);
-  shutdown.add('ingress redis', () => {
-    producer.disconnect();
-    subscriber.disconnect();
-  });
-  const queue = createRunQueue(producer, config.queuePrefix);
+  const transport = openTransport(config, log, shutdown, 'ingress');
+  const queue = transport.createRunQueue();
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
   shutdown.add('run queue', () => queue.close());
   // Reviews are pg-boss jobs in Postgres (GET /v1/admin/jobs lists them): only the run queue is BullMQ's.
   watchQueues(db, [queue], shutdown);
-  const listener = new TurnDoneListener(subscriber, config.queuePrefix);
+  const listener = new TurnDoneListener(transport.bus, config.queuePrefix);
   await listener.start();
-  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer);
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus);
   const app = createIngressServer({
     config,
     db,
     queue,
     adminQueues: [queue],
-    redis: producer,
+    notices: transport.bus,
     listener,
     logger: log,
     telegram: platforms.telegram,
@@ -126,15 +134,7 @@ export async function openToolSandbox(config: Config, log: Logger): Promise<Sand
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
-  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
-  const connection = createRedis(config.redisUrl, 'worker', onRedisError);
-  const publisher = createRedis(config.redisUrl, 'producer', onRedisError);
-  const subscriber = createRedis(config.redisUrl, 'subscriber', onRedisError);
-  shutdown.add('worker redis', () => {
-    connection.disconnect();
-    publisher.disconnect();
-    subscriber.disconnect();
-  });
+  const transport = openTransport(config, log, shutdown, 'worker');
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.webAllowlist })]]));
   const registry = builtinRegistry({ ...config, toolSandbox: await openToolSandbox(config, log) });
@@ -144,9 +144,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   const worker = new WorkerService({
     config,
     db,
-    connection,
-    publisher,
-    subscriber,
+    transport,
     provider: providerFromConfig(config),
     registry,
     // Availability checks read the worker's environment: a tool needing a missing key is not offered.
@@ -163,9 +161,8 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
 
 export async function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<Reconciler> {
   const log = logger.child({ component: 'scheduler' });
-  const producer = createRedis(config.redisUrl, 'producer', (error) => log.warn({ err: error }, 'redis connection error'));
-  shutdown.add('scheduler redis', () => producer.disconnect());
-  const queue = createRunQueue(producer, config.queuePrefix);
+  const transport = openTransport(config, log, shutdown, 'scheduler');
+  const queue = transport.createRunQueue();
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
   shutdown.add('scheduler queue', () => queue.close());
   watchQueues(db, [queue], shutdown);

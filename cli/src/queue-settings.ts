@@ -1,0 +1,8 @@
+import type { Config } from '@herald/core';
+import { withDefaultUser } from '@herald/db';
+import type { QueueSettings } from '@herald/queue';
+
+/** The queue store's settings, its Postgres URL naming a user as the rest of Herald's connections do. */
+export function queueSettings(config: Config): QueueSettings {
+  return { ...config, databaseUrl: withDefaultUser(config.databaseUrl) };
+}
