@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { measureCacheShare } from './cache-bench.ts';
 import { runDeliveryBench } from './delivery-bench.ts';
 import { measureLeaseCost } from './lease-bench.ts';
@@ -14,16 +18,32 @@ function progress(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
 }
 
+/** The one version of better-sqlite3 the search comparison was measured with. */
+const SQLITE_PACKAGE = 'better-sqlite3@12.9.0';
+
 /**
- * The search comparison needs better-sqlite3, an optional dependency with a native build; without
- * it the rest of the benchmarks still run and the search part says what to install.
+ * The search comparison needs better-sqlite3, a native module that compiles from source, so it is
+ * not in the default install: the first search run installs it into bench/node_modules (bench/
+ * package.json allows its build script), where the bench files' imports find it. Without make, g++
+ * and python3 that fails, and the rest of the benchmarks still run.
  */
+function ensureSqlite(): void {
+  const bench = dirname(fileURLToPath(import.meta.url));
+  if (existsSync(join(bench, 'node_modules', 'better-sqlite3', 'package.json'))) return;
+  progress(
+    `the search comparison runs SQLite FTS5 through better-sqlite3, a native module left out of \`npm ci\` because it compiles from source; ` +
+      `installing ${SQLITE_PACKAGE} into bench/node_modules once (needs make, g++ and python3)`,
+  );
+  spawnSync('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefix', bench, SQLITE_PACKAGE], { stdio: 'inherit' });
+}
+
 async function searchBench(): Promise<void> {
+  ensureSqlite();
   let bench: typeof SearchBench;
   try {
     bench = await import('./search-bench.ts');
   } catch (error) {
-    console.log(`\n## History search\n\nSkipped: better-sqlite3 could not be loaded (${(error as Error).message.split('\n')[0]}). Install it with \`npm install better-sqlite3@12\` (needs make, g++ and python3).`);
+    console.log(`\n## History search\n\nSkipped: better-sqlite3 could not be loaded (${(error as Error).message.split('\n')[0]}). Install it with \`npm install --prefix bench ${SQLITE_PACKAGE}\` (needs make, g++ and python3).`);
     return;
   }
   bench.printSearchBench(await bench.runSearchBench(progress));
