@@ -10,6 +10,7 @@ import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
 import type * as SearchBench from './search-bench.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
+import { printModesBench, runModesBench } from './modes-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -85,6 +86,11 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('sizing')) {
     console.log(`# Herald benchmarks: sizing\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).\n`);
     return (await import('./sizing-bench.ts')).runSizing(progress, seconds);
+  }
+  // `-- modes`: only the run-mode comparison (embedded Postgres, queue on Postgres, Redis).
+  if (process.argv.slice(2).includes('modes')) {
+    console.log(`# Herald benchmarks: run modes\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).`);
+    return printModesBench(await runModesBench(progress, seconds));
   }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
@@ -171,6 +177,8 @@ async function main(): Promise<void> {
   } finally {
     await bench.stop();
   }
+
+  printModesBench(await runModesBench(progress, seconds));
 
   progress('prompt cache share over a 20-turn session');
   const herald = await measureCacheShare(false);

@@ -12,6 +12,8 @@ import type { QueueTransport } from '@herald/queue';
 import { queueSettings } from './queue-settings.ts';
 
 export { queueSettings };
+export { startEmbeddedPostgres } from './embedded-postgres.ts';
+export type { EmbeddedPostgres } from './embedded-postgres.ts';
 import { builtinRegistry, openSandbox, ToolExposure } from '@herald/tools';
 import type { SandboxChoice, Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
