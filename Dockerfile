@@ -11,9 +11,12 @@ COPY cli ./cli
 # No install scripts: nothing the build or the roles need compiles natively (better-sqlite3 is an
 # optional dependency of the search benchmark only).
 RUN npm ci --no-audit --no-fund --ignore-scripts
+# The build compiles every package to dist/ and the web console to services/ingress/console/dist/,
+# which the ingress serves at /ui/.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && rm -rf node_modules/better-sqlite3 libs/*/src libs/*/test services/*/src services/*/test cli/src \
+    services/ingress/console/src services/ingress/console/index.html services/ingress/console/vite.config.ts \
  && find libs services cli -name '.tsbuildinfo' -delete \
  && find libs services cli -name 'tsconfig*.json' -delete
 

@@ -3,6 +3,21 @@ import tseslint from 'typescript-eslint';
 
 const SERVICES = ['@herald/ingress', '@herald/worker', '@herald/scheduler', '@herald/reviewer', '@herald/cli'];
 
+// Source files still over the size rules, waiting for their split.
+const SIZE_DEBT = [
+  'cli/src/cron-command.ts',
+  'cli/src/main.ts',
+  'cli/src/search-command.ts',
+  'cli/src/skill-commands.ts',
+  'libs/search/src/history-search.ts',
+  'libs/session/src/inbox.ts',
+  'services/ingress/src/api-routes.ts',
+  'services/ingress/src/cron-routes.ts',
+  'services/ingress/src/profile-routes.ts',
+  'services/ingress/src/skill-routes.ts',
+  'services/worker/src/turn-runner.ts',
+];
+
 function layerRules(layers) {
   return layers.flatMap((layer, depth) => {
     const later = layers.slice(depth + 1).flat();
@@ -50,10 +65,36 @@ export default tseslint.config(
     ['telemetry'],
     ['core', 'queue'],
     ['db'],
-    ['delivery', 'jobs'],
-    ['session', 'knowledge', 'search', 'cron'],
+    ['delivery', 'jobs', 'audit'],
+    ['session', 'knowledge', 'search', 'cron', 'hooks'],
     ['agent', 'tools', 'platforms'],
   ]),
+  // Size rules (docs/decisions/2026-12-02-size-rules.md). A file counts every line, as `wc -l`
+  // does; a function counts only its code, so a comment saying why never pushes it over.
+  {
+    files: ['**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
+  },
+  {
+    // A test file is a list of cases and a describe block a tree of them, not a function to split;
+    // bench and scripts are one-shot procedures run by hand, read top to bottom.
+    files: ['test/**/*.ts', '**/test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'max-lines': ['error', { max: 600 }], 'max-lines-per-function': 'off' },
+  },
+  {
+    // Written by kysely-codegen from the migrated database (npm run db:types): one interface per
+    // table, its length is the schema's, not a module to split.
+    files: ['libs/db/src/generated/**/*.ts'],
+    rules: { 'max-lines': 'off' },
+  },
+  {
+    // Not split yet: each entry leaves this list in the commit that splits it.
+    files: SIZE_DEBT,
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
   {
     // Tests read JSON bodies of any shape and assert on them.
     files: ['test/**/*.ts', '**/test/**/*.ts', 'bench/**/*.ts'],

@@ -8,9 +8,9 @@ import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
-import type * as SearchBench from './search-bench.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
 import { printModesBench, runModesBench } from './modes-bench.ts';
+import { runHooksBench } from './hooks-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -25,8 +25,9 @@ const SQLITE_PACKAGE = 'better-sqlite3@12.9.0';
 /**
  * The search comparison needs better-sqlite3, a native module that compiles from source, so it is
  * not in the default install: the first search run installs it into bench/node_modules (bench/
- * package.json allows its build script), where the bench files' imports find it. Without make, g++
- * and python3 that fails, and the rest of the benchmarks still run.
+ * package.json allows its build script), where bench/sqlite.ts imports it only now. Without make,
+ * g++ and python3 that fails, and the rest of the benchmarks still run; the search part says what
+ * to install.
  */
 function ensureSqlite(): void {
   const bench = dirname(fileURLToPath(import.meta.url));
@@ -40,14 +41,17 @@ function ensureSqlite(): void {
 
 async function searchBench(): Promise<void> {
   ensureSqlite();
-  let bench: typeof SearchBench;
+  const bench = await import('./search-bench.ts');
+  const { SqliteMissingError } = await import('./sqlite.ts');
   try {
-    bench = await import('./search-bench.ts');
+    const result = await bench.runSearchBench(progress);
+    bench.printSearchBench(result);
+    await bench.writeSearchJson(result, machineLine());
+    progress(`wrote ${bench.SEARCH_RESULTS_FILE.pathname}`);
   } catch (error) {
-    console.log(`\n## History search\n\nSkipped: better-sqlite3 could not be loaded (${(error as Error).message.split('\n')[0]}). Install it with \`npm install --prefix bench ${SQLITE_PACKAGE}\` (needs make, g++ and python3).`);
-    return;
+    if (!(error instanceof SqliteMissingError)) throw error;
+    console.log(`\n## History search\n\nSkipped: ${error.message}`);
   }
-  bench.printSearchBench(await bench.runSearchBench(progress));
 }
 
 async function searchOnly(): Promise<void> {
@@ -74,6 +78,14 @@ async function deliveryBench(): Promise<void> {
   );
 }
 
+async function hooksBench(): Promise<void> {
+  const rows = await runHooksBench(Number(process.env.BENCH_HOOK_TURNS ?? 200), progress);
+  console.log('\n## 7. Lifecycle hooks: ten no-op module hooks per turn against none\n');
+  console.log('One client, turns of one tool call and two model calls, sent alternately to two stacks in this process (bench/hooks-bench.ts).\n');
+  const base = rows[0]?.p50 ?? Number.NaN;
+  console.log(table(['variant', 'turns', 'latency p50 ms', 'p99 ms', 'mean ms', 'p50 vs none'], rows.map((r) => [r.variant, r.turns, fmt(r.p50), fmt(r.p99), fmt(r.mean), `${fmt(r.p50 - base)} ms`])));
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes
   // import, `-- delivery` only the delivery latency.
@@ -91,6 +103,10 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('modes')) {
     console.log(`# Herald benchmarks: run modes\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).`);
     return printModesBench(await runModesBench(progress, seconds));
+  }
+  if (process.argv.slice(2).includes('hooks')) {
+    console.log(`# Herald benchmarks: lifecycle hooks\n\n${machineLine()}`);
+    return hooksBench();
   }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
@@ -201,6 +217,8 @@ async function main(): Promise<void> {
   await importBench();
   progress('delivery latency');
   await deliveryBench();
+  progress('lifecycle hooks');
+  await hooksBench();
 }
 
 main().then(

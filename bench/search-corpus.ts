@@ -1,8 +1,13 @@
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import Database from 'better-sqlite3';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { sql } from 'kysely';
+import { from as copyFrom } from 'pg-copy-streams';
+import { createPool } from '@herald/db';
 import type { Db } from '@herald/db';
+import { loadSqlite } from './sqlite.ts';
 import { CHINESE_WORDS, CODE_WORDS, ENGLISH_WORDS, JAPANESE_WORDS, KOREAN_WORDS, TOOL_NAMES } from './search-vocabulary.ts';
 
 export const MESSAGES_PER_SESSION = 50;
@@ -13,95 +18,166 @@ export interface BuildTimes {
   loadSeconds: number;
   fulltextSeconds: number;
   trigramSeconds: number;
+  /** Herald only: the (owner_id, profile_id, created_at) btree of the bounded walk. */
+  ownerTimeSeconds?: number;
   tableMb: number;
   fulltextMb: number;
   trigramMb: number;
+  ownerTimeMb?: number;
 }
 
 const mb = (bytes: number) => bytes / 2 ** 20;
 
-/**
- * One batch of generated messages, all in SQL: a message's session, role and language follow
- * from its number; its words are drawn with random() from the vocabulary arrays (bound as
- * parameters). Sessions by kind: 55% English, 10% code, 15% Chinese, 10% Japanese, 10% Korean;
- * every tenth message is an assistant tool call and the next one its tool result.
- */
-function insertBatch(from: number, to: number) {
-  const words = (list: string, count: string, joiner: string, skew = '2.5') =>
-    sql.raw(`array_to_string(ARRAY(SELECT ${list}[1 + floor(power(random(), ${skew}) * cardinality(${list}))::int]
-      FROM generate_series(1, ${count})), '${joiner}')`);
-  return sql`
-    WITH v AS (SELECT ${ENGLISH_WORDS}::text[] AS en, ${CHINESE_WORDS}::text[] AS zh, ${JAPANESE_WORDS}::text[] AS ja,
-                      ${KOREAN_WORDS}::text[] AS ko, ${CODE_WORDS}::text[] AS code, ${TOOL_NAMES}::text[] AS tools),
-    x AS (
-      SELECT g, (g - 1) / ${MESSAGES_PER_SESSION} AS s, (g - 1) % ${MESSAGES_PER_SESSION} + 1 AS seq,
-             ((g - 1) / ${MESSAGES_PER_SESSION}) % 20 AS kind, v.*
-      FROM generate_series(${from}::bigint, ${to}::bigint) AS g, v)
-    INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_name, created_at)
-    SELECT md5('bench-session-' || x.s)::uuid, x.seq,
-      CASE WHEN x.seq % 10 = 5 THEN 'tool' WHEN x.seq % 2 = 1 THEN 'user' ELSE 'assistant' END,
-      CASE
-        WHEN x.seq % 10 = 4 THEN 'Let me check that.'
-        WHEN x.kind < 11 THEN ${words('x.en', '4 + x.g % 23', ' ')}
-        WHEN x.kind < 13 THEN ${words('x.code', '3 + x.g % 9', ' ', '1.5')} || ' ' || ${words('x.en', '2 + x.g % 6', ' ')}
-        WHEN x.kind < 16 THEN ${words('x.zh', '3 + x.g % 12', '', '1.5')} || CASE WHEN x.g % 4 = 0 THEN ' ' || x.en[1 + x.g % 60] ELSE '' END
-        WHEN x.kind < 18 THEN ${words('x.ja', '3 + x.g % 9', 'の', '1.5')} || 'です。'
-        ELSE ${words('x.ko', '3 + x.g % 9', ' ', '1.5')} || CASE WHEN x.g % 4 = 0 THEN ' ' || x.en[1 + x.g % 60] ELSE '' END
-      END,
-      CASE WHEN x.seq % 10 = 4 THEN jsonb_build_array(jsonb_build_object(
-        'id', 'call_' || x.g, 'name', x.tools[1 + x.g % cardinality(x.tools)],
-        'arguments', jsonb_build_object('command', ${words('x.code', '2 + x.g % 3', ' ', '1.2')} || ' ' || ${words('x.en', '2', ' ')})::text)) END,
-      CASE WHEN x.seq % 10 = 5 THEN x.tools[1 + (x.g - 1) % cardinality(x.tools)] END,
-      timestamptz '2025-01-01 00:00:00+00' + x.g * interval '30 seconds'
-    FROM x`;
+/** A small seeded generator (mulberry32), so every run builds the same corpus. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
+/** The uuid Postgres makes of md5('bench-session-' || s)::uuid, so sessions and messages agree. */
+export function benchSessionId(session: number): string {
+  const hex = createHash('md5').update(`bench-session-${session}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const EPOCH = Date.parse('2025-01-01T00:00:00Z');
+
 /**
- * Builds the corpus in Postgres: sessions, then messages in batches with the search indexes
- * dropped, then the two indexes, timed. Progress goes to stderr.
+ * The generated messages as COPY rows (session_id, seq, role, content, tool_calls, tool_name,
+ * created_at). A message's session, role and language follow from its number; its words are
+ * drawn with a skew from the vocabulary (the first words common, the last rare). Sessions by
+ * kind: 55% English, 10% code, 15% Chinese, 10% Japanese, 10% Korean; every tenth message is an
+ * assistant tool call and the next one its tool result.
  */
-export async function buildPostgresCorpus(db: Db, messages: number, progress: (line: string) => void): Promise<BuildTimes> {
+export function* corpusRows(messages: number): Generator<(string | null)[]> {
+  const random = seededRandom(42);
+  const draw = (list: readonly string[], count: number, joiner: string, skew = 2.5) =>
+    Array.from({ length: count }, () => list[Math.floor(random() ** skew * list.length)] ?? '').join(joiner);
+  for (let g = 1; g <= messages; g++) {
+    const session = Math.floor((g - 1) / MESSAGES_PER_SESSION);
+    const seq = ((g - 1) % MESSAGES_PER_SESSION) + 1;
+    const kind = session % 20;
+    const role = seq % 10 === 5 ? 'tool' : seq % 2 === 1 ? 'user' : 'assistant';
+    let content: string;
+    if (seq % 10 === 4) content = 'Let me check that.';
+    else if (kind < 11) content = draw(ENGLISH_WORDS, 4 + (g % 23), ' ');
+    else if (kind < 13) content = `${draw(CODE_WORDS, 3 + (g % 9), ' ', 1.5)} ${draw(ENGLISH_WORDS, 2 + (g % 6), ' ')}`;
+    else if (kind < 16) content = draw(CHINESE_WORDS, 3 + (g % 12), '', 1.5) + (g % 4 === 0 ? ` ${ENGLISH_WORDS[g % 60]}` : '');
+    else if (kind < 18) content = `${draw(JAPANESE_WORDS, 3 + (g % 9), 'の', 1.5)}です。`;
+    else content = draw(KOREAN_WORDS, 3 + (g % 9), ' ', 1.5) + (g % 4 === 0 ? ` ${ENGLISH_WORDS[g % 60]}` : '');
+    const toolCalls =
+      seq % 10 === 4
+        ? JSON.stringify([
+            {
+              id: `call_${g}`,
+              name: TOOL_NAMES[g % TOOL_NAMES.length],
+              arguments: JSON.stringify({ command: `${draw(CODE_WORDS, 2 + (g % 3), ' ', 1.2)} ${draw(ENGLISH_WORDS, 2, ' ')}` }),
+            },
+          ])
+        : null;
+    const toolName = seq % 10 === 5 ? (TOOL_NAMES[(g - 1) % TOOL_NAMES.length] ?? null) : null;
+    yield [benchSessionId(session), String(seq), role, content, toolCalls, toolName, new Date(EPOCH + g * 30_000).toISOString()];
+  }
+}
+
+function copyField(value: string | null): string {
+  if (value === null) return '\\N';
+  return value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+}
+
+/** COPY's text format, about a megabyte per chunk, with progress every `every` rows. */
+function* copyChunks(rows: Iterable<(string | null)[]>, every: number, progress: (done: number) => void): Generator<string> {
+  let chunk = '';
+  let done = 0;
+  for (const row of rows) {
+    chunk += `${row.map(copyField).join('\t')}\n`;
+    if (++done % every === 0) progress(done);
+    if (chunk.length > 1 << 20) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk !== '') yield chunk;
+}
+
+/** The search indexes of migrations/0024_search_scope.sql, dropped for the load and built after it, timed. */
+const SEARCH_INDEXES = {
+  fulltext: sql`CREATE INDEX messages_scope_vector_idx ON messages USING gin (owner_id, session_id, search_vector)`,
+  trigram: sql`CREATE INDEX messages_scope_trgm_idx ON messages USING gin (owner_id, session_id, (content || coalesce(' ' || tool_text, '')) gin_trgm_ops)`,
+  ownerTime: sql`CREATE INDEX messages_scope_time_idx ON messages (owner_id, profile_id, created_at)`,
+} as const;
+
+/**
+ * Builds the corpus in Postgres: sessions, then every message in one COPY (through the
+ * messages_scope trigger and the generated columns, as any insert) with the search indexes
+ * dropped, then the indexes, timed. Progress goes to stderr.
+ */
+export async function buildPostgresCorpus(db: Db, url: string, messages: number, progress: (line: string) => void): Promise<BuildTimes> {
   const sessions = Math.ceil(messages / MESSAGES_PER_SESSION);
-  await sql`SELECT setseed(0.42)`.execute(db);
-  await sql`DROP INDEX IF EXISTS messages_search_vector_idx`.execute(db);
-  await sql`DROP INDEX IF EXISTS messages_search_trgm_idx`.execute(db);
+  for (const name of ['messages_scope_vector_idx', 'messages_scope_trgm_idx', 'messages_scope_time_idx']) {
+    await sql`DROP INDEX IF EXISTS ${sql.id(name)}`.execute(db);
+  }
   await sql`
     INSERT INTO sessions (id, profile_id, session_key, platform, chat_type, chat_id, origin_user_id, created_at)
     SELECT md5('bench-session-' || s)::uuid, 'main', 'bench:' || s, (ARRAY['api', 'telegram', 'discord'])[1 + s % 3], 'dm',
-           'chat-' || s, CASE WHEN s % 2 = 0 THEN 'u0' ELSE 'u' || (1 + s % 9) END,
+           'chat-' || s, CASE WHEN s % 2 = 0 THEN ${BENCH_USER} ELSE 'u' || (1 + s % 9) END,
            timestamptz '2025-01-01 00:00:00+00' + (s * ${MESSAGES_PER_SESSION} + 1) * interval '30 seconds'
     FROM generate_series(0, ${sessions - 1}) AS s`.execute(db);
+  const pool = createPool({ url, maxConnections: 1 });
   const started = performance.now();
-  const batch = 50_000;
-  for (let from = 1; from <= messages; from += batch) {
-    const to = Math.min(messages, from + batch - 1);
-    await insertBatch(from, to).execute(db);
-    const elapsed = (performance.now() - started) / 1000;
-    progress(`postgres corpus: ${to.toLocaleString('en-US')} / ${messages.toLocaleString('en-US')} messages (${elapsed.toFixed(0)} s)`);
+  try {
+    const client = await pool.connect();
+    try {
+      const copy = client.query(copyFrom('COPY messages (session_id, seq, role, content, tool_calls, tool_name, created_at) FROM STDIN'));
+      const report = (done: number) =>
+        progress(`postgres corpus: ${done.toLocaleString('en-US')} / ${messages.toLocaleString('en-US')} messages (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+      await pipeline(Readable.from(copyChunks(corpusRows(messages), 100_000, report)), copy);
+    } finally {
+      client.release();
+    }
+  } finally {
+    await pool.end();
   }
   const loadSeconds = (performance.now() - started) / 1000;
   await sql`SET maintenance_work_mem = '256MB'`.execute(db);
-  progress('postgres: building the tsvector GIN index');
-  let t = performance.now();
-  await sql`CREATE INDEX messages_search_vector_idx ON messages USING gin (search_vector)`.execute(db);
-  const fulltextSeconds = (performance.now() - t) / 1000;
-  progress(`postgres: tsvector index built in ${fulltextSeconds.toFixed(1)} s; building the trigram GIN index`);
-  t = performance.now();
-  await sql`CREATE INDEX messages_search_trgm_idx ON messages USING gin ((content || coalesce(' ' || tool_text, '')) gin_trgm_ops)`.execute(db);
-  const trigramSeconds = (performance.now() - t) / 1000;
-  progress(`postgres: trigram index built in ${trigramSeconds.toFixed(1)} s; analyzing`);
+  const seconds: Record<keyof typeof SEARCH_INDEXES, number> = { fulltext: 0, trigram: 0, ownerTime: 0 };
+  for (const [name, statement] of Object.entries(SEARCH_INDEXES) as [keyof typeof SEARCH_INDEXES, (typeof SEARCH_INDEXES)[keyof typeof SEARCH_INDEXES]][]) {
+    progress(`postgres: building the ${name} index`);
+    const t = performance.now();
+    await statement.execute(db);
+    seconds[name] = (performance.now() - t) / 1000;
+  }
+  progress('postgres: analyzing');
   await sql`VACUUM ANALYZE messages`.execute(db);
   await sql`ANALYZE sessions`.execute(db);
-  return { loadSeconds, fulltextSeconds, trigramSeconds, ...(await postgresSizes(db)) };
+  return {
+    loadSeconds,
+    fulltextSeconds: seconds.fulltext,
+    trigramSeconds: seconds.trigram,
+    ownerTimeSeconds: seconds.ownerTime,
+    ...(await postgresSizes(db)),
+  };
 }
 
-export async function postgresSizes(db: Db): Promise<Pick<BuildTimes, 'tableMb' | 'fulltextMb' | 'trigramMb'>> {
-  const rows = await sql<{ table_bytes: string; fulltext: string; trigram: string }>`
+export async function postgresSizes(db: Db): Promise<Pick<BuildTimes, 'tableMb' | 'fulltextMb' | 'trigramMb' | 'ownerTimeMb'>> {
+  const rows = await sql<{ table_bytes: string; fulltext: string; trigram: string; owner_time: string }>`
     SELECT pg_table_size('messages')::text AS table_bytes,
-           pg_relation_size('messages_search_vector_idx')::text AS fulltext,
-           pg_relation_size('messages_search_trgm_idx')::text AS trigram`.execute(db);
+           pg_relation_size('messages_scope_vector_idx')::text AS fulltext,
+           pg_relation_size('messages_scope_trgm_idx')::text AS trigram,
+           pg_relation_size('messages_scope_time_idx')::text AS owner_time`.execute(db);
   const row = rows.rows[0];
-  return { tableMb: mb(Number(row?.table_bytes)), fulltextMb: mb(Number(row?.fulltext)), trigramMb: mb(Number(row?.trigram)) };
+  return {
+    tableMb: mb(Number(row?.table_bytes)),
+    fulltextMb: mb(Number(row?.fulltext)),
+    trigramMb: mb(Number(row?.trigram)),
+    ownerTimeMb: mb(Number(row?.owner_time)),
+  };
 }
 
 /**
@@ -112,6 +188,7 @@ export async function buildSqliteCorpus(db: Db, file: string, progress: (line: s
   await rm(file, { force: true });
   await rm(`${file}-wal`, { force: true });
   await rm(`${file}-shm`, { force: true });
+  const Database = await loadSqlite();
   const lite = new Database(file);
   try {
     lite.pragma('journal_mode = WAL');

@@ -34,7 +34,14 @@ describe('the herald command', { timeout: 3 * PROCESS_START_MS }, () => {
   it('refuses bad configuration with one clear line', async () => {
     const result = await run(['migrate'], { PORT: 'eighty' });
     expect(result.code).toBe(1);
-    expect(result.output.trim()).toBe("herald: invalid configuration: PORT: expected a number, got 'eighty'");
+    expect(result.output.trim()).toBe('herald: invalid configuration: PORT: expected a number');
+  });
+
+  it('names a refused DATABASE_URL without printing its password', async () => {
+    const result = await run(['migrate'], { DATABASE_URL: 'mysql://herald:hunter2-secret@db:3306/herald' });
+    expect(result.code).toBe(1);
+    expect(result.output).toMatch(/DATABASE_URL: expected a URL like postgres:/);
+    expect(result.output).not.toContain('hunter2');
   });
 
   it('rejects an unknown command with usage', async () => {

@@ -106,7 +106,8 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     expect((await stack.patch(`/v1/cron/jobs/${id}`, { enabled: true })).body).toMatchObject({ state: 'scheduled' });
     expect((await stack.delete(`/v1/cron/jobs/${id}`)).status).toBe(204);
     expect((await stack.get(`/v1/cron/jobs/${id}`)).status).toBe(404);
-    expect((await stack.get('/v1/cron/jobs/not-a-uuid/runs')).status).toBe(404);
+    // A malformed id is a 400 naming it (issue 17); a well-formed unknown one the 404 above.
+    expect((await stack.get('/v1/cron/jobs/not-a-uuid/runs')).body.error).toMatchObject({ code: 'invalid_request', field: 'id' });
   });
 
   it('the cronjob tool acts for the person it talks to, and is refused inside a scheduled run', async () => {
@@ -119,7 +120,7 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     expect(created).toMatchObject({ success: true, job: { name: 'nested', deliver: ['local'], state: 'scheduled', session: 'fresh' } });
     const jobId = created.job.job_id as string;
     const row = await stack.database.db.selectFrom('cron_jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ profile_id: 'main', creator_user_id: 'alice', origin: { platform: 'api', chatId: 'chat-alice' } });
+    expect(row).toMatchObject({ profile_id: 'main', creator_user_id: 'api:alice', origin: { platform: 'api', chatId: 'chat-alice' } });
 
     expect((await ask('alice', { action: 'list' })).jobs.map((job: any) => job.job_id)).toEqual([jobId]);
     // Someone else cannot see or touch it.
@@ -143,7 +144,7 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
       .select(['platform', 'user_id', 'text'])
       .where('dedupe_key', '=', `cron:${finished.run_id}`)
       .executeTakeFirstOrThrow();
-    expect(event).toMatchObject({ platform: 'cron', user_id: 'alice' });
+    expect(event).toMatchObject({ platform: 'cron', user_id: 'api:alice' });
     expect(event.text).toMatch(/^\[IMPORTANT: You are running as the scheduled job "nested"/);
     expect((await ask('alice', { action: 'remove', job_id: jobId })).success).toBe(true);
   });

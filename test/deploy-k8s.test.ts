@@ -181,7 +181,7 @@ describe('deploy/k8s overlays', () => {
   it("counts the Redis list BullMQ really keeps a waiting wake-up in", async () => {
     const trigger = find(builds.base!, 'ScaledObject', 'herald-worker')!.spec.triggers[0];
     expect(trigger.type).toBe('redis');
-    expect(trigger.metadata.listName).toBe(`${loadConfig({}).queuePrefix}:${RUNS_QUEUE}:wait`);
+    expect(trigger.metadata.listName).toBe(`${loadConfig({}).redis.queuePrefix}:${RUNS_QUEUE}:wait`);
     const prefix = uniquePrefix();
     const redis = createRedis('redis://127.0.0.1:6379', 'producer');
     const queue = createRunQueue(redis, prefix);
@@ -203,7 +203,7 @@ describe('deploy/k8s overlays', () => {
     try {
       const count = async () => Number(((await sql.raw(scaled.spec.triggers[0].metadata.query).execute(database.db)).rows[0] as any).count);
       expect(await count()).toBe(0);
-      await acceptInbound(database.db, { profileId: 'main', platform: 'api', chatType: 'dm', chatId: 'k', userId: 'u', text: 'hello' }, { backlogLimit: 10 });
+      await acceptInbound(database.db, { profileId: 'main', platform: 'api', chatType: 'dm', chatId: 'k', userId: 'api:u', text: 'hello' }, { backlogLimit: 10 });
       expect(await count()).toBe(1);
     } finally {
       await database.drop();

@@ -134,14 +134,14 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
     const [edited] = await waitForBotMessages(`interaction:interaction-token-${id}`, 1);
     expect(edited?.content).toBe('Queue mode set to collect.');
     expect(discord.requests.some((r) => r.path === `/interactions/${id}/interaction-token-${id}/callback`)).toBe(true);
-    expect(await deployDiscordCommands(stack.config.discord!)).toBe(8);
+    expect(await deployDiscordCommands(stack.config.platforms.discord!)).toBe(8);
     expect((discord.commands as any[]).map((c) => c.name)).toEqual(['new', 'reset', 'status', 'stop', 'queue', 'approve', 'deny', 'help']);
   });
 
   it('holds one gateway connection per shard across replicas', async () => {
     const claims = countQueries(stack.database.db, 'platform_leases');
     const second = replicaOf(stack, claims.db);
-    const replica = new DiscordIngress({ ...second.deps, config: stack.config.discord!, leaseTtlMs: 600 });
+    const replica = new DiscordIngress({ ...second.deps, config: stack.config.platforms.discord!, leaseTtlMs: 600 });
     const task = replica.start();
     try {
       // The replica has tried for the shard's lease several times while the first holder keeps it.

@@ -67,7 +67,8 @@ describe('a cache-stable system prompt with frozen-snapshot memory', () => {
     // The live stores changed at once.
     const user = (await stack.get('/v1/profiles/main/users/ada/memory')).body;
     expect(user.entries.map((e: any) => e.content)).toEqual(['Prefers tea over coffee']);
-    const memory = (await stack.get('/v1/profiles/main/memory')).body;
+    // The agent's notes are the writer's own (the profile does not share them).
+    const memory = (await stack.get('/v1/profiles/main/memory?user_id=ada')).body;
     expect(memory.entries.map((e: any) => e.content)).toEqual([POISON]);
 
     // The next session's prompt has the new snapshot, with the poisoned entry held back.
@@ -89,6 +90,6 @@ describe('a cache-stable system prompt with frozen-snapshot memory', () => {
     // People can delete an entry, including the poisoned one.
     const poisonId = memory.entries[0].id;
     expect((await stack.delete(`/v1/profiles/main/memory/${poisonId}`)).status).toBe(204);
-    expect((await stack.get('/v1/profiles/main/memory')).body.entries).toEqual([]);
+    expect((await stack.get('/v1/profiles/main/memory?user_id=ada')).body.entries).toEqual([]);
   }, 12 * PROCESS_START_MS);
 });

@@ -87,7 +87,7 @@ describe('herald import hermes', () => {
     const sessions = await stack.database.db.selectFrom('sessions').select(['id', 'parent_session_id', 'platform', 'origin_user_id', 'session_key']).orderBy('created_at').execute();
     expect(sessions).toHaveLength(2);
     expect(sessions[1]!.parent_session_id).toBe(sessions[0]!.id);
-    expect(sessions.map((s) => s.origin_user_id)).toEqual(['u1', 'u1']);
+    expect(sessions.map((s) => s.origin_user_id)).toEqual(['api:u1', 'api:u1']);
     const call = await stack.database.db.selectFrom('messages').select(['tool_calls', 'seq']).where('session_id', '=', sessions[0]!.id).where('tool_calls', 'is not', null).executeTakeFirstOrThrow();
     expect(call.tool_calls).toEqual([{ id: 'call_1', name: 'terminal', arguments: '{"command":"kubectl rollout status deploy/api"}' }]);
     const cleaned = await stack.database.db.selectFrom('messages').select('content').where('session_id', '=', sessions[1]!.id).where('role', '=', 'user').executeTakeFirstOrThrow();

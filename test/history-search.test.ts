@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiUserId } from '@herald/core';
 import { searchHistory } from '@herald/search';
 import type { SearchOptions } from '@herald/search';
 import { builtinRegistry, ToolGate } from '@herald/tools';
@@ -16,7 +17,7 @@ describe('history search', () => {
   const id = (key: string) => ids.get(key) ?? '';
   /** The session keys found for a person, in result order. */
   const found = async (userId: string, query: string, options: Partial<SearchOptions> = {}) => {
-    const result = await searchHistory(stack.database.db, { profileId: 'main', userId }, { limit: 20, ...options, query });
+    const result = await searchHistory(stack.database.db, { profileId: 'main', userId: apiUserId(userId) }, { limit: 20, ...options, query });
     return { keys: result.sessions.map((s) => keys.get(s.sessionId)), result };
   };
   const api = async (params: Record<string, string>) => {
@@ -152,7 +153,7 @@ describe('history search', () => {
       sessionId,
       turnId: '00000000-0000-4000-8000-000000000001',
       profileId: 'main',
-      userId,
+      userId: apiUserId(userId),
       platform: 'api',
       role: 'chat',
       workspaceDir: '/nonexistent',

@@ -71,8 +71,8 @@ describe('Redis unreachable for a while', () => {
 describe('Postgres unreachable', () => {
   it('makes /readyz say not ready and refuses messages with 503, writing nothing', async () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://127.0.0.1:1/herald', PORT: '0' });
-    const db = createDb({ url: config.databaseUrl });
-    const notices = new RedisNoticeBus(config.redisUrl);
+    const db = createDb({ url: config.database.url });
+    const notices = new RedisNoticeBus(config.redis.url);
     const listener = new TurnDoneListener(notices, 'herald_t_pgdown');
     await listener.start();
     const queue = createRunQueue(notices.connection, 'herald_t_pgdown');

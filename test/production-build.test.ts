@@ -98,6 +98,16 @@ describe('the production build', () => {
     expect(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')).toContain('"customConditions": ["@herald/source"]');
   });
 
+  it('builds the web console with Vite in the same step, where the ingress serves it', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    expect(manifest.scripts.build).toBe('tsc -b tsconfig.build.json && vite build --config services/ingress/console/vite.config.ts');
+    const viteConfig = readFileSync(join(ROOT, 'services/ingress/console/vite.config.ts'), 'utf8');
+    expect(viteConfig).toContain("outDir: 'dist'");
+    expect(viteConfig).toContain("base: '/ui/'");
+    // The ingress serves services/ingress/console/dist/ from src/ and from dist/ alike.
+    expect(readFileSync(join(ROOT, 'services/ingress/src/console-routes.ts'), 'utf8')).toContain("new URL('../console/dist/', import.meta.url)");
+  });
+
   it('runs the compiled CLI with no TypeScript loader, and tsx is a development dependency only', async () => {
     const { stdout } = await exec(process.execPath, [HERALD_BUILT_BIN, 'help'], { cwd: ROOT });
     expect(stdout).toContain('usage: herald <command>');
@@ -118,6 +128,9 @@ describe('the image (Dockerfile)', () => {
     for (const stage of stages) expect(stage.from).toMatch(/^node:22-[a-z]+-slim$/);
     expect(stages[0]!.run).toContain('npm run build');
     expect(stages[0]!.run).toContain('npm prune --omit=dev');
+    // The console's built files stay in the image (its sources do not).
+    expect(stages[0]!.run).toContain('services/ingress/console/src');
+    expect(stages[0]!.run).not.toContain('console/dist');
     expect(image.run).toMatch(/apt-get install[^\n]*\btini\b/);
     expect(image.run).toMatch(/apt-get install[^\n]*\bbubblewrap\b/);
     expect(image.user).not.toMatch(/^(root|0)$/);

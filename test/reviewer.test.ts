@@ -98,7 +98,7 @@ describe('background review in process', () => {
     expect(reviewRequests).toHaveLength(3);
     const refusal = afterInstruction(reviewRequests[1]!).find((m) => m.role === 'tool');
     expect(refusal?.content).toMatch(/Tool 'terminal' is not available in background review/);
-    expect(existsSync(join(stack.config.workspaceRoot, 'main', sessionId, 'pwned.txt'))).toBe(false);
+    expect(existsSync(join(stack.config.tools.workspaceRoot, 'main', sessionId, 'pwned.txt'))).toBe(false);
 
     // The person's transcript holds the two turns and nothing of the review.
     const transcript = await stack.database.db.selectFrom('messages').select(['role', 'content']).where('session_id', '=', sessionId).orderBy('seq').execute();
@@ -264,7 +264,7 @@ describe('background review across reviewer processes', () => {
       const firstCalls = fake.requests.filter((r) => r.sessionKey === sessionId && isReview(r) && afterInstruction(r).length === 0);
       expect(firstCalls).toHaveLength(1);
     }
-    const memory = (await stack.get('/v1/profiles/main/memory')).body.entries.map((e: any) => e.content).sort();
+    const memory = (await stack.get('/v1/profiles/main/memory?user_id=ada')).body.entries.map((e: any) => e.content).sort();
     expect(memory).toEqual(sessions.map((id) => `fact from ${id}`).sort());
     for (const child of processes.splice(0)) {
       child.child.kill('SIGTERM');
@@ -293,7 +293,7 @@ describe('background review across reviewer processes', () => {
     processes.push(await startHeraldProcess('reviewer', reviewerEnv()));
     const review = await waitForReview(stack, sessionId);
     expect(review).toMatchObject({ status: 'done', attempts: 2, actions: [{ tool: 'memory', content: `fact from ${sessionId}` }] });
-    const memory = (await stack.get('/v1/profiles/main/memory')).body.entries.map((e: any) => e.content);
+    const memory = (await stack.get('/v1/profiles/main/memory?user_id=ada')).body.entries.map((e: any) => e.content);
     expect(memory.filter((c: string) => c === `fact from ${sessionId}`)).toHaveLength(1);
     const completed = fake.requests.filter((r) => r.sessionKey === sessionId && isReview(r) && afterInstruction(r).length === 2);
     expect(completed).toHaveLength(1);

@@ -113,7 +113,7 @@ describe('Telegram, webhook mode, end to end', () => {
     expect(messages.some((text) => /^Approved: /.test(text))).toBe(true);
     expect(messages.find((text) => text.startsWith('done:'))).toContain('cleaned');
     const resolved = await stack.database.db.selectFrom('tool_waits').select(['status', 'answered_by']).where('tool_name', '=', 'terminal').execute();
-    expect(resolved).toEqual([{ status: 'approved', answered_by: String(ALICE.id) }]);
+    expect(resolved).toEqual([{ status: 'approved', answered_by: `telegram:${ALICE.id}` }]);
 
     await post(telegram.userMessage({ chatId: 78, from: ALICE, text: 'pick one' }));
     const [question] = await waitForBotMessages(78, 1);
@@ -351,7 +351,7 @@ describe('Telegram, polling mode', () => {
     // A second ingress replica on the same database and bot token.
     const claims = countQueries(stack.database.db, 'platform_leases');
     const second = replicaOf(stack, claims.db);
-    const replica = new TelegramIngress({ ...second.deps, config: stack.config.telegram!, pollLeaseTtlMs: 600 });
+    const replica = new TelegramIngress({ ...second.deps, config: stack.config.platforms.telegram!, pollLeaseTtlMs: 600 });
     replica.startPolling();
     try {
       for (let i = 0; i < 4; i++) telegram.userMessage({ chatId: 60 + i, from: { id: 60 + i }, text: `message ${i}` });

@@ -115,10 +115,10 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
 
     const bad = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { answer: 'sure' });
     expect(bad.status).toBe(400);
-    const denied = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { decision: 'deny', reason: 'not this month' });
+    const denied = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { decision: 'deny', reason: 'not this month', user_id: 'u1' });
     expect(denied.status).toBe(200);
     expect(denied.body.status).toBe('denied');
-    const again = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { decision: 'approve' });
+    const again = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { decision: 'approve', user_id: 'u1' });
     expect(again.status).toBe(409);
     const event = await stack.waitForEvent(asked.body.event_id);
     expect(event.reply.text).toContain('BLOCKED: the person denied this call (transfer 900 (rent)). They said: not this month');
@@ -219,7 +219,7 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     const first = await stack.waitForEvent(asked.body.event_id);
     expect(first.reply.text).toBe('results: The person answered: Rome');
     const waits = (await stack.get(`/v1/sessions/${asked.body.session_id}/waits`)).body.waits;
-    expect(waits[0]).toMatchObject({ kind: 'clarify', status: 'answered', answer: 'Rome', answered_by: 'u1' });
+    expect(waits[0]).toMatchObject({ kind: 'clarify', status: 'answered', answer: 'Rome', answered_by: 'api:u1' });
   });
 });
 
@@ -282,7 +282,7 @@ describe('approvals across workers, lapsed approvals and background runs', { tim
       platform: 'cron',
       chatType: 'job',
       chatId: 'job-1',
-      userId: 'scheduler',
+      userId: 'api:scheduler',
       text: 'nightly payments',
     });
     // The reconciler picks the session up: this test stack has no direct wake-up for it.

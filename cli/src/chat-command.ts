@@ -28,11 +28,11 @@ export function describeWaiting(waiting: Waiting): string {
 const WAIT_SECONDS = 30;
 
 async function post(config: Config, chatId: string, userId: string, text: string): Promise<ReplyBody & { status: number }> {
-  const response = await fetch(`${config.apiUrl}/v1/messages?wait=${WAIT_SECONDS}`, {
+  const response = await fetch(`${config.api.url}/v1/messages?wait=${WAIT_SECONDS}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      ...(config.apiToken === undefined ? {} : { authorization: `Bearer ${config.apiToken}` }),
+      ...(config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` }),
     },
     body: JSON.stringify({ chat_id: chatId, user_id: userId, user_name: userId, text }),
   });
@@ -40,8 +40,8 @@ async function post(config: Config, chatId: string, userId: string, text: string
 }
 
 async function pollEvent(config: Config, eventId: string): Promise<ReplyBody & { status?: string }> {
-  const response = await fetch(`${config.apiUrl}/v1/events/${eventId}`, {
-    headers: config.apiToken === undefined ? {} : { authorization: `Bearer ${config.apiToken}` },
+  const response = await fetch(`${config.api.url}/v1/events/${eventId}`, {
+    headers: config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` },
   });
   return (await response.json()) as ReplyBody & { status?: string };
 }
@@ -51,7 +51,7 @@ export async function runChat(config: Config): Promise<void> {
   const user = userInfo().username;
   const chatId = `cli-${user}`;
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-  process.stdout.write(`Herald chat on ${config.apiUrl}. /new starts a fresh session, /quit leaves.\n`);
+  process.stdout.write(`Herald chat on ${config.api.url}. /new starts a fresh session, /quit leaves.\n`);
   rl.setPrompt('you> ');
   rl.prompt();
   for await (const line of rl) {
@@ -78,7 +78,7 @@ export async function runChat(config: Config): Promise<void> {
       else if (body.reply) process.stdout.write(`herald> ${body.reply.text}\n`);
       else process.stdout.write(`error ${body.status}: ${body.error?.message ?? 'unexpected answer'}\n`);
     } catch (error) {
-      process.stdout.write(`cannot reach Herald at ${config.apiUrl}: ${(error as Error).message}\n`);
+      process.stdout.write(`cannot reach Herald at ${config.api.url}: ${(error as Error).message}\n`);
     } finally {
       clearInterval(ticker);
     }

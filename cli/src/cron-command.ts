@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { apiUserId } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createCronJob, CronJobInputError, listCronJobs, listCronRuns, getCronJob, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob } from '@herald/cron';
 import { createDb } from '@herald/db';
@@ -57,11 +58,11 @@ export async function runCronCommand(argv: string[], config: Config): Promise<vo
     out(CRON_USAGE);
     return;
   }
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
   try {
     switch (action) {
       case 'list': {
-        const jobs = await listCronJobs(db, { profileId: values.profile, userId: values.user });
+        const jobs = await listCronJobs(db, { profileId: values.profile, userId: values.user === undefined ? undefined : apiUserId(values.user) });
         if (jobs.length === 0) out('no cron jobs');
         for (const job of jobs) out(line(job));
         return;
@@ -71,7 +72,7 @@ export async function runCronCommand(argv: string[], config: Config): Promise<vo
         if (values.schedule === undefined || values.prompt === undefined) fail('cron add needs --schedule and --prompt');
         const job = await createCronJob(db, {
           profileId: values.profile ?? 'main',
-          creatorUserId: values.user,
+          creatorUserId: apiUserId(values.user),
           prompt: values.prompt,
           schedule: values.schedule,
           name: values.name,

@@ -74,13 +74,13 @@ export async function runDoctor(config: Config): Promise<number> {
   const checks: Check[] = [checkNode()];
   if (modes.database === 'embedded') {
     checks.push(await checkEmbeddedBinaries());
-    const running = await runningServer(embeddedPaths(config.dataDir).cluster);
+    const running = await runningServer(embeddedPaths(config.database.dataDir).cluster);
     if (running) checks.push({ name: 'embedded postgres', ok: true, detail: `running (pid ${running.pid}, port ${running.port})` });
     else checks.push({ name: 'embedded postgres', ok: true, detail: 'not running; herald up starts it' });
   } else {
-    checks.push(await checkPostgres(config.databaseUrl));
+    checks.push(await checkPostgres(config.database.url));
   }
-  if (modes.queue === 'redis') checks.push(await checkRedis(config.redisUrl));
+  if (modes.queue === 'redis') checks.push(await checkRedis(config.redis.url));
   else checks.push({ name: 'queue', ok: true, detail: 'on Postgres (BullMQ Postgres backend, LISTEN/NOTIFY): nothing else to run' });
   for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'}  ${check.name}: ${check.detail}\n`);
   return checks.every((check) => check.ok) ? 0 : 1;

@@ -1,6 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { apiUserId } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createDb, createPool } from '@herald/db';
 import { openHermesState } from './hermes-import/hermes-state.ts';
@@ -39,7 +40,7 @@ export async function runImport(argv: string[], config: Config): Promise<void> {
   if (positionals[0] !== 'hermes') fail('import knows one source: hermes');
   const home = positionals[1] ?? fail('import hermes needs the path of a Hermes home (e.g. ~/.hermes)');
   const user = values.user ?? fail('import hermes needs --user: the Herald person who owns the imported history');
-  const report = await importHermesHome(config, resolve(home), { profileId: values.profile, userId: user, timezone: values.timezone });
+  const report = await importHermesHome(config, resolve(home), { profileId: values.profile, userId: apiUserId(user), timezone: values.timezone });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : describe(report));
 }
 
@@ -48,8 +49,8 @@ export async function importHermesHome(
   home: string,
   target: { profileId: string; userId: string; timezone: string },
 ): Promise<ImportReport> {
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
-  const pool = createPool({ url: config.databaseUrl, maxConnections: 1 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
+  const pool = createPool({ url: config.database.url, maxConnections: 1 });
   try {
     const history = await importStateDb(pool, join(home, 'state.db'), target);
     const knowledge: KnowledgeReport = { memory: { imported: 0, alreadyThere: 0, skipped: [] }, skills: { imported: [], alreadyThere: [], skipped: [] } };

@@ -1,4 +1,4 @@
-import { ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
+import { assertSafeBind, ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 
 import { runAdminCommand } from './admin-commands.ts';
@@ -16,6 +16,8 @@ import { runStatus } from './status-command.ts';
 import { enterRunMode } from './run-mode.ts';
 import type { RunMode } from './run-mode.ts';
 import { runDoctor } from './doctor-command.ts';
+import { runAudit } from './audit-command.ts';
+import { runDeadLetters } from './dead-letters-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -39,6 +41,8 @@ commands:
   import     bring a Hermes install along: herald import hermes HERMES_HOME --user ID
   status     the cluster through the API: live roles, queue depths, oldest waiting turn, dead letters (--json)
   doctor     which mode runs (embedded or external Postgres, queue on Redis or Postgres) and whether each service answers
+  audit      the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)
+  dead-letters  what failed for good and why: updates, runs, deliveries, reviews, cron jobs (--json, --limit N)
 `;
 
 const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
@@ -49,7 +53,7 @@ let stopTracing: (() => Promise<void>) | null = null;
 let runMode: RunMode | null = null;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
-  const shutdown = new Shutdown({ logger, deadlineMs: config.shutdownTimeoutMs });
+  const shutdown = new Shutdown({ logger, deadlineMs: config.roles.shutdownTimeoutMs });
   // Registered first, so it runs last and flushes the spans of everything else's shutdown.
   if (stopTracing) shutdown.add('tracing', stopTracing);
   // Next to last: the embedded Postgres outlives every role that uses it.
@@ -82,10 +86,10 @@ async function main(argv: string[]): Promise<void> {
 /** Settles the run mode (starting the embedded Postgres if it is the one) and says which runs. */
 async function withRunMode(command: string, config: Config): Promise<Config> {
   if (!WITH_DATABASE.has(command)) return config;
-  const logger = createLogger({ level: config.logLevel, service: `herald-${command}` });
+  const logger = createLogger({ level: config.observability.logLevel, service: `herald-${command}` });
   runMode = await enterRunMode(config, logger);
   if (LONG_RUNNING.has(command)) {
-    logger.info({ database: runMode.config.databaseMode, queue: runMode.config.queueMode }, runMode.line);
+    logger.info({ database: runMode.config.database.mode, queue: runMode.config.redis.queueMode }, runMode.line);
     if (command === 'up') process.stderr.write(`${runMode.line}\n`);
   }
   return runMode.config;
@@ -93,8 +97,8 @@ async function withRunMode(command: string, config: Config): Promise<Config> {
 
 async function runCommand(command: string, argv: string[], config: Config): Promise<void> {
   // Off (nothing loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
-  if (LONG_RUNNING.has(command)) stopTracing = await startTracing({ endpoint: config.otlpEndpoint, serviceName: `herald-${command}` });
-  const logger = createLogger({ level: config.logLevel, service: `herald-${command}`, ...(stopTracing ? { mixin: traceLogFields } : {}) });
+  if (LONG_RUNNING.has(command)) stopTracing = await startTracing({ endpoint: config.observability.otlpEndpoint, serviceName: `herald-${command}` });
+  const logger = createLogger({ level: config.observability.logLevel, service: `herald-${command}`, ...(stopTracing ? { mixin: traceLogFields } : {}) });
   process.on('uncaughtException', (error) => {
     // The process state is unknown after this; exit and let the supervisor restart us.
     logger.error({ err: error }, 'uncaught exception');
@@ -107,6 +111,8 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
     }
     case 'up': {
       const started = performance.now();
+      // Before anything starts: the ingress would refuse later, after the other roles came up.
+      assertSafeBind(config);
       await prepareDatabase(config, logger);
       const shutdown = newShutdown(config, logger);
       const db = openDb(config, logger, shutdown);
@@ -115,7 +121,7 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
       await startScheduler(config, logger, shutdown, db);
       const address = await startIngress(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['ingress', 'worker', 'reviewer', 'scheduler']);
-      if (!config.model) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
+      if (!config.model.endpoint) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
       logger.info({ address, startMs: Math.round(performance.now() - started) }, `Herald is up: API on ${address}`);
       process.stderr.write(`Herald is up. API on ${address} — try: npx herald chat\n`);
       return;
@@ -134,7 +140,7 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
       await startWorker(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['worker']);
-      logger.info({ concurrency: config.workerConcurrency }, 'worker started');
+      logger.info({ concurrency: config.roles.worker.concurrency }, 'worker started');
       return;
     }
     case 'reviewer': {
@@ -143,7 +149,7 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
       await startReviewer(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['reviewer']);
-      logger.info({ concurrency: config.reviewerConcurrency }, 'reviewer started');
+      logger.info({ concurrency: config.roles.reviewer.concurrency }, 'reviewer started');
       return;
     }
     case 'skills':
@@ -157,7 +163,7 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
       await startScheduler(config, logger, shutdown, db);
       await startRoleOpsServer(config, logger, shutdown, db);
       startRoleHeartbeat(config, logger, shutdown, ['scheduler']);
-      logger.info({ intervalMs: config.reconcileIntervalMs }, 'scheduler started');
+      logger.info({ intervalMs: config.roles.reconcileIntervalMs }, 'scheduler started');
       return;
     }
     case 'memory':
@@ -171,8 +177,8 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
       return;
     }
     case 'discord-commands': {
-      if (!config.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
-      const count = await deployDiscordCommands(config.discord);
+      if (!config.platforms.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
+      const count = await deployDiscordCommands(config.platforms.discord);
       process.stdout.write(`registered ${count} slash commands\n`);
       return;
     }
@@ -190,6 +196,14 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
     }
     case 'import': {
       await runImport(argv.slice(1), config);
+      return;
+    }
+    case 'audit': {
+      await runAudit(argv.slice(1), config);
+      return;
+    }
+    case 'dead-letters': {
+      process.exitCode = await runDeadLetters(argv.slice(1), config);
       return;
     }
     case 'status': {

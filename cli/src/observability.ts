@@ -31,7 +31,7 @@ export async function startRoleOpsServer(config: Config, logger: Logger, shutdow
   shutdown.add('readiness queue store', () => bus.close());
   const server = await startOpsServer({
     host: '0.0.0.0',
-    port: config.metricsPort,
+    port: config.observability.metricsPort,
     checks: {
       postgres: async () => {
         await withTimeout(sql`SELECT 1`.execute(db), 2000, 'postgres');
@@ -47,7 +47,7 @@ export async function startRoleOpsServer(config: Config, logger: Logger, shutdow
 /** This process's heartbeat for `herald status` (one key per role it runs, a SET every 5 s). */
 export function startRoleHeartbeat(config: Config, logger: Logger, shutdown: Shutdown, roles: readonly string[]): void {
   const { bus } = openQueueTransport(queueSettings(config), (error) => logger.warn({ err: error }, 'heartbeat queue store connection error'));
-  const stop = bus.startHeartbeat(config.queuePrefix, roles, `${hostname()}:${process.pid}`);
+  const stop = bus.startHeartbeat(config.redis.queuePrefix, roles, `${hostname()}:${process.pid}`);
   shutdown.add('heartbeat', async () => {
     await stop();
     await bus.close();

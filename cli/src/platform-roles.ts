@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db } from '@herald/db';
+import { acceptOptionsFrom } from '@herald/session';
 import type { OutboundSender } from '@herald/delivery';
 import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
@@ -12,8 +13,8 @@ const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 /** One sender per configured platform; other code (cron webhooks) may add its own. */
 export function platformSenders(config: Config): Map<string, OutboundSender> {
   const senders = new Map<string, OutboundSender>();
-  if (config.telegram) senders.set('telegram', TelegramSender.fromConfig(config.telegram));
-  if (config.discord) senders.set('discord', DiscordSender.fromConfig(config.discord));
+  if (config.platforms.telegram) senders.set('telegram', TelegramSender.fromConfig(config.platforms.telegram));
+  if (config.platforms.discord) senders.set('discord', DiscordSender.fromConfig(config.platforms.discord));
   return senders;
 }
 
@@ -35,11 +36,11 @@ export function startDelivery(
 ): Delivery {
   const log = logger.child({ component: 'delivery' });
   const senders = new Map([...platformSenders(config), ...extraSenders]);
-  const consumer = new DeliveryConsumer({ db, senders, logger: log, pollIntervalMs: config.deliveryPollMs });
+  const consumer = new DeliveryConsumer({ db, senders, logger: log, pollIntervalMs: config.platforms.deliveryPollMs });
   const typing = new TypingIndicator({ db, senders, logger: log });
   if (senders.size > 0) {
     consumer.start();
-    const stopListening = listenForOutbox(config.databaseUrl, () => consumer.nudge(), log);
+    const stopListening = listenForOutbox(config.database.url, () => consumer.nudge(), log);
     shutdown.add('outbox listener', stopListening);
     shutdown.add('delivery consumer', () => consumer.stop());
   }
@@ -69,18 +70,18 @@ export async function startPlatformIngress(
     db,
     queue,
     notices,
-    queuePrefix: config.queuePrefix,
-    backlogLimit: config.sessionBacklog,
+    queuePrefix: config.redis.queuePrefix,
+    accept: acceptOptionsFrom(config),
     logger: log,
   });
   let telegram: TelegramIngress | undefined;
-  if (config.telegram) {
+  if (config.platforms.telegram) {
     const log = logger.child({ component: 'telegram' });
-    if (config.telegram.allowedUsers.length === 0) {
+    if (config.platforms.telegram.allowedUsers.length === 0) {
       log.warn({}, 'TELEGRAM_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
     }
-    telegram = new TelegramIngress({ config: config.telegram, ...inboundDeps(log) });
-    if (config.telegram.mode === 'polling') {
+    telegram = new TelegramIngress({ config: config.platforms.telegram, ...inboundDeps(log) });
+    if (config.platforms.telegram.mode === 'polling') {
       const poller = telegram.startPolling();
       shutdown.add('telegram poller', () => poller.stop());
     } else {
@@ -91,12 +92,12 @@ export async function startPlatformIngress(
     }
   }
   let discord: DiscordIngress | undefined;
-  if (config.discord) {
+  if (config.platforms.discord) {
     const log = logger.child({ component: 'discord' });
-    if (config.discord.allowedUsers.length === 0) {
+    if (config.platforms.discord.allowedUsers.length === 0) {
       log.warn({}, 'DISCORD_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
     }
-    discord = new DiscordIngress({ config: config.discord, ...inboundDeps(log) });
+    discord = new DiscordIngress({ config: config.platforms.discord, ...inboundDeps(log) });
     const gateway = discord.start();
     shutdown.add('discord gateway', () => gateway.stop());
   }

@@ -1,3 +1,4 @@
+import { assertSafeBind } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { createProvider, PastSessionsRecall } from '@herald/agent';
 import type { Provider } from '@herald/agent';
@@ -23,16 +24,19 @@ import { WorkerService } from '@herald/worker';
 import { ReviewerService } from '@herald/reviewer';
 import { CronService, Reconciler, WebhookSender } from '@herald/scheduler';
 import { startDelivery, startPlatformIngress } from './platform-roles.ts';
+import { loadHooks, sandboxCommands } from './hook-wiring.ts';
+import { hookQueues } from '@herald/hooks';
+import { HookDeliveryService } from '@herald/scheduler';
 import { watchQueues } from './observability.ts';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
-  const created = await ensureDatabase(config.databaseUrl);
+  const created = await ensureDatabase(config.database.url);
   if (created === 'created') logger.info({}, 'created the database');
-  const result = await migrate(config.databaseUrl, {
+  const result = await migrate(config.database.url, {
     onApply: (name) => logger.info({ migration: name }, 'applied migration'),
   });
   logger.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied }, 'migrations up to date');
-  const db = createDb({ url: config.databaseUrl, maxConnections: 1 });
+  const db = createDb({ url: config.database.url, maxConnections: 1 });
   try {
     await prepareJobs(db, jobQueues(config));
   } finally {
@@ -43,13 +47,13 @@ export async function prepareDatabase(config: Config, logger: Logger): Promise<v
 
 /** Every pg-boss queue Herald sends to, with its policy from the config. */
 export function jobQueues(config: Config): QueueSpec[] {
-  return [...reviewQueues(config), ...cronQueues()];
+  return [...reviewQueues(config.roles.reviewer), ...cronQueues(), ...hookQueues()];
 }
 
 export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
   const db = createDb({
-    url: config.databaseUrl,
-    maxConnections: config.dbPoolSize,
+    url: config.database.url,
+    maxConnections: config.database.poolSize,
     onError: (error) => logger.warn({ err: error }, 'idle Postgres connection failed; the pool reconnects'),
   });
   shutdown.add('postgres', () => db.destroy());
@@ -67,18 +71,19 @@ export function openTransport(config: Config, log: Logger, shutdown: Shutdown, r
 }
 
 export function providerFromConfig(config: Config): Provider | null {
-  if (!config.model) return null;
+  if (!config.model.endpoint) return null;
   return createProvider({
-    provider: config.model.provider,
-    model: config.model.model,
+    provider: config.model.endpoint.provider,
+    model: config.model.endpoint.model,
     // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
-    apiKey: config.model.apiKey ?? 'unused',
-    baseURL: config.model.baseURL,
-    timeoutMs: config.modelTimeoutMs,
+    apiKey: config.model.endpoint.apiKey ?? 'unused',
+    baseURL: config.model.endpoint.baseURL,
+    timeoutMs: config.model.timeoutMs,
   });
 }
 
 export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
+  assertSafeBind(config);
   const log = logger.child({ component: 'ingress' });
   const transport = openTransport(config, log, shutdown, 'ingress');
   const queue = transport.createRunQueue();
@@ -86,7 +91,8 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   shutdown.add('run queue', () => queue.close());
   // Reviews are pg-boss jobs in Postgres (GET /v1/admin/jobs lists them): only the run queue is BullMQ's.
   watchQueues(db, [queue], shutdown);
-  const listener = new TurnDoneListener(transport.bus, config.queuePrefix);
+  const hooks = await loadHooks(config, log, db, sandboxCommands(() => openToolSandbox(config, log)));
+  const listener = new TurnDoneListener(transport.bus, config.redis.queuePrefix);
   await listener.start();
   const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus);
   const app = createIngressServer({
@@ -98,8 +104,9 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     listener,
     logger: log,
     telegram: platforms.telegram,
+    hooks,
   });
-  const address = await app.listen({ host: config.host, port: config.port });
+  const address = await app.listen({ host: config.api.host, port: config.api.port });
   shutdown.add('http server', () => app.close());
   return address;
 }
@@ -127,10 +134,10 @@ export async function loadToolPlugins(registry: ToolRegistry, paths: readonly st
  * it) or when it is switched off (that tools run unconfined), every time the worker starts.
  */
 export async function openToolSandbox(config: Config, log: Logger): Promise<SandboxChoice> {
-  const choice = await openSandbox({ settings: config.sandbox, env: process.env });
+  const choice = await openSandbox({ settings: config.tools.sandbox, env: process.env });
   if (choice.sandbox === null) log.warn({ sandbox: 'unavailable' }, choice.notice);
   else if (choice.notice !== null) log.warn({ sandbox: choice.sandbox.kind }, choice.notice);
-  else log.info({ sandbox: choice.sandbox.kind, network: config.sandbox.networkToolsets }, 'terminal and file tools run in a bubblewrap sandbox');
+  else log.info({ sandbox: choice.sandbox.kind, network: config.tools.sandbox.networkToolsets }, 'terminal and file tools run in a bubblewrap sandbox');
   return choice;
 }
 
@@ -138,9 +145,11 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   const log = logger.child({ component: 'worker' });
   const transport = openTransport(config, log, shutdown, 'worker');
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
-  const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.webAllowlist })]]));
-  const registry = builtinRegistry({ ...config, toolSandbox: await openToolSandbox(config, log) });
-  const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
+  const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
+  const toolSandbox = await openToolSandbox(config, log);
+  const registry = builtinRegistry({ ...config.tools, toolSandbox });
+  const hooks = await loadHooks(config, log, db, sandboxCommands(() => Promise.resolve(toolSandbox)));
+  const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
   // The worker sends review and cron-finish jobs: their queues carry this config's policy.
   await applyPolicies(db, jobQueues(config));
   const worker = new WorkerService({
@@ -152,12 +161,13 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     // Availability checks read the worker's environment: a tool needing a missing key is not offered.
     exposure: new ToolExposure(registry, { pluginTools, env: process.env }),
     logger: log,
-    recall: config.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
+    recall: config.roles.worker.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
     onSessionActive: delivery.onSessionActive,
+    hooks,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.
-  shutdown.add('worker', () => worker.close(Math.max(0, config.shutdownTimeoutMs - 5000)));
+  shutdown.add('worker', () => worker.close(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
   return worker;
 }
 
@@ -172,8 +182,9 @@ export async function startScheduler(config: Config, logger: Logger, shutdown: S
     db,
     queue,
     logger: log,
-    intervalMs: config.reconcileIntervalMs,
-    graceMs: Math.min(2000, config.reconcileIntervalMs),
+    intervalMs: config.roles.reconcileIntervalMs,
+    graceMs: Math.min(2000, config.roles.reconcileIntervalMs),
+    auditRetentionDays: config.hooks.auditRetentionDays,
   });
   reconciler.start();
   shutdown.add('reconciler', () => reconciler.stop());
@@ -181,12 +192,15 @@ export async function startScheduler(config: Config, logger: Logger, shutdown: S
     db,
     queue,
     logger: log.child({ component: 'cron' }),
-    tickMs: config.schedulerTickMs,
-    sweepIntervalMs: config.reconcileIntervalMs,
-    maxFailures: config.cronMaxFailures,
+    tickMs: config.roles.scheduler.tickMs,
+    sweepIntervalMs: config.roles.reconcileIntervalMs,
+    maxFailures: config.roles.scheduler.cronMaxFailures,
   });
   await cron.start();
-  shutdown.add('cron', () => cron.stop(Math.max(0, config.shutdownTimeoutMs - 5000)));
+  shutdown.add('cron', () => cron.stop(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
+  const hookDelivery = new HookDeliveryService({ db, logger: log.child({ component: 'hooks' }), secret: config.hooks.secret, allowlist: config.tools.webAllowlist, tickMs: config.roles.scheduler.tickMs });
+  await hookDelivery.start();
+  shutdown.add('hook deliveries', () => hookDelivery.stop(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
   return reconciler;
 }
 
@@ -195,10 +209,10 @@ export async function startReviewer(config: Config, logger: Logger, shutdown: Sh
   // The reviewer executes only memory and skill tools, but it loads the plugins too, so a review
   // of a session that offered plugin tools refuses them by name rather than as unknown.
   // It never runs terminal or file tools, so it opens no sandbox: they are registered, not offered.
-  const registry = builtinRegistry(config);
-  await loadToolPlugins(registry, config.toolPlugins);
+  const registry = builtinRegistry(config.tools);
+  await loadToolPlugins(registry, config.tools.plugins);
   const reviewer = new ReviewerService({ config, db, provider: providerFromConfig(config), registry, logger: log });
   await reviewer.start();
-  shutdown.add('reviewer', () => reviewer.close(Math.max(0, config.shutdownTimeoutMs - 5000)));
+  shutdown.add('reviewer', () => reviewer.close(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
   return reviewer;
 }

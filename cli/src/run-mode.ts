@@ -7,7 +7,7 @@ const LOCAL_POSTGRES = { host: '127.0.0.1', port: 5432 } as const;
 const LOCAL_REDIS = { host: '127.0.0.1', port: 6379 } as const;
 
 export interface RunMode {
-  /** The config with `auto` settled: databaseMode and queueMode say what runs, databaseUrl where. */
+  /** The config with `auto` settled: database.mode and redis.queueMode say what runs, database.url where. */
   config: Config;
   /** One line for people: which mode runs and how to switch to external services. */
   line: string;
@@ -18,15 +18,15 @@ export interface RunMode {
 /** `auto` settled without starting anything: external when configured or answering locally. */
 export async function settleModes(config: Config): Promise<{ database: 'embedded' | 'external'; queue: 'redis' | 'postgres' }> {
   const database =
-    config.databaseMode !== 'auto'
-      ? config.databaseMode
-      : config.databaseUrlGiven || (await portAnswers(LOCAL_POSTGRES.host, LOCAL_POSTGRES.port))
+    config.database.mode !== 'auto'
+      ? config.database.mode
+      : config.database.urlGiven || (await portAnswers(LOCAL_POSTGRES.host, LOCAL_POSTGRES.port))
         ? 'external'
         : 'embedded';
   const queue =
-    config.queueMode !== 'auto'
-      ? config.queueMode
-      : config.redisUrlGiven || (await portAnswers(LOCAL_REDIS.host, LOCAL_REDIS.port))
+    config.redis.queueMode !== 'auto'
+      ? config.redis.queueMode
+      : config.redis.urlGiven || (await portAnswers(LOCAL_REDIS.host, LOCAL_REDIS.port))
         ? 'redis'
         : 'postgres';
   return { database, queue };
@@ -39,7 +39,7 @@ function displayPath(path: string): string {
 
 /** The line `herald up` and `herald doctor` print: what runs, and the two variables that change it. */
 export function modeLine(config: Config, modes: { database: 'embedded' | 'external'; queue: 'redis' | 'postgres' }): string {
-  const database = modes.database === 'embedded' ? `embedded Postgres (data in ${displayPath(config.dataDir)})` : 'external Postgres (DATABASE_URL)';
+  const database = modes.database === 'embedded' ? `embedded Postgres (data in ${displayPath(config.database.dataDir)})` : 'external Postgres (DATABASE_URL)';
   const queue = modes.queue === 'postgres' ? 'queue on Postgres (no Redis)' : 'queue on Redis (REDIS_URL)';
   const both = modes.database === 'external' && modes.queue === 'redis';
   const hint = both
@@ -54,12 +54,13 @@ export function modeLine(config: Config, modes: { database: 'embedded' | 'extern
  */
 export async function enterRunMode(config: Config, logger: Logger): Promise<RunMode> {
   const modes = await settleModes(config);
-  let settled: Config = { ...config, databaseMode: modes.database, queueMode: modes.queue };
+  let database = { ...config.database, mode: modes.database };
   let stop = async (): Promise<void> => undefined;
   if (modes.database === 'embedded') {
-    const embedded = await startEmbeddedPostgres(config.dataDir, logger);
-    settled = { ...settled, databaseUrl: embedded.url };
+    const embedded = await startEmbeddedPostgres(config.database.dataDir, logger);
+    database = { ...database, url: embedded.url };
     stop = embedded.stop;
   }
+  const settled: Config = { ...config, database: Object.freeze(database), redis: Object.freeze({ ...config.redis, queueMode: modes.queue }) };
   return { config: Object.freeze(settled), line: modeLine(config, modes), stop };
 }

@@ -73,8 +73,8 @@ export async function runSearch(argv: string[], config: Config): Promise<void> {
     ['limit', values.limit],
   ];
   for (const [key, value] of optional) if (value !== undefined) params.set(key, value);
-  const response = await fetch(`${config.apiUrl}/v1/search?${params.toString()}`, {
-    headers: config.apiToken === undefined ? {} : { authorization: `Bearer ${config.apiToken}` },
+  const response = await fetch(`${config.api.url}/v1/search?${params.toString()}`, {
+    headers: config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` },
   });
   const body = (await response.json()) as SearchAnswer;
   if (!response.ok) {

@@ -90,7 +90,7 @@ export async function runSkillCommand(command: string, argv: string[], config: C
   });
   const profileId = values.profile ?? 'main';
   const out = (text: string) => process.stdout.write(`${text}\n`);
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
   try {
     if (command === 'reviews') {
       const limit = Number(values.limit);

@@ -1,4 +1,5 @@
 import type { Config } from '@herald/core';
+import { getFromApi } from './admin-api.ts';
 
 interface QueueRow {
   queue: string;
@@ -16,7 +17,7 @@ interface ClusterStatus {
   dead_letters: Record<string, number>;
 }
 
-function table(rows: string[][]): string {
+export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
 }
@@ -41,21 +42,8 @@ export async function runStatus(args: string[], config: Config): Promise<number>
     process.stderr.write(`herald status: unknown option ${unknown[0]} (usage: herald status [--json])\n`);
     return 2;
   }
-  let response: Response;
-  try {
-    response = await fetch(`${config.apiUrl}/v1/admin/status`, {
-      headers: config.apiToken === undefined ? {} : { authorization: `Bearer ${config.apiToken}` },
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (error) {
-    process.stderr.write(`herald status: cannot reach the API at ${config.apiUrl} (${(error as Error).message}); set HERALD_URL\n`);
-    return 1;
-  }
-  if (!response.ok) {
-    process.stderr.write(`herald status: the API answered ${response.status}${response.status === 401 ? ' (set HERALD_API_TOKEN)' : ''}\n`);
-    return 1;
-  }
-  const status = (await response.json()) as ClusterStatus;
+  const status = await getFromApi<ClusterStatus>(config, '/v1/admin/status', 'status');
+  if (typeof status === 'number') return status;
   process.stdout.write(args.includes('--json') ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
   return 0;
 }

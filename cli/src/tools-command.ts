@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { apiUserId } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import { builtinRegistry, openSandbox, ToolExposure, toolPolicySchema } from '@herald/tools';
@@ -31,7 +32,7 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
   const role = values.role as CallerRole;
   if (!['chat', 'cron', 'review'].includes(role)) fail(`--role: expected chat, cron or review, got '${role}'`);
   const profileId = values.profile ?? 'main';
-  const db = createDb({ url: config.databaseUrl, maxConnections: 2 });
+  const db = createDb({ url: config.database.url, maxConnections: 2 });
   const out = (text: string) => process.stdout.write(`${text}\n`);
   try {
     const profile = await db.selectFrom('profiles').select(['id', 'tool_policy']).where('id', '=', profileId).executeTakeFirst();
@@ -53,13 +54,13 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
       return;
     }
     if (positionals.length > 0) fail(`unknown tools subcommand '${positionals[0]}'`);
-    const toolSandbox = await openSandbox({ settings: config.sandbox, env: process.env });
-    const registry = builtinRegistry({ ...config, toolSandbox });
-    const pluginTools = await loadToolPlugins(registry, config.toolPlugins);
+    const toolSandbox = await openSandbox({ settings: config.tools.sandbox, env: process.env });
+    const registry = builtinRegistry({ ...config.tools, toolSandbox });
+    const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
     const exposure = new ToolExposure(registry, { pluginTools, env: process.env });
     const policy = toolPolicySchema.safeParse(profile.tool_policy);
     if (!policy.success) fail(`the stored tool policy of ${profileId} is invalid; workers offer only the 'safe' toolset`);
-    const input = { policy: policy.data, platform: values.platform ?? 'api', role, userId: values.user };
+    const input = { policy: policy.data, platform: values.platform ?? 'api', role, userId: values.user === undefined ? undefined : apiUserId(values.user) };
     const { enabled, disabled } = exposure.toolsets(input);
     out(`profile ${profileId}, platform ${input.platform}, role ${role}${input.userId ? `, person ${input.userId}` : ''}`);
     out(`enabled toolsets:  ${enabled.join(', ') || '(none)'}`);

@@ -1,11 +1,16 @@
 -- Routes and accepts an inbound message in one round trip (see libs/session/src/inbox.ts for the
 -- invariants): the event is committed, deduplicated on its platform id, and refused past the
--- session's backlog. When a question (clarify) is waiting in the session, the message is the
--- answer: it joins the parked turn, which becomes runnable again, all in the same round trip.
+-- session's backlog or past a limit (herald_check_limits; outcome 'limited' with the limit's name
+-- and the seconds to wait). When a question (clarify) is waiting in the session and this person may
+-- answer it (herald_may_answer_wait: whoever's turn asked, or an operator), the message is the
+-- answer: it joins the parked turn, which becomes runnable again, all in the same round trip. Anyone
+-- else's message waits behind the parked turn like any other.
 CREATE OR REPLACE FUNCTION herald_accept_message(p_event uuid, p_new_session uuid, p_key text, p_profile text, p_platform text,
                                       p_chat_type text, p_chat_id text, p_thread_id text, p_user_id text,
-                                      p_user_name text, p_text text, p_dedupe_key text, p_backlog integer)
-RETURNS TABLE (event_id uuid, session_id uuid, outcome text, status text, wake_generation bigint, queue_mode text)
+                                      p_user_name text, p_text text, p_dedupe_key text, p_backlog integer,
+                                      p_operators text[], p_limits jsonb)
+RETURNS TABLE (event_id uuid, session_id uuid, outcome text, status text, wake_generation bigint, queue_mode text,
+               limit_name text, retry_after integer)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_session uuid;
@@ -15,10 +20,12 @@ DECLARE
   v_event uuid;
   v_wait uuid;
   v_turn uuid;
+  v_limit text;
+  v_retry integer;
 BEGIN
   IF p_dedupe_key IS NOT NULL THEN
     RETURN QUERY
-      SELECT e.id, e.session_id, 'duplicate'::text, e.status, s.wake_generation, s.queue_mode
+      SELECT e.id, e.session_id, 'duplicate'::text, e.status, s.wake_generation, s.queue_mode, NULL::text, NULL::integer
       FROM inbound_events e JOIN sessions s ON s.id = e.session_id WHERE e.dedupe_key = p_dedupe_key;
     IF FOUND THEN
       RETURN;
@@ -31,8 +38,20 @@ BEGIN
   SELECT count(*) INTO v_open FROM inbound_events e
     WHERE e.session_id = v_session AND e.status IN ('pending', 'processing');
   IF v_open >= p_backlog THEN
-    RETURN QUERY SELECT NULL::uuid, v_session, 'backlog_full'::text, NULL::text, v_generation, v_mode;
+    RETURN QUERY SELECT NULL::uuid, v_session, 'backlog_full'::text, NULL::text, v_generation, v_mode, NULL::text, NULL::integer;
     RETURN;
+  END IF;
+  SELECT w.id, w.turn_id INTO v_wait, v_turn FROM tool_waits w
+    WHERE w.session_id = v_session AND w.status = 'pending' AND w.kind = 'clarify'
+      AND herald_may_answer_wait(w.id, p_user_id, p_operators)
+    ORDER BY w.created_at LIMIT 1 FOR UPDATE;
+  -- An answer to the person's own question is never limited: its turn is already in flight.
+  IF v_wait IS NULL THEN
+    SELECT l.limit_name, l.retry_after INTO v_limit, v_retry FROM herald_check_limits(p_user_id, p_limits) l;
+    IF v_limit IS NOT NULL THEN
+      RETURN QUERY SELECT NULL::uuid, v_session, 'limited'::text, NULL::text, v_generation, v_mode, v_limit, v_retry;
+      RETURN;
+    END IF;
   END IF;
   INSERT INTO inbound_events (id, session_id, dedupe_key, platform, user_id, user_name, text)
   VALUES (p_event, v_session, p_dedupe_key, p_platform, p_user_id, p_user_name, p_text)
@@ -40,18 +59,15 @@ BEGIN
   RETURNING id INTO v_event;
   IF v_event IS NULL THEN
     RETURN QUERY
-      SELECT e.id, e.session_id, 'duplicate'::text, e.status, s.wake_generation, s.queue_mode
+      SELECT e.id, e.session_id, 'duplicate'::text, e.status, s.wake_generation, s.queue_mode, NULL::text, NULL::integer
       FROM inbound_events e JOIN sessions s ON s.id = e.session_id WHERE e.dedupe_key = p_dedupe_key;
     RETURN;
   END IF;
-  SELECT w.id, w.turn_id INTO v_wait, v_turn FROM tool_waits w
-    WHERE w.session_id = v_session AND w.status = 'pending' AND w.kind = 'clarify'
-    ORDER BY w.created_at LIMIT 1 FOR UPDATE;
-  IF FOUND THEN
+  IF v_wait IS NOT NULL THEN
     PERFORM herald_resolve_wait(v_wait, 'answered', p_text, p_user_id, false);
     UPDATE inbound_events SET status = 'processing', turn_id = v_turn WHERE id = v_event;
-    RETURN QUERY SELECT v_event, v_session, 'accepted'::text, 'processing'::text, v_generation, v_mode;
+    RETURN QUERY SELECT v_event, v_session, 'accepted'::text, 'processing'::text, v_generation, v_mode, NULL::text, NULL::integer;
     RETURN;
   END IF;
-  RETURN QUERY SELECT v_event, v_session, 'accepted'::text, 'pending'::text, v_generation, v_mode;
+  RETURN QUERY SELECT v_event, v_session, 'accepted'::text, 'pending'::text, v_generation, v_mode, NULL::text, NULL::integer;
 END $$;

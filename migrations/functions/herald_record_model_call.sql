@@ -1,4 +1,5 @@
--- One model call's usage, for the session's cost and the provider cache figures.
+-- One model call's usage, for the session's cost and the provider cache figures, and for the daily
+-- token limit: the tokens count for the person whose message the turn answers (its first event's).
 CREATE OR REPLACE FUNCTION herald_record_model_call(p_session uuid, p_turn uuid, p_call jsonb) RETURNS void
 LANGUAGE sql AS $$
   INSERT INTO model_calls (session_id, turn_id, provider, model, input_tokens, output_tokens,
@@ -7,4 +8,10 @@ LANGUAGE sql AS $$
          (p_call ->> 'output_tokens')::integer, (p_call ->> 'cached_input_tokens')::integer,
          (p_call ->> 'cache_write_tokens')::integer, (p_call ->> 'latency_ms')::integer, p_call ->> 'finish_reason'
   WHERE p_call IS NOT NULL;
+  INSERT INTO usage_days (day, user_id, tokens)
+  SELECT (clock_timestamp() AT TIME ZONE 'UTC')::date, e.user_id,
+         coalesce((p_call ->> 'input_tokens')::bigint, 0) + coalesce((p_call ->> 'output_tokens')::bigint, 0)
+  FROM (SELECT user_id FROM inbound_events WHERE turn_id = p_turn ORDER BY received_at, id LIMIT 1) e
+  WHERE p_call IS NOT NULL
+  ON CONFLICT (day, user_id) DO UPDATE SET tokens = usage_days.tokens + EXCLUDED.tokens;
 $$;

@@ -59,7 +59,7 @@ describe('symlinks leaving the workspace', () => {
   });
 
   it('made inside the sandbox are judged in the worker: the target is outside the workspace there', async () => {
-    const settings = loadConfig({}).sandbox;
+    const settings = loadConfig({}).tools.sandbox;
     const choice = await openSandbox({ settings, env: { PATH: '/usr/bin:/bin' } });
     if (choice.sandbox === null) throw new Error(choice.notice);
     const terminal = createTerminalTool({ sandbox: choice.sandbox });

@@ -60,6 +60,8 @@ export interface FakeTelegram {
   userMessage(options: UserMessageOptions): any;
   /** A person presses an inline button under one of the bot's messages: returns the Update. */
   pressButton(options: { chatId: number; messageId: number; from: { id: number; username?: string }; data: string }): any;
+  /** Anything at all as the next update (a forged or malformed one): gets the next update_id unless it has one. */
+  rawUpdate(update: Record<string, unknown>): any;
   /** The bot's messages in a chat, oldest first. */
   botMessages(chatId: number): StoredMessage[];
   close(): Promise<void>;
@@ -161,6 +163,12 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         update_id: nextUpdateId++,
         callback_query: { id: `cq-${nextUpdateId}`, from, chat_instance: String(o.chatId), data: o.data, message: toApiMessage(message) },
       };
+      updates.push(update);
+      for (const wake of pollWaiters) wake();
+      return update;
+    },
+    rawUpdate(raw) {
+      const update = { update_id: nextUpdateId++, ...raw };
       updates.push(update);
       for (const wake of pollWaiters) wake();
       return update;

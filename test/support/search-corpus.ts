@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { apiUserId } from '@herald/core';
 import type { Db } from '@herald/db';
 
 interface CorpusMessage {
@@ -22,7 +23,8 @@ interface CorpusSession {
 
 /**
  * A fixed history in English, Chinese, Japanese and Korean for two people, alice and bob, with
- * code, tool calls, emoji and group chats. Tests name sessions by `key`.
+ * code, tool calls, emoji and group chats. Tests name sessions by `key`. The people are the API's
+ * (`alice` is stored as `api:alice`), whatever platform a session is on, so one person spans them.
  */
 export const SEARCH_CORPUS: CorpusSession[] = [
   {
@@ -136,7 +138,7 @@ export async function seedSearchCorpus(db: Db, profileId = 'main'): Promise<Map<
         chat_type: session.chatType,
         chat_id: session.key,
         thread_id: null,
-        origin_user_id: session.owner,
+        origin_user_id: apiUserId(session.owner),
         system_prompt: null,
         parent_session_id: null,
         created_at: started,
@@ -145,7 +147,7 @@ export async function seedSearchCorpus(db: Db, profileId = 'main'): Promise<Map<
     for (const writer of [session.owner, ...(session.writers ?? [])]) {
       await db
         .insertInto('inbound_events')
-        .values({ id: randomUUID(), session_id: id, platform: session.platform, user_id: writer, text: 'hi', status: 'done' })
+        .values({ id: randomUUID(), session_id: id, platform: session.platform, user_id: apiUserId(writer), text: 'hi', status: 'done' })
         .execute();
     }
     let seq = 0;

@@ -9,6 +9,7 @@ import { openDb, queueSettings, startIngress, startReviewer, startScheduler, sta
 import type { Db } from '@herald/db';
 import type { ChatInboundDependencies } from '@herald/platforms';
 import { openQueueTransport } from '@herald/queue';
+import { acceptOptionsFrom } from '@herald/session';
 import type { FakeLLM } from './fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from './test-database.ts';
 import type { TestDatabase } from './test-database.ts';
@@ -188,7 +189,7 @@ export function replicaOf(stack: Stack, db: Db = stack.database.db): Replica {
   const transport = openQueueTransport(queueSettings(stack.config));
   const queue = transport.createRunQueue();
   return {
-    deps: { owner: 'replica-2', db, queue, notices: transport.bus, queuePrefix: stack.config.queuePrefix, backlogLimit: 50, logger: silentLogger },
+    deps: { owner: 'replica-2', db, queue, notices: transport.bus, queuePrefix: stack.config.redis.queuePrefix, accept: acceptOptionsFrom(stack.config), logger: silentLogger },
     async close() {
       await queue.close();
       await transport.close();

@@ -184,8 +184,33 @@ export function describeProviderFailure(error: ProviderError): string {
  * limit. Each step goes through the hooks before the next begins, so a crashed turn resumes from
  * what was persisted.
  */
+/**
+ * One model call with retries. 'interrupted': the per-call signal (a new message in interrupt
+ * mode) cut it short, and the loop asks again with what arrived; a provider failure is returned
+ * for the loop to answer; the turn's own abort is thrown.
+ */
+async function callModel<W>(options: LoopOptions<W>, messages: ChatMessage[]): Promise<ModelCallRecord | ProviderError | 'interrupted'> {
+  const { provider, tools, signal } = options;
+  const started = performance.now();
+  const callSignal = options.modelSignal ? AbortSignal.any([signal, options.modelSignal()]) : signal;
+  let result: CompletionResult;
+  try {
+    result = await completeWithRetry(
+      provider,
+      { sessionId: options.sessionId, system: options.system, messages, tools: tools.definitions, signal: callSignal },
+      options.retry,
+    );
+  } catch (error) {
+    if (signal.aborted) throw signal.reason ?? error;
+    if (callSignal.aborted) return 'interrupted';
+    if (!ProviderError.isInstance(error)) throw error;
+    return error;
+  }
+  return { provider: provider.name, model: result.model, latencyMs: Math.round(performance.now() - started), result };
+}
+
 export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<LoopResult<W>> {
-  const { provider, tools, signal, hooks } = options;
+  const { tools, signal, hooks } = options;
   const messages = [...options.history];
   const pending = unansweredToolCalls(messages);
   if (pending.length > 0) {
@@ -198,27 +223,13 @@ export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<L
   for (let iteration = 1; iteration <= options.maxIterations; iteration++) {
     if (hooks.pollInjected) messages.push(...(await hooks.pollInjected()));
     await options.beforeModelCall?.();
-    const started = performance.now();
-    const callSignal = options.modelSignal ? AbortSignal.any([signal, options.modelSignal()]) : signal;
-    let result: CompletionResult;
-    try {
-      result = await completeWithRetry(
-        provider,
-        { sessionId: options.sessionId, system: options.system, messages, tools: tools.definitions, signal: callSignal },
-        options.retry,
-      );
-    } catch (error) {
-      if (signal.aborted) throw signal.reason ?? error;
-      if (callSignal.aborted) continue;
-      if (!ProviderError.isInstance(error)) throw error;
-      return { text: describeProviderFailure(error), outcome: 'provider_error', iterations: iteration, finalCall: undefined };
+    const attempt = await callModel(options, messages);
+    if (attempt === 'interrupted') continue;
+    if (ProviderError.isInstance(attempt)) {
+      return { text: describeProviderFailure(attempt), outcome: 'provider_error', iterations: iteration, finalCall: undefined };
     }
-    const call: ModelCallRecord = {
-      provider: provider.name,
-      model: result.model,
-      latencyMs: Math.round(performance.now() - started),
-      result,
-    };
+    const call = attempt;
+    const result = call.result;
     if (result.toolCalls.length === 0) {
       return { text: result.content, outcome: 'answered', iterations: iteration, finalCall: call };
     }

@@ -1,4 +1,6 @@
 import { pino } from 'pino';
+import type { LoggerOptions } from 'pino';
+import { redactSecrets } from './redact.ts';
 
 /** The narrow logging interface libraries depend on; services pass pino children in. */
 export interface Logger {
@@ -23,17 +25,28 @@ const REDACT_PATHS = [
   '*.authorization',
   'req.headers.authorization',
   'req.headers["x-telegram-bot-api-secret-token"]',
-  'config.model.apiKey',
+  // The parsed Config's secrets, should a whole section ever be logged.
+  'config.database.url',
+  'config.redis.url',
+  'config.api.token',
+  'config.model.endpoint.apiKey',
+  'config.platforms.telegram.botToken',
+  'config.platforms.telegram.webhookSecret',
+  'config.platforms.discord.botToken',
 ];
 
 /** `mixin` adds fields to every line, e.g. the active trace and span ids. */
-export function createLogger(options: { level: string; service: string; mixin?: () => object }): Logger {
-  return pino({
+export function createLogger(options: { level: string; service: string; mixin?: () => object; destination?: { write(line: string): void } }): Logger {
+  const settings: LoggerOptions = {
     level: options.level,
     base: { service: options.service, pid: process.pid },
     ...(options.mixin ? { mixin: options.mixin } : {}),
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-  });
+    // Known field names above; secrets by their shape anywhere in the line (nested errors, URLs).
+    hooks: { streamWrite: redactSecrets },
+  };
+  // Stdout unless told (a test reads the lines it would print).
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }
 
 export const silentLogger: Logger = pino({ level: 'silent' });

@@ -1,16 +1,17 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '@herald/core';
+import { ConfigError, loadConfig, SETTING_NAMES } from '@herald/core';
 
 describe('loadConfig', () => {
   it('needs nothing on a fresh machine', () => {
     const config = loadConfig({});
-    expect(config.databaseUrl).toBe('postgres://127.0.0.1:5432/herald');
-    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
-    expect(config.port).toBe(8080);
-    expect(config.model).toBeNull();
-    expect(config.apiToken).toBeUndefined();
+    expect(config.database.url).toBe('postgres://127.0.0.1:5432/herald');
+    expect(config.redis.url).toBe('redis://127.0.0.1:6379');
+    expect(config.api.port).toBe(8080);
+    expect(config.model.endpoint).toBeNull();
+    expect(config.api.token).toBeUndefined();
     // Without a token the open API must not be reachable from other machines.
-    expect(config.host).toBe('127.0.0.1');
+    expect(config.api.host).toBe('127.0.0.1');
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -20,24 +21,25 @@ describe('loadConfig', () => {
       ANTHROPIC_API_KEY: 'sk-ant-x',
       HERALD_API_TOKEN: 'a-long-token',
     });
-    expect(config.model).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'sk-ant-x', baseURL: undefined });
-    expect(config.host).toBe('0.0.0.0');
+    expect(config.model.endpoint).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'sk-ant-x', baseURL: undefined });
+    expect(config.api.host).toBe('0.0.0.0');
   });
 
   it('accepts an OpenAI-compatible server without a key', () => {
     const config = loadConfig({ HERALD_MODEL: 'openai/llama3.1', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' });
-    expect(config.model?.baseURL).toBe('http://127.0.0.1:11434/v1');
+    expect(config.model.endpoint?.baseURL).toBe('http://127.0.0.1:11434/v1');
   });
 
   it.each([
-    [{ PORT: 'abc' }, /^PORT: expected a number, got 'abc'$/],
+    [{ PORT: 'abc' }, /^PORT: expected a number$/],
     [{ PORT: '70000' }, /^PORT: expected at most 65535/],
     [{ HERALD_MODEL: 'gpt-4.1-mini' }, /^HERALD_MODEL: expected provider\/model/],
-    [{ HERALD_MODEL: 'openai/gpt-4.1-mini' }, /^OPENAI_API_KEY: required when HERALD_MODEL uses provider openai/],
+    [{ HERALD_MODEL: 'openai/gpt-4.1-mini' }, /^OPENAI_API_KEY: required when HERALD_MODEL uses provider openai .*, it is not set$/],
+    [{ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_MODE: 'webhook' }, /^TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_MODE is webhook .*, it is not set$/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: expected a URL like postgres:/],
     [{ REDIS_URL: 'nope' }, /^REDIS_URL: expected a URL like redis:/],
-    [{ HERALD_API_TOKEN: 'short' }, /^HERALD_API_TOKEN: expected at least 8 characters, got a value that is not valid$/],
-    [{ HERALD_SANDBOX: 'docker' }, /^HERALD_SANDBOX: expected bwrap or none, got 'docker'$/],
+    [{ HERALD_API_TOKEN: 'short' }, /^HERALD_API_TOKEN: expected at least 8 characters$/],
+    [{ HERALD_SANDBOX: 'docker' }, /^HERALD_SANDBOX: expected bwrap or none$/],
     [{ HERALD_SANDBOX_ENV: 'GITHUB_TOKEN,not a name' }, /^HERALD_SANDBOX_ENV: expected environment variable names separated by commas/],
     [{ HERALD_SANDBOX_ENV: 'GITHUB_TOKEN,DATABASE_URL,HERALD_API_TOKEN' }, /^HERALD_SANDBOX_ENV: DATABASE_URL, HERALD_API_TOKEN are Herald settings, never passed to tools$/],
     [{ HERALD_SANDBOX_ENV: 'OPENAI_API_KEY' }, /^HERALD_SANDBOX_ENV: OPENAI_API_KEY is a Herald setting, never passed to tools$/],
@@ -48,8 +50,8 @@ describe('loadConfig', () => {
   });
 
   it('confines tools by default, and grants only the names an operator lists', () => {
-    expect(loadConfig({}).sandbox).toEqual({ mode: 'bwrap', env: [], networkToolsets: [], readOnlyPaths: [], memoryMb: 2048, maxProcesses: 256, maxFileMb: 1024 });
-    const granted = loadConfig({ HERALD_SANDBOX_ENV: ' GITHUB_TOKEN , NPM_TOKEN', HERALD_SANDBOX_NETWORK: 'terminal' }).sandbox;
+    expect(loadConfig({}).tools.sandbox).toEqual({ mode: 'bwrap', env: [], networkToolsets: [], readOnlyPaths: [], memoryMb: 2048, maxProcesses: 256, maxFileMb: 1024 });
+    const granted = loadConfig({ HERALD_SANDBOX_ENV: ' GITHUB_TOKEN , NPM_TOKEN', HERALD_SANDBOX_NETWORK: 'terminal' }).tools.sandbox;
     expect(granted.env).toEqual(['GITHUB_TOKEN', 'NPM_TOKEN']);
     expect(granted.networkToolsets).toEqual(['terminal']);
   });
@@ -60,6 +62,74 @@ describe('loadConfig', () => {
       loadConfig({ PORT: 'x', REDIS_URL: 'y' });
     } catch (error) {
       expect((error as Error).message.split('\n').sort()).toEqual([expect.stringMatching(/^PORT: /), expect.stringMatching(/^REDIS_URL: /)]);
+    }
+  });
+
+  it('builds each section from its own variables', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://herald@db:5432/herald',
+      HERALD_DB_POOL_SIZE: '4',
+      HERALD_DATABASE: 'external',
+      HERALD_DATA_DIR: '/var/lib/herald',
+      HERALD_QUEUE_PREFIX: 'h2',
+      HERALD_QUEUE: 'postgres',
+      HERALD_URL: 'http://api:8080',
+      HERALD_SESSION_BACKLOG: '7',
+      HERALD_MODEL_TIMEOUT_MS: '5000',
+      TELEGRAM_BOT_TOKEN: '123:abc',
+      TELEGRAM_ALLOWED_USERS: ' 1, @ann ,',
+      TELEGRAM_API_ROOT: 'http://telegram.test///',
+      HERALD_WORKER_CONCURRENCY: '2',
+      HERALD_REVIEW_TIMEOUT_MS: '60000',
+      HERALD_CRON_MAX_FAILURES: '9',
+      HERALD_TOOL_PLUGINS: './a.js, ./b.js',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', poolSize: 4, mode: 'external', urlGiven: true, dataDir: '/var/lib/herald' });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', queuePrefix: 'h2', queueMode: 'postgres', urlGiven: false });
+    expect(config.api.url).toBe('http://api:8080');
+    expect(config.limits.sessionBacklog).toBe(7);
+    expect(config.model.timeoutMs).toBe(5000);
+    expect(config.platforms.telegram).toMatchObject({ botToken: '123:abc', allowedUsers: ['1', '@ann'], apiRoot: 'http://telegram.test', mode: 'polling' });
+    expect(config.platforms.discord).toBeNull();
+    expect(config.roles.worker.concurrency).toBe(2);
+    expect(config.roles.reviewer.timeoutMs).toBe(60_000);
+    expect(config.roles.scheduler.cronMaxFailures).toBe(9);
+    expect(config.tools.plugins).toEqual(['./a.js', './b.js']);
+    expect(config.observability.logLevel).toBe('debug');
+    // A role holding the config cannot change it under the others.
+    expect(Object.isFrozen(config.roles)).toBe(true);
+  });
+
+  it('leaves the run mode to the command (auto) and says whether the URLs were set or defaulted', () => {
+    const config = loadConfig({ REDIS_URL: 'redis://cache:6379' });
+    expect(config.database).toMatchObject({ url: 'postgres://127.0.0.1:5432/herald', mode: 'auto', urlGiven: false, dataDir: resolve('./.herald') });
+    expect(config.redis).toMatchObject({ url: 'redis://cache:6379', queueMode: 'auto', urlGiven: true });
+    expect(() => loadConfig({ HERALD_QUEUE: 'sqlite' })).toThrow(/^HERALD_QUEUE: expected auto, redis or postgres$/);
+    expect(() => loadConfig({ HERALD_DATABASE: 'remote' })).toThrow(/^HERALD_DATABASE: expected auto, embedded or external$/);
+  });
+
+  it('never prints the password of a DATABASE_URL it refuses', () => {
+    expect.assertions(2);
+    try {
+      loadConfig({ DATABASE_URL: 'mysql://herald:hunter2-secret@db:3306/herald' });
+    } catch (error) {
+      expect((error as Error).message).toBe('DATABASE_URL: expected a URL like postgres://user@127.0.0.1:5432/herald');
+      expect((error as Error).message).not.toContain('hunter2');
+    }
+  });
+
+  it('names every variable it refuses without printing any value', () => {
+    // Every setting at once, each holding a value that is wrong for most and a secret for some.
+    const env = Object.fromEntries(SETTING_NAMES.map((name) => [name, `\u0000 s3cret-${name.toLowerCase()}`]));
+    expect.assertions(3);
+    try {
+      loadConfig(env);
+    } catch (error) {
+      const message = (error as Error).message;
+      expect(message).not.toMatch(/s3cret/);
+      expect(message).toMatch(/^DATABASE_URL: /m);
+      expect(message).toMatch(/^TELEGRAM_BOT_TOKEN: /m);
     }
   });
 });

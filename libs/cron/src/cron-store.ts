@@ -3,6 +3,7 @@ import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool, Transa
 import { nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
 import type { CronSchedule } from './cron-schedule.ts';
 import { ALLOWED_VALUES } from '@herald/db';
+import { isUuid } from '@herald/core';
 import { DeliverSpecError, describeTarget, parseDeliver } from './cron-targets.ts';
 import { cronClock, sendFire } from './cron-fires.ts';
 import type { CronClock } from './cron-fires.ts';
@@ -266,10 +267,9 @@ function inScope(scope: CronScope) {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function getCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
-  if (!UUID.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const row = await db.selectFrom('cron_jobs').selectAll().where('id', '=', id).where(inScope(scope)).executeTakeFirst();
   return row ? jobView(row) : undefined;
 }
@@ -318,7 +318,7 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
 
 /** Pauses a job; it fires nothing until resumed (its waiting fire does nothing when it comes due). */
 export async function pauseCronJob(db: Executor, id: string, reason: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
-  if (!UUID.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const row = await db
     .updateTable('cron_jobs')
     .set({ enabled: false, paused_reason: reason, updated_at: new Date() })
@@ -354,7 +354,7 @@ export async function resumeCronJob(db: Executor, id: string, scope: CronScope =
 }
 
 export async function removeCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<boolean> {
-  if (!UUID.test(id)) return false;
+  if (!isUuid(id)) return false;
   const result = await db.deleteFrom('cron_jobs').where('id', '=', id).where(inScope(scope)).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

@@ -35,6 +35,9 @@ export const ALLOWED_VALUES = {
   'cron_runs.trigger': ['schedule', 'missed', 'manual'],
   'cron_runs.status': ['pending', 'running', 'succeeded', 'silent', 'failed', 'skipped'],
   'outbox.status': ['pending', 'sending', 'delivered', 'failed'],
+  'audit_log.kind': ['tool_call', 'approval_request', 'approval_answer', 'hook_decision', 'admin_change', 'refusal'],
+  'dead_letters.source': ['telegram_update', 'run'],
+  'dead_letters.status': ['failing', 'dead'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -54,6 +57,9 @@ export type CronMissedPolicy = Allowed<'cron_jobs.missed_policy'>;
 export type CronRunTrigger = Allowed<'cron_runs.trigger'>;
 export type CronRunStatus = Allowed<'cron_runs.status'>;
 export type OutboxStatus = Allowed<'outbox.status'>;
+export type AuditKind = Allowed<'audit_log.kind'>;
+export type DeadLetterSource = Allowed<'dead_letters.source'>;
+export type DeadLetterStatus = Allowed<'dead_letters.status'>;
 
 export interface StoredToolCall {
   id: string;
@@ -98,6 +104,10 @@ export type MessagesTable = Refine<
     /** Maintained by Postgres (migrations/functions/herald_tool_text.sql): never written. */
     tool_text: GeneratedAlways<string | null>;
     search_vector: GeneratedAlways<string>;
+    /** Copied from the session by the trigger herald_message_scope on insert: never written. */
+    profile_id: GeneratedAlways<string>;
+    owner_id: GeneratedAlways<string | null>;
+    platform: GeneratedAlways<string>;
   }
 >;
 export type ModelCallsTable = Tables.ModelCalls;
@@ -146,6 +156,14 @@ export type OutboxTable = Refine<
   }
 >;
 export type PlatformLeasesTable = Tables.PlatformLeases;
+export type AuditLogTable = Refine<Tables.AuditLog, { kind: AuditKind; detail: JsonWithDefault<Record<string, unknown>> }>;
+export type HookFiringsTable = Refine<Tables.HookFirings, { directive: Json<Record<string, unknown> | null> | null }>;
+export type ProfileHooksTable = Refine<Tables.ProfileHooks, { hooks: JsonWithDefault<unknown[]> }>;
+export type UsageDaysTable = Tables.UsageDays;
+export type DeadLettersTable = Refine<
+  Tables.DeadLetters,
+  { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
+>;
 
 export interface Database {
   profiles: ProfilesTable;
@@ -172,6 +190,11 @@ export interface Database {
   cron_runs: CronRunsTable;
   outbox: OutboxTable;
   platform_leases: PlatformLeasesTable;
+  audit_log: AuditLogTable;
+  hook_firings: HookFiringsTable;
+  profile_hooks: ProfileHooksTable;
+  usage_days: UsageDaysTable;
+  dead_letters: DeadLettersTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -89,6 +89,17 @@ describe('upgrading a database at the 2026-11-30 schema', () => {
     expect((await migrate(legacy.url)).functions).toEqual([]);
   });
 
+  it('gives the old messages their session\'s owner, profile and platform, for the scoped search indexes', async () => {
+    await migrate(legacy.url);
+    const scoped = await withClient(legacy.url, async (client) =>
+      (await client.query(`SELECT owner_id, profile_id, platform FROM messages ORDER BY seq`)).rows,
+    );
+    expect(scoped).toEqual([
+      { owner_id: 'u1', profile_id: 'main', platform: 'api' },
+      { owner_id: 'u1', profile_id: 'main', platform: 'api' },
+    ]);
+  });
+
   it('ends with the same schema as a database created from the new layout', async () => {
     await migrate(legacy.url);
     expect(await schemaOf(legacy.url)).toEqual(await schemaOf(fresh.url));
@@ -101,7 +112,7 @@ describe('upgrading a database at the 2026-11-30 schema', () => {
       platform: 'api',
       chatType: 'dm',
       chatId: 'c1',
-      userId: 'u1',
+      userId: 'api:u1',
       text: 'and the rollback plan?',
     });
     expect(accepted.sessionId).toBe('6f0b3c1e-0000-4000-8000-000000000001');

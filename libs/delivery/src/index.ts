@@ -22,3 +22,5 @@ export type {
 } from './outbox.ts';
 export { DeliveryConsumer, listenForOutbox } from './delivery-consumer.ts';
 export type { DeliveryConsumerOptions } from './delivery-consumer.ts';
+export { listFailedDeliveries, retryFailedDelivery, discardFailedDelivery } from './failed-deliveries.ts';
+export type { FailedDelivery } from './failed-deliveries.ts';

@@ -115,7 +115,7 @@ describe('the outbox', () => {
   it('writes a chat reply to the outbox in the turn-ending transaction, and nothing for the API or a lost lease', async () => {
     const finish = async (platform: string, chatId: string, loseLease = false) => {
       const accepted = await acceptInbound(database.db, {
-        profileId: 'main', platform, chatType: 'group', chatId, threadId: '9', userId: 'u', text: 'hi', platformMessageId: '77',
+        profileId: 'main', platform, chatType: 'group', chatId, threadId: '9', userId: `${platform}:u`, text: 'hi', platformMessageId: '77',
       });
       const lease = (await claimLease(database.db, accepted.sessionId, 'w', 60_000))!;
       const events = (await openInbox(database.db, accepted.sessionId)).events.map((event) => event.id);

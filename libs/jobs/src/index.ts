@@ -7,3 +7,5 @@ export { JobConsumer, isLastAttempt } from './job-consumer.ts';
 export type { Job, JobHandler, ConsumerOptions } from './job-consumer.ts';
 export { JobRuntime, prepareJobs } from './job-runtime.ts';
 export type { JobRuntimeOptions } from './job-runtime.ts';
+export { listDeadLetterJobs, discardDeadLetterJob, jobFailureMessage } from './dead-letter-jobs.ts';
+export type { DeadLetterJob } from './dead-letter-jobs.ts';

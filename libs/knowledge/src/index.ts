@@ -1,6 +1,6 @@
 export { readMemory, writeMemory, deleteMemoryEntry, usageOf } from './memory-store.ts';
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
-export { loadPromptSources } from './prompt-sources.ts';
+export { loadPromptSources, promptPerson } from './prompt-sources.ts';
 export type { PromptSources } from './prompt-sources.ts';
 export {
   parseSkillMd,
@@ -16,8 +16,6 @@ export {
 } from './skill-format.ts';
 export type { SkillMeta } from './skill-format.ts';
 export {
-  applySkillChange,
-  importSkills,
   getSkill,
   listSkills,
   readSkillFiles,
@@ -26,7 +24,11 @@ export {
   skillText,
   viewedKey,
 } from './skill-store.ts';
-export type { SkillBundle, SkillImportResult, SkillChange, SkillOrigin, SkillSummary, SkillWriteOptions, SkillWriteResult } from './skill-store.ts';
+export type { SkillOrigin, SkillSummary } from './skill-store.ts';
+export { applySkillChange } from './skill-change.ts';
+export type { SkillChange, SkillWriteOptions, SkillWriteResult } from './skill-change.ts';
+export { importSkills } from './skill-import.ts';
+export type { SkillBundle, SkillImportResult } from './skill-import.ts';
 export {
   REVIEW_QUEUE,
   REVIEW_DEAD_LETTER_QUEUE,

@@ -23,7 +23,10 @@ export interface MemoryOperation {
 export interface MemoryScope {
   profileId: string;
   store: MemoryStore;
-  /** The person, for the user store; ignored for the shared memory store. */
+  /**
+   * The person writing or reading (qualified, `telegram:42`); '' for the profile-wide notes that
+   * people manage through the API and the CLI.
+   */
   userId: string;
 }
 
@@ -31,8 +34,23 @@ export type MemoryWriteResult = { ok: true; state: MemoryState } | { ok: false; 
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-function owner(scope: MemoryScope): string {
-  return scope.store === 'user' ? scope.userId : '';
+/**
+ * Whose entries a scope reads and writes. The user store is always the person's. The agent's notes
+ * (store `memory`) are the person's own too, unless the operator made the profile's notes shared
+ * (`profiles.memory_shared`): otherwise one person's write would enter the prompts of everyone else
+ * the profile talks to. '' is the profile-wide set.
+ */
+function ownerOf(scope: MemoryScope, memoryShared: boolean): string {
+  if (scope.store === 'user') return scope.userId;
+  return memoryShared ? '' : scope.userId;
+}
+
+async function profileSettings(db: Executor, profileId: string) {
+  return db
+    .selectFrom('profiles')
+    .select(['memory_char_limit', 'user_char_limit', 'memory_shared'])
+    .where('id', '=', profileId)
+    .executeTakeFirst();
 }
 
 export function usageOf(entries: { content: string }[]): number {
@@ -40,21 +58,24 @@ export function usageOf(entries: { content: string }[]): number {
 }
 
 export async function readMemory(db: Executor, scope: MemoryScope): Promise<MemoryState> {
-  const [rows, profile] = await Promise.all([
-    db
-      .selectFrom('memory_entries')
-      .select(['id', 'content'])
-      .where('profile_id', '=', scope.profileId)
-      .where('store', '=', scope.store)
-      .where('user_id', '=', owner(scope))
-      .orderBy('id')
-      .execute(),
-    db
-      .selectFrom('profiles')
-      .select(['memory_char_limit', 'user_char_limit'])
-      .where('id', '=', scope.profileId)
-      .executeTakeFirst(),
-  ]);
+  const profile = await profileSettings(db, scope.profileId);
+  return readOwned(db, scope, ownerOf(scope, profile?.memory_shared ?? false), profile);
+}
+
+async function readOwned(
+  db: Executor,
+  scope: MemoryScope,
+  owner: string,
+  profile: Awaited<ReturnType<typeof profileSettings>>,
+): Promise<MemoryState> {
+  const rows = await db
+    .selectFrom('memory_entries')
+    .select(['id', 'content'])
+    .where('profile_id', '=', scope.profileId)
+    .where('store', '=', scope.store)
+    .where('user_id', '=', owner)
+    .orderBy('id')
+    .execute();
   const entries = rows.map((row) => ({ id: String(row.id), content: row.content }));
   const limit = scope.store === 'memory' ? (profile?.memory_char_limit ?? 2200) : (profile?.user_char_limit ?? 1375);
   return { store: scope.store, entries, chars: usageOf(entries), limit };
@@ -103,8 +124,10 @@ export async function writeMemory(
   scope: MemoryScope,
   operations: MemoryOperation[],
 ): Promise<MemoryWriteResult> {
-  await sql`SELECT pg_advisory_xact_lock(hashtext(${`memory:${scope.profileId}:${scope.store}:${owner(scope)}`}))`.execute(trx);
-  const current = await readMemory(trx, scope);
+  const profile = await profileSettings(trx, scope.profileId);
+  const owner = ownerOf(scope, profile?.memory_shared ?? false);
+  await sql`SELECT pg_advisory_xact_lock(hashtext(${`memory:${scope.profileId}:${scope.store}:${owner}`}))`.execute(trx);
+  const current = await readOwned(trx, scope, owner, profile);
   const draft: Draft[] = current.entries.map((entry) => ({ ...entry }));
   for (const [index, operation] of operations.entries()) {
     const error = applyOne(draft, operation);
@@ -131,7 +154,7 @@ export async function writeMemory(
     if (entry.id === null) {
       await trx
         .insertInto('memory_entries')
-        .values({ profile_id: scope.profileId, store: scope.store, user_id: owner(scope), content: entry.content })
+        .values({ profile_id: scope.profileId, store: scope.store, user_id: owner, content: entry.content })
         .execute();
     } else if (before && before.content !== entry.content) {
       await trx
@@ -141,7 +164,7 @@ export async function writeMemory(
         .execute();
     }
   }
-  return { ok: true, state: await readMemory(trx, scope) };
+  return { ok: true, state: await readOwned(trx, scope, owner, profile) };
 }
 
 /** Removes one entry by id (people editing memory through the API or CLI). */

@@ -9,14 +9,30 @@ export interface PromptSources {
   skills: { name: string; description: string; category: string | null }[];
 }
 
-/** What the system prompt of a new session is built from: the memory snapshot and context documents. */
-export async function loadPromptSources(db: Kysely<Database>, profileId: string, userId: string): Promise<PromptSources> {
+/** Chat types where several people share one session (and so one system prompt). */
+const SHARED_CHAT_TYPES: readonly string[] = ['group', 'channel'];
+
+/**
+ * Whose memory a new session's prompt may carry. A person's own notes and user profile enter only
+ * a session that person alone talks in: a group chat's prompt is everyone's, so it gets the
+ * profile-wide notes only.
+ */
+export function promptPerson(chatType: string, userId: string | null): string | null {
+  return SHARED_CHAT_TYPES.includes(chatType) || userId === null || userId === '' ? null : userId;
+}
+
+/**
+ * What the system prompt of a new session is built from: the memory snapshot and context documents.
+ * `person` is `promptPerson`'s answer: null leaves every personal entry out.
+ */
+export async function loadPromptSources(db: Kysely<Database>, profileId: string, person: string | null): Promise<PromptSources> {
+  const owners = person === null ? [''] : ['', person];
   const [entries, documents, skills] = await Promise.all([
     db
       .selectFrom('memory_entries')
       .select(['store', 'content'])
       .where('profile_id', '=', profileId)
-      .where((eb) => eb.or([eb('store', '=', 'memory'), eb.and([eb('store', '=', 'user'), eb('user_id', '=', userId)])]))
+      .where('user_id', 'in', owners)
       .orderBy('id')
       .execute(),
     db.selectFrom('profile_documents').select(['name', 'content']).where('profile_id', '=', profileId).orderBy('name').execute(),

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Config } from '@herald/core';
+import { isUuid } from '@herald/core';
+import type { ReviewerRoleConfig } from '@herald/core';
 import type { Database, ReviewKind, ReviewsTable } from '@herald/db';
 import { sendJob } from '@herald/jobs';
 import type { QueueSpec } from '@herald/jobs';
@@ -21,16 +22,16 @@ export interface ReviewJob {
  * count), exponential backoff from HERALD_REVIEW_RETRY_BASE_MS (whole seconds, pg-boss's unit),
  * and a run older than HERALD_REVIEW_TIMEOUT_MS counts as dead and is retried.
  */
-export function reviewQueues(config: Pick<Config, 'reviewMaxAttempts' | 'reviewRetryBaseMs' | 'reviewTimeoutMs'>): QueueSpec[] {
+export function reviewQueues(reviewer: ReviewerRoleConfig): QueueSpec[] {
   const week = 7 * 24 * 60;
   return [
     { name: REVIEW_DEAD_LETTER_QUEUE, retryLimit: 2, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 60, retentionMinutes: week },
     {
       name: REVIEW_QUEUE,
-      retryLimit: config.reviewMaxAttempts - 1,
-      retryDelaySeconds: Math.max(1, Math.ceil(config.reviewRetryBaseMs / 1000)),
+      retryLimit: reviewer.maxAttempts - 1,
+      retryDelaySeconds: Math.max(1, Math.ceil(reviewer.retryBaseMs / 1000)),
       retryBackoff: true,
-      expireInSeconds: Math.ceil(config.reviewTimeoutMs / 1000),
+      expireInSeconds: Math.ceil(reviewer.timeoutMs / 1000),
       retentionMinutes: week,
       deadLetter: REVIEW_DEAD_LETTER_QUEUE,
     },
@@ -266,7 +267,7 @@ export async function listReviews(
 }
 
 export async function getReview(db: Executor, id: string): Promise<ReviewView | undefined> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const row = await db.selectFrom('reviews').selectAll().where('id', '=', id).executeTakeFirst();
   return row ? reviewView(row) : undefined;
 }

@@ -1,8 +1,9 @@
+import { qualifyUserId } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, chatTarget } from '@herald/session';
+import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError } from '@herald/session';
 import { enqueueOutbound } from '@herald/delivery';
 import type { Db } from '@herald/db';
-import type { InboundMessage } from '@herald/session';
+import type { AcceptOptions, InboundMessage } from '@herald/session';
 import { announceAccepted } from '@herald/queue';
 import { withSpan } from '@herald/telemetry';
 import type { NoticeBus, RunQueue } from '@herald/queue';
@@ -31,14 +32,15 @@ export interface ChatInboundDependencies {
   /** Where /stop and interrupt notices go. */
   notices: NoticeBus;
   queuePrefix: string;
-  backlogLimit: number;
+  /** The session backlog, operators and limits (acceptOptionsFrom). */
+  accept: AcceptOptions;
   /** User ids or @handles; '*' allows everyone; empty allows no one. */
   allowedUsers: readonly string[];
   logger: Logger;
   profileId?: string;
 }
 
-export type ChatInboundOutcome = 'accepted' | 'duplicate' | 'refused' | 'backlog_full';
+export type ChatInboundOutcome = 'accepted' | 'duplicate' | 'refused' | 'backlog_full' | 'limited';
 
 export const REFUSAL_TEXT =
   'Sorry, I only answer people on this bot\'s allowlist. Ask whoever runs it to add your user id: ';
@@ -71,7 +73,7 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     chatType: message.chatType,
     chatId: message.chatId,
     threadId: message.threadId,
-    userId: message.userId,
+    userId: qualifyUserId(message.platform, message.userId),
     userName: message.userName,
     text: message.text,
     dedupeKey: message.dedupeKey,
@@ -92,17 +94,19 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   }
   let accepted;
   try {
-    accepted = await acceptInbound(deps.db, inbound, { backlogLimit: deps.backlogLimit });
+    accepted = await acceptInbound(deps.db, inbound, deps.accept);
   } catch (error) {
-    if (!(error instanceof BacklogFullError)) throw error;
+    if (!(error instanceof BacklogFullError) && !(error instanceof LimitExceededError)) throw error;
+    // Refused, never dropped silently: the person is told why in one line, through the outbox.
+    const backlog = error instanceof BacklogFullError;
     await enqueueOutbound(deps.db, {
-      idempotencyKey: `backlog:${message.dedupeKey}`,
+      idempotencyKey: `${backlog ? 'backlog' : 'limit'}:${message.dedupeKey}`,
       platform: message.platform,
       target: chatTarget(inbound),
       text: error.message,
       source: 'notice',
     });
-    return 'backlog_full';
+    return backlog ? 'backlog_full' : 'limited';
   }
   await announceAccepted(deps, accepted);
   return accepted.duplicate ? 'duplicate' : 'accepted';

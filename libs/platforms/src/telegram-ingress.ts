@@ -2,6 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Api, GrammyError } from 'grammy';
 import type { Message, Update } from 'grammy/types';
 import { backoffMs, sleep } from '@herald/core';
+import { isConnectionError } from '@herald/db';
+import { failureReason, isDeadLetter, recordFailure } from '@herald/session';
 import type { TelegramConfig } from '@herald/core';
 import { handleChatInbound } from './chat-inbound.ts';
 import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from './chat-inbound.ts';
@@ -13,7 +15,7 @@ export interface TelegramBotIdentity {
   username: string;
 }
 
-export type TelegramUpdateOutcome = ChatInboundOutcome | 'ignored';
+export type TelegramUpdateOutcome = ChatInboundOutcome | 'ignored' | 'dead_letter';
 
 /** The bot's numeric id is the token's first part: no API call needed to namespace update ids. */
 export function botIdOf(token: string): string {
@@ -129,7 +131,35 @@ export class TelegramIngress {
     return timingSafeEqual(digest(header), digest(secret));
   }
 
+  /**
+   * Handles one update from the webhook or the poller. A storage outage is thrown (the webhook
+   * answers 503, the poller retries: Telegram keeps the update). Any other failure is the update's
+   * own (forged, malformed, or a bug it triggers): it is tried once more, and failing the same way
+   * twice it becomes a dead letter with the reason, is logged, and counts as handled, so intake
+   * goes on and the platform gets its 200.
+   */
   async handleUpdate(update: Update): Promise<TelegramUpdateOutcome> {
+    const key = `telegram:${this.botId}:${update.update_id}`;
+    const db = this.#options.db;
+    if (await isDeadLetter(db, 'telegram_update', key)) return 'dead_letter';
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#dispatch(update);
+      } catch (error) {
+        if (isConnectionError(error)) throw error;
+        const reason = failureReason(error);
+        // A third, different failure ends it too: an update gets no more than three tries.
+        const strike = await recordFailure(db, { source: 'telegram_update', key, reason, payload: update }, attempt >= 3);
+        this.#options.logger.warn({ err: error, updateId: update.update_id, attempt }, 'telegram update failed');
+        if (strike.dead) {
+          this.#options.logger.error({ updateId: update.update_id, reason }, 'telegram update dead-lettered; intake goes on');
+          return 'dead_letter';
+        }
+      }
+    }
+  }
+
+  async #dispatch(update: Update): Promise<TelegramUpdateOutcome> {
     if (update.callback_query) return this.#handleButton(update);
     const message = normalizeTelegramUpdate(update, await this.identity());
     if (!message) return 'ignored';
@@ -218,8 +248,9 @@ export class TelegramIngress {
       }
       failures = 0;
       for (const update of updates) {
-        // In order, one at a time: the offset moves past an update only after it committed. A
-        // failure leaves the offset where it is, so Telegram hands the update out again.
+        // In order, one at a time: the offset moves past an update only after it committed or was
+        // dead-lettered. Only a storage outage reaches the catch: the offset stays where it is, so
+        // Telegram hands the update out again.
         for (let attempt = 1; ; attempt++) {
           try {
             await this.handleUpdate(update);

@@ -1,3 +1,4 @@
+import { isUuid } from '@herald/core';
 import { getWait } from '@herald/session';
 import type { Db } from '@herald/db';
 
@@ -24,8 +25,9 @@ export function parseWaitButtons(raw: string | undefined): WaitButton[] {
  * /approve session, /deny, or the text of the chosen answer. Undefined for a stale or foreign button.
  */
 export async function buttonChatText(db: Db, data: string): Promise<string | undefined> {
-  const match = /^hw:([0-9a-f-]{36}):(once|session|deny|\d{1,2})$/.exec(data);
-  if (!match?.[1] || !match[2]) return undefined;
+  const match = /^hw:([^:]{1,64}):(once|session|deny|\d{1,2})$/.exec(data);
+  // Anyone can send any callback data: a malformed id is a foreign button, not a database error.
+  if (!match?.[1] || !match[2] || !isUuid(match[1])) return undefined;
   if (match[2] === 'once') return '/approve';
   if (match[2] === 'session') return '/approve session';
   if (match[2] === 'deny') return '/deny';

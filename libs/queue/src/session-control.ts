@@ -1,3 +1,4 @@
+import { subscribeJson } from './json-channel.ts';
 import type { NoticeBus } from './notice-bus.ts';
 
 export type ControlAction = 'stop' | 'interrupt';
@@ -32,14 +33,10 @@ export class SessionControlListener {
   }
 
   start(): Promise<void> {
-    this.#started ??= this.#bus.subscribe(this.#channel, (payload) => {
-      try {
-        const { sessionId, action } = JSON.parse(payload) as { sessionId?: unknown; action?: unknown };
-        if (action !== 'stop' && action !== 'interrupt') return;
-        this.#handlers.get(String(sessionId))?.(action);
-      } catch {
-        // not ours
-      }
+    this.#started ??= subscribeJson(this.#bus, this.#channel, (message) => {
+      const { sessionId, action } = message as { sessionId?: unknown; action?: unknown };
+      if (action !== 'stop' && action !== 'interrupt') return;
+      this.#handlers.get(String(sessionId))?.(action);
     });
     return this.#started;
   }

@@ -1,3 +1,4 @@
+import { subscribeJson } from './json-channel.ts';
 import type { NoticeBus } from './notice-bus.ts';
 
 export function turnDoneChannel(prefix: string): string {
@@ -25,18 +26,11 @@ export class TurnDoneListener {
   }
 
   start(): Promise<void> {
-    this.#started ??= this.#bus.subscribe(this.#channel, (payload) => {
-      let ids: unknown;
-      try {
-        ids = (JSON.parse(payload) as { eventIds?: unknown }).eventIds;
-      } catch {
-        return;
-      }
+    this.#started ??= subscribeJson(this.#bus, this.#channel, (message) => {
+      const ids = (message as { eventIds?: unknown } | null)?.eventIds;
       if (!Array.isArray(ids)) return;
       for (const id of ids) {
-        const waiters = this.#waiters.get(String(id));
-        if (!waiters) continue;
-        for (const wake of waiters) wake();
+        for (const wake of this.#waiters.get(String(id)) ?? []) wake();
       }
     });
     return this.#started;

@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { ALLOWED_VALUES } from '@herald/db';
+import { parseUserId } from '@herald/core';
+import type { Config, QuotaConfig } from '@herald/core';
 import type { Database, QueueMode } from '@herald/db';
+import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
 import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
+import { bareApprovalWord, parseCommand, runCommand } from './chat-commands.ts';
+import type { Command, SessionControl } from './chat-commands.ts';
+import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
+import type { LimitName } from './limit-refusal.ts';
+import { storableValue } from '@herald/core';
 
 export interface InboundMessage extends RouteAddress {
   userId: string;
@@ -33,8 +40,6 @@ export interface AcceptedEvent {
   /** Set when the running turn must be told at once (a /stop, or a message in interrupt mode). */
   control?: SessionControl;
 }
-
-export const NEW_SESSION_REPLY = 'Started a new session. Earlier messages in this chat are no longer in context.';
 
 async function routeToSession(
   trx: Transaction<Database>,
@@ -69,11 +74,6 @@ function duplicateOf(row: NonNullable<Awaited<ReturnType<typeof findByDedupeKey>
   };
 }
 
-export const QUEUE_MODES = ALLOWED_VALUES['sessions.queue_mode'];
-
-/** What a message asks of the running session, beyond being queued. */
-export type SessionControl = 'stop' | 'interrupt';
-
 /** The session already has this many unanswered messages; the caller refuses the new one. */
 export class BacklogFullError extends Error {
   override readonly name = 'BacklogFullError';
@@ -86,164 +86,18 @@ export class BacklogFullError extends Error {
   }
 }
 
-type Command =
-  | { kind: 'new' }
-  | { kind: 'queue'; mode: string | undefined }
-  | { kind: 'stop' }
-  | { kind: 'approve'; scope: 'once' | 'session' }
-  | { kind: 'deny'; reason: string | undefined }
-  | { kind: 'status' }
-  | { kind: 'help' };
-
-/** The chat commands, the same on every platform; Discord registers them as slash commands. */
-export const CHAT_COMMANDS = [
-  { name: 'new', description: 'Start a new session in this chat' },
-  { name: 'reset', description: 'Same as /new' },
-  { name: 'status', description: 'Show this chat\'s session, queue mode and what is running' },
-  { name: 'stop', description: 'Stop the running turn' },
-  { name: 'queue', description: 'Show or set how messages sent mid-turn are handled', argument: 'mode' },
-  { name: 'approve', description: 'Approve the pending tool call; /approve session allows it for the rest of the session', argument: 'scope' },
-  { name: 'deny', description: 'Deny the pending tool call, with an optional reason', argument: 'reason' },
-  { name: 'help', description: 'List the commands' },
-] as const;
-
-export const HELP_REPLY = [
-  'Commands:',
-  ...CHAT_COMMANDS.map((command) => `/${command.name}${'argument' in command ? ` <${command.argument}>` : ''} - ${command.description}`),
-  `Queue modes: ${QUEUE_MODES.join(', ')}.`,
-].join('\n');
-
-/** Chat commands handled where the message arrives; everything else is a message for the agent. */
-export function parseCommand(text: string): Command | undefined {
-  const match = /^\/([a-z]+)(?:@\S+)?(?:\s+(.*))?$/is.exec(text.trim());
-  if (!match) return undefined;
-  const name = match[1]?.toLowerCase();
-  const argument = match[2]?.trim();
-  if (name === 'new' || name === 'reset') return { kind: 'new' };
-  if (name === 'queue') return { kind: 'queue', mode: argument === '' ? undefined : argument?.toLowerCase() };
-  if (name === 'stop') return { kind: 'stop' };
-  if (name === 'approve') return { kind: 'approve', scope: argument?.toLowerCase() === 'session' ? 'session' : 'once' };
-  if (name === 'deny') return { kind: 'deny', reason: argument === '' ? undefined : argument };
-  if (name === 'status') return { kind: 'status' };
-  if (name === 'help' || name === 'start') return { kind: 'help' };
-  return undefined;
-}
-
-/** Bare replies that answer a pending approval, as Hermes accepts them; only then are they commands. */
-export function bareApprovalWord(text: string): 'approve' | 'deny' | undefined {
-  const word = text.trim().toLowerCase().replace(/[.!]+$/, '');
-  if (['yes', 'y', 'approve', 'approved', 'ok', 'go ahead'].includes(word)) return 'approve';
-  if (['no', 'n', 'deny', 'denied', 'stop'].includes(word)) return 'deny';
-  return undefined;
-}
-
-async function runApprovalCommand(
-  trx: Transaction<Database>,
-  sessionId: string,
-  userId: string,
-  command: Extract<Command, { kind: 'approve' | 'deny' }>,
-): Promise<CommandOutcome> {
-  const wait = await trx
-    .selectFrom('tool_waits')
-    .select(['id', 'prompt'])
-    .where('session_id', '=', sessionId)
-    .where('status', '=', 'pending')
-    .where('kind', '=', 'approval')
-    .orderBy('created_at')
-    .limit(1)
-    .forUpdate()
-    .executeTakeFirst();
-  if (!wait) return { reply: 'Nothing is waiting for approval.' };
-  const approved = command.kind === 'approve';
-  await sql`SELECT herald_resolve_wait(${wait.id}::uuid, ${approved ? 'approved' : 'denied'}, ${
-    command.kind === 'deny' ? (command.reason ?? null) : null
-  }::text, ${userId}, ${approved && command.scope === 'session'})`.execute(trx);
-  const reply = approved
-    ? command.scope === 'session'
-      ? `Approved, and allowed for the rest of this session: ${wait.prompt}.`
-      : `Approved: ${wait.prompt}.`
-    : `Denied: ${wait.prompt}.`;
-  return { reply, wake: true };
-}
-
-interface CommandOutcome {
-  reply: string;
-  control?: SessionControl;
-  /** The command made a parked turn runnable: the session needs a worker. */
-  wake?: boolean;
-}
-
-async function runQueueCommand(trx: Transaction<Database>, sessionId: string, mode: string | undefined): Promise<CommandOutcome> {
-  if (mode === undefined) {
-    const row = await trx.selectFrom('sessions').select('queue_mode').where('id', '=', sessionId).executeTakeFirstOrThrow();
-    return { reply: `Queue mode is ${row.queue_mode}. Change it with /queue ${QUEUE_MODES.join('|')}.` };
-  }
-  if (!(QUEUE_MODES as readonly string[]).includes(mode)) {
-    return { reply: `Unknown queue mode '${mode}'. Use one of: ${QUEUE_MODES.join(', ')}.` };
-  }
-  await trx.updateTable('sessions').set({ queue_mode: mode as QueueMode }).where('id', '=', sessionId).execute();
-  return { reply: `Queue mode set to ${mode}.` };
-}
-
-async function runStopCommand(trx: Transaction<Database>, sessionId: string, userId: string): Promise<CommandOutcome> {
-  // A turn parked on the person holds no worker to abort: /stop answers its question for it, so
-  // the turn ends (denied, or unanswered) instead of waiting out the timeout.
-  const parked = await trx
-    .selectFrom('tool_waits')
-    .select(['id', 'kind'])
-    .where('session_id', '=', sessionId)
-    .where('status', '=', 'pending')
-    .forUpdate()
-    .execute();
-  if (parked.length > 0) {
-    for (const wait of parked) {
-      await sql`SELECT herald_resolve_wait(${wait.id}::uuid, ${wait.kind === 'approval' ? 'denied' : 'expired'}, ${'stopped with /stop'}::text, ${userId}, false)`.execute(trx);
-    }
-    return { reply: 'Stopped: the pending request is withdrawn.', wake: true };
-  }
-  const running = await trx
-    .selectFrom('inbound_events')
-    .select('id')
-    .where('session_id', '=', sessionId)
-    .where('status', '=', 'processing')
-    .limit(1)
-    .executeTakeFirst();
-  if (!running) return { reply: 'Nothing is running.' };
-  return { reply: 'Stopping the running turn.', control: 'stop' };
-}
-
-async function runStatusCommand(trx: Transaction<Database>, sessionId: string): Promise<CommandOutcome> {
-  const session = await trx
-    .selectFrom('sessions')
-    .select(['queue_mode', 'created_at'])
-    .where('id', '=', sessionId)
-    .executeTakeFirstOrThrow();
-  const open = await trx
-    .selectFrom('inbound_events')
-    .select(['status', (eb) => eb.fn.countAll<string>().as('count')])
-    .where('session_id', '=', sessionId)
-    .where('status', 'in', ['pending', 'processing'])
-    .groupBy('status')
-    .execute();
-  const count = (status: string) => Number(open.find((row) => row.status === status)?.count ?? 0);
-  const turns = await trx
-    .selectFrom('turns')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('session_id', '=', sessionId)
-    .executeTakeFirstOrThrow();
-  return {
-    reply: [
-      `Session ${sessionId}, started ${session.created_at.toISOString()}.`,
-      `Queue mode: ${session.queue_mode}. Turns so far: ${Number(turns.count)}.`,
-      count('processing') > 0 ? 'A turn is running.' : 'Nothing is running.',
-      `Messages waiting: ${count('pending')}.`,
-    ].join('\n'),
-  };
-}
-
 export interface AcceptOptions {
   /** Most unanswered messages a session may hold; more are refused with BacklogFullError. */
   backlogLimit: number;
+  /** Qualified ids who may answer any approval or question (HERALD_OPERATORS). */
+  operators?: readonly string[] | undefined;
+  /** Per-person and global limits; a message past one is refused with LimitExceededError. */
+  limits?: QuotaConfig | undefined;
+}
+
+/** What every edge accepts messages with: the session backlog, the operators and the limits. */
+export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people'>): AcceptOptions {
+  return { backlogLimit: config.limits.sessionBacklog, operators: config.people.operators, limits: config.people.quotas };
 }
 
 /**
@@ -259,14 +113,20 @@ export async function acceptInbound(
   message: InboundMessage,
   options: AcceptOptions = { backlogLimit: 50 },
 ): Promise<AcceptedEvent> {
+  // Every stored id names its platform (telegram:42 and discord:42 are two people); an edge that
+  // forgot to qualify is a bug, not input to guess about.
+  if (parseUserId(message.userId) === undefined) throw new Error(`user id '${message.userId}' is not qualified by platform`);
+  // Platform text may hold NUL or unpaired surrogates, which Postgres refuses: the message is kept
+  // without them (the HTTP API refuses them earlier, with a 400 naming the field).
+  message = storableValue(message);
   const key = sessionKey(message);
   let command = parseCommand(message.text);
   const bare = command === undefined ? bareApprovalWord(message.text) : undefined;
   if (bare !== undefined && (await hasPendingApproval(db, key))) {
     command = bare === 'approve' ? { kind: 'approve', scope: 'once' } : { kind: 'deny', reason: undefined };
   }
-  if (command === undefined) return acceptMessage(db, key, message, options.backlogLimit);
-  return acceptCommand(db, key, message, command);
+  if (command === undefined) return acceptMessage(db, key, message, options);
+  return acceptCommand(db, key, message, command, options.operators ?? []);
 }
 
 async function hasPendingApproval(db: Kysely<Database>, key: string): Promise<boolean> {
@@ -291,6 +151,7 @@ async function acceptCommand(
   key: string,
   message: InboundMessage,
   command: Command,
+  operators: readonly string[],
 ): Promise<AcceptedEvent> {
   if (message.dedupeKey !== undefined) {
     const seen = await findByDedupeKey(db, message.dedupeKey);
@@ -308,13 +169,7 @@ async function acceptCommand(
       .where('id', '=', sessionId)
       .returning(['wake_generation'])
       .executeTakeFirstOrThrow();
-    let outcome: CommandOutcome;
-    if (command.kind === 'new') outcome = { reply: NEW_SESSION_REPLY };
-    else if (command.kind === 'queue') outcome = await runQueueCommand(trx, sessionId, command.mode);
-    else if (command.kind === 'approve' || command.kind === 'deny') outcome = await runApprovalCommand(trx, sessionId, message.userId, command);
-    else if (command.kind === 'status') outcome = await runStatusCommand(trx, sessionId);
-    else if (command.kind === 'help') outcome = { reply: HELP_REPLY };
-    else outcome = await runStopCommand(trx, sessionId, message.userId);
+    const outcome = await runCommand(trx, sessionId, message.userId, operators, command);
     const eventId = randomUUID();
     const inserted = await trx
       .insertInto('inbound_events')
@@ -375,21 +230,32 @@ async function acceptMessage(
   db: Kysely<Database>,
   key: string,
   message: InboundMessage,
-  backlogLimit: number,
+  options: AcceptOptions,
 ): Promise<AcceptedEvent> {
   const result = await sql<{
     event_id: string | null;
     session_id: string;
-    outcome: 'accepted' | 'duplicate' | 'backlog_full';
+    outcome: 'accepted' | 'duplicate' | 'backlog_full' | 'limited';
     status: string | null;
     wake_generation: string;
     queue_mode: QueueMode;
+    limit_name: LimitName | null;
+    retry_after: number | null;
   }>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
        ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
-       ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${backlogLimit}::integer)`.execute(db);
+       ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${options.backlogLimit}::integer,
+       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits)}::jsonb)`.execute(db);
   const row = result.rows[0];
   if (!row) throw new Error('herald_accept_message returned nothing');
-  if (row.outcome === 'backlog_full') throw new BacklogFullError(backlogLimit);
+  if (row.outcome === 'backlog_full') {
+    recordQuotaRefusal('session_backlog');
+    throw new BacklogFullError(options.backlogLimit);
+  }
+  if (row.outcome === 'limited') {
+    const limit = row.limit_name ?? 'turns_per_minute';
+    recordQuotaRefusal(limit);
+    throw new LimitExceededError(limit, row.retry_after ?? 60);
+  }
   if (row.outcome === 'accepted' && row.event_id !== null && message.platformMessageId !== undefined) {
     // Before the caller enqueues the wake-up, so the turn's reply finds it. Only the reply's
     // quoting and the reconciling of an ambiguous send use it; a crash right here costs neither.

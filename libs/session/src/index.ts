@@ -1,22 +1,17 @@
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
-export type { AcceptedEvent, AcceptOptions, EventView, EventWaiting, Inbox, InboundMessage, PendingEvent, SessionControl } from './inbox.ts';
-export {
-  acceptInbound,
-  getEvent,
-  openInbox,
-  parseCommand,
-  chatTarget,
-  BacklogFullError,
-  NEW_SESSION_REPLY,
-  QUEUE_MODES,
-  CHAT_COMMANDS,
-  HELP_REPLY,
-} from './inbox.ts';
+export type { AcceptedEvent, AcceptOptions, EventView, EventWaiting, Inbox, InboundMessage, PendingEvent } from './inbox.ts';
+export { acceptInbound, acceptOptionsFrom, getEvent, openInbox, chatTarget, BacklogFullError } from './inbox.ts';
+export type { SessionControl } from './chat-commands.ts';
+export { parseCommand, NEW_SESSION_REPLY, QUEUE_MODES, CHAT_COMMANDS, HELP_REPLY } from './chat-commands.ts';
+export { LimitExceededError } from './limit-refusal.ts';
+export type { LimitName } from './limit-refusal.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
 export { appendMessages, loadTranscript } from './transcript.ts';
 export type { NewMessage, StoredMessage } from './transcript.ts';
+export { loadTranscriptPage } from './transcript-page.ts';
+export type { PageAnchor, TranscriptPage } from './transcript-page.ts';
 export { findStrandedSessions } from './stranded.ts';
 export type { StrandedSession } from './stranded.ts';
 export { startTurn, resumeTurn, recordStep, finishTurn, suspendTurn } from './turn-store.ts';
@@ -27,6 +22,8 @@ export {
   getWait,
   isPatternApproved,
   listWaits,
+  mayAnswerWait,
+  NOT_YOURS_REPLY,
   pendingWaitOf,
   recordRefusal,
   resolveWait,
@@ -35,3 +32,7 @@ export {
 export type { WaitView } from './tool-waits.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
 export { INBOX_QUEUE, inboxDepth } from './inbox-depth.ts';
+export { listSessions } from './session-list.ts';
+export type { SessionFilter, SessionSummary } from './session-list.ts';
+export { countDeadLetters, failureReason, isDeadLetter, listDeadLetters, recordFailure } from './dead-letters.ts';
+export type { DeadLetterView, FailureRecord, FailureStrike } from './dead-letters.ts';

@@ -32,6 +32,8 @@ export class LeaseLostError extends Error {
 export interface LeasedSession {
   profileId: string;
   platform: string;
+  /** 'dm', 'group'...: whether the session's prompt may carry one person's memory. */
+  chatType: string;
   identity: string;
   /** The person who started the session: whose user profile goes into the prompt. */
   originUserId: string | null;
@@ -59,6 +61,7 @@ export async function claimLease(
     wake_generation: string;
     system_prompt: string | null;
     platform: string;
+    chat_type: string;
     profile_id: string;
     origin_user_id: string | null;
     identity: string;
@@ -76,9 +79,9 @@ export async function claimLease(
     ), bumped AS (
       UPDATE sessions SET wake_generation = wake_generation + 1
       WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM claimed)
-      RETURNING wake_generation, system_prompt, platform, profile_id, origin_user_id
+      RETURNING wake_generation, system_prompt, platform, chat_type, profile_id, origin_user_id
     )
-    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.profile_id, b.origin_user_id, p.identity, p.tool_policy
+    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.chat_type, b.profile_id, b.origin_user_id, p.identity, p.tool_policy
     FROM claimed c CROSS JOIN bumped b JOIN profiles p ON p.id = b.profile_id`.execute(db);
   const row = claimed.rows[0];
   recordLeaseClaim(!row ? 'busy' : row.took_over === true ? 'taken_over' : 'claimed');
@@ -92,6 +95,7 @@ export async function claimLease(
     session: {
       profileId: row.profile_id,
       platform: row.platform,
+      chatType: row.chat_type,
       identity: row.identity,
       originUserId: row.origin_user_id,
       systemPrompt: row.system_prompt,

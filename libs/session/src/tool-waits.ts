@@ -99,6 +99,20 @@ export async function resolveWait(
   return result.rows[0]?.session_id ?? null;
 }
 
+/** What someone who may not answer a wait is told; the wait stays pending. */
+export const NOT_YOURS_REPLY =
+  'Only the person whose request this is, or an operator, can answer it; it is still waiting for them.';
+
+/**
+ * Whether this person may answer the wait: the one whose turn asked, or an operator
+ * (herald_may_answer_wait, the one definition of the rule, also used for clarify answers).
+ */
+export async function mayAnswerWait(db: Executor, waitId: string, userId: string, operators: readonly string[]): Promise<boolean> {
+  const result = await sql<{ allowed: boolean }>`
+    SELECT herald_may_answer_wait(${waitId}::uuid, ${userId}, ${[...operators]}::text[]) AS allowed`.execute(db);
+  return result.rows[0]?.allowed === true;
+}
+
 /** Lapses every wait past its deadline; returns the sessions to wake with their wake generation. */
 export async function expireWaits(db: Executor): Promise<{ sessionId: string; wakeGeneration: string }[]> {
   const result = await sql<{ session_id: string; wake_generation: string }>`

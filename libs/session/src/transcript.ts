@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
+import { storableValue } from '@herald/core';
 import type { Database, MessageRole, StoredToolCall } from '@herald/db';
 
 export interface NewMessage {
@@ -28,33 +29,50 @@ export async function appendMessages(
   await sql`SELECT herald_append_messages(${sessionId}::uuid, ${turnId}::uuid, ${messagesJson(messages)}::jsonb)`.execute(trx);
 }
 
-export async function loadTranscript(
-  db: Kysely<Database> | Transaction<Database>,
-  sessionId: string,
-): Promise<StoredMessage[]> {
-  const rows = await db
-    .selectFrom('messages')
-    // Not selectAll: the search columns (a tsvector per message) would be serialized on every turn.
-    .select(['id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at'])
-    .where('session_id', '=', sessionId)
-    .orderBy('seq')
-    .execute();
-  return rows.map((row) => ({
+// Not selectAll: the search columns (a tsvector per message) would be serialized on every turn.
+export const MESSAGE_COLUMNS = ['id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at'] as const;
+
+export interface MessageRow {
+  id: string;
+  seq: number;
+  turn_id: string | null;
+  role: string;
+  content: string;
+  tool_calls: unknown;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  created_at: Date;
+}
+
+export function toStoredMessage(row: MessageRow): StoredMessage {
+  return {
     id: String(row.id),
     seq: row.seq,
     turnId: row.turn_id,
-    role: row.role,
+    role: row.role as MessageRole,
     content: row.content,
     toolCalls: (row.tool_calls as StoredToolCall[] | null) ?? undefined,
     toolCallId: row.tool_call_id ?? undefined,
     toolName: row.tool_name ?? undefined,
     createdAt: row.created_at,
-  }));
+  };
 }
 
-/** The shape the turn functions take a batch of messages in (one jsonb argument). */
+export async function loadTranscript(
+  db: Kysely<Database> | Transaction<Database>,
+  sessionId: string,
+): Promise<StoredMessage[]> {
+  const rows = await db.selectFrom('messages').select(MESSAGE_COLUMNS).where('session_id', '=', sessionId).orderBy('seq').execute();
+  return rows.map(toStoredMessage);
+}
+
+/**
+ * The shape the turn functions take a batch of messages in (one jsonb argument). What a model or a
+ * tool wrote may hold NUL or unpaired surrogates, which Postgres refuses: they are dropped here, so
+ * the step is stored once instead of failing the turn at every retry.
+ */
 export function messagesJson(messages: NewMessage[]): string {
-  return JSON.stringify(
+  return storableJson(
     messages.map((message) => ({
       role: message.role,
       content: message.content,
@@ -63,4 +81,9 @@ export function messagesJson(messages: NewMessage[]): string {
       tool_name: message.toolName ?? null,
     })),
   );
+}
+
+/** JSON text of a value with every string made storable (see messagesJson). */
+export function storableJson(value: unknown): string {
+  return JSON.stringify(storableValue(value));
 }

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database, ModelCallsTable } from '@herald/db';
+import { storable } from '@herald/core';
 import { currentTraceParent, recordFencingRejection } from '@herald/telemetry';
 import { LeaseLostError } from './leases.ts';
 import type { Lease } from './leases.ts';
-import { messagesJson } from './transcript.ts';
+import { messagesJson, storableJson } from './transcript.ts';
 import type { NewMessage } from './transcript.ts';
 
 /** The usage of one model call, as stored in model_calls. */
@@ -63,7 +64,7 @@ export async function recordStep(
     db,
     lease,
     sql`SELECT herald_record_step(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid,
-          ${messagesJson(messages)}::jsonb, ${modelCall === null ? null : JSON.stringify(modelCall)}::jsonb)`,
+          ${messagesJson(messages)}::jsonb, ${modelCall === null ? null : storableJson(modelCall)}::jsonb)`,
   );
 }
 
@@ -77,8 +78,8 @@ export interface TurnEnd {
 
 export async function finishTurn(db: Executor, lease: Lease, turnId: string, eventIds: string[], end: TurnEnd): Promise<void> {
   const finish = sql`herald_finish_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${eventIds}::uuid[],
-          ${end.reply}, ${end.failed}, ${end.error}::text, ${end.iterations}::integer,
-          ${end.modelCall === null ? null : JSON.stringify(end.modelCall)}::jsonb)`;
+          ${storable(end.reply)}, ${end.failed}, ${end.error}::text, ${end.iterations}::integer,
+          ${end.modelCall === null ? null : storableJson(end.modelCall)}::jsonb)`;
   const traceParent = currentTraceParent();
   // With tracing on, the reply's outbox row takes the turn's traceparent (the column's default reads
   // this transaction-local setting, migration 0012), so its delivery joins the same trace. The
@@ -136,7 +137,7 @@ export async function suspendTurn(
   await call(
     db,
     lease,
-    sql`SELECT herald_suspend_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${JSON.stringify(payload)}::jsonb,
-          ${notice?.text ?? null}::text, ${notice && notice.buttons.length > 0 ? JSON.stringify(notice.buttons) : null}::jsonb)`,
+    sql`SELECT herald_suspend_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${storableJson(payload)}::jsonb,
+          ${notice ? storable(notice.text) : null}::text, ${notice && notice.buttons.length > 0 ? storableJson(notice.buttons) : null}::jsonb)`,
   );
 }

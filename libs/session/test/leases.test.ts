@@ -14,7 +14,7 @@ describe('session leases', () => {
       platform: 'api',
       chatType: 'dm',
       chatId: 'lease',
-      userId: 'u',
+      userId: 'api:u',
       text: 'hi',
     });
     sessionId = accepted.sessionId;
@@ -40,8 +40,10 @@ describe('session leases', () => {
       database.db,
     );
     expect(await renewLease(database.db, stale, 5000)).toBe(false);
+    // claimLease answers null when it cannot claim: toBeDefined would pass on that.
     const fresh = (await claimLease(database.db, sessionId, 'fresh', 5000))!;
-    expect(fresh).toBeDefined();
+    expect(fresh).toMatchObject({ sessionId, owner: 'fresh', tookOver: true });
+    expect(BigInt(fresh.token)).toBeGreaterThan(BigInt(stale.token));
     await expect(
       fenced(database.db, stale, (trx) => appendMessages(trx, sessionId, null, [{ role: 'assistant', content: 'late write' }])),
     ).rejects.toSatisfy(LeaseLostError.isInstance);

@@ -11,7 +11,7 @@ const message = (text: string) => ({
   platform: 'api',
   chatType: 'dm',
   chatId: 'wake',
-  userId: 'u',
+  userId: 'api:u',
   text,
 });
 
@@ -24,7 +24,7 @@ describe('wake-up generations close the last-drain race', () => {
     // Both wait for the same job: at most one pending wake-up per session.
     expect(wakeJobId(second.sessionId, second.wakeGeneration)).toBe(wakeJobId(first.sessionId, first.wakeGeneration));
     const lease = await claimLease(database.db, first.sessionId, 'w', 5000);
-    expect(lease).toBeDefined();
+    expect(lease).toMatchObject({ sessionId: first.sessionId, owner: 'w' });
     // Arriving after the claim, while that job is active: a job id of its own, so it cannot be swallowed.
     const third = await acceptInbound(database.db, message('three'));
     expect(wakeJobId(third.sessionId, third.wakeGeneration)).not.toBe(wakeJobId(first.sessionId, first.wakeGeneration));

@@ -3,6 +3,7 @@ export {
   recordCronFire,
   recordCrashRecovery,
   recordDeadLetter,
+  recordQuotaRefusal,
   recordDelivery,
   recordFencingRejection,
   recordLeaseClaim,

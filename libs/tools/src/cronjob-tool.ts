@@ -71,8 +71,51 @@ function fail(error: string) {
   return JSON.stringify({ success: false, error });
 }
 
+function notFound(jobId: string): string {
+  return fail(`no job ${jobId} of yours; list shows your jobs`);
+}
+
 function needJob(args: CronjobArgs): string | undefined {
   return args.job_id === undefined ? undefined : args.job_id.trim();
+}
+
+async function createJob(args: CronjobArgs, context: ToolContext, origin: CronOrigin | null): Promise<string> {
+  if (args.prompt === undefined || args.schedule === undefined) return fail('create needs a prompt and a schedule');
+  const { prompt, schedule } = args;
+  const job = await context.fencedWrite((trx) =>
+    createCronJob(trx, {
+      profileId: context.profileId,
+      creatorUserId: context.userId,
+      origin,
+      prompt,
+      schedule,
+      name: args.name,
+      timezone: args.timezone,
+      deliver: args.deliver,
+      skills: args.skills,
+      toolsets: args.enabled_toolsets,
+      sessionMode: args.session === undefined ? 'fresh' : 'named',
+      sessionName: args.session,
+      missedPolicy: args.missed_policy,
+    }),
+  );
+  return JSON.stringify({ success: true, job: summary(job) });
+}
+
+async function updateJob(args: CronjobArgs, jobId: string, context: ToolContext, scope: CronScope): Promise<string> {
+  const changes = {
+    name: args.name,
+    prompt: args.prompt,
+    schedule: args.schedule,
+    timezone: args.timezone,
+    deliver: args.deliver,
+    skills: args.skills,
+    toolsets: args.enabled_toolsets,
+    sessionName: args.session,
+    missedPolicy: args.missed_policy,
+  };
+  const job = await context.fencedWrite((trx) => updateCronJob(trx, jobId, changes, scope));
+  return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound(jobId);
 }
 
 async function run(args: CronjobArgs, context: ToolContext, origin: CronOrigin | null): Promise<string> {
@@ -82,68 +125,27 @@ async function run(args: CronjobArgs, context: ToolContext, origin: CronOrigin |
     const jobs = await listCronJobs(context.db, scope);
     return JSON.stringify({ success: true, jobs: jobs.map(summary) });
   }
-  if (args.action === 'create') {
-    if (args.prompt === undefined || args.schedule === undefined) return fail('create needs a prompt and a schedule');
-    const { prompt, schedule } = args;
-    const job = await context.fencedWrite((trx) =>
-      createCronJob(trx, {
-        profileId: context.profileId,
-        creatorUserId: context.userId,
-        origin,
-        prompt,
-        schedule,
-        name: args.name,
-        timezone: args.timezone,
-        deliver: args.deliver,
-        skills: args.skills,
-        toolsets: args.enabled_toolsets,
-        sessionMode: args.session === undefined ? 'fresh' : 'named',
-        sessionName: args.session,
-        missedPolicy: args.missed_policy,
-      }),
-    );
-    return JSON.stringify({ success: true, job: summary(job) });
-  }
+  if (args.action === 'create') return createJob(args, context, origin);
   const jobId = needJob(args);
   if (jobId === undefined) return fail(`${args.action} needs a job_id (see action list)`);
-  const notFound = () => fail(`no job ${jobId} of yours; list shows your jobs`);
   switch (args.action) {
-    case 'update': {
-      const job = await context.fencedWrite((trx) =>
-        updateCronJob(
-          trx,
-          jobId,
-          {
-            name: args.name,
-            prompt: args.prompt,
-            schedule: args.schedule,
-            timezone: args.timezone,
-            deliver: args.deliver,
-            skills: args.skills,
-            toolsets: args.enabled_toolsets,
-            sessionName: args.session,
-            missedPolicy: args.missed_policy,
-          },
-          scope,
-        ),
-      );
-      return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound();
-    }
+    case 'update':
+      return updateJob(args, jobId, context, scope);
     case 'pause': {
       const job = await context.fencedWrite((trx) => pauseCronJob(trx, jobId, 'paused by its owner', scope));
-      return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound();
+      return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound(jobId);
     }
     case 'resume': {
       const job = await context.fencedWrite((trx) => resumeCronJob(trx, jobId, scope));
-      return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound();
+      return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound(jobId);
     }
     case 'remove': {
       const removed = await context.fencedWrite((trx) => removeCronJob(trx, jobId, scope));
-      return removed ? JSON.stringify({ success: true, removed: jobId }) : notFound();
+      return removed ? JSON.stringify({ success: true, removed: jobId }) : notFound(jobId);
     }
     case 'run': {
       const runRow = await context.fencedWrite((trx) => requestCronRun(trx, jobId, scope));
-      if (!runRow) return notFound();
+      if (!runRow) return notFound(jobId);
       const job = await getCronJob(context.db, jobId, scope);
       return JSON.stringify({
         success: true,

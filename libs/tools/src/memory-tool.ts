@@ -14,7 +14,7 @@ const memoryArgs = z
     target: z
       .enum(['memory', 'user'])
       .default('memory')
-      .describe("memory: your notes, shared by everyone you talk to here. user: facts and preferences of the person you are talking to"),
+      .describe("memory: your notes from working with this person (shared by everyone here only where the operator made notes shared). user: facts and preferences of the person you are talking to"),
     content: z.string().max(4000).optional().describe('The new entry text (add, replace)'),
     old_text: z.string().max(500).optional().describe('A short piece of the one entry to replace or remove'),
     operations: z

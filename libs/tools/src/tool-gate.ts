@@ -77,7 +77,8 @@ export class ToolGate {
     return this.#options.offered.filter((name) => this.#permitted.has(name)).sort();
   }
 
-  async execute(call: { id: string; name: string; arguments: string }, context: ToolContext): Promise<CallOutcome> {
+  /** `hookApproval`: a pre_tool_call hook asked for a person's approval of this call (docs/hooks.md). */
+  async execute(call: { id: string; name: string; arguments: string }, context: ToolContext, hookApproval?: { message: string; ruleKey?: string | undefined }): Promise<CallOutcome> {
     const tool = this.#options.registry.get(call.name);
     if (!tool) {
       return {
@@ -115,7 +116,7 @@ export class ToolGate {
     if (hardline !== null) {
       return this.#refuse(call.name, context, `BLOCKED: ${hardline}. This is never allowed, whoever approves it; do not retry it.`);
     }
-    const need = tool.needsApproval?.(args) ?? null;
+    const need = tool.needsApproval?.(args) ?? (hookApproval ? { patternKey: `hook:${hookApproval.ruleKey ?? call.name}`, reason: hookApproval.message } : null);
     if (need !== null) {
       const verdict = await this.#approval(tool, call, context, need.patternKey, need.reason);
       if (verdict !== 'run') return verdict;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiUserId } from '@herald/core';
 import { BUILTIN_TOOLSETS, defaultToolsetFor, resolveTools } from './toolsets.ts';
 import type { ToolsetCatalog } from './toolsets.ts';
 import type { CallerRole } from './tool.ts';
@@ -31,6 +32,16 @@ const ROLE_DISABLED: Record<CallerRole, readonly string[]> = {
   cron: ['clarify', 'cronjob'],
   review: [],
 };
+
+/**
+ * The `users` entry of a person. Keys are written as the API takes user ids (`u1` is `api:u1`,
+ * `telegram:42` is Telegram's person 42), so the key and the caller's qualified id are compared
+ * after the same qualification.
+ */
+function personEntry(policy: ToolPolicy, userId: string): { disabled: string[] } | undefined {
+  const key = Object.keys(policy.users ?? {}).find((name) => apiUserId(name) === userId);
+  return key === undefined ? undefined : policy.users?.[key];
+}
 
 export interface ExposureInput {
   policy: ToolPolicy;
@@ -72,7 +83,7 @@ export class ToolExposure {
     const disabled = [
       ...(policy.disabled ?? []),
       ...(platformScope?.disabled ?? []),
-      ...(input.userId === undefined ? [] : policy.users?.[input.userId]?.disabled ?? []),
+      ...(input.userId === undefined ? [] : personEntry(policy, input.userId)?.disabled ?? []),
       ...ROLE_DISABLED[role],
     ];
     return { enabled, disabled };

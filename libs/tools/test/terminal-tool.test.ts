@@ -63,7 +63,7 @@ const SECRET_ENV = {
 };
 
 async function terminalIn(mode: 'bwrap' | 'none', grant: string[] = []): Promise<Tool> {
-  const settings = { ...loadConfig({ HERALD_SANDBOX: mode }).sandbox, env: grant };
+  const settings = { ...loadConfig({ HERALD_SANDBOX: mode }).tools.sandbox, env: grant };
   const choice = await openSandbox({ settings, env: SECRET_ENV });
   if (choice.sandbox === null) throw new Error(choice.notice);
   return createTerminalTool({ sandbox: choice.sandbox, maxTimeoutMs: 5000, outputChars: 1000 });
@@ -138,7 +138,7 @@ describe.each(['bwrap', 'none'] as const)('terminal (HERALD_SANDBOX=%s)', (mode)
 
 describe('terminal in a sandbox without /proc (a container whose /proc is masked)', () => {
   it('runs commands and shows no process at all, the worker included', async () => {
-    const settings = loadConfig({}).sandbox;
+    const settings = loadConfig({}).tools.sandbox;
     const terminal = createTerminalTool({ sandbox: bubblewrapSandbox('/usr/bin/bwrap', { settings, env: SECRET_ENV }, false), maxTimeoutMs: 5000 });
     expect(await run(terminal, { command: 'echo works; ls /proc 2>&1; cat /proc/1/environ 2>&1' })).toBe(
       "works\nls: cannot access '/proc': No such file or directory\ncat: /proc/1/environ: No such file or directory\n[exit code: 1]",

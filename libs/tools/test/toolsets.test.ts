@@ -96,7 +96,9 @@ describe('exposure from a profile policy', () => {
     });
     expect(exposure.resolve({ policy: p, platform: 'discord', role: 'chat' })).toEqual(['terminal', 'todo']);
     expect(exposure.resolve({ policy: p, platform: 'api', role: 'chat' })).toEqual(['memory', 'todo']);
-    expect(exposure.resolve({ policy: p, platform: 'api', role: 'chat', userId: 'guest' })).toEqual(['todo']);
+    // A bare key is the API's person (api:guest); the same bare id on another platform is someone else.
+    expect(exposure.resolve({ policy: p, platform: 'api', role: 'chat', userId: 'api:guest' })).toEqual(['todo']);
+    expect(exposure.resolve({ policy: p, platform: 'api', role: 'chat', userId: 'telegram:guest' })).toEqual(['memory', 'todo']);
   });
 
   it('uses the profile’s own toolsets, composed with the built-in ones', () => {

@@ -8,9 +8,9 @@ import type { Config } from '@herald/core';
 import type { Db } from '@herald/db';
 import { bullmqDepth } from '@herald/queue';
 import type { NoticeBus, RunQueue } from '@herald/queue';
-import { inboxDepth } from '@herald/session';
+import { countDeadLetters, inboxDepth } from '@herald/session';
 import { sendError } from './api-errors.ts';
-import { authorizedForAdmin } from './api-auth.ts';
+import { ADMIN_VIEW_PATH } from './api-auth.ts';
 import { firstIssue } from './message-body.ts';
 
 export interface AdminDependencies {
@@ -21,7 +21,6 @@ export interface AdminDependencies {
   queues: readonly RunQueue[];
 }
 
-export const BOARD_PATH = '/admin/queues';
 const ROLES = ['ingress', 'worker', 'reviewer', 'scheduler'] as const;
 
 // The Postgres-side queues, each a table with a status column and its own open states.
@@ -38,25 +37,31 @@ const jobsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 
+/** The kinds herald_dead_letters() lists, under the names GET /v1/admin/status counts them by. */
+const DEAD_LETTER_COUNTS: Record<string, string> = {
+  delivery: 'deliveries',
+  review: 'reviews',
+  cron_job: 'cron_jobs',
+  telegram_update: 'telegram_updates',
+  run: 'runs',
+};
+
+
 /** What `herald status` shows: live processes per role, queue depths, the oldest waiting turn, dead letters. */
 async function clusterStatus(deps: AdminDependencies): Promise<Record<string, unknown>> {
   const [alive, inbox, queues, dead] = await Promise.all([
-    deps.notices.aliveRoles(deps.config.queuePrefix),
+    deps.notices.aliveRoles(deps.config.redis.queuePrefix),
     inboxDepth(deps.db),
     Promise.all(deps.queues.map((queue) => bullmqDepth(queue))),
-    sql<{ deliveries: string; reviews: string; cron_jobs: string }>`
-      SELECT (SELECT count(*) FROM outbox WHERE status = 'failed') AS deliveries,
-             (SELECT count(*) FROM reviews WHERE status = 'failed') AS reviews,
-             (SELECT count(*) FROM cron_jobs WHERE NOT enabled AND paused_reason IS NOT NULL) AS cron_jobs`.execute(deps.db),
+    countDeadLetters(deps.db),
   ]);
   const { oldestEventId, oldestSessionId, ...inboxQueue } = inbox;
-  const row = dead.rows[0];
   return {
     roles: Object.fromEntries(ROLES.map((role) => [role, alive[role] ?? 0])),
     queues: [inboxQueue, ...queues].map(({ oldestWaitingSeconds, ...counts }) => ({ ...counts, oldest_waiting_seconds: Math.round(oldestWaitingSeconds * 10) / 10 })),
     oldest_waiting_turn:
       oldestEventId === null ? null : { event_id: oldestEventId, session_id: oldestSessionId, waiting_seconds: Math.round(inbox.oldestWaitingSeconds * 10) / 10 },
-    dead_letters: { deliveries: Number(row?.deliveries ?? 0), reviews: Number(row?.reviews ?? 0), cron_jobs: Number(row?.cron_jobs ?? 0) },
+    dead_letters: Object.fromEntries(Object.entries(DEAD_LETTER_COUNTS).map(([kind, name]) => [name, dead[kind] ?? 0])),
   };
 }
 
@@ -65,18 +70,13 @@ async function clusterStatus(deps: AdminDependencies): Promise<Record<string, un
  * the Postgres-side jobs under /v1/admin (behind the API token like the rest of /v1).
  */
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDependencies): void {
-  // Fastify loads the plugin before listening; the board's routes inherit this scope's token check.
+  // Fastify loads the plugin before listening; installAuth guards its routes (routeAccess 'admin').
   void app.register(async (scope) => {
-    scope.addHook('onRequest', async (request, reply) => {
-      if (authorizedForAdmin(request, deps.config.apiToken)) return undefined;
-      reply.header('www-authenticate', 'Basic realm="Herald admin", charset="UTF-8"');
-      return sendError(reply, 401, 'unauthorized', 'the admin view needs the API token: Authorization: Bearer <HERALD_API_TOKEN>, or any user name with the token as the password');
-    });
     const board = new FastifyAdapter();
-    board.setBasePath(BOARD_PATH);
+    board.setBasePath(ADMIN_VIEW_PATH);
     // The board's adapter is typed for Redis queues but uses only the backend-neutral API.
     createBullBoard({ queues: deps.queues.map((queue) => new BullMQAdapter(queue as unknown as ConstructorParameters<typeof BullMQAdapter>[0])), serverAdapter: board, options: { uiConfig: { boardTitle: 'Herald' } } });
-    await scope.register(board.registerPlugin(), { prefix: BOARD_PATH });
+    await scope.register(board.registerPlugin(), { prefix: ADMIN_VIEW_PATH });
   });
 
   app.get('/v1/admin/status', async () => clusterStatus(deps));

@@ -6,6 +6,7 @@ export type ApiErrorCode =
   | 'not_pending'
   | 'payload_too_large'
   | 'backlog_full'
+  | 'not_requester'
   | 'not_found'
   | 'unavailable'
   | 'internal';

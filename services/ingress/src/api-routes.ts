@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, getEvent, loadTranscript, QUEUE_MODES } from '@herald/session';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, QUEUE_MODES } from '@herald/session';
 import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
+import { gatewayDispatch } from '@herald/hooks';
+import type { Hooks } from '@herald/hooks';
 import { metricsText, withSpan } from '@herald/telemetry';
 import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
 import { sendError } from './api-errors.ts';
-import { authorized } from './api-auth.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { waitingView } from './wait-views.ts';
@@ -19,9 +21,9 @@ export interface ApiDependencies {
   notices: NoticeBus;
   listener: TurnDoneListener;
   logger: Logger;
+  /** Lifecycle hooks: pre_gateway_dispatch may drop or rewrite a message before it is committed. */
+  hooks?: Hooks | undefined;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -66,14 +68,6 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', postgres, [store]: queueStore });
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/v1/')) return;
-    if (!authorized(request, config.apiToken)) {
-      return sendError(reply, 401, 'unauthorized', 'missing or wrong bearer token (Authorization: Bearer <HERALD_API_TOKEN>)');
-    }
-    return undefined;
-  });
-
   app.post('/v1/messages', async (request, reply) => {
     const query = waitQuery.safeParse(request.query);
     if (!query.success) {
@@ -89,15 +83,17 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const body = parsed.data;
-    if (body.text.length > config.maxMessageChars) {
+    if (body.text.length > config.limits.maxMessageChars) {
       return sendError(
         reply,
         413,
         'payload_too_large',
-        `text: ${body.text.length} characters, the limit is ${config.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`,
+        `text: ${body.text.length} characters, the limit is ${config.limits.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`,
         'text',
       );
     }
+    const dispatch = await gatewayDispatch(deps.hooks, db, { profileId: 'main', platform: 'api', chatId: body.chat_id, threadId: body.thread_id, userId: body.user_id, text: body.text });
+    if (dispatch.kind === 'skip') return reply.code(200).send({ status: 'skipped', reason: dispatch.reason });
     let accepted;
     try {
       accepted = await withSpan('herald.ingress.accept', { 'herald.platform': 'api' }, async () => {
@@ -107,16 +103,23 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       chatType: 'dm',
       chatId: body.chat_id,
       threadId: body.thread_id,
-      userId: body.user_id,
+      userId: apiUserId(body.user_id),
       userName: body.user_name,
-      text: body.text,
+      text: dispatch.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
-        }, { backlogLimit: config.sessionBacklog });
-        await announceAccepted({ queue, notices: deps.notices, queuePrefix: config.queuePrefix, logger }, committed);
+        }, acceptOptionsFrom(config));
+        await announceAccepted({ queue, notices: deps.notices, queuePrefix: config.redis.queuePrefix, logger }, committed);
         return committed;
       });
     } catch (error) {
       if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
+      if (error instanceof LimitExceededError) {
+        // The error shape of sendError, plus which limit, so a client can tell them apart.
+        return reply
+          .code(429)
+          .header('retry-after', String(error.retryAfterSeconds))
+          .send({ error: { code: 'limit_exceeded', message: error.message, limit: error.limit } });
+      }
       throw error;
     }
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
@@ -142,7 +145,6 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
   });
 
   app.get<{ Params: { id: string } }>('/v1/events/:id', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such event');
     const event = await getEvent(db, request.params.id);
     if (!event) return sendError(reply, 404, 'not_found', 'no such event');
     const done = event.status === 'done' || event.status === 'failed';
@@ -175,12 +177,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
   };
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
-    const view = UUID.test(request.params.id) ? await sessionView(request.params.id) : undefined;
+    const view = await sessionView(request.params.id);
     return view ?? sendError(reply, 404, 'not_found', 'no such session');
   });
 
   app.patch<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
     const body = request.body as { queue_mode?: unknown } | null;
     const mode = body?.queue_mode;
     if (typeof mode !== 'string' || !(QUEUE_MODES as readonly string[]).includes(mode)) {
@@ -193,32 +194,5 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return sendError(reply, 404, 'not_found', 'no such session');
     return sessionView(request.params.id);
-  });
-
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
-    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
-    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
-    const transcript = await loadTranscript(db, session.id);
-    return {
-      messages: transcript.map((message) => ({
-        role: message.role,
-        content: message.content,
-        ...(message.toolCalls
-          ? {
-              tool_calls: message.toolCalls.map((call) => ({
-                id: call.id,
-                type: 'function',
-                function: { name: call.name, arguments: call.arguments },
-                name: call.name,
-                arguments: call.arguments,
-              })),
-            }
-          : {}),
-        ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
-        ...(message.toolName === undefined ? {} : { name: message.toolName }),
-        created_at: message.createdAt.toISOString(),
-      })),
-    };
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
+import { apiUserId } from '@herald/core';
 import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, listCronRuns, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, updateCronJob } from '@herald/cron';
 import type { CronJobView, CronRunView } from '@herald/cron';
 import type { Db } from '@herald/db';
@@ -125,7 +126,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db): void {
   app.get('/v1/cron/jobs', async (request, reply) => {
     const query = listQuery.safeParse(request.query);
     if (!query.success) return invalid(reply, query.error);
-    const jobs = await listCronJobs(db, { profileId: query.data.profile, userId: query.data.user_id });
+    const jobs = await listCronJobs(db, { profileId: query.data.profile, userId: query.data.user_id === undefined ? undefined : apiUserId(query.data.user_id) });
     return { jobs: jobs.map(jobJson) };
   });
 
@@ -138,7 +139,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db): void {
     return refusingBadInput(reply, async () => {
       const job = await createCronJob(db, {
         profileId: body.profile,
-        creatorUserId: body.user_id,
+        creatorUserId: apiUserId(body.user_id),
         prompt: body.prompt,
         schedule: body.schedule,
         name: body.name,

@@ -3,12 +3,9 @@ import { listDeliveries } from '@herald/delivery';
 import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** GET /v1/sessions/:id/deliveries: what the outbox sent to the chat, and what it could not. */
 export function registerDeliveryRoutes(app: FastifyInstance, db: Db): void {
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/deliveries', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
     const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
     if (!session) return sendError(reply, 404, 'not_found', 'no such session');
     const deliveries = await listDeliveries(db, session.id);

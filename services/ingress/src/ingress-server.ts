@@ -10,10 +10,18 @@ import { registerSkillRoutes } from './skill-routes.ts';
 import { registerCronRoutes } from './cron-routes.ts';
 import { registerSearchRoutes } from './search-routes.ts';
 import { sendError } from './api-errors.ts';
+import { installAuth } from './api-auth.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
-import { registerTelegramWebhook } from './platform-routes.ts';
+import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
+import { registerSessionRoutes } from './session-routes.ts';
+import { registerConsoleRoutes } from './console-routes.ts';
+import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { installInputHygiene } from './input-hygiene.ts';
 import type { TelegramIngress } from '@herald/platforms';
+import type { Hooks } from '@herald/hooks';
+import { registerAuditRoutes } from './audit-routes.ts';
+import { registerHookRoutes } from './hook-routes.ts';
 
 export interface IngressOptions {
   config: Config;
@@ -26,13 +34,15 @@ export interface IngressOptions {
   adminQueues?: readonly RunQueue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
+  /** Lifecycle hooks (docs/hooks.md): pre_gateway_dispatch, and the per-profile hooks route. */
+  hooks?: Hooks | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
 export function createIngressServer(options: IngressOptions): FastifyInstance {
   const app = Fastify({
     // Room for the text limit in JSON escapes plus the other fields; larger bodies are 413 unread.
-    bodyLimit: options.config.maxMessageChars * 6 + 64 * 1024,
+    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024,
     logger: false,
     return503OnClosing: true,
   });
@@ -52,14 +62,21 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       ? sendError(reply, 503, 'unavailable', 'storage is unavailable; retry shortly, nothing was accepted')
       : sendError(reply, 500, 'internal', 'internal error');
   });
+  installAuth(app, options.config.api.token);
+  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
   registerApiRoutes(app, options);
   registerProfileRoutes(app, options.db);
-  registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger });
+  registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger, operators: options.config.people.operators });
   registerSkillRoutes(app, options.db);
   registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
-  if (options.telegram) registerTelegramWebhook(app, options.telegram);
+  if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
   registerSearchRoutes(app, options.db);
+  registerSessionRoutes(app, options.db);
+  registerDeadLetterRoutes(app, options.db);
+  registerConsoleRoutes(app);
+  registerAuditRoutes(app, options.db);
+  registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined });
   return app;
 }

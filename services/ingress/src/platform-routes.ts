@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { isUpdate } from '@herald/platforms';
 import type { TelegramIngress } from '@herald/platforms';
+import type { Logger } from '@herald/core';
+import { isConnectionError } from '@herald/db';
 import { sendError } from './api-errors.ts';
 
 /**
@@ -8,15 +10,27 @@ import { sendError } from './api-errors.ts';
  * before the 200. A storage failure answers 503 so Telegram delivers the update again; a redelivery
  * is recognised by its update id and ignored.
  */
-export function registerTelegramWebhook(app: FastifyInstance, telegram: TelegramIngress): void {
-  app.post('/telegram/webhook', async (request, reply) => {
+/** Telegram's webhook: public (its own secret header), and platform data rather than API input. */
+export const TELEGRAM_WEBHOOK_PATH = '/telegram/webhook';
+
+export function registerTelegramWebhook(app: FastifyInstance, telegram: TelegramIngress, logger: Logger): void {
+  app.post(TELEGRAM_WEBHOOK_PATH, async (request, reply) => {
     if (!telegram.verifySecret(request.headers['x-telegram-bot-api-secret-token'])) {
       return sendError(reply, 401, 'unauthorized', 'X-Telegram-Bot-Api-Secret-Token: missing or not TELEGRAM_WEBHOOK_SECRET');
     }
     if (!isUpdate(request.body)) {
       return sendError(reply, 400, 'invalid_request', 'update_id: expected a Telegram Update object with an integer update_id', 'update_id');
     }
-    const outcome = await telegram.handleUpdate(request.body);
+    let outcome;
+    try {
+      outcome = await telegram.handleUpdate(request.body);
+    } catch (error) {
+      // A storage outage: 503 below, and Telegram delivers the update again.
+      if (isConnectionError(error)) throw error;
+      // Anything else (handleUpdate dead-letters what fails twice): the platform gets its 200, never a 500.
+      logger.error({ err: error, updateId: request.body.update_id }, 'telegram update could not be handled or recorded');
+      return reply.code(200).send({ ok: true, outcome: 'failed' });
+    }
     // Tells a proxy (or a curious operator) that a 200 here means the update is in Postgres.
     return reply.code(200).header('x-herald-delivery-accepted', 'durable').send({ ok: true, outcome });
   });

@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { apiUserId } from '@herald/core';
 import { toolPolicySchema } from '@herald/tools';
 import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import type { MemoryState } from '@herald/knowledge';
 import { sendError } from './api-errors.ts';
+import { withAudit } from '@herald/audit';
+import type { AuditEntry } from '@herald/audit';
 import { firstIssue } from './message-body.ts';
 
 function memoryView(state: MemoryState) {
@@ -22,8 +25,16 @@ const profilePatch = z
     skill_review_interval: z.number().int().min(0).max(10_000).optional(),
     // Chat types whose sessions everyone in the profile may search (history search scope).
     search_shared_chat_types: z.array(z.string().trim().min(1).max(64)).max(20).optional(),
+    // The agent's notes (memory store) shared by everyone the profile talks to; off: each person's own.
+    memory_shared: z.boolean().optional(),
   })
   .strict();
+
+/** A profile PATCH as the audit trail keeps it: which fields, and the new tool policy in full. */
+function profileChange(profileId: string, patch: z.infer<typeof profilePatch>): AuditEntry {
+  const detail = { fields: Object.keys(patch).sort(), ...(patch.tool_policy === undefined ? {} : { tool_policy: patch.tool_policy }) };
+  return { kind: 'admin_change', actor: 'api', profileId, subject: `profile:${profileId}`, detail };
+}
 
 const documentBody = z.object({ content: z.string().min(1).max(200_000) }).strict();
 
@@ -51,6 +62,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       memory_review_interval: profile.memory_review_interval,
       skill_review_interval: profile.skill_review_interval,
       search_shared_chat_types: profile.search_shared_chat_types,
+      memory_shared: profile.memory_shared,
       documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
     };
   };
@@ -68,11 +80,15 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     if (Object.keys(parsed.data).length > 0) {
       const { tool_policy: policy, ...rest } = parsed.data;
-      await db
-        .updateTable('profiles')
-        .set({ ...rest, ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }) })
-        .where('id', '=', request.params.profile)
-        .execute();
+      // The change and its audit entry commit together (policies included).
+      await withAudit(db, async (trx) => {
+        await trx
+          .updateTable('profiles')
+          .set({ ...rest, ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }) })
+          .where('id', '=', request.params.profile)
+          .execute();
+        return { result: undefined, audit: profileChange(request.params.profile, parsed.data) };
+      });
     }
     return profileView(request.params.profile);
   });
@@ -102,18 +118,23 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
     return reply.code(204).send();
   });
 
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/memory', async (request, reply) => {
+  // The profile-wide notes, or with ?user_id= one person's own notes (a bare id is the API's).
+  app.get<{ Params: { profile: string }; Querystring: { user_id?: unknown } }>('/v1/profiles/:profile/memory', async (request, reply) => {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'memory', userId: '' }));
+    const user = request.query.user_id;
+    if (user !== undefined && (typeof user !== 'string' || user === '' || user.length > 256)) {
+      return sendError(reply, 400, 'invalid_request', 'user_id: expected a user id', 'user_id');
+    }
+    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'memory', userId: user === undefined ? '' : apiUserId(user) }));
   });
 
   app.get<{ Params: { profile: string; user: string } }>('/v1/profiles/:profile/users/:user/memory', async (request, reply) => {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'user', userId: request.params.user }));
+    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'user', userId: apiUserId(request.params.user) }));
   });
 
-  app.delete<{ Params: { profile: string; id: string } }>('/v1/profiles/:profile/memory/:id', async (request, reply) => {
-    const deleted = await deleteMemoryEntry(db, request.params.profile, request.params.id);
+  app.delete<{ Params: { profile: string; entry: string } }>('/v1/profiles/:profile/memory/:entry', async (request, reply) => {
+    const deleted = await deleteMemoryEntry(db, request.params.profile, request.params.entry);
     if (!deleted) return sendError(reply, 404, 'not_found', 'no such memory entry');
     return reply.code(204).send();
   });

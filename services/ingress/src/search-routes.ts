@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { apiUserId, uuidSchema } from '@herald/core';
 import { MAX_HITS_PER_SESSION, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SEARCH_SORTS, SearchQueryError, searchHistory } from '@herald/search';
 import type { Db } from '@herald/db';
 import type { SearchResult } from '@herald/search';
@@ -24,7 +25,7 @@ const searchQuery = z.object({
   sort: z.enum(SEARCH_SORTS).optional(),
   role: commaList.pipe(z.array(z.enum(ROLES, { error: `expected a comma-separated list of ${ROLES.join(', ')}` })).max(3)).optional(),
   platform: commaList.pipe(z.array(z.string().max(64)).max(20)).optional(),
-  session_id: z.uuid({ error: 'expected a session id (uuid)' }).optional(),
+  session_id: uuidSchema.optional(),
   from: date.optional(),
   to: date.optional(),
   limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(MAX_SEARCH_LIMIT).optional(),
@@ -73,7 +74,7 @@ export function registerSearchRoutes(app: FastifyInstance, db: Db): void {
     const profile = await db.selectFrom('profiles').select('id').where('id', '=', query.profile).executeTakeFirst();
     if (!profile) return sendError(reply, 404, 'not_found', 'no such profile', 'profile');
     try {
-      const result = await searchHistory(db, { profileId: query.profile, userId: query.user_id }, {
+      const result = await searchHistory(db, { profileId: query.profile, userId: apiUserId(query.user_id) }, {
         query: query.q,
         sort: query.sort,
         roles: query.role,

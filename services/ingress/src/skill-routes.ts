@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { uuidSchema } from '@herald/core';
 import { scanForInjection } from '@herald/knowledge';
 import { getReview, getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, SKILL_MD, skillHistory, skillText } from '@herald/knowledge';
 import type { Db } from '@herald/db';
@@ -38,7 +39,7 @@ const importBody = z
 const pinBody = z.object({ pinned: z.boolean() }).strict();
 
 const reviewQuery = z.object({
-  session_id: z.uuid().optional(),
+  session_id: uuidSchema.optional(),
   profile: z.string().min(1).max(200).optional(),
   limit: z.coerce.number().int().min(1).max(500).optional(),
 });

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Logger } from '@herald/core';
-import { getWait, listWaits, resolveWait } from '@herald/session';
+import { apiUserId } from '@herald/core';
+import { getWait, listWaits, mayAnswerWait, NOT_YOURS_REPLY, resolveWait } from '@herald/session';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { RunQueue } from '@herald/queue';
@@ -9,36 +10,38 @@ import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 import { waitView } from './wait-views.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+// Who answers: the person whose turn asked or an operator (HERALD_OPERATORS); a bare id is the
+// API's own (`u1` is `api:u1`), a qualified one names its platform (`telegram:42`).
+const answerer = z.string().trim().min(1).max(256).optional();
 
 const answerBody = z.union([
   z.strictObject({
     decision: z.enum(['approve', 'deny'], { error: "expected 'approve' or 'deny'" }),
     scope: z.enum(['once', 'session'], { error: "expected 'once' or 'session'" }).default('once'),
     reason: z.string().max(2000).optional(),
-    user_id: z.string().min(1).max(256).optional(),
+    user_id: answerer,
   }),
-  z.strictObject({ answer: z.string().trim().min(1, { error: 'expected a non-empty answer' }).max(32_000), user_id: z.string().min(1).max(256).optional() }),
+  z.strictObject({ answer: z.string().trim().min(1, { error: 'expected a non-empty answer' }).max(32_000), user_id: answerer }),
 ]);
 
 /** Approvals and clarifying questions, answered through the API instead of the chat. */
-export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: RunQueue; logger: Logger }): void {
+export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: RunQueue; logger: Logger; operators: readonly string[] }): void {
   const { db } = deps;
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/waits', async (request, reply) => {
-    if (!UUID.test(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
     const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
     if (!session) return sendError(reply, 404, 'not_found', 'no such session');
     return { waits: (await listWaits(db, session.id)).map(waitView) };
   });
 
   app.get<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
-    const wait = UUID.test(request.params.id) ? await getWait(db, request.params.id) : undefined;
+    const wait = await getWait(db, request.params.id);
     return wait ? waitView(wait) : sendError(reply, 404, 'not_found', 'no such wait');
   });
 
   app.post<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
-    const wait = UUID.test(request.params.id) ? await getWait(db, request.params.id) : undefined;
+    const wait = await getWait(db, request.params.id);
     if (!wait) return sendError(reply, 404, 'not_found', 'no such wait');
     const parsed = answerBody.safeParse(request.body ?? {});
     if (!parsed.success) {
@@ -51,7 +54,13 @@ export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: 
       const hint = wait.kind === 'approval' ? '{"decision":"approve"|"deny"}' : '{"answer":"..."}';
       return sendError(reply, 400, 'invalid_request', `this wait is a ${wait.kind}: send ${hint}`, 'body');
     }
-    const by = body.user_id ?? 'api';
+    if (body.user_id === undefined) {
+      return sendError(reply, 400, 'invalid_request', 'user_id: is required: who answers (the person whose turn asked, or an operator)', 'user_id');
+    }
+    const by = apiUserId(body.user_id);
+    if (!(await mayAnswerWait(db, wait.id, by, deps.operators))) {
+      return sendError(reply, 403, 'not_requester', NOT_YOURS_REPLY, 'user_id');
+    }
     const sessionId =
       'answer' in body
         ? await resolveWait(db, wait.id, { status: 'answered', answer: body.answer, by })

@@ -70,6 +70,60 @@ function describeAction(call: ToolCall, result: string): ReviewAction | undefine
   return undefined;
 }
 
+/** The session's stored prompt and its transcript up to the reviewed turn, then the instruction. */
+async function reviewConversation(db: Db, review: ReviewRun['review']): Promise<{ system: string; platform: string; history: ChatMessage[] }> {
+  const session = await db.selectFrom('sessions').select(['system_prompt', 'platform']).where('id', '=', review.session_id).executeTakeFirst();
+  if (!session?.system_prompt) throw new ReviewRunError(`session ${review.session_id} has no stored system prompt`);
+  const transcript = await loadTranscript(db, review.session_id);
+  let end = -1;
+  transcript.forEach((message, index) => {
+    if (message.turnId === review.turn_id) end = index;
+  });
+  if (end === -1) throw new ReviewRunError(`turn ${review.turn_id} has no messages in session ${review.session_id}`);
+  const history: ChatMessage[] = [...toChatMessages(transcript.slice(0, end + 1)), { role: 'user', content: reviewInstruction(review.kinds) }];
+  return { system: session.system_prompt, platform: session.platform, history };
+}
+
+/** The session's tool definitions, byte for byte, of which only memory and skill tools execute. */
+function reviewTools(deps: ReviewAgentDependencies, run: ReviewRun, platform: string, signal: AbortSignal): ToolRunner {
+  const { db, registry } = deps;
+  const review = run.review;
+  const definitions = JSON.parse(review.tool_definitions) as ToolDefinition[];
+  const offered = new Set(definitions.map((definition) => definition.name));
+  const allowed = REVIEW_TOOL_NAMES.filter((name) => offered.has(name));
+  const context = {
+    sessionId: review.session_id,
+    // Per-turn state of tools (the memory tool's failure count) is per review.
+    turnId: review.id,
+    profileId: review.profile_id,
+    userId: review.user_id,
+    platform,
+    role: 'review' as const,
+    workspaceDir: join(deps.config.tools.workspaceRoot, review.profile_id, review.session_id),
+    db,
+    signal,
+    fencedWrite: <T>(fn: Parameters<typeof fencedReviewWrite<T>>[2]) => fencedReviewWrite(db, run, fn),
+    review: { id: review.id, viewed: new Set<string>() },
+  };
+  // The same per-call checks as a chat turn, with the review's narrow permitted set.
+  const gate = new ToolGate({
+    registry,
+    offered: [...offered],
+    permitted: allowed,
+    approvalTimeoutMs: deps.config.tools.approvalTimeoutMs,
+  });
+  return {
+    definitions,
+    isReplaySafe: () => false,
+    execute: async (call, toolSignal) => {
+      if (!REVIEW_TOOL_NAMES.includes(call.name)) return { isError: true, content: refusedToolResult(call.name) };
+      const { wait, ...outcome } = await gate.execute(call, { ...context, signal: toolSignal });
+      // Background roles are refused before they could wait for a person; never park a review.
+      return wait === undefined ? outcome : { isError: true, content: refusedToolResult(call.name) };
+    },
+  };
+}
+
 /**
  * Runs one background review of a session: the session's stored system prompt and tool
  * definitions byte for byte, its transcript up to the reviewed turn, and the review instruction as
@@ -82,53 +136,9 @@ export async function runReview(
   run: ReviewRun,
   signal: AbortSignal,
 ): Promise<Omit<ReviewResult, 'status' | 'error'>> {
-  const { db, registry } = deps;
   const review = run.review;
-  const session = await db.selectFrom('sessions').select(['system_prompt', 'platform']).where('id', '=', review.session_id).executeTakeFirst();
-  if (!session?.system_prompt) throw new ReviewRunError(`session ${review.session_id} has no stored system prompt`);
-  const transcript = await loadTranscript(db, review.session_id);
-  let end = -1;
-  transcript.forEach((message, index) => {
-    if (message.turnId === review.turn_id) end = index;
-  });
-  if (end === -1) throw new ReviewRunError(`turn ${review.turn_id} has no messages in session ${review.session_id}`);
-  const history: ChatMessage[] = [...toChatMessages(transcript.slice(0, end + 1)), { role: 'user', content: reviewInstruction(review.kinds) }];
-
-  const definitions = JSON.parse(review.tool_definitions) as ToolDefinition[];
-  const offered = new Set(definitions.map((definition) => definition.name));
-  const allowed = REVIEW_TOOL_NAMES.filter((name) => offered.has(name));
-  const context = {
-    sessionId: review.session_id,
-    // Per-turn state of tools (the memory tool's failure count) is per review.
-    turnId: review.id,
-    profileId: review.profile_id,
-    userId: review.user_id,
-    platform: session.platform,
-    role: 'review' as const,
-    workspaceDir: join(deps.config.workspaceRoot, review.profile_id, review.session_id),
-    db,
-    signal,
-    fencedWrite: <T>(fn: Parameters<typeof fencedReviewWrite<T>>[2]) => fencedReviewWrite(db, run, fn),
-    review: { id: review.id, viewed: new Set<string>() },
-  };
-  // The same per-call checks as a chat turn, with the review's narrow permitted set.
-  const gate = new ToolGate({
-    registry,
-    offered: [...offered],
-    permitted: allowed,
-    approvalTimeoutMs: deps.config.approvalTimeoutMs,
-  });
-  const tools: ToolRunner = {
-    definitions,
-    isReplaySafe: () => false,
-    execute: async (call, toolSignal) => {
-      if (!REVIEW_TOOL_NAMES.includes(call.name)) return { isError: true, content: refusedToolResult(call.name) };
-      const { wait, ...outcome } = await gate.execute(call, { ...context, signal: toolSignal });
-      // Background roles are refused before they could wait for a person; never park a review.
-      return wait === undefined ? outcome : { isError: true, content: refusedToolResult(call.name) };
-    },
-  };
-
+  const { system, platform, history } = await reviewConversation(deps.db, review);
+  const tools = reviewTools(deps, run, platform, signal);
   const calls = new Map<string, ToolCall>();
   const actions: ReviewAction[] = [];
   const usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
@@ -141,11 +151,11 @@ export async function runReview(
   const result = await runToolLoop({
     provider: deps.provider,
     sessionId: review.session_id,
-    system: session.system_prompt,
+    system,
     history,
     tools,
     maxIterations: REVIEW_MAX_ITERATIONS,
-    retry: { maxRetries: deps.config.providerMaxRetries, baseMs: deps.config.providerRetryBaseMs },
+    retry: { maxRetries: deps.config.model.maxRetries, baseMs: deps.config.model.retryBaseMs },
     signal,
     hooks: {
       onToolStep: async (step, call) => {

@@ -54,8 +54,8 @@ export class ReviewerService {
     this.#jobs = new JobRuntime({
       db: options.db,
       logger: options.logger,
-      queues: reviewQueues(options.config),
-      maintenanceIntervalSeconds: Math.max(1, Math.round(options.config.reconcileIntervalMs / 1000)),
+      queues: reviewQueues(options.config.roles.reviewer),
+      maintenanceIntervalSeconds: Math.max(1, Math.round(options.config.roles.reconcileIntervalMs / 1000)),
     });
   }
 
@@ -64,9 +64,9 @@ export class ReviewerService {
       const { config } = this.#options;
       await this.#jobs.start();
       await this.#resendOpenReviews();
-      const pollMs = Math.min(1000, config.reconcileIntervalMs);
-      this.#jobs.consume<ReviewJob>(REVIEW_QUEUE, { concurrency: config.reviewerConcurrency, pollMs }, (job, signal) => this.#process(job, signal));
-      this.#jobs.consume<ReviewJob>(REVIEW_DEAD_LETTER_QUEUE, { concurrency: 1, pollMs: config.reconcileIntervalMs }, (job) => this.#deadLetter(job));
+      const pollMs = Math.min(1000, config.roles.reconcileIntervalMs);
+      this.#jobs.consume<ReviewJob>(REVIEW_QUEUE, { concurrency: config.roles.reviewer.concurrency, pollMs }, (job, signal) => this.#process(job, signal));
+      this.#jobs.consume<ReviewJob>(REVIEW_DEAD_LETTER_QUEUE, { concurrency: 1, pollMs: config.roles.reconcileIntervalMs }, (job) => this.#deadLetter(job));
     })();
     return this.#started;
   }

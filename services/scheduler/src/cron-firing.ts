@@ -124,7 +124,8 @@ async function acceptRunEvent(
   run: { id: string },
   job: { id: string; profile_id: string; creator_user_id: string; session_mode: string; session_name: string | null; text: string },
 ) {
-  // A fresh session per run routes on the run id; a named session is one route per profile and name.
+  // Scheduled runs are not limited here (their model tokens still count for the job's creator), and
+  // answer no one's question. A fresh session per run routes on the run id; a named session is one route per profile and name.
   const address =
     job.session_mode === 'named'
       ? { profileId: job.profile_id, platform: SCHEDULED_PLATFORM, chatType: 'named', chatId: job.session_name ?? job.id }
@@ -133,7 +134,7 @@ async function acceptRunEvent(
     SELECT event_id, session_id, outcome, wake_generation FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid,
       ${sessionKey(address)}, ${address.profileId}, ${address.platform}, ${address.chatType}, ${address.chatId},
       ${address.threadId ?? null}::text, ${job.creator_user_id}, ${'scheduler'}::text, ${job.text},
-      ${`cron:${run.id}`}::text, ${1_000_000}::integer)`.execute(trx);
+      ${`cron:${run.id}`}::text, ${1_000_000}::integer, ${'{}'}::text[], NULL::jsonb)`.execute(trx);
   const row = result.rows[0];
   if (!row?.event_id) throw new Error(`the inbox did not take the event of cron run ${run.id}`);
   return { eventId: row.event_id, sessionId: row.session_id, wakeGeneration: String(row.wake_generation) };

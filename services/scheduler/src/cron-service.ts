@@ -13,7 +13,7 @@ import {
 } from '@herald/cron';
 import type { CronFinishJob, CronFireJob } from '@herald/cron';
 import type { Db } from '@herald/db';
-import { JobRuntime } from '@herald/jobs';
+import { jobFailureMessage, JobRuntime } from '@herald/jobs';
 import type { Job } from '@herald/jobs';
 import { enqueueWake } from '@herald/queue';
 import { recordCronFire, recordDeadLetter } from '@herald/telemetry';
@@ -130,7 +130,7 @@ export class CronService {
 
   async #fireDeadLettered(job: Job<CronFireJob>): Promise<void> {
     const { db, logger } = this.#options;
-    const cause = failureMessage(job);
+    const cause = jobFailureMessage(job.output);
     if ('runId' in job.data) {
       await failRun(db, { runId: job.data.runId }, `the run could not be started: ${cause}`);
       logger.error({ runId: job.data.runId, cause }, 'cron run dead-lettered before it started');
@@ -143,7 +143,7 @@ export class CronService {
   }
 
   async #finishDeadLettered(job: Job<CronFinishJob>): Promise<void> {
-    const cause = failureMessage(job);
+    const cause = jobFailureMessage(job.output);
     await failRun(this.#options.db, { eventId: job.data.eventId }, `the run ended but could not be recorded: ${cause}`);
     this.#options.logger.error({ eventId: job.data.eventId, cause }, 'cron finish dead-lettered');
   }
@@ -175,11 +175,4 @@ export class CronService {
     await this.#sweeping;
     await this.#jobs.stop(graceMs);
   }
-}
-
-/** What the dead-lettered job's last run failed with (pg-boss keeps it as the job's output). */
-function failureMessage(job: Job<unknown>): string {
-  const output = job.output as { message?: unknown; value?: { message?: unknown } } | null;
-  const message = output?.message ?? output?.value?.message;
-  return typeof message === 'string' ? message.slice(0, 500) : 'no error recorded';
 }

@@ -9,3 +9,5 @@ export type { CompletedRun, CompletionOptions } from './cron-completion.ts';
 export { planOccurrences } from './occurrence-plan.ts';
 export type { OccurrencePlan } from './occurrence-plan.ts';
 export { WebhookSender } from './webhook-sender.ts';
+export { HookDeliveryService } from './hook-delivery.ts';
+export type { HookDeliveryOptions } from './hook-delivery.ts';

@@ -2,6 +2,7 @@ import type { Logger } from '@herald/core';
 import { expireWaits, findStrandedSessions } from '@herald/session';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
+import { pruneAudit } from '@herald/audit';
 import type { RunQueue } from '@herald/queue';
 
 export interface ReconcilerOptions {
@@ -11,7 +12,11 @@ export interface ReconcilerOptions {
   intervalMs: number;
   /** Events younger than this are left to the normal path. */
   graceMs: number;
+  /** HERALD_AUDIT_RETENTION_DAYS: older audit entries are pruned, at most once an hour; 0 keeps them. */
+  auditRetentionDays?: number | undefined;
 }
+
+const AUDIT_PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * The sweep that makes Postgres the truth: any session with open events, no live lease and (maybe)
@@ -22,6 +27,7 @@ export class Reconciler {
   readonly #options: ReconcilerOptions;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
+  #prunedAt = 0;
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
@@ -50,11 +56,20 @@ export class Reconciler {
       const stranded = await findStrandedSessions(db, graceMs);
       for (const session of stranded) await enqueueWake(queue, session.sessionId, session.wakeGeneration);
       if (stranded.length > 0) logger.info({ sessions: stranded.length }, 'reconciler re-enqueued stranded sessions');
+      await this.#pruneAudit();
       return stranded.length;
     } catch (error) {
       logger.warn({ err: error }, 'reconciler sweep failed; will retry');
       return 0;
     }
+  }
+
+  async #pruneAudit(): Promise<void> {
+    const days = this.#options.auditRetentionDays ?? 0;
+    if (days <= 0 || Date.now() - this.#prunedAt < AUDIT_PRUNE_EVERY_MS) return;
+    this.#prunedAt = Date.now();
+    const removed = await pruneAudit(this.#options.db, days);
+    if (removed > 0) this.#options.logger.info({ removed, days }, 'pruned audit entries past their retention');
   }
 
   async stop(): Promise<void> {

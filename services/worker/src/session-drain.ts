@@ -80,25 +80,25 @@ class RunControl {
  */
 export async function drainSession(options: DrainOptions, sessionId: string, logger: Logger): Promise<DrainResult> {
   const { db, config } = options;
-  const lease = await claimLease(db, sessionId, options.owner, config.leaseTtlMs);
+  const lease = await claimLease(db, sessionId, options.owner, config.roles.worker.leaseTtlMs);
   if (!lease) return { kind: 'busy' };
   const lost = new AbortController();
   let renewedAt = performance.now();
   const renewNow = async (): Promise<boolean> => {
     const startedAt = performance.now();
-    const held = await renewLease(db, lease, config.leaseTtlMs);
+    const held = await renewLease(db, lease, config.roles.worker.leaseTtlMs);
     if (held) renewedAt = startedAt;
     else lost.abort(new LeaseLostError(sessionId));
     return held;
   };
   const renew = setInterval(() => {
     renewNow().catch((error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'));
-  }, Math.max(250, Math.floor(config.leaseTtlMs / 3)));
+  }, Math.max(250, Math.floor(config.roles.worker.leaseTtlMs / 3)));
   // A worker that stalled (CPU starvation, a long GC) may wake up after its lease expired and was
   // taken over. Before each model call, a stale lease is confirmed first, so a stalled worker does
   // not send a second request for a session another worker now runs.
   const ensureLease = async () => {
-    if (performance.now() - renewedAt <= config.leaseTtlMs / 2) return;
+    if (performance.now() - renewedAt <= config.roles.worker.leaseTtlMs / 2) return;
     if (!(await renewNow())) throw new LeaseLostError(sessionId);
   };
   const control = new RunControl(AbortSignal.any([lost.signal, options.hardStop]), ensureLease);

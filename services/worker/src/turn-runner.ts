@@ -7,13 +7,16 @@ import { buildSystemPrompt, runToolLoop, toChatMessages, withRecall } from '@her
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider, ToolRunner } from '@herald/agent';
 import { appendMessages, fenced, finishTurn, LeaseLostError, loadTranscript, recordStep, resumeTurn, startTurn, suspendTurn, takeAnsweredWaits } from '@herald/session';
 import { isConnectionError } from '@herald/db';
-import { loadPromptSources } from '@herald/knowledge';
+import { loadPromptSources, promptPerson } from '@herald/knowledge';
 import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
 import type { Database, Db, QueueMode } from '@herald/db';
 import type { Lease, LeasedSession, ModelCallRow, PendingEvent } from '@herald/session';
 import { toolPolicySchema, ToolGate } from '@herald/tools';
 import { recordCrashRecovery } from '@herald/telemetry';
 import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
+import type { Hooks } from '@herald/hooks';
+import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
+import type { GatedRunner } from './turn-hooks.ts';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -35,6 +38,8 @@ export interface TurnDependencies {
   logger: Logger;
   /** Per-turn recall, injected next to the user message; null when off. */
   recall: RecallProvider | null;
+  /** Lifecycle hooks (docs/hooks.md); none when not given. */
+  hooks?: Hooks | undefined;
 }
 
 export interface TurnResult {
@@ -114,7 +119,8 @@ export async function runTurn(
   } else {
     let newPrompt: string | null = null;
     if (session.systemPrompt === null) {
-      const sources = await loadPromptSources(db, session.profileId, session.originUserId ?? events[0]?.userId ?? '');
+      const person = promptPerson(session.chatType, session.originUserId ?? events[0]?.userId ?? null);
+      const sources = await loadPromptSources(db, session.profileId, person);
       newPrompt = buildSystemPrompt({
         identity: session.identity,
         toolGuidance: offered.map((name) => deps.registry.get(name)?.guidance ?? '').filter((g) => g !== ''),
@@ -123,7 +129,7 @@ export async function runTurn(
         memory: sources.memory,
         user: sources.user,
         skills: offered.includes('skill_view') ? sources.skills : [],
-        model: config.model ? `${config.model.provider}/${config.model.model}` : 'none',
+        model: config.model.endpoint ? `${config.model.endpoint.provider}/${config.model.endpoint.model}` : 'none',
         now: new Date(),
       });
     }
@@ -144,7 +150,7 @@ export async function runTurn(
     return { eventIds, outcome, turn: { turnId, sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered } };
   };
 
-  if (attempts > config.turnMaxAttempts) {
+  if (attempts > config.roles.worker.turnMaxAttempts) {
     logger.warn({ sessionId, turnId, attempts }, 'turn attempt budget spent');
     return finish(
       `Sorry, I could not finish this: the turn was interrupted ${attempts - 1} times. Please send it again.`,
@@ -175,7 +181,7 @@ export async function runTurn(
     registry,
     offered,
     permitted: deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId, jobToolsets }),
-    approvalTimeoutMs: config.approvalTimeoutMs,
+    approvalTimeoutMs: config.tools.approvalTimeoutMs,
     onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
   });
   const baseContext = {
@@ -185,14 +191,15 @@ export async function runTurn(
     userId: callerId,
     platform: session.platform,
     role,
-    workspaceDir: join(config.workspaceRoot, session.profileId, sessionId),
+    workspaceDir: join(config.tools.workspaceRoot, session.profileId, sessionId),
     db,
     fencedWrite: write,
   };
-  const tools: ToolRunner<WaitRequest> = {
+  const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
+  const gated: GatedRunner = {
     definitions: registry.definitions(offered),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
-    execute: (call, toolSignal) => gate.execute(call, { ...baseContext, signal: toolSignal }),
+    execute: (call, toolSignal, approval) => gate.execute(call, { ...baseContext, signal: toolSignal }, approval),
     notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),
   };
   // Steer and interrupt: messages that arrive mid-turn join it at the next model boundary. The
@@ -224,21 +231,22 @@ export async function runTurn(
     });
   };
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
+  const tools: ToolRunner<WaitRequest> = turnHooks?.tools(gated) ?? gated;
 
   let result: LoopResult<WaitRequest>;
   try {
     result = await runToolLoop<WaitRequest>({
-      provider,
+      provider: turnHooks?.provider(provider) ?? provider,
       modelSignal: () => control.modelSignal(),
       beforeModelCall: () => control.ensureLease(),
       sessionId,
       system: systemPrompt,
       history,
       tools,
-      maxIterations: config.maxIterations,
+      maxIterations: config.roles.worker.maxIterations,
       retry: {
-        maxRetries: config.providerMaxRetries,
-        baseMs: config.providerRetryBaseMs,
+        maxRetries: config.model.maxRetries,
+        baseMs: config.model.retryBaseMs,
         onRetry: (error, attempt, delayMs) =>
           logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
       },
@@ -248,13 +256,13 @@ export async function runTurn(
         onToolStep: (step, call) =>
           recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call)),
         onToolResults: (results) =>
-          recordStep(
-            db,
+          recordWithAudit(turnHooks, db, (executor) => recordStep(
+            executor,
             lease,
             turnId,
             results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })),
             null,
-          ),
+          )),
       },
     });
   } catch (error) {

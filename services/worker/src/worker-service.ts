@@ -5,11 +5,15 @@ import type { Job } from 'bullmq';
 import type { Config, Logger } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/db';
+import type { Hooks } from '@herald/hooks';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, SessionControlListener } from '@herald/queue';
 import type { QueueTransport, RunWorker, WakeJob } from '@herald/queue';
 import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/telemetry';
 import { drainSession } from './session-drain.ts';
+import { deadLetterRun } from './run-dead-letter.ts';
+import { isConnectionError } from '@herald/db';
+import { LeaseLostError } from '@herald/session';
 import { emitTurnCompletion } from './turn-completion.ts';
 
 export interface WorkerServiceOptions {
@@ -24,6 +28,8 @@ export interface WorkerServiceOptions {
   recall: RecallProvider | null;
   /** While a session's turns run (a chat's typing indicator); returns the stop function. */
   onSessionActive?: (sessionId: string, platform: string) => () => void;
+  /** Lifecycle hooks (docs/hooks.md). */
+  hooks?: Hooks | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.
@@ -41,7 +47,7 @@ export class WorkerService {
 
   constructor(options: WorkerServiceOptions) {
     this.#options = options;
-    this.#control = new SessionControlListener(options.transport.bus, options.config.queuePrefix);
+    this.#control = new SessionControlListener(options.transport.bus, options.config.redis.queuePrefix);
   }
 
   get owner(): string {
@@ -57,7 +63,7 @@ export class WorkerService {
       const attributes = { 'herald.session_id': job.data.sessionId };
       return withSpan('herald.worker.wake', attributes, () => this.#process(job, token), contextFromTraceParent(job.data.traceParent));
     };
-    this.#worker = transport.createRunWorker(processor, config.workerConcurrency);
+    this.#worker = transport.createRunWorker(processor, config.roles.worker.concurrency);
     this.#worker.on('error', (error) => logger.error({ err: error }, 'queue worker error'));
     this.#worker.on('failed', (job, error) => {
       logger.warn({ err: error, jobId: job?.id, attempts: job?.attemptsMade }, 'wake-up job failed');
@@ -69,7 +75,29 @@ export class WorkerService {
   async #process(job: Job<WakeJob>, token: string | undefined): Promise<void> {
     const { sessionId } = job.data;
     const logger = this.#options.logger.child({ jobId: job.id, sessionId });
-    const result = await drainSession(
+    let result;
+    try {
+      result = await this.#drain(job, logger);
+    } catch (error) {
+      // A storage outage is retried (BullMQ, then the reconciler); a failure of the run's own is
+      // retried once and then dead-lettered, so the session's next message is answered.
+      if (isConnectionError(error) || LeaseLostError.isInstance(error)) throw error;
+      if (await deadLetterRun(this.#options.db, sessionId, error, logger)) {
+        recordDeadLetter('run_job');
+        return;
+      }
+      throw error;
+    }
+    if (result.kind === 'busy' || result.kind === 'stopped') {
+      // Hand the wake-up back: it keeps its id, so messages arriving meanwhile still collapse into it.
+      await job.moveToDelayed(Date.now() + (result.kind === 'busy' ? BUSY_RETRY_MS : 0), token);
+      throw new DelayedError();
+    }
+  }
+
+  #drain(job: Job<WakeJob>, logger: Logger): ReturnType<typeof drainSession> {
+    const { sessionId } = job.data;
+    return drainSession(
       {
         ...this.#options,
         owner: this.#owner,
@@ -77,7 +105,7 @@ export class WorkerService {
         hardStop: this.#hardStop.signal,
         registerControl: (id, handler) => this.#control.register(id, handler),
         onTurnDone: async (turn) => {
-          await publishTurnDone(this.#options.transport.bus, this.#options.config.queuePrefix, turn.eventIds).catch(
+          await publishTurnDone(this.#options.transport.bus, this.#options.config.redis.queuePrefix, turn.eventIds).catch(
             (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
           );
           await emitTurnCompletion({ ...this.#options, logger }, turn);
@@ -86,11 +114,6 @@ export class WorkerService {
       sessionId,
       logger,
     );
-    if (result.kind === 'busy' || result.kind === 'stopped') {
-      // Hand the wake-up back: it keeps its id, so messages arriving meanwhile still collapse into it.
-      await job.moveToDelayed(Date.now() + (result.kind === 'busy' ? BUSY_RETRY_MS : 0), token);
-      throw new DelayedError();
-    }
   }
 
   /**

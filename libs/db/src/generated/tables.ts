@@ -25,6 +25,18 @@ export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
+export interface AuditLog {
+  actor: string | null;
+  at: Generated<Timestamp>;
+  detail: Generated<Json>;
+  id: Generated<Int8>;
+  kind: string;
+  profile_id: string | null;
+  session_id: string | null;
+  subject: string;
+  turn_id: string | null;
+}
+
 export interface CronClock {
   id: Generated<boolean>;
   offset_ms: Generated<Int8>;
@@ -73,6 +85,27 @@ export interface CronRuns {
   trigger: string;
 }
 
+export interface DeadLetters {
+  failures: Generated<number>;
+  first_failed_at: Generated<Timestamp>;
+  id: Generated<string>;
+  key: string;
+  last_failed_at: Generated<Timestamp>;
+  payload: Json | null;
+  reason: string;
+  session_id: string | null;
+  source: string;
+  status: Generated<string>;
+}
+
+export interface HookFirings {
+  directive: Json | null;
+  event: string;
+  fired_at: Generated<Timestamp>;
+  tool_call_id: string;
+  turn_id: string;
+}
+
 export interface InboundEvents {
   completed_at: Timestamp | null;
   dedupe_key: string | null;
@@ -105,6 +138,9 @@ export interface Messages {
   content: Generated<string>;
   created_at: Generated<Timestamp>;
   id: Generated<Int8>;
+  owner_id: string | null;
+  platform: string;
+  profile_id: string;
   role: string;
   search_vector: Generated<string | null>;
   seq: number;
@@ -167,6 +203,12 @@ export interface ProfileDocuments {
   updated_at: Generated<Timestamp>;
 }
 
+export interface ProfileHooks {
+  hooks: Generated<Json>;
+  profile_id: string;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface Profiles {
   created_at: Generated<Timestamp>;
   display_name: string;
@@ -174,6 +216,7 @@ export interface Profiles {
   identity: Generated<string>;
   memory_char_limit: Generated<number>;
   memory_review_interval: Generated<number>;
+  memory_shared: Generated<boolean>;
   search_shared_chat_types: Generated<string[]>;
   skill_review_interval: Generated<number>;
   tool_policy: Generated<Json>;
@@ -331,10 +374,19 @@ export interface Turns {
   worker: string | null;
 }
 
+export interface UsageDays {
+  day: Timestamp;
+  tokens: Generated<Int8>;
+  user_id: string;
+}
+
 export interface DB {
+  audit_log: AuditLog;
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
+  dead_letters: DeadLetters;
+  hook_firings: HookFirings;
   inbound_events: InboundEvents;
   memory_entries: MemoryEntries;
   messages: Messages;
@@ -342,6 +394,7 @@ export interface DB {
   outbox: Outbox;
   platform_leases: PlatformLeases;
   profile_documents: ProfileDocuments;
+  profile_hooks: ProfileHooks;
   profiles: Profiles;
   review_counters: ReviewCounters;
   reviews: Reviews;
@@ -356,4 +409,5 @@ export interface DB {
   tool_refusals: ToolRefusals;
   tool_waits: ToolWaits;
   turns: Turns;
+  usage_days: UsageDays;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { commaList, integer } from './fields.ts';
 
 /** How terminal and file tools are confined (docs/security.md, "Tool sandbox"). */
 export interface SandboxConfig {
@@ -16,25 +17,13 @@ export interface SandboxConfig {
   maxFileMb: number;
 }
 
-const integer = (min: number, max: number) =>
-  z.coerce
-    .number({ error: 'expected a number' })
-    .int({ error: 'expected a whole number' })
-    .min(min, { error: `expected at least ${min}` })
-    .max(max, { error: `expected at most ${max}` });
-
-const names = z
-  .string()
-  .optional()
-  .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter((item) => item !== ''));
-
 export const sandboxSchema = {
   HERALD_SANDBOX: z.enum(['bwrap', 'none'], { error: 'expected bwrap or none' }).default('bwrap'),
-  HERALD_SANDBOX_ENV: names.refine((list) => list.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)), {
+  HERALD_SANDBOX_ENV: commaList.refine((list) => list.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)), {
     error: 'expected environment variable names separated by commas',
   }),
-  HERALD_SANDBOX_NETWORK: names,
-  HERALD_SANDBOX_READONLY_PATHS: names.refine((list) => list.every((path) => path.startsWith('/')), {
+  HERALD_SANDBOX_NETWORK: commaList,
+  HERALD_SANDBOX_READONLY_PATHS: commaList.refine((list) => list.every((path) => path.startsWith('/')), {
     error: 'expected absolute paths separated by commas',
   }),
   HERALD_SANDBOX_MEMORY_MB: integer(64, 1_048_576).default(2048),

@@ -1,0 +1,23 @@
+import type { Config } from '@herald/core';
+
+/**
+ * GET from the cluster's API (HERALD_URL, with HERALD_API_TOKEN) for an operator command: the
+ * parsed JSON, or the exit code after the reason went to stderr.
+ */
+export async function getFromApi<T>(config: Config, path: string, command: string): Promise<T | number> {
+  let response: Response;
+  try {
+    response = await fetch(`${config.api.url}${path}`, {
+      headers: config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (error) {
+    process.stderr.write(`herald ${command}: cannot reach the API at ${config.api.url} (${(error as Error).message}); set HERALD_URL\n`);
+    return 1;
+  }
+  if (!response.ok) {
+    process.stderr.write(`herald ${command}: the API answered ${response.status}${response.status === 401 ? ' (set HERALD_API_TOKEN)' : ''}\n`);
+    return 1;
+  }
+  return (await response.json()) as T;
+}

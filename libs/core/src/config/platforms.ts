@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { commaList, integer, optionalText, url } from './fields.ts';
+
+export interface TelegramConfig {
+  botToken: string;
+  mode: 'webhook' | 'polling';
+  /** Required in webhook mode: Telegram sends it in X-Telegram-Bot-Api-Secret-Token. */
+  webhookSecret: string | undefined;
+  /** When set, ingress registers this URL with setWebhook at start. */
+  webhookUrl: string | undefined;
+  /** User ids or @usernames; ['*'] allows everyone; empty allows no one. */
+  allowedUsers: string[];
+  apiRoot: string;
+  /** Long-poll wait per getUpdates call. */
+  pollTimeoutSeconds: number;
+}
+
+export interface DiscordConfig {
+  botToken: string;
+  /** User ids; ['*'] allows everyone; empty allows no one. */
+  allowedUsers: string[];
+  /** REST base URL (without the /v10 version); the gateway URL comes from GET /gateway/bot. */
+  apiBase: string;
+}
+
+/** The chat platforms: each is null when its bot token is not set. */
+export interface PlatformsConfig {
+  telegram: TelegramConfig | null;
+  discord: DiscordConfig | null;
+  /** How often the delivery consumer looks at the outbox without a notice. */
+  deliveryPollMs: number;
+}
+
+const platformsEnv = z.object({
+  TELEGRAM_BOT_TOKEN: optionalText.refine((value) => value === undefined || /^\d+:[A-Za-z0-9_-]+$/.test(value), {
+    error: 'expected a bot token like 123456:ABC-def from @BotFather',
+  }),
+  TELEGRAM_MODE: z.enum(['webhook', 'polling'], { error: 'expected webhook or polling' }).default('polling'),
+  TELEGRAM_WEBHOOK_SECRET: optionalText.refine((value) => value === undefined || /^[A-Za-z0-9_-]{1,256}$/.test(value), {
+    error: 'expected 1-256 characters of A-Z, a-z, 0-9, _ and -',
+  }),
+  TELEGRAM_WEBHOOK_URL: optionalText.pipe(url(/^https?:$/, 'https://herald.example.com/telegram/webhook').optional()),
+  TELEGRAM_ALLOWED_USERS: commaList,
+  TELEGRAM_API_ROOT: url(/^https?:$/, 'https://api.telegram.org').default('https://api.telegram.org'),
+  TELEGRAM_POLL_TIMEOUT_SECONDS: integer(0, 50).default(25),
+  DISCORD_BOT_TOKEN: optionalText,
+  DISCORD_ALLOWED_USERS: commaList,
+  DISCORD_API_BASE: url(/^https?:$/, 'https://discord.com/api').default('https://discord.com/api'),
+  HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
+});
+
+type PlatformsEnv = z.output<typeof platformsEnv>;
+
+function telegram(e: PlatformsEnv): TelegramConfig | null {
+  if (e.TELEGRAM_BOT_TOKEN === undefined) return null;
+  return {
+    botToken: e.TELEGRAM_BOT_TOKEN,
+    mode: e.TELEGRAM_MODE,
+    webhookSecret: e.TELEGRAM_WEBHOOK_SECRET,
+    webhookUrl: e.TELEGRAM_WEBHOOK_URL,
+    allowedUsers: e.TELEGRAM_ALLOWED_USERS,
+    apiRoot: e.TELEGRAM_API_ROOT.replace(/\/+$/, ''),
+    pollTimeoutSeconds: e.TELEGRAM_POLL_TIMEOUT_SECONDS,
+  };
+}
+
+function discord(e: PlatformsEnv): DiscordConfig | null {
+  if (e.DISCORD_BOT_TOKEN === undefined) return null;
+  return { botToken: e.DISCORD_BOT_TOKEN, allowedUsers: e.DISCORD_ALLOWED_USERS, apiBase: e.DISCORD_API_BASE.replace(/\/+$/, '') };
+}
+
+export const platformsSection = platformsEnv
+  .superRefine((e, context) => {
+    // Without the secret anyone who finds the webhook URL could post forged updates.
+    if (e.TELEGRAM_BOT_TOKEN === undefined || e.TELEGRAM_MODE !== 'webhook' || e.TELEGRAM_WEBHOOK_SECRET !== undefined) return;
+    context.addIssue({
+      code: 'custom',
+      path: ['TELEGRAM_WEBHOOK_SECRET'],
+      message: 'required when TELEGRAM_MODE is webhook (any 1-256 of A-Z a-z 0-9 _ -)',
+    });
+  })
+  .transform((e): PlatformsConfig => ({ telegram: telegram(e), discord: discord(e), deliveryPollMs: e.HERALD_DELIVERY_POLL_MS }));

@@ -1,0 +1,47 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { commaList, integer } from './fields.ts';
+import { sandboxConfig, sandboxSchema } from './sandbox.ts';
+import type { SandboxConfig } from './sandbox.ts';
+
+/** What the agent's tools may reach and how long they may take; the names match builtinRegistry's options. */
+export interface ToolsConfig {
+  /** Module paths of plugin tools, loaded by workers and reviewers. */
+  plugins: string[];
+  /** Directory holding every session's workspace; shared by all workers (a ReadWriteMany volume on Kubernetes). */
+  workspaceRoot: string;
+  /** Longest a terminal command may run, and the cap on its output kept for the model. */
+  terminalMaxTimeoutMs: number;
+  terminalOutputChars: number;
+  /** Hosts, IPs or CIDR ranges web fetches may reach even though they are loopback or private. */
+  webAllowlist: string[];
+  webMaxBytes: number;
+  /** How long a pending approval or clarifying question waits for the person before it lapses. */
+  approvalTimeoutMs: number;
+  /** How terminal and file tools are confined; see SandboxConfig. */
+  sandbox: SandboxConfig;
+}
+
+export const toolsSection = z
+  .object({
+    HERALD_TOOL_PLUGINS: commaList,
+    HERALD_WORKSPACE_ROOT: z.string().trim().min(1, { error: 'expected a directory path' }).default('./data/workspaces'),
+    HERALD_TERMINAL_MAX_TIMEOUT_MS: integer(1000, 3_600_000).default(600_000),
+    HERALD_TERMINAL_OUTPUT_CHARS: integer(1000, 1_000_000).default(50_000),
+    HERALD_WEB_ALLOWLIST: commaList,
+    HERALD_WEB_MAX_BYTES: integer(1024, 100_000_000).default(2_000_000),
+    HERALD_APPROVAL_TIMEOUT_MS: integer(1000, 86_400_000).default(300_000),
+    ...sandboxSchema,
+  })
+  .transform(
+    (e): ToolsConfig => ({
+      plugins: e.HERALD_TOOL_PLUGINS,
+      workspaceRoot: resolve(e.HERALD_WORKSPACE_ROOT),
+      terminalMaxTimeoutMs: e.HERALD_TERMINAL_MAX_TIMEOUT_MS,
+      terminalOutputChars: e.HERALD_TERMINAL_OUTPUT_CHARS,
+      webAllowlist: e.HERALD_WEB_ALLOWLIST,
+      webMaxBytes: e.HERALD_WEB_MAX_BYTES,
+      approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
+      sandbox: sandboxConfig(e),
+    }),
+  );

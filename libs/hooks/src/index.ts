@@ -1,0 +1,14 @@
+export { DEFAULT_HOOK_TIMEOUT_MS, DIRECTIVE_EVENTS, HOOK_EVENTS, hookSpecSchema, profileHooksSchema } from './hook-spec.ts';
+export type { HookEvent, HookSpec } from './hook-spec.ts';
+export { closedDirective, parseDirective } from './directives.ts';
+export type { Directive } from './directives.ts';
+export { HookRegistry, HooksFileError } from './hook-registry.ts';
+export type { HookHandler, HookHandlerContext, LoadedHook } from './hook-registry.ts';
+export { HookSet } from './hook-set.ts';
+export type { CommandRunner, FireOptions, FireResult, HookDecision } from './hook-set.ts';
+export { decisionAudit, Hooks, saveProfileHooks } from './hooks.ts';
+export type { HooksOptions } from './hooks.ts';
+export { HOOK_DELIVERY_DEAD_LETTER, HOOK_DELIVERY_QUEUE, hookQueues, SIGNATURE_HEADER, signBody, verifySignature } from './url-hooks.ts';
+export type { HookDeliveryJob } from './url-hooks.ts';
+export { gatewayDispatch } from './gateway-dispatch.ts';
+export type { DispatchMessage, DispatchVerdict } from './gateway-dispatch.ts';

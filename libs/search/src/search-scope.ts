@@ -1,0 +1,61 @@
+import { sql } from 'kysely';
+import type { RawBuilder } from 'kysely';
+import { isUuid } from '@herald/core';
+import type { Db } from '@herald/db';
+
+/** Who is asking: a person in a profile. Every search and every transcript read goes through this. */
+export interface SearchScope {
+  profileId: string;
+  userId: string;
+}
+
+/**
+ * The sessions a person may search in a profile: the ones they started, the ones they wrote in
+ * (group chats), and those whose chat type the profile shares (profiles.search_shared_chat_types).
+ * The tool and the API both use this, so they cannot disagree. Search splits it in two
+ * (ownedBy and otherVisibleSessionIds) so the owned part is found inside the owner's indexes.
+ */
+export function visibleSessions(scope: SearchScope): RawBuilder<unknown> {
+  return sql`
+    SELECT s.id, s.platform, s.chat_type, s.created_at, s.parent_session_id FROM sessions s
+    WHERE s.profile_id = ${scope.profileId} AND (
+      s.origin_user_id = ${scope.userId}
+      OR ${sharedOrWrittenIn(scope)})`;
+}
+
+function sharedOrWrittenIn(scope: SearchScope): RawBuilder<unknown> {
+  return sql`(s.chat_type = ANY ((SELECT p.search_shared_chat_types FROM profiles p WHERE p.id = ${scope.profileId})::text[])
+      OR EXISTS (SELECT 1 FROM inbound_events e WHERE e.user_id = ${scope.userId} AND e.session_id = s.id))`;
+}
+
+/**
+ * Messages of the sessions the person started, by the scope columns every message carries
+ * (migrations/0024_search_scope.sql): the leading columns of the search indexes.
+ */
+export function ownedBy(scope: SearchScope): RawBuilder<unknown> {
+  return sql`m.owner_id = ${scope.userId} AND m.profile_id = ${scope.profileId}`;
+}
+
+/**
+ * The rest of visibleSessions: sessions the person sees without having started them. Written as
+ * two lookups that each read only what they return (the profile's sessions of a shared chat type
+ * through sessions_profile_chat_type_idx, the person's own events through inbound_events_user_idx)
+ * rather than a test of every session in the profile.
+ */
+export function otherVisibleSessionIds(scope: SearchScope): RawBuilder<unknown> {
+  return sql`
+    SELECT s.id FROM sessions s
+    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId}
+      AND s.chat_type = ANY ((SELECT p.search_shared_chat_types FROM profiles p WHERE p.id = ${scope.profileId})::text[])
+    UNION
+    SELECT s.id FROM (SELECT DISTINCT e.session_id FROM inbound_events e WHERE e.user_id = ${scope.userId}) e
+      JOIN sessions s ON s.id = e.session_id
+    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId}`;
+}
+
+
+export async function canSeeSession(db: Db, scope: SearchScope, sessionId: string): Promise<boolean> {
+  if (!isUuid(sessionId)) return false;
+  const rows = await sql`SELECT 1 FROM (${visibleSessions(scope)}) v WHERE v.id = ${sessionId}::uuid`.execute(db);
+  return rows.rows.length > 0;
+}

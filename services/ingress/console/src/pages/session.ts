@@ -1,0 +1,140 @@
+import { api, query, segment } from '../api.ts';
+import { confirmAction, link } from '../app.ts';
+import type { PageContext } from '../app.ts';
+import { h, replace } from '../dom.ts';
+import { timeElement } from '../time.ts';
+import { sessionRow } from './sessions.ts';
+import type { SessionSummary } from './sessions.ts';
+import { transcriptSection } from './transcript.ts';
+
+interface SessionView {
+  session_id: string;
+  session_key: string;
+  profile: string;
+  platform: string;
+  queue_mode: string;
+  system_prompt: string | null;
+  parent_session_id: string | null;
+  created_at: string;
+}
+
+interface Wait {
+  id: string;
+  kind: string;
+  tool: string | null;
+  arguments: unknown;
+  prompt: string;
+  choices: string[] | null;
+  status: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+interface Delivery {
+  id: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+}
+
+const LINEAGE_LIMIT = 20;
+
+/** The chain of parents up to the root (compaction or subagent runs), then this session, then its children. */
+async function lineageSection(session: SessionView): Promise<HTMLElement> {
+  const chain: SessionView[] = [];
+  let parent = session.parent_session_id;
+  while (parent !== null && chain.length < LINEAGE_LIMIT) {
+    const view: SessionView = await api<SessionView>('GET', `/v1/sessions/${segment(parent)}`);
+    chain.unshift(view);
+    parent = view.parent_session_id;
+  }
+  const children = await api<{ sessions: SessionSummary[] }>('GET', `/v1/sessions${query({ parent_id: session.session_id, limit: 50 })}`);
+  const steps = [
+    ...chain.map((view) => h('li', {}, h('a', { href: link('session', [view.session_id]) }, view.session_key), ' · ', timeElement(view.created_at))),
+    h('li', { 'aria-current': 'true', class: 'here' }, 'this session'),
+  ];
+  return h(
+    'section',
+    { 'aria-labelledby': 'lineage-title' },
+    h('h2', { id: 'lineage-title' }, 'Lineage'),
+    chain.length === 0 ? h('p', { class: 'muted' }, 'No parent: this session starts its chain.') : h('ol', { class: 'chain', 'aria-label': 'Parents, oldest first' }, ...steps),
+    children.sessions.length > 0 ? h('h3', {}, 'Children and subagent runs') : h('p', { class: 'muted' }, 'No child sessions.'),
+    children.sessions.length > 0 ? h('ul', { class: 'rows' }, ...children.sessions.map(sessionRow)) : null,
+  );
+}
+
+function waitElement(wait: Wait, refresh: () => void): HTMLElement {
+  const answer = async (decision: 'approve' | 'deny') => {
+    if (decision === 'deny' && !(await confirmAction(`Deny ${wait.tool ?? 'this call'}?`, 'The turn goes on without it.'))) return;
+    await api('POST', `/v1/waits/${segment(wait.id)}`, { decision, user_id: 'console' });
+    refresh();
+  };
+  const actions =
+    wait.kind === 'approval'
+      ? h('div', { class: 'actions' }, h('button', { type: 'button', on: { click: () => void answer('approve') } }, 'Approve once'), h('button', { type: 'button', class: 'danger', on: { click: () => void answer('deny') } }, 'Deny'))
+      : h('p', { class: 'muted' }, 'A question for the person; they answer in the chat.');
+  return h(
+    'li',
+    { class: 'card' },
+    h('strong', {}, `${wait.kind}: ${wait.tool ?? ''}`),
+    h('div', { class: 'text' }, wait.prompt),
+    h('details', { class: 'fold' }, h('summary', {}, 'arguments'), h('pre', { class: 'text' }, JSON.stringify(wait.arguments, null, 2))),
+    h('p', { class: 'muted' }, 'asked ', timeElement(wait.created_at), wait.expires_at ? ' · lapses ' : '', wait.expires_at ? timeElement(wait.expires_at) : null),
+    actions,
+  );
+}
+
+async function waitsSection(ctx: PageContext, sessionId: string): Promise<HTMLElement> {
+  const section = h('section', { 'aria-labelledby': 'waits-title', 'aria-live': 'polite' });
+  const draw = async () => {
+    const { waits } = await api<{ waits: Wait[] }>('GET', `/v1/sessions/${segment(sessionId)}/waits`);
+    const pending = waits.filter((wait) => wait.status === 'pending');
+    replace(
+      section,
+      h('h2', { id: 'waits-title' }, `Pending approvals (${pending.length})`),
+      pending.length === 0 ? h('p', { class: 'muted' }, 'Nothing waits for a person.') : h('ul', { class: 'cards' }, ...pending.map((wait) => waitElement(wait, () => void draw()))),
+    );
+  };
+  await draw();
+  ctx.every(5000, draw);
+  return section;
+}
+
+async function deliveriesSection(sessionId: string): Promise<HTMLElement | null> {
+  const { deliveries } = await api<{ deliveries: Delivery[] }>('GET', `/v1/sessions/${segment(sessionId)}/deliveries`);
+  if (deliveries.length === 0) return null;
+  const rows = deliveries.slice(0, 10).map((delivery) =>
+    h('li', {}, h('span', { class: `badge ${delivery.status === 'failed' ? 'bad' : delivery.status === 'delivered' ? 'ok' : 'muted'}` }, delivery.status), ' ', timeElement(delivery.created_at), delivery.last_error ? ` · ${delivery.last_error}` : ''),
+  );
+  return h('section', {}, h('h2', {}, 'Deliveries'), h('ul', { class: 'plain' }, ...rows));
+}
+
+/** One session: who and where, lineage, pending approvals, the stored system prompt, the transcript. */
+export async function sessionPage(ctx: PageContext): Promise<void> {
+  const id = ctx.route.parts[0] ?? '';
+  const session = await api<SessionView>('GET', `/v1/sessions/${segment(id)}`);
+  const target = ctx.route.params.get('at');
+  const [lineage, waits, deliveries, transcript] = await Promise.all([lineageSection(session), waitsSection(ctx, id), deliveriesSection(id), transcriptSection(ctx, id, target)]);
+  if (!ctx.current()) return;
+  const prompt = session.system_prompt === null
+    ? h('p', { class: 'muted' }, 'No system prompt stored yet (it is built on the first turn).')
+    : h('details', { class: 'fold' }, h('summary', {}, `Stored system prompt · ${session.system_prompt.length} characters, sent byte for byte on every turn`), h('pre', { class: 'text' }, session.system_prompt));
+  replace(
+    ctx.main,
+    h('p', {}, h('a', { href: link('sessions') }, '← Sessions')),
+    h('h1', { class: 'mono wrap' }, session.session_key),
+    h('p', { class: 'meta' }, h('span', {}, `profile ${session.profile}`), h('span', {}, `platform ${session.platform}`), h('span', {}, `queue mode ${session.queue_mode}`), h('span', {}, 'started ', timeElement(session.created_at))),
+    lineage,
+    waits,
+    h('section', {}, h('h2', {}, 'System prompt'), prompt),
+    deliveries,
+    transcript,
+  );
+  const hit = target ? document.getElementById(`m-${target}`) : null;
+  if (hit) {
+    hit.setAttribute('tabindex', '-1');
+    hit.scrollIntoView({ block: 'center' });
+    hit.focus({ preventScroll: true });
+  }
+}

@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { withAudit } from '@herald/audit';
+import type { Db } from '@herald/db';
+import { profileHooksSchema, saveProfileHooks } from '@herald/hooks';
+import { sendError } from './api-errors.ts';
+import { firstIssue } from './message-body.ts';
+
+const hooksBody = z.strictObject({ hooks: profileHooksSchema });
+
+/**
+ * A profile's own hooks (`GET`/`PUT /v1/profiles/:profile/hooks`): command and url hooks that run
+ * after the file's. Module hooks are refused here: they run inside the worker, so only the
+ * operator's HERALD_HOOKS_FILE may name one. Each change is audited in its own transaction.
+ */
+export function registerHookRoutes(app: FastifyInstance, db: Db, options: { signing: boolean }): void {
+  const profileExists = async (id: string) => (await db.selectFrom('profiles').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+
+  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', async (request, reply) => {
+    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+    const row = await db.selectFrom('profile_hooks').select('hooks').where('profile_id', '=', request.params.profile).executeTakeFirst();
+    return { hooks: row?.hooks ?? [] };
+  });
+
+  app.put<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', async (request, reply) => {
+    const parsed = hooksBody.safeParse(request.body ?? {});
+    if (!parsed.success) {
+      const issue = firstIssue(parsed.error);
+      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+    }
+    const hooks = parsed.data.hooks;
+    if (!options.signing && hooks.some((hook) => 'url' in hook)) {
+      return sendError(reply, 400, 'invalid_request', 'hooks: url hooks need HERALD_HOOKS_SECRET set on the deployment (their events are signed)', 'hooks');
+    }
+    const names = hooks.map((hook) => hook.name);
+    if (new Set(names).size !== names.length) return sendError(reply, 400, 'invalid_request', 'hooks: hook names must be unique', 'hooks');
+    const profileId = request.params.profile;
+    if (!(await profileExists(profileId))) return sendError(reply, 404, 'not_found', 'no such profile');
+    await withAudit(db, async (trx) => {
+      await saveProfileHooks(trx, profileId, hooks);
+      const detail = { hooks: hooks.map((hook) => ({ name: hook.name, event: hook.event, kind: 'url' in hook ? 'url' : 'command' })) };
+      return { result: undefined, audit: { kind: 'admin_change', actor: 'api', profileId, subject: `hooks:${profileId}`, detail } };
+    });
+    return { hooks };
+  });
+}

@@ -1,0 +1,128 @@
+import { isUuid } from '@herald/core';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { listSessions, loadTranscript, loadTranscriptPage } from '@herald/session';
+import type { PageAnchor, SessionSummary, StoredMessage } from '@herald/session';
+import type { Db } from '@herald/db';
+import { sendError } from './api-errors.ts';
+import { firstIssue } from './message-body.ts';
+
+const MAX_PAGE = 500;
+
+const name = z.string().trim().min(1).max(256);
+const listQuery = z.strictObject({
+  profile: name.optional(),
+  platform: z.string().regex(/^[a-z_]{1,32}$/, { error: 'expected a platform name' }).optional(),
+  user_id: name.optional(),
+  chat_id: name.optional(),
+  state: z.enum(['live', 'ended']).optional(),
+  parent_id: z.uuid({ error: 'expected a session id (uuid)' }).optional(),
+  before: z.uuid({ error: 'expected a session id (uuid)' }).optional(),
+  limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(200).default(50),
+});
+
+const seq = z.coerce.number({ error: 'expected a message seq' }).int().min(0).max(2 ** 31 - 1);
+const pageQuery = z
+  .strictObject({
+    limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(MAX_PAGE).optional(),
+    before: seq.optional(),
+    after: seq.optional(),
+    around: z.string().regex(/^[0-9]{1,18}$/, { error: 'expected a message id' }).optional(),
+  })
+  .refine((query) => [query.before, query.after, query.around].filter((value) => value !== undefined).length <= 1, {
+    error: 'before, after and around: give at most one',
+    path: ['before'],
+  });
+
+/** The first problem as a 400's field and message; an unknown parameter is named itself, not `body`. */
+function queryIssue(error: z.ZodError): { field: string; message: string } {
+  const issue = error.issues[0];
+  if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) return { field: issue.keys[0], message: `${issue.keys[0]}: not a parameter of this route` };
+  return firstIssue(error);
+}
+
+function summaryView(session: SessionSummary) {
+  return {
+    session_id: session.id,
+    session_key: session.sessionKey,
+    profile: session.profileId,
+    platform: session.platform,
+    chat_type: session.chatType,
+    chat_id: session.chatId,
+    thread_id: session.threadId,
+    origin_user_id: session.originUserId,
+    parent_session_id: session.parentSessionId,
+    live: session.live,
+    messages: session.lastSeq,
+    children: session.children,
+    pending_waits: session.pendingWaits,
+    created_at: session.createdAt.toISOString(),
+    updated_at: session.updatedAt.toISOString(),
+  };
+}
+
+function messageView(message: StoredMessage) {
+  return {
+    id: message.id,
+    seq: message.seq,
+    role: message.role,
+    content: message.content,
+    ...(message.toolCalls
+      ? {
+          tool_calls: message.toolCalls.map((call) => ({
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: call.arguments },
+            name: call.name,
+            arguments: call.arguments,
+          })),
+        }
+      : {}),
+    ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
+    ...(message.toolName === undefined ? {} : { name: message.toolName }),
+    created_at: message.createdAt.toISOString(),
+  };
+}
+
+function anchorOf(query: { before?: number | undefined; after?: number | undefined; around?: string | undefined }): PageAnchor {
+  if (query.before !== undefined) return { kind: 'before', seq: query.before };
+  if (query.after !== undefined) return { kind: 'after', seq: query.after };
+  if (query.around !== undefined) return { kind: 'around', messageId: query.around };
+  return { kind: 'latest' };
+}
+
+/**
+ * The session list (filters, keyset pages, newest first) and one session's transcript, whole or by
+ * keyset pages on seq: what the console and the CLI read sessions through.
+ */
+export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
+  app.get('/v1/sessions', async (request, reply) => {
+    const parsed = listQuery.safeParse(request.query ?? {});
+    if (!parsed.success) {
+      const issue = queryIssue(parsed.error);
+      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+    }
+    const query = parsed.data;
+    const filter = { profileId: query.profile, platform: query.platform, userId: query.user_id, chatId: query.chat_id, state: query.state, parentSessionId: query.parent_id, beforeSessionId: query.before };
+    const page = await listSessions(db, filter, query.limit);
+    const last = page.sessions.at(-1);
+    return { sessions: page.sessions.map(summaryView), next_before: page.more && last ? last.id : null };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', async (request, reply) => {
+    if (!isUuid(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
+    const parsed = pageQuery.safeParse(request.query ?? {});
+    if (!parsed.success) {
+      const issue = queryIssue(parsed.error);
+      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+    }
+    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
+    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
+    const query = parsed.data;
+    const paged = query.limit !== undefined || query.before !== undefined || query.after !== undefined || query.around !== undefined;
+    if (!paged) return { messages: (await loadTranscript(db, session.id)).map(messageView) };
+    const page = await loadTranscriptPage(db, session.id, anchorOf(query), query.limit ?? 100);
+    if (!page) return sendError(reply, 404, 'not_found', 'around: no such message in this session', 'around');
+    return { messages: page.messages.map(messageView), has_before: page.hasBefore, has_after: page.hasAfter };
+  });
+}
