@@ -45,3 +45,13 @@ CREATE TABLE profile_hooks (
 -- Approval requests and answers reach the trail from the tool_waits writes themselves.
 CREATE TRIGGER tool_waits_audit AFTER INSERT OR UPDATE OF status ON tool_waits
   FOR EACH ROW EXECUTE FUNCTION herald_audit_tool_wait();
+
+-- Admin changes of cron jobs, skills and memory reach the trail from the writes themselves
+-- (migrations/functions/herald_audit_admin_change.sql). A cron job's bookkeeping columns (next
+-- run, failures) are not admin changes: only the columns a person sets are watched.
+CREATE TRIGGER cron_jobs_audit AFTER INSERT OR DELETE OR UPDATE OF name, prompt, schedule, timezone, session_name, skills, toolsets, targets, enabled, missed_policy ON cron_jobs
+  FOR EACH ROW EXECUTE FUNCTION herald_audit_admin_change();
+CREATE TRIGGER skill_versions_audit AFTER INSERT ON skill_versions
+  FOR EACH ROW EXECUTE FUNCTION herald_audit_admin_change();
+CREATE TRIGGER memory_entries_audit AFTER INSERT OR DELETE OR UPDATE OF content ON memory_entries
+  FOR EACH ROW EXECUTE FUNCTION herald_audit_admin_change();

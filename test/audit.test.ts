@@ -100,6 +100,31 @@ describe('the audit trail', () => {
     await stack.patch('/v1/profiles/main', { tool_policy: {} });
   });
 
+  it('records admin changes of cron jobs and memory from the writes themselves, whichever path made them', async () => {
+    const created = await stack.post('/v1/cron/jobs', { user_id: 'dave', prompt: 'check the backups', schedule: 'every 1h' });
+    expect(created.status).toBe(201);
+    const jobId = created.body.job_id;
+    expect((await stack.delete(`/v1/cron/jobs/${jobId}`)).status).toBe(204);
+    const memory = await stack.database.db
+      .insertInto('memory_entries')
+      .values({ profile_id: 'main', store: 'memory', content: 'the backup host is db-2' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    expect((await stack.delete(`/v1/profiles/main/memory/${memory.id}`)).status).toBe(204);
+    const { entries } = await audit('kind=admin_change&limit=500');
+    const about = (subject: string) => entries.filter((entry) => entry.subject === subject).map((entry) => [entry.detail.op, entry.actor]).reverse();
+    expect(about(`cron:${jobId}`)).toEqual([
+      ['insert', 'dave'],
+      ['delete', null],
+    ]);
+    expect(about(`memory:${memory.id}`)).toEqual([
+      ['insert', null],
+      ['delete', null],
+    ]);
+    // What the memory said is not copied into the trail.
+    expect(JSON.stringify(entries)).not.toContain('db-2');
+  });
+
   it('filters by person, kind and time, pages by keyset, and refuses bad filters with a 400', async () => {
     const all = await audit('person=alice&limit=500');
     expect(all.entries.length).toBeGreaterThanOrEqual(3);

@@ -7,6 +7,8 @@ import { startStack, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 import { countToolCalls } from './support/test-tools.ts';
 import { startHookReceiver, writeHooks } from './support/hook-fixtures.ts';
+import { startFakeTelegram } from './support/fake-telegram.ts';
+import type { FakeTelegram } from './support/fake-telegram.ts';
 
 const SECRET = 'hook-secret-0123456789abcdef';
 const CARD = '4111 1111 1111 1111';
@@ -28,7 +30,7 @@ const MODULES = {
     }`,
   'mute.mjs': `
     export default function register(ctx) {
-      ctx.on('pre_gateway_dispatch', (event) => event.chat_id === 'muted-chat' ? { action: 'skip', reason: 'chat is muted' } : undefined);
+      ctx.on('pre_gateway_dispatch', (event) => ['muted-chat', '777'].includes(event.chat_id) ? { action: 'skip', reason: 'chat is muted' } : undefined);
     }`,
   'context.mjs': `
     export default function register(ctx) {
@@ -70,6 +72,7 @@ describe('lifecycle hooks against the real services', () => {
   let fake: FakeLLM;
   let stack: Stack;
   let receiver: Awaited<ReturnType<typeof startHookReceiver>>;
+  let telegram: FakeTelegram;
   const send = (chatId: string, text: string, userId = 'u1') => stack.post('/v1/messages?wait=30', { chat_id: chatId, user_id: userId, text });
   const toolMessages = async (sessionId: string) =>
     (await stack.get(`/v1/sessions/${sessionId}/messages`)).body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
@@ -79,16 +82,28 @@ describe('lifecycle hooks against the real services', () => {
     // The first delivery is refused with a 500: pg-boss must retry it.
     receiver = await startHookReceiver([500]);
     const file = writeHooks(MODULES, hooksFile(receiver.url));
+    telegram = await startFakeTelegram();
     stack = await startStack({
       model: fake,
       testTools: true,
       scheduler: true,
-      env: { HERALD_HOOKS_FILE: file, HERALD_HOOKS_SECRET: SECRET, HERALD_WEB_ALLOWLIST: '127.0.0.1', HERALD_SCHEDULER_TICK_MS: '100' },
+      env: {
+        ...telegram.env,
+        TELEGRAM_MODE: 'webhook',
+        TELEGRAM_WEBHOOK_SECRET: 'hooks-webhook-secret',
+        TELEGRAM_ALLOWED_USERS: '*',
+        HERALD_DELIVERY_POLL_MS: '100',
+        HERALD_HOOKS_FILE: file,
+        HERALD_HOOKS_SECRET: SECRET,
+        HERALD_WEB_ALLOWLIST: '127.0.0.1',
+        HERALD_SCHEDULER_TICK_MS: '100',
+      },
     });
   });
   afterAll(async () => {
     await stack.stop();
     await receiver.close();
+    await telegram.close();
   });
 
   it('a module hook blocks terminal for a person outside the list, and the model sees the reason', async () => {
@@ -132,6 +147,20 @@ describe('lifecycle hooks against the real services', () => {
     const passed = await send('loud-chat', 'anyone there?');
     expect(passed.body.reply.text).toBe('echo: anyone there?');
     expect(fake.requests.length - before).toBe(1);
+  });
+
+  it('pre_gateway_dispatch drops a Telegram message from the muted chat too, and answers the others', async () => {
+    fake.handler = (request) => ({ text: `echo: ${request.lastUserText}` });
+    const post = (update: unknown) => stack.post('/telegram/webhook', update, { 'x-telegram-bot-api-secret-token': 'hooks-webhook-secret' });
+    const muted = await post(telegram.userMessage({ chatId: 777, from: { id: 777, username: 'muted' }, text: 'from the muted chat' }));
+    expect(muted.status).toBe(200);
+    const other = await post(telegram.userMessage({ chatId: 778, from: { id: 778, username: 'heard' }, text: 'from another chat' }));
+    expect(other.status).toBe(200);
+    await waitFor(async () => telegram.botMessages(778).length > 0, { what: 'the answer in chat 778' });
+    expect(telegram.botMessages(778).map((message) => message.text)).toEqual(['echo: from another chat']);
+    expect(telegram.botMessages(777)).toEqual([]);
+    const events = await stack.database.db.selectFrom('inbound_events').select('id').where('text', '=', 'from the muted chat').execute();
+    expect(events).toHaveLength(0);
   });
 
   it('a hook that hangs is cut at its timeout: closed blocks with a reason the model sees, open goes on', async () => {

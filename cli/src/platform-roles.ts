@@ -4,6 +4,7 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
+import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
 import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
@@ -63,6 +64,7 @@ export async function startPlatformIngress(
   db: Db,
   queue: RunQueue,
   notices: NoticeBus,
+  hooks?: Hooks,
 ): Promise<PlatformIngress> {
   // Both adapters commit messages the same way, through the shared inbox path.
   const inboundDeps = (log: Logger) => ({
@@ -73,6 +75,7 @@ export async function startPlatformIngress(
     queuePrefix: config.redis.queuePrefix,
     accept: acceptOptionsFrom(config),
     logger: log,
+    hooks,
   });
   let telegram: TelegramIngress | undefined;
   if (config.platforms.telegram) {

@@ -94,7 +94,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   const hooks = await loadHooks(config, log, db, sandboxCommands(() => openToolSandbox(config, log)));
   const listener = new TurnDoneListener(transport.bus, config.redis.queuePrefix);
   await listener.start();
-  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus);
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus, hooks);
   const app = createIngressServer({
     config,
     db,

@@ -7,6 +7,8 @@ import type { AcceptOptions, InboundMessage } from '@herald/session';
 import { announceAccepted } from '@herald/queue';
 import { withSpan } from '@herald/telemetry';
 import type { NoticeBus, RunQueue } from '@herald/queue';
+import { gatewayDispatch } from '@herald/hooks';
+import type { Hooks } from '@herald/hooks';
 
 /** A chat message from Telegram or Discord, normalized; only messages addressed to the bot. */
 export interface ChatInbound {
@@ -38,9 +40,11 @@ export interface ChatInboundDependencies {
   allowedUsers: readonly string[];
   logger: Logger;
   profileId?: string;
+  /** Lifecycle hooks: pre_gateway_dispatch may drop or rewrite a message before it is committed. */
+  hooks?: Hooks | undefined;
 }
 
-export type ChatInboundOutcome = 'accepted' | 'duplicate' | 'refused' | 'backlog_full' | 'limited';
+export type ChatInboundOutcome = 'accepted' | 'duplicate' | 'refused' | 'backlog_full' | 'limited' | 'skipped';
 
 export const REFUSAL_TEXT =
   'Sorry, I only answer people on this bot\'s allowlist. Ask whoever runs it to add your user id: ';
@@ -92,9 +96,11 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     deps.logger.info({ platform: message.platform, userId: message.userId }, 'message from someone not on the allowlist');
     return 'refused';
   }
+  const verdict = await gatewayDispatch(deps.hooks, deps.db, { ...inbound, profileId: inbound.profileId });
+  if (verdict.kind === 'skip') return 'skipped';
   let accepted;
   try {
-    accepted = await acceptInbound(deps.db, inbound, deps.accept);
+    accepted = await acceptInbound(deps.db, { ...inbound, text: verdict.text }, deps.accept);
   } catch (error) {
     if (!(error instanceof BacklogFullError) && !(error instanceof LimitExceededError)) throw error;
     // Refused, never dropped silently: the person is told why in one line, through the outbox.

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { CONSOLE_ROUTES } from './console-routes.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendError } from './api-errors.ts';
 import { TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
@@ -33,13 +34,11 @@ export function authorizedForAdmin(request: FastifyRequest, token: string | unde
 
 /**
  * The routes anyone may call: the probes, the Prometheus scrape (docs/operations.md: route only /v1
- * and the webhooks to the internet) and the Telegram webhook, which checks its own secret header.
- * Every other route needs the token: a route is public only by being listed here.
+ * and the webhooks to the internet), the Telegram webhook, which checks its own secret header, and
+ * the console's static files (a browser cannot send the token to load a page; every call the page
+ * then makes needs it). Every other route needs the token: a route is public only by being listed here.
  */
-export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH];
-
-/** The web console's static files: they hold no data, and every call they make carries the token. */
-export const CONSOLE_FILES_PATH = '/ui';
+export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH, ...CONSOLE_ROUTES];
 
 /** Bull Board's pages and API: the token as bearer, or as a browser's Basic password. */
 export const ADMIN_VIEW_PATH = '/admin/queues';
@@ -49,7 +48,6 @@ export type RouteAccess = 'public' | 'admin' | 'token';
 /** How a registered route is guarded, decided once from its pattern (what the router matched). */
 export function routeAccess(pattern: string): RouteAccess {
   if (PUBLIC_ROUTES.includes(pattern)) return 'public';
-  if (pattern === CONSOLE_FILES_PATH || pattern.startsWith(`${CONSOLE_FILES_PATH}/`)) return 'public';
   if (pattern === ADMIN_VIEW_PATH || pattern.startsWith(`${ADMIN_VIEW_PATH}/`)) return 'admin';
   return 'token';
 }

@@ -1,9 +1,15 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import fastifyStatic from '@fastify/static';
 
 export const CONSOLE_PATH = '/ui/';
+
+/**
+ * The route patterns the console registers, built or not: public (PUBLIC_ROUTES), since they serve
+ * only the static files, which hold no data; every call the page makes needs the token.
+ */
+export const CONSOLE_ROUTES: readonly string[] = ['/ui', '/ui/*'];
 
 /** Where `npm run build` writes the console (vite.config.ts); the same path from src/ and from dist/. */
 export const CONSOLE_DIR = fileURLToPath(new URL('../console/dist/', import.meta.url));
@@ -45,8 +51,9 @@ export function registerConsoleRoutes(app: FastifyInstance, dir: string = CONSOL
     scope.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('not found'));
     if (!existsSync(dir)) {
       // A source checkout that never ran the build: say so instead of a bare 404.
-      // Only /ui/ here: /ui itself is the redirect above.
-      scope.get('/', { prefixTrailingSlash: 'slash' }, async (_request, reply) => reply.code(503).type('text/plain; charset=utf-8').send('the console is not built: run npm run build'));
+      const notBuilt = async (_request: unknown, reply: FastifyReply) => reply.code(503).type('text/plain; charset=utf-8').send('the console is not built: run npm run build');
+      // '/*' matches '/ui/' too, as the static plugin's wildcard route does.
+      scope.get('/*', notBuilt);
       return;
     }
     await scope.register(fastifyStatic, { root: dir, prefix: '/', index: 'index.html', wildcard: true, dotfiles: 'deny', decorateReply: false, cacheControl: true, maxAge: 0 });
