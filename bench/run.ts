@@ -10,6 +10,7 @@ import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
 import { printModesBench, runModesBench } from './modes-bench.ts';
+import { runCompressionBench } from './compression-bench.ts';
 import { runHooksBench } from './hooks-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
@@ -78,6 +79,43 @@ async function deliveryBench(): Promise<void> {
   );
 }
 
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN);
+};
+
+async function compressionBench(): Promise<void> {
+  const turns = Number(process.env.BENCH_COMPRESSION_TURNS ?? 200);
+  const runs = [];
+  for (const compress of [false, true]) {
+    progress(`${turns}-turn session, ${compress ? 'with' : 'without'} compression`);
+    runs.push(await runCompressionBench(compress, turns));
+  }
+  console.log(`\n## 8. Long sessions: input tokens per turn over ${turns} turns, with and without compression\n`);
+  console.log(
+    'One chat through ingress and a worker against the fake OpenAI server (bench/compression-bench.ts); tokens are the ' +
+      "prompt sizes the fake provider counted, per model call. A compression's time runs from its claim to its commit; " +
+      'the summariser call is the fake answering at once, so the rest is Herald\'s own share.\n',
+  );
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  console.log(
+    table(
+      ['variant', 'model calls', 'input tokens', 'per call mean', 'last 20 calls mean', 'max', 'compressions', 'compression p50 ms', 'summariser call p50 ms'],
+      runs.map((r) => [
+        r.variant,
+        r.inputTokens.length,
+        sum(r.inputTokens),
+        fmt(sum(r.inputTokens) / r.inputTokens.length, 0),
+        fmt(sum(r.inputTokens.slice(-20)) / Math.min(20, r.inputTokens.length), 0),
+        Math.max(...r.inputTokens),
+        r.compressions,
+        fmt(median(r.compressionMs)),
+        fmt(median(r.summaryMs)),
+      ]),
+    ),
+  );
+}
+
 async function hooksBench(): Promise<void> {
   const rows = await runHooksBench(Number(process.env.BENCH_HOOK_TURNS ?? 200), progress);
   console.log('\n## 7. Lifecycle hooks: ten no-op module hooks per turn against none\n');
@@ -103,6 +141,11 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('modes')) {
     console.log(`# Herald benchmarks: run modes\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).`);
     return printModesBench(await runModesBench(progress, seconds));
+  }
+  // `npm run bench -- compression` runs only the long-session comparison.
+  if (process.argv.slice(2).includes('compression')) {
+    console.log(`# Herald benchmarks: long sessions\n\n${machineLine()}`);
+    return compressionBench();
   }
   if (process.argv.slice(2).includes('hooks')) {
     console.log(`# Herald benchmarks: lifecycle hooks\n\n${machineLine()}`);
@@ -219,6 +262,7 @@ async function main(): Promise<void> {
   await deliveryBench();
   progress('lifecycle hooks');
   await hooksBench();
+  await compressionBench();
 }
 
 main().then(

@@ -57,25 +57,25 @@ describe('the audit trail', () => {
     // The fake model sends the arguments as JSON.stringify of what the handler gave it.
     const argsOf = (label: string) => JSON.stringify({ label });
     expect(calls.map((entry) => [entry.subject, entry.actor, entry.detail.outcome, entry.detail.arguments]).reverse()).toEqual([
-      ['send_payment', 'alice', 'ok', digest(argsOf('rent'))],
-      ['send_payment', 'alice', 'blocked_by_hook', digest(argsOf('blocked'))],
+      ['send_payment', 'api:alice', 'ok', digest(argsOf('rent'))],
+      ['send_payment', 'api:alice', 'blocked_by_hook', digest(argsOf('blocked'))],
     ]);
     const decisions = entries.filter((entry) => entry.kind === 'hook_decision');
     expect(decisions).toHaveLength(1);
-    expect(decisions[0]).toMatchObject({ subject: 'payments-policy', actor: 'alice', detail: { event: 'pre_tool_call', action: 'block', message: 'payments to this label are frozen' } });
+    expect(decisions[0]).toMatchObject({ subject: 'payments-policy', actor: 'api:alice', detail: { event: 'pre_tool_call', action: 'block', message: 'payments to this label are frozen' } });
   });
 
   it('records an approval a hook asked for, and who answered it', async () => {
     const asked = await stack.post('/v1/messages?wait=30', { chat_id: 'audit-approve', user_id: 'bob', text: 'ask' });
     expect(asked.status).toBe(202);
     expect(asked.body.waiting).toMatchObject({ kind: 'approval', tool: 'send_payment', prompt: 'a payment needs a second pair of eyes' });
-    const answer = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { decision: 'approve', user_id: 'carol' });
+    const answer = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { decision: 'approve', user_id: 'bob' });
     expect(answer.status).toBe(200);
     const event = await stack.waitForEvent(asked.body.event_id);
     expect(event.reply.text).toBe('results: paid ask');
     const { entries } = await audit(`session_id=${asked.body.session_id}`);
     expect(entries.find((entry) => entry.kind === 'approval_request')).toMatchObject({ subject: 'send_payment', detail: { wait_id: asked.body.waiting.id } });
-    expect(entries.find((entry) => entry.kind === 'approval_answer')).toMatchObject({ actor: 'carol', detail: { status: 'approved' } });
+    expect(entries.find((entry) => entry.kind === 'approval_answer')).toMatchObject({ actor: 'api:bob', detail: { status: 'approved' } });
     // pre_tool_call fired once for the call, though the call ran twice through the gate (park, then run).
     expect(entries.filter((entry) => entry.kind === 'hook_decision').map((entry) => entry.detail.action)).toEqual(['approve']);
     expect(entries.filter((entry) => entry.kind === 'tool_call').map((entry) => entry.detail.outcome)).toEqual(['ok']);
@@ -114,7 +114,7 @@ describe('the audit trail', () => {
     const { entries } = await audit('kind=admin_change&limit=500');
     const about = (subject: string) => entries.filter((entry) => entry.subject === subject).map((entry) => [entry.detail.op, entry.actor]).reverse();
     expect(about(`cron:${jobId}`)).toEqual([
-      ['insert', 'dave'],
+      ['insert', 'api:dave'],
       ['delete', null],
     ]);
     expect(about(`memory:${memory.id}`)).toEqual([
@@ -128,7 +128,7 @@ describe('the audit trail', () => {
   it('filters by person, kind and time, pages by keyset, and refuses bad filters with a 400', async () => {
     const all = await audit('person=alice&limit=500');
     expect(all.entries.length).toBeGreaterThanOrEqual(3);
-    expect(all.entries.every((entry) => entry.actor === 'alice')).toBe(true);
+    expect(all.entries.every((entry) => entry.actor === 'api:alice')).toBe(true);
     const pages: string[] = [];
     let cursor: string | null = null;
     do {
@@ -166,9 +166,9 @@ describe('the audit trail', () => {
   it('prints the trail in the terminal: herald audit', { timeout: 3 * PROCESS_START_MS }, async () => {
     const env = { ...process.env, ...stack.env, HERALD_URL: stack.url };
     const { stdout } = await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'hook_decision', '--person', 'alice'], { env });
-    expect(stdout).toMatch(/^\S+ \S+ {2}#\d+ {2}hook_decision {2}alice {2}payments-policy {2}\{"event":"pre_tool_call".*"action":"block"/m);
+    expect(stdout).toMatch(/^\S+ \S+ {2}#\d+ {2}hook_decision {2}api:alice {2}payments-policy {2}\{"event":"pre_tool_call".*"action":"block"/m);
     const json = JSON.parse((await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'approval_answer', '--json'], { env })).stdout);
-    expect(json.entries.map((entry: any) => entry.actor)).toEqual(['carol']);
+    expect(json.entries.map((entry: any) => entry.actor)).toEqual(['api:bob']);
     const refused = await exec(process.execPath, [HERALD_BIN, 'audit', '--kind', 'everything'], { env }).catch((error) => error);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('herald: audit failed (400): kind: expected one of tool_call');

@@ -42,7 +42,7 @@ describe('the routes the console reads through', () => {
     expect(ids((await stack.get('/v1/sessions?platform=api&user_id=carol')).body)).toEqual([other.session_id]);
 
     const row = (await stack.get(`/v1/sessions?chat_id=room-1&state=ended`)).body.sessions[0];
-    expect(row).toMatchObject({ platform: 'api', chat_type: 'dm', chat_id: 'room-1', live: false, origin_user_id: 'alice', pending_waits: 0 });
+    expect(row).toMatchObject({ platform: 'api', chat_type: 'dm', chat_id: 'room-1', live: false, origin_user_id: 'api:alice', pending_waits: 0 });
 
     const page1 = (await stack.get('/v1/sessions?limit=2')).body;
     expect(ids(page1)).toEqual([next.session_id, other.session_id]);
@@ -128,7 +128,8 @@ describe('the routes the console reads through', () => {
       expect(response.status, query).toBe(400);
       expect(response.body.error.field, query).toBe(field);
     }
-    expect((await stack.get('/v1/sessions/not-a-uuid/messages?limit=5')).status).toBe(404);
+    // A malformed id is refused before any handler runs (the shared id schema): 400, not 404.
+    expect((await stack.get('/v1/sessions/not-a-uuid/messages?limit=5')).status).toBe(400);
     expect((await stack.get(`/v1/sessions/${randomUUID()}/messages?limit=5`)).status).toBe(404);
   });
 
@@ -159,8 +160,9 @@ describe('the routes the console reads through', () => {
     expect((await stack.delete(`/v1/admin/dead-letters/deliveries/${failed.id}`)).status).toBe(204);
     expect(await stack.database.db.selectFrom('outbox').select('id').where('id', '=', failed.id).executeTakeFirst()).toBeUndefined();
     expect((await stack.delete(`/v1/admin/dead-letters/deliveries/${failed.id}`)).status).toBe(404);
-    for (const bad of ['nope', '%2e%2e', `${failed.id}%00`]) {
-      expect((await stack.post(`/v1/admin/dead-letters/deliveries/${bad}/retry`, {})).status, bad).toBe(404);
+    // Malformed ids are refused by the shared id check; '..' resolves to no route at all.
+    for (const [bad, status] of [['nope', 400], ['%2e%2e', 404], [`${failed.id}%00`, 400]] as const) {
+      expect((await stack.post(`/v1/admin/dead-letters/deliveries/${bad}/retry`, {})).status, bad).toBe(status);
     }
   });
 
@@ -171,7 +173,7 @@ describe('the routes the console reads through', () => {
     const job = jobs.find((entry: any) => entry.data?.reviewId === reviewId);
     expect(job).toMatchObject({ queue: REVIEW_DEAD_LETTER_QUEUE, reason: 'no error recorded' });
     expect((await stack.delete(`/v1/admin/dead-letters/jobs/${randomUUID()}`)).status).toBe(404);
-    expect((await stack.delete('/v1/admin/dead-letters/jobs/not-an-id')).status).toBe(404);
+    expect((await stack.delete('/v1/admin/dead-letters/jobs/not-an-id')).status).toBe(400);
     expect((await stack.delete(`/v1/admin/dead-letters/jobs/${job.id}`)).status).toBe(204);
     expect((await stack.get('/v1/admin/dead-letters')).body.jobs.some((entry: any) => entry.id === job.id)).toBe(false);
   });

@@ -68,6 +68,9 @@ describe('the web console, in headless Chromium against a running Herald', () =>
       scheduler: true,
       env: { ...telegram.env, TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_SECRET: 'console-secret', TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook', TELEGRAM_ALLOWED_USERS: String(ALICE.id), HERALD_DELIVERY_POLL_MS: '100' },
     });
+    // The agent's notes are the writer's own unless the operator shares them profile-wide; this
+    // profile shares them, so the Memory page shows one profile store and one person's profile.
+    expect((await stack.patch('/v1/profiles/main', { memory_shared: true })).status).toBe(200);
     ({ session_id: sessionId } = await say('Please remember: the zeppelin report goes out on Mondays'));
     await say(XSS);
     for (const text of ['What is on the agenda today?', 'Summarise the incident from last night', 'Thanks, that is all']) await say(text);

@@ -82,6 +82,19 @@ export function providerFromConfig(config: Config): Provider | null {
   });
 }
 
+/** The model that writes compression summaries: HERALD_SUMMARY_MODEL, else the main model. */
+export function summariserFromConfig(config: Config): Provider | null {
+  const summary = config.compression.summaryModel;
+  if (!summary) return providerFromConfig(config);
+  return createProvider({
+    provider: summary.provider,
+    model: summary.model,
+    apiKey: summary.apiKey ?? 'unused',
+    baseURL: summary.baseURL,
+    timeoutMs: config.model.timeoutMs,
+  });
+}
+
 export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
   assertSafeBind(config);
   const log = logger.child({ component: 'ingress' });
@@ -157,6 +170,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     db,
     transport,
     provider: providerFromConfig(config),
+    summariser: summariserFromConfig(config),
     registry,
     // Availability checks read the worker's environment: a tool needing a missing key is not offered.
     exposure: new ToolExposure(registry, { pluginTools, env: process.env }),

@@ -20,6 +20,8 @@ DECLARE
   v_event uuid;
   v_wait uuid;
   v_turn uuid;
+  v_ended timestamptz;
+  v_try integer;
   v_limit text;
   v_retry integer;
 BEGIN
@@ -31,10 +33,16 @@ BEGIN
       RETURN;
     END IF;
   END IF;
-  v_session := herald_route_session(p_key, p_new_session, p_profile, p_platform, p_chat_type, p_chat_id,
-                                    p_thread_id, p_user_id);
-  UPDATE sessions SET updated_at = now() WHERE id = v_session
-    RETURNING sessions.wake_generation, sessions.queue_mode INTO v_generation, v_mode;
+  -- The route is read without a lock; the session row lock below waits for a compression (or
+  -- /new) that is moving the chat. A session found ended after that wait is not the chat's any
+  -- more: route again, so the message queues in the child (or the new session), never the old one.
+  FOR v_try IN 1..5 LOOP
+    v_session := herald_route_session(p_key, p_new_session, p_profile, p_platform, p_chat_type, p_chat_id,
+                                      p_thread_id, p_user_id);
+    UPDATE sessions SET updated_at = now() WHERE id = v_session
+      RETURNING sessions.wake_generation, sessions.queue_mode, sessions.ended_at INTO v_generation, v_mode, v_ended;
+    EXIT WHEN v_ended IS NULL;
+  END LOOP;
   SELECT count(*) INTO v_open FROM inbound_events e
     WHERE e.session_id = v_session AND e.status IN ('pending', 'processing');
   IF v_open >= p_backlog THEN

@@ -26,6 +26,10 @@ export interface FakeRequest {
   lastUserText: string;
   toolNames: string[];
   sessionKey: string | undefined;
+  /** The prompt's size in the fake's tokens (4 bytes of serialized JSON each): what usage reports. */
+  promptTokens: number;
+  /** True when the prompt was larger than `contextTokens` and refused like the provider refuses it. */
+  refused?: boolean;
   /** Milliseconds from the request's arrival to its answer being written: the model's share. */
   serviceMs?: number;
 }
@@ -50,6 +54,8 @@ export interface FakeLLMOptions {
   latencyMs?: number;
   /** Groups requests to count how many are in flight at once per group (default: the session). */
   sessionKeyOf?: (request: FakeRequest) => string | undefined;
+  /** The model's context window: a larger prompt gets the provider's own 400 (see `overflowError`). */
+  contextTokens?: number;
 }
 
 export interface FakeLLM {
@@ -59,6 +65,8 @@ export interface FakeLLM {
   requests: FakeRequest[];
   handler: FakeHandler;
   latencyMs: number;
+  /** The context window in force; undefined: unlimited. */
+  contextTokens: number | undefined;
   /** The most requests ever in flight at once, per session key. */
   maxConcurrentPerKey: Map<string, number>;
   inFlight: Map<string, number>;
@@ -230,9 +238,32 @@ function errorBody(provider: Provider, status: number): unknown {
   return { type: 'error', error: { type, message: `fake error ${status}` } };
 }
 
+function openaiSerialized(body: any): string {
+  return `model:${String(body.model)}\n` + JSON.stringify(body.tools ?? []) + (body.messages ?? []).map((m: unknown) => JSON.stringify(m)).join('');
+}
+
+/** The prompt's size as the fake counts it: the serialized tools, system and messages. */
+function promptTokensOf(provider: Provider, body: any): number {
+  if (provider === 'openai') return tokens(bytes(openaiSerialized(body)));
+  return tokens(bytes(JSON.stringify(body.tools ?? []) + JSON.stringify(body.system ?? '') + JSON.stringify(body.messages ?? [])));
+}
+
+/** What each provider answers to a prompt over the window: OpenAI's code, Anthropic's wording. */
+export function overflowError(provider: Provider, promptTokens: number, window: number): { status: number; body: unknown } {
+  if (provider === 'openai') {
+    const message =
+      `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. ` +
+      'Please reduce the length of the messages.';
+    return { status: 400, body: { error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } } };
+  }
+  return {
+    status: 400,
+    body: { type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${promptTokens} tokens > ${window} maximum` } },
+  };
+}
+
 function openaiAnswer(body: any, text: string, calls: ToolCallReply[], outputTokens: number, cache: OpenAIPrefixCache): unknown {
-  const serialized =
-    `model:${String(body.model)}\n` + JSON.stringify(body.tools ?? []) + (body.messages ?? []).map((m: unknown) => JSON.stringify(m)).join('');
+  const serialized = openaiSerialized(body);
   const cached = cache.account(typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : '', serialized);
   const promptTokens = tokens(bytes(serialized));
   return {
@@ -266,6 +297,8 @@ function openaiAnswer(body: any, text: string, calls: ToolCallReply[], outputTok
 
 function anthropicAnswer(body: any, text: string, calls: ToolCallReply[], outputTokens: number, cache: AnthropicPrefixCache): unknown {
   const usage = cache.account(body);
+  // The total reported is the request's real size, the one the window is checked against.
+  const total = Math.max(promptTokensOf('anthropic', body), usage.read + usage.write);
   return {
     id: id('msg_'),
     type: 'message',
@@ -278,7 +311,7 @@ function anthropicAnswer(body: any, text: string, calls: ToolCallReply[], output
     stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn',
     stop_sequence: null,
     usage: {
-      input_tokens: Math.max(0, usage.total - usage.read - usage.write),
+      input_tokens: total - usage.read - usage.write,
       output_tokens: outputTokens,
       cache_read_input_tokens: usage.read,
       cache_creation_input_tokens: usage.write,
@@ -299,6 +332,7 @@ function neutralRequest(provider: Provider, body: any, headers: IncomingMessage[
     lastUserText: users[users.length - 1]?.content ?? '',
     toolNames: (body.tools ?? []).map((t: any) => (provider === 'openai' ? t.function?.name : t.name)),
     sessionKey: undefined,
+    promptTokens: promptTokensOf(provider, body),
   };
 }
 
@@ -350,6 +384,11 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
         clearTimeout(timer);
       }
       if (isGone()) return;
+      if (fake.contextTokens !== undefined && fakeRequest.promptTokens > fake.contextTokens) {
+        fakeRequest.refused = true;
+        const refusal = overflowError(provider, fakeRequest.promptTokens, fake.contextTokens);
+        return sendJson(response, refusal.status, refusal.body);
+      }
       const reply = scripted.shift() ?? (await fake.handler(fakeRequest));
       if ('hang' in reply) return await gone;
       if ('error' in reply) return sendJson(response, reply.error.status, reply.error.body ?? errorBody(provider, reply.error.status), reply.error.headers);
@@ -395,6 +434,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     requests: [],
     handler: options.handler ?? echoHandler,
     latencyMs: options.latencyMs ?? 0,
+    contextTokens: options.contextTokens,
     maxConcurrentPerKey: new Map(),
     inFlight: new Map(),
     script: (...replies) => {

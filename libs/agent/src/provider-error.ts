@@ -8,6 +8,8 @@ export type ProviderErrorKind =
   | 'malformed'
   | 'auth'
   | 'bad_request'
+  /** The prompt is larger than the model's window (OpenAI context_length_exceeded, Anthropic "prompt is too long", 413). */
+  | 'context_overflow'
   | 'aborted';
 
 /**

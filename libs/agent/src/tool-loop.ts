@@ -47,7 +47,8 @@ export interface LoopHooks {
   pollInjected?(): Promise<ChatMessage[]>;
 }
 
-export type LoopOutcome = 'answered' | 'iteration_limit' | 'provider_error' | 'tool_errors' | 'waiting';
+/** 'context_full': the history must be compacted before the next call (only with `compaction`). */
+export type LoopOutcome = 'answered' | 'iteration_limit' | 'provider_error' | 'tool_errors' | 'waiting' | 'context_full';
 
 export interface LoopResult<W = never> {
   text: string;
@@ -55,6 +56,8 @@ export interface LoopResult<W = never> {
   iterations: number;
   /** The model call that produced the final answer, when there was one. */
   finalCall: ModelCallRecord | undefined;
+  /** Outcome 'context_full': true when the provider refused the prompt, false when the estimate stopped it. */
+  overflow?: boolean;
   /** Outcome 'waiting': what the turn is parked on, and the calls after it that never started. */
   wait?: { request: W; notStarted: string[] };
 }
@@ -80,6 +83,12 @@ export interface LoopOptions<W = never> {
   modelSignal?: () => AbortSignal;
   /** Runs before each model call; throws to stop the turn (e.g. the session lease is gone). */
   beforeModelCall?: () => Promise<void>;
+  /**
+   * When given, the loop stops with outcome 'context_full' instead of calling the model when `due`
+   * says the request is past the threshold, and instead of answering with an error when the
+   * provider refuses the prompt as too long: the caller compacts and carries on.
+   */
+  compaction?: { due(messages: ChatMessage[]): boolean };
 }
 
 export const INTERRUPTED_RESULT =
@@ -174,6 +183,7 @@ export function describeProviderFailure(error: ProviderError): string {
     malformed: 'The model provider sent an answer Herald could not read; try again.',
     auth: 'The model provider refused the credentials; check OPENAI_API_KEY / ANTHROPIC_API_KEY.',
     bad_request: 'The model provider rejected the request; check HERALD_MODEL.',
+    context_overflow: 'This conversation no longer fits the model\'s context window; send /compress or /new.',
     aborted: 'The request was cancelled.',
   };
   return `Sorry, I could not answer: the model call failed${status}. ${hints[error.kind] ?? ''}`.trim();
@@ -222,10 +232,13 @@ export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<L
   let invalidRounds = 0;
   for (let iteration = 1; iteration <= options.maxIterations; iteration++) {
     if (hooks.pollInjected) messages.push(...(await hooks.pollInjected()));
+    const full = { text: '', outcome: 'context_full' as const, iterations: iteration - 1, finalCall: undefined };
+    if (options.compaction?.due(messages)) return full;
     await options.beforeModelCall?.();
     const attempt = await callModel(options, messages);
     if (attempt === 'interrupted') continue;
     if (ProviderError.isInstance(attempt)) {
+      if (attempt.kind === 'context_overflow' && options.compaction) return { ...full, overflow: true };
       return { text: describeProviderFailure(attempt), outcome: 'provider_error', iterations: iteration, finalCall: undefined };
     }
     const call = attempt;

@@ -128,6 +128,26 @@ for (const kind of ['openai', 'anthropic'] as const) {
       expect((await failure(provider.complete(request([{ role: 'user', content: 'x' }])))).kind).toBe('malformed');
     });
 
+    it('classifies a prompt over the fake window as a context overflow, and reports the real prompt size', async () => {
+      fake.handler = () => ({ text: 'fits' });
+      fake.contextTokens = 400;
+      try {
+        const small = await provider.complete(request([{ role: 'user', content: 'short' }]));
+        expect(small.usage.inputTokens).toBe(fake.requests.at(-1)!.promptTokens);
+        const overflow = await failure(provider.complete(request([{ role: 'user', content: 'x'.repeat(2000) }])));
+        expect(overflow.kind).toBe('context_overflow');
+        expect(overflow.status).toBe(400);
+        expect(overflow.isRetryable).toBe(false);
+        expect(fake.requests.at(-1)!.refused).toBe(true);
+      } finally {
+        fake.contextTokens = undefined;
+      }
+      fake.handler = () => ({ error: { status: 413 } });
+      expect((await failure(provider.complete(request([{ role: 'user', content: 'x' }])))).kind).toBe('context_overflow');
+      fake.handler = () => ({ error: { status: 400 } });
+      expect((await failure(provider.complete(request([{ role: 'user', content: 'x' }])))).kind).toBe('bad_request');
+    });
+
     it('times out a hanging call and honours abort', async () => {
       fake.handler = () => ({ hang: true });
       expect((await failure(provider.complete(request([{ role: 'user', content: 'x' }])))).kind).toBe('timeout');

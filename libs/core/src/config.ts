@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { apiSection, isLoopbackHost } from './config/api.ts';
+import { compressionSection } from './config/compression.ts';
 import { databaseSection } from './config/database.ts';
 import { hooksSection } from './config/hooks.ts';
 import { limitsSection } from './config/limits.ts';
@@ -28,12 +29,15 @@ const SECTIONS = {
   tools: toolsSection,
   observability: observabilitySection,
   hooks: hooksSection,
+  compression: compressionSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> };
 
 /** Every environment variable Herald reads, from the sections' schemas. */
-export const SETTING_NAMES: readonly string[] = Object.values(SECTIONS).flatMap((section) => Object.keys(section.in.shape));
+export const SETTING_NAMES: readonly string[] = [
+  ...new Set(Object.values(SECTIONS).flatMap((section) => Object.keys(section.in.shape))),
+];
 
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
 export class ConfigError extends Error {

@@ -56,6 +56,32 @@ describe('loadConfig', () => {
     expect(granted.networkToolsets).toEqual(['terminal']);
   });
 
+  it('reads the long-session settings, with Hermes defaults, and refuses bad ones', () => {
+    expect(loadConfig({}).compression).toEqual({ contextTokens: undefined, threshold: 0.5, summaryModel: undefined, onFailure: 'fallback', messageLimit: 5000 });
+    const config = loadConfig({
+      HERALD_CONTEXT_TOKENS: '64000',
+      HERALD_COMPRESSION_THRESHOLD: '0.8',
+      HERALD_SUMMARY_MODEL: 'openai/gpt-4.1-mini',
+      HERALD_COMPRESSION_ON_FAILURE: 'abort',
+      HERALD_COMPRESSION_MESSAGE_LIMIT: '200',
+    });
+    expect(config.compression).toEqual({
+      contextTokens: 64000,
+      threshold: 0.8,
+      summaryModel: { provider: 'openai', model: 'gpt-4.1-mini', apiKey: undefined, baseURL: undefined },
+      onFailure: 'abort',
+      messageLimit: 200,
+    });
+    for (const [name, value] of [
+      ['HERALD_CONTEXT_TOKENS', '12k'],
+      ['HERALD_COMPRESSION_THRESHOLD', '1.5'],
+      ['HERALD_SUMMARY_MODEL', 'gpt-4'],
+      ['HERALD_COMPRESSION_ON_FAILURE', 'drop'],
+    ] as const) {
+      expect(() => loadConfig({ [name]: value }), name).toThrow(new RegExp(`^${name}: `));
+    }
+  });
+
   it('reports every bad variable, one per line', () => {
     expect.assertions(1);
     try {

@@ -21,6 +21,9 @@ type JsonWithDefault<T> = ColumnType<T, string | undefined, string>;
 /** Allowed values of text columns, as their CHECK constraints spell them. */
 export const ALLOWED_VALUES = {
   'sessions.queue_mode': ['followup', 'collect', 'steer', 'interrupt'],
+  'sessions.end_reason': ['compression', 'new'],
+  'session_compressions.status': ['running', 'done', 'unchanged'],
+  'session_compressions.trigger': ['estimate', 'overflow', 'command', 'messages'],
   'inbound_events.status': ['pending', 'processing', 'done', 'failed'],
   'inbound_events.kind': ['message', 'command'],
   'turns.status': ['running', 'waiting', 'done', 'failed'],
@@ -57,6 +60,9 @@ export type CronMissedPolicy = Allowed<'cron_jobs.missed_policy'>;
 export type CronRunTrigger = Allowed<'cron_runs.trigger'>;
 export type CronRunStatus = Allowed<'cron_runs.status'>;
 export type OutboxStatus = Allowed<'outbox.status'>;
+export type SessionEndReason = Allowed<'sessions.end_reason'>;
+export type CompressionStatus = Allowed<'session_compressions.status'>;
+export type CompressionTrigger = Allowed<'session_compressions.trigger'>;
 export type AuditKind = Allowed<'audit_log.kind'>;
 export type DeadLetterSource = Allowed<'dead_letters.source'>;
 export type DeadLetterStatus = Allowed<'dead_letters.status'>;
@@ -89,7 +95,11 @@ export interface InFlightPart {
 export type ProfilesTable = Refine<Tables.Profiles, { tool_policy: JsonWithDefault<Record<string, unknown>> }>;
 export type MemoryEntriesTable = Refine<Tables.MemoryEntries, { store: MemoryStore }>;
 export type ProfileDocumentsTable = Tables.ProfileDocuments;
-export type SessionsTable = Refine<Tables.Sessions, { queue_mode: Generated<QueueMode> }>;
+export type SessionsTable = Refine<Tables.Sessions, { queue_mode: Generated<QueueMode>; end_reason: SessionEndReason | null }>;
+export type SessionCompressionsTable = Refine<
+  Tables.SessionCompressions,
+  { status: Generated<CompressionStatus>; trigger: CompressionTrigger }
+>;
 export type SessionRoutesTable = Tables.SessionRoutes;
 export type InboundEventsTable = Refine<
   Tables.InboundEvents,
@@ -190,6 +200,7 @@ export interface Database {
   cron_runs: CronRunsTable;
   outbox: OutboxTable;
   platform_leases: PlatformLeasesTable;
+  session_compressions: SessionCompressionsTable;
   audit_log: AuditLogTable;
   hook_firings: HookFiringsTable;
   profile_hooks: ProfileHooksTable;

@@ -95,8 +95,8 @@ describe('upgrading a database at the 2026-11-30 schema', () => {
       (await client.query(`SELECT owner_id, profile_id, platform FROM messages ORDER BY seq`)).rows,
     );
     expect(scoped).toEqual([
-      { owner_id: 'u1', profile_id: 'main', platform: 'api' },
-      { owner_id: 'u1', profile_id: 'main', platform: 'api' },
+      { owner_id: 'api:u1', profile_id: 'main', platform: 'api' },
+      { owner_id: 'api:u1', profile_id: 'main', platform: 'api' },
     ]);
   });
 

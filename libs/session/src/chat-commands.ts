@@ -6,6 +6,9 @@ import { mayAnswerWait, NOT_YOURS_REPLY } from './tool-waits.ts';
 
 export const NEW_SESSION_REPLY = 'Started a new session. Earlier messages in this chat are no longer in context.';
 
+export const COMPRESS_WHILE_WAITING_REPLY =
+  'A question or an approval is waiting for your answer: answer it (or send /stop) first, then /compress.';
+
 export const QUEUE_MODES = ALLOWED_VALUES['sessions.queue_mode'];
 
 /** What a message asks of the running session, beyond being queued. */
@@ -18,6 +21,7 @@ export type Command =
   | { kind: 'approve'; scope: 'once' | 'session' }
   | { kind: 'deny'; reason: string | undefined }
   | { kind: 'status' }
+  | { kind: 'compress'; focus: string | undefined }
   | { kind: 'help' };
 
 /** The chat commands, the same on every platform; Discord registers them as slash commands. */
@@ -29,6 +33,7 @@ export const CHAT_COMMANDS = [
   { name: 'queue', description: 'Show or set how messages sent mid-turn are handled', argument: 'mode' },
   { name: 'approve', description: 'Approve the pending tool call; /approve session allows it for the rest of the session', argument: 'scope' },
   { name: 'deny', description: 'Deny the pending tool call, with an optional reason', argument: 'reason' },
+  { name: 'compress', description: 'Compress this conversation into a summary and carry on in a new session', argument: 'focus' },
   { name: 'help', description: 'List the commands' },
 ] as const;
 
@@ -50,6 +55,7 @@ export function parseCommand(text: string): Command | undefined {
   if (name === 'approve') return { kind: 'approve', scope: argument?.toLowerCase() === 'session' ? 'session' : 'once' };
   if (name === 'deny') return { kind: 'deny', reason: argument === '' ? undefined : argument };
   if (name === 'status') return { kind: 'status' };
+  if (name === 'compress') return { kind: 'compress', focus: argument === '' ? undefined : argument };
   if (name === 'help' || name === 'start') return { kind: 'help' };
   return undefined;
 }
@@ -192,5 +198,13 @@ export async function runCommand(
   if (command.kind === 'approve' || command.kind === 'deny') return runApprovalCommand(trx, sessionId, userId, operators, command);
   if (command.kind === 'status') return runStatusCommand(trx, sessionId);
   if (command.kind === 'help') return { reply: HELP_REPLY };
+  // /compress reaches here only while a question or approval waits; otherwise the worker runs it.
+  if (command.kind === 'compress') return { reply: COMPRESS_WHILE_WAITING_REPLY };
   return runStopCommand(trx, sessionId, userId, operators);
+}
+
+/** The /compress command an open event holds, if it is one (the worker runs it instead of a turn). */
+export function compressCommandOf(text: string): { focus: string | undefined } | undefined {
+  const command = parseCommand(text);
+  return command?.kind === 'compress' ? { focus: command.focus } : undefined;
 }

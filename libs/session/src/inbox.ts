@@ -122,21 +122,27 @@ export async function acceptInbound(
   const key = sessionKey(message);
   let command = parseCommand(message.text);
   const bare = command === undefined ? bareApprovalWord(message.text) : undefined;
-  if (bare !== undefined && (await hasPendingApproval(db, key))) {
+  if (bare !== undefined && (await hasPendingWait(db, key, ['approval']))) {
     command = bare === 'approve' ? { kind: 'approve', scope: 'once' } : { kind: 'deny', reason: undefined };
   }
   if (command === undefined) return acceptMessage(db, key, message, options);
+  // Compressing needs the summariser and the session lease: the worker runs it, in order with the
+  // session's other events, so it is queued like a message but kept out of any running turn.
+  // With a question or approval pending the text would be taken as its answer: refused at once below.
+  if (command.kind === 'compress' && !(await hasPendingWait(db, key, ['approval', 'clarify']))) {
+    return markCommand(db, await acceptMessage(db, key, message, options));
+  }
   return acceptCommand(db, key, message, command, options.operators ?? []);
 }
 
-async function hasPendingApproval(db: Kysely<Database>, key: string): Promise<boolean> {
+async function hasPendingWait(db: Kysely<Database>, key: string, kinds: ('approval' | 'clarify')[]): Promise<boolean> {
   const row = await db
     .selectFrom('session_routes')
     .innerJoin('tool_waits', 'tool_waits.session_id', 'session_routes.session_id')
     .select('tool_waits.id')
     .where('session_routes.session_key', '=', key)
     .where('tool_waits.status', '=', 'pending')
-    .where('tool_waits.kind', '=', 'approval')
+    .where('tool_waits.kind', 'in', kinds)
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
@@ -159,8 +165,12 @@ async function acceptCommand(
   }
   return db.transaction().execute(async (trx) => {
     if (command.kind === 'new') {
-      // Point the route at a brand-new session; the old one stays, reachable by id.
-      await trx.deleteFrom('session_routes').where('session_key', '=', key).execute();
+      // Point the route at a brand-new session; the old one stays, reachable by id, ended.
+      const old = await trx.deleteFrom('session_routes').where('session_key', '=', key).returning('session_id').executeTakeFirst();
+      if (old) {
+        await trx.updateTable('sessions').set({ ended_at: new Date(), end_reason: 'new' })
+          .where('id', '=', old.session_id).where('ended_at', 'is', null).execute();
+      }
     }
     const sessionId = await routeToSession(trx, key, message, randomUUID());
     const locked = await trx
@@ -274,6 +284,11 @@ async function acceptMessage(
     wakeGeneration: String(row.wake_generation),
     ...(!duplicate && row.queue_mode === 'interrupt' ? { control: 'interrupt' as const } : {}),
   };
+}
+
+async function markCommand(db: Kysely<Database>, accepted: AcceptedEvent): Promise<AcceptedEvent> {
+  if (!accepted.duplicate) await db.updateTable('inbound_events').set({ kind: 'command' }).where('id', '=', accepted.eventId).execute();
+  return accepted;
 }
 
 /** Where a chat platform delivers a reply to this message (the same shape herald_finish_turn builds). */

@@ -3,7 +3,15 @@ export type { RouteAddress } from './session-key.ts';
 export type { AcceptedEvent, AcceptOptions, EventView, EventWaiting, Inbox, InboundMessage, PendingEvent } from './inbox.ts';
 export { acceptInbound, acceptOptionsFrom, getEvent, openInbox, chatTarget, BacklogFullError } from './inbox.ts';
 export type { SessionControl } from './chat-commands.ts';
-export { parseCommand, NEW_SESSION_REPLY, QUEUE_MODES, CHAT_COMMANDS, HELP_REPLY } from './chat-commands.ts';
+export {
+  parseCommand,
+  compressCommandOf,
+  NEW_SESSION_REPLY,
+  COMPRESS_WHILE_WAITING_REPLY,
+  QUEUE_MODES,
+  CHAT_COMMANDS,
+  HELP_REPLY,
+} from './chat-commands.ts';
 export { LimitExceededError } from './limit-refusal.ts';
 export type { LimitName } from './limit-refusal.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
@@ -32,6 +40,16 @@ export {
 export type { WaitView } from './tool-waits.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
 export { INBOX_QUEUE, inboxDepth } from './inbox-depth.ts';
+export {
+  answerCommand,
+  childTitle,
+  claimCompression,
+  commitCompaction,
+  recordCompressionUnchanged,
+  sessionLineage,
+  takeNotice,
+} from './lineage.ts';
+export type { CompactionCommit, CompressionNotice, LineageEntry } from './lineage.ts';
 export { listSessions } from './session-list.ts';
 export type { SessionFilter, SessionSummary } from './session-list.ts';
 export { countDeadLetters, failureReason, isDeadLetter, listDeadLetters, recordFailure } from './dead-letters.ts';

@@ -1,5 +1,6 @@
 export {
   registry,
+  recordCompression,
   recordCronFire,
   recordCrashRecovery,
   recordDeadLetter,

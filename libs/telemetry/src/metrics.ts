@@ -25,6 +25,8 @@ const deliveries = new Counter({ name: 'herald_deliveries_total', help: 'Outbox 
 const reviews = new Counter({ name: 'herald_reviews_total', help: 'Background reviews, by outcome.', labelNames: ['outcome'], registers });
 const cronFires = new Counter({ name: 'herald_cron_fires_total', help: 'Cron runs: fired when dispatched, then succeeded, silent or failed when they finish.', labelNames: ['outcome'], registers });
 const searchSeconds = new Histogram({ name: 'herald_search_duration_seconds', help: 'History search latency.', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1], registers });
+const compressions = new Counter({ name: 'herald_compressions_total', help: 'Session compressions, by outcome (compressed, fallback, unchanged, unavailable).', labelNames: ['outcome'], registers });
+const compressionSeconds = new Histogram({ name: 'herald_compression_duration_seconds', help: 'Wall time of one compression, by part: total, or summary (the summariser call alone).', labelNames: ['part'], buckets: LATENCY_BUCKETS, registers });
 const quotaRefusals = new Counter({ name: 'herald_quota_refusals_total', help: 'Messages refused by a limit, by limit (turns_per_minute, concurrent_turns, tokens_per_day, their global_ forms, session_backlog).', labelNames: ['limit'], registers });
 const deadLetters = new Counter({ name: 'herald_dead_letters_total', help: 'Work given up on for good, by kind (delivery, run_job, review_job, cron_job).', labelNames: ['kind'], registers });
 
@@ -82,6 +84,12 @@ export function recordCronFire(outcome: string): void {
 
 export function recordSearch(seconds: number): void {
   searchSeconds.observe(seconds);
+}
+
+export function recordCompression(outcome: 'compressed' | 'fallback' | 'unchanged' | 'unavailable', seconds: number, summarySeconds: number): void {
+  compressions.inc({ outcome });
+  compressionSeconds.observe({ part: 'total' }, seconds);
+  compressionSeconds.observe({ part: 'summary' }, summarySeconds);
 }
 
 export function recordQuotaRefusal(limit: string): void {

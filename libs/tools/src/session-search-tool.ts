@@ -48,17 +48,6 @@ function roles(filter: string | undefined): MessageRole[] | string {
   return parts as MessageRole[];
 }
 
-/** The asking session and its ancestors: already in the model's context, so never a search result. */
-async function currentLineage(db: Db, sessionId: string): Promise<string[]> {
-  const rows = await sql<{ id: string }>`
-    WITH RECURSIVE lineage(id, parent, depth) AS (
-      SELECT id, parent_session_id, 0 FROM sessions WHERE id = ${sessionId}::uuid
-      UNION ALL
-      SELECT s.id, s.parent_session_id, l.depth + 1 FROM sessions s JOIN lineage l ON s.id = l.parent WHERE l.depth < 100
-    ) SELECT id FROM lineage`.execute(db);
-  return rows.rows.map((row) => row.id);
-}
-
 interface MessageRow {
   id: string;
   seq: number;
@@ -196,7 +185,9 @@ export const sessionSearchTool = defineTool({
   replaySafe: true,
   async execute(args, context) {
     const scope: SearchScope = { profileId: context.profileId, userId: context.userId };
-    const lineage = await currentLineage(context.db, context.sessionId);
+    // Only the asking session is in the model's context. Its ancestors, ended by compression, are
+    // there as a summary only, so their messages are searchable like any earlier session's.
+    const lineage = [context.sessionId];
     const limit = args.limit ?? SESSION_SEARCH_DEFAULT_LIMIT;
     if (args.session_id !== undefined) {
       if (lineage.includes(args.session_id)) {

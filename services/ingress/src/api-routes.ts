@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, QUEUE_MODES } from '@herald/session';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, QUEUE_MODES, sessionLineage } from '@herald/session';
 import type { Db } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
@@ -160,7 +160,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
   const sessionView = async (id: string) => {
     const row = await db
       .selectFrom('sessions')
-      .select(['id', 'session_key', 'profile_id', 'platform', 'queue_mode', 'system_prompt', 'parent_session_id', 'created_at'])
+      .select(['id', 'session_key', 'profile_id', 'platform', 'queue_mode', 'system_prompt', 'parent_session_id', 'created_at', 'title', 'ended_at', 'end_reason'])
+      .select((eb) => eb.selectFrom('sessions as c').select('c.id').whereRef('c.parent_session_id', '=', 'sessions.id').orderBy('c.created_at').limit(1).as('child_session_id'))
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row) return undefined;
@@ -172,6 +173,10 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       queue_mode: row.queue_mode,
       system_prompt: row.system_prompt,
       parent_session_id: row.parent_session_id,
+      child_session_id: row.child_session_id,
+      title: row.title,
+      end_reason: row.end_reason,
+      ended_at: row.ended_at?.toISOString() ?? null,
       created_at: row.created_at.toISOString(),
     };
   };
@@ -179,6 +184,21 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
     const view = await sessionView(request.params.id);
     return view ?? sendError(reply, 404, 'not_found', 'no such session');
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/lineage', async (request, reply) => {
+    const chain = await sessionLineage(db, request.params.id);
+    if (chain.length === 0) return sendError(reply, 404, 'not_found', 'no such session');
+    return {
+      sessions: chain.map((entry) => ({
+        session_id: entry.sessionId,
+        title: entry.title,
+        parent_session_id: entry.parentSessionId,
+        end_reason: entry.endReason,
+        ended_at: entry.endedAt?.toISOString() ?? null,
+        created_at: entry.createdAt.toISOString(),
+      })),
+    };
   });
 
   app.patch<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {

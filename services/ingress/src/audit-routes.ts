@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { apiUserId } from '@herald/core';
 import { listAudit } from '@herald/audit';
 import type { AuditView } from '@herald/audit';
 import { ALLOWED_VALUES } from '@herald/db';
@@ -48,7 +49,8 @@ export function registerAuditRoutes(app: FastifyInstance, db: Db): void {
     }
     const query = parsed.data;
     const page = await listAudit(db, {
-      person: query.person,
+      // The same person as in a message: `alice` is the API's `api:alice`; a qualified id is taken as is.
+      person: query.person === undefined ? undefined : apiUserId(query.person),
       sessionId: query.session_id,
       kind: query.kind,
       since: query.from,

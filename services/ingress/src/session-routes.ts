@@ -1,4 +1,4 @@
-import { isUuid } from '@herald/core';
+import { apiUserId, isUuid } from '@herald/core';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { listSessions, loadTranscript, loadTranscriptPage } from '@herald/session';
@@ -103,7 +103,7 @@ export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const query = parsed.data;
-    const filter = { profileId: query.profile, platform: query.platform, userId: query.user_id, chatId: query.chat_id, state: query.state, parentSessionId: query.parent_id, beforeSessionId: query.before };
+    const filter = { profileId: query.profile, platform: query.platform, userId: query.user_id === undefined ? undefined : apiUserId(query.user_id), chatId: query.chat_id, state: query.state, parentSessionId: query.parent_id, beforeSessionId: query.before };
     const page = await listSessions(db, filter, query.limit);
     const last = page.sessions.at(-1);
     return { sessions: page.sessions.map(summaryView), next_before: page.more && last ? last.id : null };

@@ -1,6 +1,6 @@
 import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { claimLease, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
+import { claimLease, compressCommandOf, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
 import { isConnectionError } from '@herald/db';
 import type { Inbox, Lease, LeasedSession, PendingEvent } from '@herald/session';
 import type { QueueMode } from '@herald/db';
@@ -25,8 +25,11 @@ export function nextTurnEvents(inbox: Inbox): PendingEvent[] {
   if (first.status === 'processing' && first.turnId !== null) {
     return inbox.events.filter((event) => event.turnId === first.turnId);
   }
-  if (inbox.queueMode === 'collect') return inbox.events.filter((event) => event.status === 'pending');
-  return [first];
+  // A /compress runs on its own, never merged into a turn as text for the model.
+  if (inbox.queueMode !== 'collect' || compressCommandOf(first.text)) return [first];
+  const pending = inbox.events.filter((event) => event.status === 'pending');
+  const command = pending.findIndex((event) => compressCommandOf(event.text) !== undefined);
+  return command < 0 ? pending : pending.slice(0, command);
 }
 
 export interface DrainOptions extends TurnDependencies {
@@ -48,10 +51,12 @@ class RunControl {
   #interrupt = new AbortController();
   readonly #base: AbortSignal;
   readonly #ensureLease: () => Promise<void>;
+  readonly #compacted: Set<string>;
 
-  constructor(base: AbortSignal, ensureLease: () => Promise<void>) {
+  constructor(base: AbortSignal, ensureLease: () => Promise<void>, compacted: Set<string>) {
     this.#base = base;
     this.#ensureLease = ensureLease;
+    this.#compacted = compacted;
   }
 
   handle(action: ControlAction): void {
@@ -70,6 +75,7 @@ class RunControl {
         return this.#interrupt.signal;
       },
       ensureLease: this.#ensureLease,
+      compacted: this.#compacted,
     };
   }
 }
@@ -79,33 +85,34 @@ class RunControl {
  * background; losing it aborts the running turn, and fenced writes refuse anything after that.
  */
 export async function drainSession(options: DrainOptions, sessionId: string, logger: Logger): Promise<DrainResult> {
+  const compacted = new Set<string>();
+  let result = await drainOne(options, sessionId, logger, compacted);
+  let turns = 0;
+  // A compression ended the session: its open events moved to the child, which this worker
+  // drains next (their wake-ups named the old session). Busy means another worker has it.
+  while (result.kind === 'moved') {
+    turns += result.turns;
+    result = await drainOne(options, result.childId, logger, compacted);
+  }
+  return result.kind === 'busy' && turns > 0 ? { kind: 'drained', turns } : 'turns' in result ? { ...result, turns: result.turns + turns } : result;
+}
+
+async function drainOne(
+  options: DrainOptions,
+  sessionId: string,
+  logger: Logger,
+  compacted: Set<string>,
+): Promise<DrainResult | { kind: 'moved'; childId: string; turns: number }> {
   const { db, config } = options;
   const lease = await claimLease(db, sessionId, options.owner, config.roles.worker.leaseTtlMs);
   if (!lease) return { kind: 'busy' };
-  const lost = new AbortController();
-  let renewedAt = performance.now();
-  const renewNow = async (): Promise<boolean> => {
-    const startedAt = performance.now();
-    const held = await renewLease(db, lease, config.roles.worker.leaseTtlMs);
-    if (held) renewedAt = startedAt;
-    else lost.abort(new LeaseLostError(sessionId));
-    return held;
-  };
-  const renew = setInterval(() => {
-    renewNow().catch((error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'));
-  }, Math.max(250, Math.floor(config.roles.worker.leaseTtlMs / 3)));
-  // A worker that stalled (CPU starvation, a long GC) may wake up after its lease expired and was
-  // taken over. Before each model call, a stale lease is confirmed first, so a stalled worker does
-  // not send a second request for a session another worker now runs.
-  const ensureLease = async () => {
-    if (performance.now() - renewedAt <= config.roles.worker.leaseTtlMs / 2) return;
-    if (!(await renewNow())) throw new LeaseLostError(sessionId);
-  };
-  const control = new RunControl(AbortSignal.any([lost.signal, options.hardStop]), ensureLease);
+  const { lost, renew, ensureLease } = keepLease(config.roles.worker.leaseTtlMs, db, lease, logger);
+  const control = new RunControl(AbortSignal.any([lost.signal, options.hardStop]), ensureLease, compacted);
   const unregister = options.registerControl(sessionId, (action) => control.handle(action));
   let turns = 0;
   let released = false;
   let stopActivity: (() => void) | undefined;
+  let childId: string | undefined;
   try {
     let inbox = await openInbox(db, sessionId);
     let events = nextTurnEvents(inbox);
@@ -113,7 +120,8 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
     while (events.length > 0) {
       const result = await measuredTurn(options, lease, inbox.queueMode, events, control.forTurn());
       turns++;
-      if (options.stopping.aborted) events = [];
+      childId = result.childSessionId;
+      if (options.stopping.aborted || childId !== undefined) events = [];
       else {
         inbox = await openInbox(db, sessionId);
         events = nextTurnEvents(inbox);
@@ -127,6 +135,7 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
       }
       await options.onTurnDone(result);
     }
+    if (childId !== undefined && !options.stopping.aborted) return { kind: 'moved', childId, turns };
     return options.stopping.aborted ? { kind: 'stopped', turns } : { kind: 'drained', turns };
   } catch (error) {
     if (LeaseLostError.isInstance(error) || lost.signal.aborted) {
@@ -141,6 +150,33 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
     clearInterval(renew);
     if (!lost.signal.aborted && !released) await releaseLeaseQuietly(options, lease, logger);
   }
+}
+
+/**
+ * Keeps the session lease renewed while the session runs; a lost lease aborts `lost`. A worker
+ * that stalled (CPU starvation, a long GC) may wake up after its lease expired and was taken over:
+ * before each model call a stale lease is confirmed first (`ensureLease`), so a stalled worker does
+ * not send a second request for a session another worker now runs.
+ */
+function keepLease(ttlMs: number, db: DrainOptions['db'], lease: Lease, logger: Logger) {
+  const { sessionId } = lease;
+  const lost = new AbortController();
+  let renewedAt = performance.now();
+  const renewNow = async (): Promise<boolean> => {
+    const startedAt = performance.now();
+    const held = await renewLease(db, lease, ttlMs);
+    if (held) renewedAt = startedAt;
+    else lost.abort(new LeaseLostError(sessionId));
+    return held;
+  };
+  const renew = setInterval(() => {
+    renewNow().catch((error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'));
+  }, Math.max(250, Math.floor(ttlMs / 3)));
+  const ensureLease = async () => {
+    if (performance.now() - renewedAt <= ttlMs / 2) return;
+    if (!(await renewNow())) throw new LeaseLostError(sessionId);
+  };
+  return { lost, renew, ensureLease };
 }
 
 /** One turn, counted by outcome with its wall time, and traced. */

@@ -3,11 +3,14 @@ import { join } from 'node:path';
 import { waitNotice } from './wait-notice.ts';
 import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
-import { buildSystemPrompt, runToolLoop, toChatMessages, withRecall } from '@herald/agent';
+import { runToolLoop, toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider, ToolRunner } from '@herald/agent';
 import { appendMessages, fenced, finishTurn, LeaseLostError, loadTranscript, recordStep, resumeTurn, startTurn, suspendTurn, takeAnsweredWaits } from '@herald/session';
 import { isConnectionError } from '@herald/db';
-import { loadPromptSources, promptPerson } from '@herald/knowledge';
+import { buildSessionPrompt } from './session-prompt.ts';
+import { compactBeforeTurn, compactMidTurn, midTurnDue } from './turn-compaction.ts';
+import type { TurnCompaction } from './turn-compaction.ts';
+import { MAX_INEFFECTIVE } from './compaction.ts';
 import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
 import type { Database, Db, QueueMode } from '@herald/db';
 import type { Lease, LeasedSession, ModelCallRow, PendingEvent } from '@herald/session';
@@ -32,6 +35,8 @@ export interface TurnDependencies {
   config: Config;
   db: Db;
   provider: Provider | null;
+  /** Writes compression summaries (HERALD_SUMMARY_MODEL); the main provider when not given. */
+  summariser?: Provider | null | undefined;
   registry: ToolRegistry;
   /** Which tools a session is offered and each caller may run, from the profile's tool policy. */
   exposure: ToolExposure;
@@ -44,7 +49,9 @@ export interface TurnDependencies {
 
 export interface TurnResult {
   eventIds: string[];
-  outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted' | 'stopped' | 'error';
+  outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted' | 'stopped' | 'error' | 'compressed' | 'command';
+  /** Outcome 'compressed': the session ended and this child carries on (with the open events). */
+  childSessionId?: string;
   /** The finished turn, for its completion event (background review). */
   turn?: { turnId: string; sessionId: string; iterations: number; profileId: string; userId: string; platform: string; offered: string[] };
 }
@@ -59,6 +66,8 @@ export interface TurnControl {
   modelSignal(): AbortSignal;
   /** Confirms the lease is still ours when the last renewal is stale; throws LeaseLostError if not. */
   ensureLease(): Promise<void>;
+  /** Turns this drain already compacted mid-turn: a second overflow of one turn is answered as an error. */
+  compacted: Set<string>;
 }
 
 function parsePolicy(stored: Record<string, unknown>, logger: Logger, profileId: string): ToolPolicy {
@@ -82,6 +91,11 @@ function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | null {
     latency_ms: call.latencyMs,
     finish_reason: call.result.finishReason,
   };
+}
+
+async function compactionAllowed(db: Db, sessionId: string): Promise<boolean> {
+  const row = await db.selectFrom('sessions').select('ineffective_compressions').where('id', '=', sessionId).executeTakeFirstOrThrow();
+  return row.ineffective_compressions < MAX_INEFFECTIVE;
 }
 
 /**
@@ -112,27 +126,36 @@ export async function runTurn(
   const offered = deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets });
   const callerId = events[events.length - 1]?.userId ?? '';
 
+  const provider = deps.provider;
+  const compaction: TurnCompaction | undefined =
+    provider === null
+      ? undefined
+      : {
+          deps: {
+            config,
+            db,
+            logger,
+            summariser: deps.summariser ?? provider,
+            buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? ''),
+            tools: deps.registry.definitions(offered),
+          },
+          lease,
+          model: provider.model,
+          systemPrompt: session.systemPrompt,
+        };
+  let note: string | undefined;
   let attempts = 1;
   if (resumedTurnId !== null) {
     if (lease.tookOver) recordCrashRecovery();
     attempts = await resumeTurn(db, lease, turnId);
   } else {
-    let newPrompt: string | null = null;
-    if (session.systemPrompt === null) {
-      const person = promptPerson(session.chatType, session.originUserId ?? events[0]?.userId ?? null);
-      const sources = await loadPromptSources(db, session.profileId, person);
-      newPrompt = buildSystemPrompt({
-        identity: session.identity,
-        toolGuidance: offered.map((name) => deps.registry.get(name)?.guidance ?? '').filter((g) => g !== ''),
-        platform: session.platform,
-        contextDocuments: sources.documents,
-        memory: sources.memory,
-        user: sources.user,
-        skills: offered.includes('skill_view') ? sources.skills : [],
-        model: config.model.endpoint ? `${config.model.endpoint.provider}/${config.model.endpoint.model}` : 'none',
-        now: new Date(),
-      });
+    if (compaction) {
+      const before = await compactBeforeTurn(compaction, events);
+      if (before.kind === 'compressed') return { eventIds: before.answeredEventIds, outcome: 'compressed', childSessionId: before.childId };
+      if (before.kind === 'answered') return { eventIds: before.eventIds, outcome: 'command' };
+      note = before.note;
     }
+    const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '') : null;
     await startTurn(db, lease, turnId, eventIds, newPrompt);
     if (newPrompt !== null) session.systemPrompt = newPrompt;
   }
@@ -140,7 +163,7 @@ export async function runTurn(
   const finish = async (text: string, outcome: TurnResult['outcome'], iterations: number, finalCall?: ModelCallRecord) => {
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
     await finishTurn(db, lease, turnId, eventIds, {
-      reply: text,
+      reply: note === undefined ? text : `${text}\n\n${note}`,
       failed,
       error: failed ? outcome : null,
       iterations,
@@ -158,7 +181,6 @@ export async function runTurn(
       0,
     );
   }
-  const provider = deps.provider;
   if (provider === null) return finish(NO_MODEL_REPLY, 'no_model', 0);
   const systemPrompt = session.systemPrompt;
   if (systemPrompt === null) throw new Error(`session ${sessionId} has a turn but no system prompt`);
@@ -233,15 +255,16 @@ export async function runTurn(
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
   const tools: ToolRunner<WaitRequest> = turnHooks?.tools(gated) ?? gated;
 
-  let result: LoopResult<WaitRequest>;
-  try {
-    result = await runToolLoop<WaitRequest>({
+  // Compaction mid-turn: once per turn, and not once compressing stopped helping (anti-thrash).
+  const mayCompact = compaction !== undefined && !control.compacted.has(turnId) && (await compactionAllowed(db, sessionId));
+  const loop = (from: ChatMessage[], compact: boolean) =>
+    runToolLoop<WaitRequest>({
       provider: turnHooks?.provider(provider) ?? provider,
+      ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, systemPrompt) } } : {}),
       modelSignal: () => control.modelSignal(),
       beforeModelCall: () => control.ensureLease(),
       sessionId,
       system: systemPrompt,
-      history,
       tools,
       maxIterations: config.roles.worker.maxIterations,
       retry: {
@@ -251,6 +274,7 @@ export async function runTurn(
           logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
       },
       signal,
+      history: from,
       hooks: {
         ...(injects ? { pollInjected } : {}),
         onToolStep: (step, call) =>
@@ -265,6 +289,20 @@ export async function runTurn(
           )),
       },
     });
+  let result: LoopResult<WaitRequest>;
+  try {
+    result = await loop(history, mayCompact);
+    if (result.outcome === 'context_full' && compaction) {
+      const outcome = await compactMidTurn(compaction, result.overflow === true);
+      if (outcome.kind === 'compressed') {
+        control.compacted.add(turnId);
+        return { eventIds, outcome: 'compressed', childSessionId: outcome.childId };
+      }
+      // Not compressed (summariser unreachable, nothing to compact): go on from what is stored;
+      // a prompt the provider refuses is then answered as the error it is.
+      note = outcome.notice ?? note;
+      result = await loop(toChatMessages(await loadTranscript(db, sessionId)), false);
+    }
   } catch (error) {
     if (LeaseLostError.isInstance(error)) throw error;
     if (control.stopRequested()) return finish(STOPPED_REPLY, 'stopped', 0);

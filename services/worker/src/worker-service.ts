@@ -22,6 +22,8 @@ export interface WorkerServiceOptions {
   /** The run queue's store: the BullMQ worker, turn-done notices, /stop and interrupt notices. */
   transport: QueueTransport;
   provider: Provider | null;
+  /** Writes compression summaries (HERALD_SUMMARY_MODEL); the main provider when not given. */
+  summariser?: Provider | null;
   registry: ToolRegistry;
   exposure: ToolExposure;
   logger: Logger;

@@ -26,7 +26,12 @@ export function parseRetryAfterMs(headers: Headers | undefined, now = Date.now()
   return undefined;
 }
 
-export function kindForStatus(status: number): ProviderError['kind'] {
+/** How providers say a prompt does not fit: OpenAI's error code, Anthropic's wording, vLLM's and others'. */
+const OVERFLOW = /context_length_exceeded|prompt is too long|maximum context length|context window|too many tokens/i;
+
+/** `detail`: the error's code and message, which tell a context overflow from another bad request. */
+export function kindForStatus(status: number, detail = ''): ProviderError['kind'] {
+  if (status === 413 || (status === 400 && OVERFLOW.test(detail))) return 'context_overflow';
   if (status === 429) return 'rate_limit';
   if (status === 401 || status === 403) return 'auth';
   if (status === 408) return 'timeout';
@@ -52,7 +57,7 @@ export function toProviderError(provider: string, error: unknown): ProviderError
   if (typeof status === 'number') {
     const after = e.headers instanceof Headers ? parseRetryAfterMs(e.headers) : undefined;
     return new ProviderError(message, {
-      kind: kindForStatus(status),
+      kind: kindForStatus(status, `${String((error as { code?: unknown }).code ?? '')} ${e.message ?? ''}`),
       status,
       cause: error,
       ...(after === undefined ? {} : { retryAfterMs: after }),

@@ -201,7 +201,7 @@ function toProviderError(error: unknown, signal: AbortSignal | undefined): Provi
   if (error instanceof APIError && typeof error.status === 'number') {
     const retryAfterMs = parseRetryAfterMs(error.headers);
     return new ProviderError(`openai error ${message}`, {
-      kind: kindForStatus(error.status),
+      kind: kindForStatus(error.status, `${String(error.code ?? '')} ${message}`),
       status: error.status,
       cause: error,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),

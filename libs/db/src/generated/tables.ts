@@ -261,6 +261,24 @@ export interface SessionApprovals {
   session_id: string;
 }
 
+export interface SessionCompressions {
+  child_session_id: string | null;
+  error: string | null;
+  fallback: boolean | null;
+  finished_at: Timestamp | null;
+  lease_token: Int8;
+  messages_after: number | null;
+  messages_before: number | null;
+  owner: string;
+  session_id: string;
+  started_at: Generated<Timestamp>;
+  status: Generated<string>;
+  summarised: number | null;
+  tokens_after: number | null;
+  tokens_before: number | null;
+  trigger: string;
+}
+
 export interface SessionLeases {
   expires_at: Timestamp;
   owner: string;
@@ -278,8 +296,12 @@ export interface SessionRoutes {
 export interface Sessions {
   chat_id: string;
   chat_type: string;
+  compression_notices: Generated<string[]>;
   created_at: Generated<Timestamp>;
+  end_reason: string | null;
+  ended_at: Timestamp | null;
   id: string;
+  ineffective_compressions: Generated<number>;
   origin_user_id: string | null;
   parent_session_id: string | null;
   platform: string;
@@ -288,6 +310,7 @@ export interface Sessions {
   session_key: string;
   system_prompt: string | null;
   thread_id: string | null;
+  title: string | null;
   updated_at: Generated<Timestamp>;
   wake_generation: Generated<Int8>;
 }
@@ -399,6 +422,7 @@ export interface DB {
   review_counters: ReviewCounters;
   reviews: Reviews;
   session_approvals: SessionApprovals;
+  session_compressions: SessionCompressions;
   session_leases: SessionLeases;
   session_routes: SessionRoutes;
   session_todos: SessionTodos;
