@@ -6,6 +6,39 @@ import type { TestDatabase } from '../test/support/test-database.ts';
 import { HERALD_BUILT_BIN, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
 import { percentile } from './machine.ts';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, silentLogger } from '@herald/core';
+import { createDb } from '@herald/db';
+import { prepareDatabase, startEmbeddedPostgres } from '@herald/cli';
+
+export interface PipelineOptions {
+  /** HERALD_QUEUE of the role processes; Redis unless said. */
+  queue?: 'redis' | 'postgres';
+  /** Run on an embedded Postgres (its own cluster in a temporary directory) instead of the local one. */
+  embedded?: boolean;
+}
+
+/** A fresh embedded cluster, migrated as `herald up` would, removed again by drop(). */
+async function embeddedDatabase(): Promise<TestDatabase> {
+  const dir = await mkdtemp(join(tmpdir(), 'herald-bench-embedded-'));
+  // As root the server runs as an unprivileged user, which must be able to enter the directory.
+  await chmod(dir, 0o755);
+  const embedded = await startEmbeddedPostgres(dir, silentLogger);
+  await prepareDatabase(loadConfig({ DATABASE_URL: embedded.url }), silentLogger);
+  const db = createDb({ url: embedded.url, maxConnections: 3 });
+  return {
+    url: embedded.url,
+    name: 'herald',
+    db,
+    async drop() {
+      await db.destroy();
+      await embedded.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 export interface Scenario {
   workers: number;
@@ -39,10 +72,15 @@ export class PipelineBench {
   #workers: HeraldProcess[] = [];
   #concurrency = 0;
   #url!: string;
+  readonly #options: PipelineOptions;
+
+  constructor(options: PipelineOptions = {}) {
+    this.#options = options;
+  }
 
   async start(): Promise<void> {
     this.#fake = await startFakeOpenAI();
-    this.#database = await createTestDatabase();
+    this.#database = this.#options.embedded ? await embeddedDatabase() : await createTestDatabase();
     const port = String(20000 + Math.floor(Math.random() * 20000));
     this.#url = `http://127.0.0.1:${port}`;
     this.#env = {
@@ -57,6 +95,7 @@ export class PipelineBench {
       HERALD_DB_POOL_SIZE: '16',
       HERALD_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
+      HERALD_QUEUE: this.#options.queue ?? 'redis',
     };
     // The compiled roles, as production runs them (`npm run bench` builds first).
     this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN);

@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { measureCacheShare } from './cache-bench.ts';
 import { runDeliveryBench } from './delivery-bench.ts';
 import { measureLeaseCost } from './lease-bench.ts';
@@ -5,6 +9,7 @@ import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
+import { printModesBench, runModesBench } from './modes-bench.ts';
 import { runCompressionBench } from './compression-bench.ts';
 import { runHooksBench } from './hooks-bench.ts';
 
@@ -15,12 +20,28 @@ function progress(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
 }
 
+/** The one version of better-sqlite3 the search comparison was measured with. */
+const SQLITE_PACKAGE = 'better-sqlite3@12.9.0';
+
 /**
- * The search comparison needs better-sqlite3, an optional dependency with a native build that
- * bench/sqlite.ts imports only now; without it the rest of the benchmarks still run and the search
- * part says what to install.
+ * The search comparison needs better-sqlite3, a native module that compiles from source, so it is
+ * not in the default install: the first search run installs it into bench/node_modules (bench/
+ * package.json allows its build script), where bench/sqlite.ts imports it only now. Without make,
+ * g++ and python3 that fails, and the rest of the benchmarks still run; the search part says what
+ * to install.
  */
+function ensureSqlite(): void {
+  const bench = dirname(fileURLToPath(import.meta.url));
+  if (existsSync(join(bench, 'node_modules', 'better-sqlite3', 'package.json'))) return;
+  progress(
+    `the search comparison runs SQLite FTS5 through better-sqlite3, a native module left out of \`npm ci\` because it compiles from source; ` +
+      `installing ${SQLITE_PACKAGE} into bench/node_modules once (needs make, g++ and python3)`,
+  );
+  spawnSync('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefix', bench, SQLITE_PACKAGE], { stdio: 'inherit' });
+}
+
 async function searchBench(): Promise<void> {
+  ensureSqlite();
   const bench = await import('./search-bench.ts');
   const { SqliteMissingError } = await import('./sqlite.ts');
   try {
@@ -116,6 +137,11 @@ async function main(): Promise<void> {
     console.log(`# Herald benchmarks: sizing\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).\n`);
     return (await import('./sizing-bench.ts')).runSizing(progress, seconds);
   }
+  // `-- modes`: only the run-mode comparison (embedded Postgres, queue on Postgres, Redis).
+  if (process.argv.slice(2).includes('modes')) {
+    console.log(`# Herald benchmarks: run modes\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).`);
+    return printModesBench(await runModesBench(progress, seconds));
+  }
   // `npm run bench -- compression` runs only the long-session comparison.
   if (process.argv.slice(2).includes('compression')) {
     console.log(`# Herald benchmarks: long sessions\n\n${machineLine()}`);
@@ -210,6 +236,8 @@ async function main(): Promise<void> {
   } finally {
     await bench.stop();
   }
+
+  printModesBench(await runModesBench(progress, seconds));
 
   progress('prompt cache share over a 20-turn session');
   const herald = await measureCacheShare(false);

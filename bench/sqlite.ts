@@ -8,8 +8,9 @@ export class SqliteMissingError extends Error {
 }
 
 /**
- * better-sqlite3 (the FTS5 side of the search benchmark) is an optional dependency with a native
- * build, so it is imported only when the benchmark runs; nothing else needs it.
+ * better-sqlite3 (the FTS5 side of the search benchmark) has a native build, so it is not in the
+ * default install: bench/run.ts installs it into bench/node_modules on the first search run, and it
+ * is imported only when the benchmark runs; nothing else needs it.
  */
 export async function loadSqlite(): Promise<typeof BetterSqlite3> {
   try {
@@ -18,7 +19,7 @@ export async function loadSqlite(): Promise<typeof BetterSqlite3> {
     const reason = (error as Error).message.split('\n')[0] ?? '';
     throw new SqliteMissingError(
       `better-sqlite3 could not be loaded (${reason}). The search benchmark measures SQLite FTS5 beside Herald; ` +
-        'install it with `npm install --no-save better-sqlite3@12` (a prebuilt binary, or make, g++ and python3 to build one).',
+        'install it with `npm install --prefix bench better-sqlite3@12.9.0` (needs make, g++ and python3 to build it).',
     );
   }
 }

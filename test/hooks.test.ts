@@ -110,6 +110,7 @@ describe('lifecycle hooks against the real services', () => {
     fake.handler = toolThenReport(() => [{ name: 'terminal', arguments: { command: 'echo ran-in-sandbox' } }]);
     const refused = await send('hooks-term-guest', 'run it', 'guest-7');
     expect(refused.status).toBe(200);
+    // Hooks see the person's id qualified by platform (the API's user_id guest-7 is api:guest-7).
     const reason = 'terminal is for the on-call group only; api:guest-7 is not in it';
     const requests = fake.requestsFor(refused.body.session_id);
     expect(requests[1]?.messages.at(-1)).toMatchObject({ role: 'tool', content: reason });

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, silentLogger } from '@herald/core';
 import { createDb } from '@herald/db';
-import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
+import { createRedis, createRunQueue, RedisNoticeBus, TurnDoneListener } from '@herald/queue';
 import { createIngressServer } from '@herald/ingress';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
@@ -72,12 +72,11 @@ describe('Postgres unreachable', () => {
   it('makes /readyz say not ready and refuses messages with 503, writing nothing', async () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://127.0.0.1:1/herald', PORT: '0' });
     const db = createDb({ url: config.database.url });
-    const producer = createRedis(config.redis.url, 'producer');
-    const subscriber = createRedis(config.redis.url, 'subscriber');
-    const listener = new TurnDoneListener(subscriber, 'herald_t_pgdown');
+    const notices = new RedisNoticeBus(config.redis.url);
+    const listener = new TurnDoneListener(notices, 'herald_t_pgdown');
     await listener.start();
-    const queue = createRunQueue(producer, 'herald_t_pgdown');
-    const app = createIngressServer({ config, db, queue, redis: producer, listener, logger: silentLogger });
+    const queue = createRunQueue(notices.connection, 'herald_t_pgdown');
+    const app = createIngressServer({ config, db, queue, notices, listener, logger: silentLogger });
     try {
       const ready = await app.inject({ method: 'GET', url: '/readyz' });
       expect(ready.statusCode).toBe(503);
@@ -94,8 +93,7 @@ describe('Postgres unreachable', () => {
       await app.close();
       await queue.close();
       await db.destroy();
-      producer.disconnect();
-      subscriber.disconnect();
+      await notices.close();
     }
   });
 });

@@ -13,6 +13,9 @@ import { runImport } from './import-command.ts';
 import { startTracing, traceLogFields } from '@herald/telemetry';
 import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
 import { runStatus } from './status-command.ts';
+import { enterRunMode } from './run-mode.ts';
+import type { RunMode } from './run-mode.ts';
+import { runDoctor } from './doctor-command.ts';
 import { runAudit } from './audit-command.ts';
 import { runDeadLetters } from './dead-letters-command.ts';
 
@@ -37,17 +40,25 @@ commands:
   search     search past conversations (herald search QUERY --user ID; see herald search --help)
   import     bring a Hermes install along: herald import hermes HERMES_HOME --user ID
   status     the cluster through the API: live roles, queue depths, oldest waiting turn, dead letters (--json)
+  doctor     which mode runs (embedded or external Postgres, queue on Redis or Postgres) and whether each service answers
   audit      the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)
   dead-letters  what failed for good and why: updates, runs, deliveries, reviews, cron jobs (--json, --limit N)
 `;
 
 const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
+/** Commands that use the database, so settle the run mode (and start an embedded Postgres) first. */
+const WITH_DATABASE = new Set([...LONG_RUNNING, 'migrate', 'memory', 'prompt', 'profile', 'tools', 'skills', 'reviews', 'cron', 'search', 'import']);
 let stopTracing: (() => Promise<void>) | null = null;
+
+let runMode: RunMode | null = null;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
   const shutdown = new Shutdown({ logger, deadlineMs: config.roles.shutdownTimeoutMs });
   // Registered first, so it runs last and flushes the spans of everything else's shutdown.
   if (stopTracing) shutdown.add('tracing', stopTracing);
+  // Next to last: the embedded Postgres outlives every role that uses it.
+  const mode = runMode;
+  if (mode) shutdown.add('embedded postgres', () => mode.stop());
   exitOnSignals(shutdown, logger);
   return shutdown;
 }
@@ -58,7 +69,33 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const config = loadConfig();
+  const loaded = loadConfig();
+  const config = await withRunMode(command, loaded);
+  if (runMode === null) return runCommand(command, argv, config);
+  const mode: RunMode = runMode;
+  try {
+    await runCommand(command, argv, config);
+  } catch (error) {
+    await mode.stop();
+    throw error;
+  }
+  // A long-running role stops the embedded Postgres in its shutdown; a one-shot command here.
+  if (!LONG_RUNNING.has(command)) await mode.stop();
+}
+
+/** Settles the run mode (starting the embedded Postgres if it is the one) and says which runs. */
+async function withRunMode(command: string, config: Config): Promise<Config> {
+  if (!WITH_DATABASE.has(command)) return config;
+  const logger = createLogger({ level: config.observability.logLevel, service: `herald-${command}` });
+  runMode = await enterRunMode(config, logger);
+  if (LONG_RUNNING.has(command)) {
+    logger.info({ database: runMode.config.database.mode, queue: runMode.config.redis.queueMode }, runMode.line);
+    if (command === 'up') process.stderr.write(`${runMode.line}\n`);
+  }
+  return runMode.config;
+}
+
+async function runCommand(command: string, argv: string[], config: Config): Promise<void> {
   // Off (nothing loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
   if (LONG_RUNNING.has(command)) stopTracing = await startTracing({ endpoint: config.observability.otlpEndpoint, serviceName: `herald-${command}` });
   const logger = createLogger({ level: config.observability.logLevel, service: `herald-${command}`, ...(stopTracing ? { mixin: traceLogFields } : {}) });
@@ -171,6 +208,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'status': {
       process.exitCode = await runStatus(argv.slice(1), config);
+      return;
+    }
+    case 'doctor': {
+      process.exitCode = await runDoctor(config);
       return;
     }
     default:

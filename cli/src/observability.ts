@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db } from '@herald/db';
 import { hostname } from 'node:os';
-import { bullmqDepth, createRedis, startHeartbeat } from '@herald/queue';
+import { bullmqDepth, openQueueTransport } from '@herald/queue';
+import type { RunQueue } from '@herald/queue';
 import { inboxDepth } from '@herald/session';
 import { startOpsServer, watchQueueDepths } from '@herald/telemetry';
+import { queueSettings } from './queue-settings.ts';
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -17,7 +17,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 }
 
 /** Puts the queues' depths on this process's /metrics (read at scrape time, not per turn). */
-export function watchQueues(db: Db, queues: readonly Queue[], shutdown: Shutdown): void {
+export function watchQueues(db: Db, queues: readonly RunQueue[], shutdown: Shutdown): void {
   const stop = watchQueueDepths(async () => Promise.all([inboxDepth(db), ...queues.map((queue) => bullmqDepth(queue))]));
   shutdown.add('queue depth metrics', stop);
 }
@@ -27,8 +27,8 @@ export function watchQueues(db: Db, queues: readonly Queue[], shutdown: Shutdown
  * its Postgres and Redis answer within two seconds each.
  */
 export async function startRoleOpsServer(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<number> {
-  const redis: Redis = createRedis(config.redis.url, 'producer', (error) => logger.warn({ err: error }, 'readiness redis connection error'));
-  shutdown.add('readiness redis', () => redis.disconnect());
+  const { bus } = openQueueTransport(queueSettings(config), (error) => logger.warn({ err: error }, 'readiness queue store connection error'));
+  shutdown.add('readiness queue store', () => bus.close());
   const server = await startOpsServer({
     host: '0.0.0.0',
     port: config.observability.metricsPort,
@@ -36,9 +36,7 @@ export async function startRoleOpsServer(config: Config, logger: Logger, shutdow
       postgres: async () => {
         await withTimeout(sql`SELECT 1`.execute(db), 2000, 'postgres');
       },
-      redis: async () => {
-        await withTimeout(redis.ping(), 2000, 'redis');
-      },
+      [bus.store === 'redis' ? 'redis' : 'queue']: () => bus.ping(2000),
     },
   });
   shutdown.add('metrics server', () => server.close());
@@ -48,10 +46,10 @@ export async function startRoleOpsServer(config: Config, logger: Logger, shutdow
 
 /** This process's heartbeat for `herald status` (one key per role it runs, a SET every 5 s). */
 export function startRoleHeartbeat(config: Config, logger: Logger, shutdown: Shutdown, roles: readonly string[]): void {
-  const redis = createRedis(config.redis.url, 'producer', (error) => logger.warn({ err: error }, 'heartbeat redis connection error'));
-  const stop = startHeartbeat(redis, config.redis.queuePrefix, roles, `${hostname()}:${process.pid}`);
+  const { bus } = openQueueTransport(queueSettings(config), (error) => logger.warn({ err: error }, 'heartbeat queue store connection error'));
+  const stop = bus.startHeartbeat(config.redis.queuePrefix, roles, `${hostname()}:${process.pid}`);
   shutdown.add('heartbeat', async () => {
     await stop();
-    redis.disconnect();
+    await bus.close();
   });
 }

@@ -1,7 +1,5 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db } from '@herald/db';
@@ -9,7 +7,7 @@ import { acceptOptionsFrom } from '@herald/session';
 import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
 import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
-import type { WakeJob } from '@herald/queue';
+import type { NoticeBus, RunQueue } from '@herald/queue';
 
 const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
@@ -64,8 +62,8 @@ export async function startPlatformIngress(
   logger: Logger,
   shutdown: Shutdown,
   db: Db,
-  queue: Queue<WakeJob>,
-  redis: Redis,
+  queue: RunQueue,
+  notices: NoticeBus,
   hooks?: Hooks,
 ): Promise<PlatformIngress> {
   // Both adapters commit messages the same way, through the shared inbox path.
@@ -73,7 +71,7 @@ export async function startPlatformIngress(
     owner: processOwner,
     db,
     queue,
-    redis,
+    notices,
     queuePrefix: config.redis.queuePrefix,
     accept: acceptOptionsFrom(config),
     logger: log,

@@ -8,7 +8,13 @@ import type { QueueSpec } from '@herald/jobs';
 import { reviewQueues } from '@herald/knowledge';
 import { cronQueues } from '@herald/cron';
 import type { Db } from '@herald/db';
-import { createRedis, createRunQueue, TurnDoneListener } from '@herald/queue';
+import { openQueueTransport, TurnDoneListener } from '@herald/queue';
+import type { QueueTransport } from '@herald/queue';
+import { queueSettings } from './queue-settings.ts';
+
+export { queueSettings };
+export { startEmbeddedPostgres } from './embedded-postgres.ts';
+export type { EmbeddedPostgres } from './embedded-postgres.ts';
 import { builtinRegistry, openSandbox, ToolExposure } from '@herald/tools';
 import type { SandboxChoice, Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
@@ -54,6 +60,16 @@ export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
   return db;
 }
 
+/**
+ * The run queue's store for one role (Redis, or Postgres in HERALD_QUEUE=postgres), closed at
+ * shutdown after the queues and workers made from it, which were registered later.
+ */
+export function openTransport(config: Config, log: Logger, shutdown: Shutdown, role: string): QueueTransport {
+  const transport = openQueueTransport(queueSettings(config), (error) => log.warn({ err: error }, 'queue store connection error'));
+  shutdown.add(`${role} queue store`, () => transport.close());
+  return transport;
+}
+
 export function providerFromConfig(config: Config): Provider | null {
   if (!config.model.endpoint) return null;
   return createProvider({
@@ -82,28 +98,22 @@ export function summariserFromConfig(config: Config): Provider | null {
 export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
   assertSafeBind(config);
   const log = logger.child({ component: 'ingress' });
-  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
-  const producer = createRedis(config.redis.url, 'producer', onRedisError);
-  const subscriber = createRedis(config.redis.url, 'subscriber', onRedisError);
-  shutdown.add('ingress redis', () => {
-    producer.disconnect();
-    subscriber.disconnect();
-  });
-  const queue = createRunQueue(producer, config.redis.queuePrefix);
+  const transport = openTransport(config, log, shutdown, 'ingress');
+  const queue = transport.createRunQueue();
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
   shutdown.add('run queue', () => queue.close());
   // Reviews are pg-boss jobs in Postgres (GET /v1/admin/jobs lists them): only the run queue is BullMQ's.
   watchQueues(db, [queue], shutdown);
   const hooks = await loadHooks(config, log, db, sandboxCommands(() => openToolSandbox(config, log)));
-  const listener = new TurnDoneListener(subscriber, config.redis.queuePrefix);
+  const listener = new TurnDoneListener(transport.bus, config.redis.queuePrefix);
   await listener.start();
-  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, producer, hooks);
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus, hooks);
   const app = createIngressServer({
     config,
     db,
     queue,
     adminQueues: [queue],
-    redis: producer,
+    notices: transport.bus,
     listener,
     logger: log,
     telegram: platforms.telegram,
@@ -146,15 +156,7 @@ export async function openToolSandbox(config: Config, log: Logger): Promise<Sand
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
-  const onRedisError = (error: Error) => log.warn({ err: error }, 'redis connection error');
-  const connection = createRedis(config.redis.url, 'worker', onRedisError);
-  const publisher = createRedis(config.redis.url, 'producer', onRedisError);
-  const subscriber = createRedis(config.redis.url, 'subscriber', onRedisError);
-  shutdown.add('worker redis', () => {
-    connection.disconnect();
-    publisher.disconnect();
-    subscriber.disconnect();
-  });
+  const transport = openTransport(config, log, shutdown, 'worker');
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
   const toolSandbox = await openToolSandbox(config, log);
@@ -166,9 +168,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   const worker = new WorkerService({
     config,
     db,
-    connection,
-    publisher,
-    subscriber,
+    transport,
     provider: providerFromConfig(config),
     summariser: summariserFromConfig(config),
     registry,
@@ -187,9 +187,8 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
 
 export async function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<Reconciler> {
   const log = logger.child({ component: 'scheduler' });
-  const producer = createRedis(config.redis.url, 'producer', (error) => log.warn({ err: error }, 'redis connection error'));
-  shutdown.add('scheduler redis', () => producer.disconnect());
-  const queue = createRunQueue(producer, config.redis.queuePrefix);
+  const transport = openTransport(config, log, shutdown, 'scheduler');
+  const queue = transport.createRunQueue();
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
   shutdown.add('scheduler queue', () => queue.close());
   watchQueues(db, [queue], shutdown);

@@ -3,7 +3,7 @@ import { silentLogger } from '@herald/core';
 import { createIngressServer, registeredRoutes } from '@herald/ingress';
 import type { RegisteredRoute } from '@herald/ingress';
 import { TelegramIngress } from '@herald/platforms';
-import { createRedis, TurnDoneListener } from '@herald/queue';
+import { TurnDoneListener } from '@herald/queue';
 import { replicaOf } from './stack.ts';
 import type { Stack } from './stack.ts';
 
@@ -21,8 +21,8 @@ export interface WalkableIngress {
  */
 export async function startWalkableIngress(stack: Stack): Promise<WalkableIngress> {
   const replica = replicaOf(stack);
-  const subscriber = createRedis(stack.config.redis.url, 'subscriber');
-  const listener = new TurnDoneListener(subscriber, stack.config.redis.queuePrefix);
+  // The replica's notice bus (Redis or Postgres, as the stack runs) carries the turn-done notices too.
+  const listener = new TurnDoneListener(replica.deps.notices, stack.config.redis.queuePrefix);
   await listener.start();
   const telegramConfig = stack.config.platforms.telegram;
   const telegram = telegramConfig ? new TelegramIngress({ ...replica.deps, config: telegramConfig }) : undefined;
@@ -30,7 +30,7 @@ export async function startWalkableIngress(stack: Stack): Promise<WalkableIngres
     config: stack.config,
     db: replica.deps.db,
     queue: replica.deps.queue,
-    redis: replica.deps.redis,
+    notices: replica.deps.notices,
     listener,
     logger: silentLogger,
     telegram,
@@ -41,7 +41,6 @@ export async function startWalkableIngress(stack: Stack): Promise<WalkableIngres
     routes: registeredRoutes(app),
     async close() {
       await app.close();
-      subscriber.disconnect();
       await replica.close();
     },
   };

@@ -5,10 +5,10 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, Shutdown, silentLogger } from '@herald/core';
 import type { Config } from '@herald/core';
-import { openDb, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
+import { openDb, queueSettings, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
 import type { Db } from '@herald/db';
 import type { ChatInboundDependencies } from '@herald/platforms';
-import { createRedis, createRunQueue } from '@herald/queue';
+import { openQueueTransport } from '@herald/queue';
 import { acceptOptionsFrom } from '@herald/session';
 import type { FakeLLM } from './fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from './test-database.ts';
@@ -78,6 +78,12 @@ export const TEST_TOKEN = 'test-token-123456';
 
 const TEST_TOOLS_PLUGIN = fileURLToPath(new URL('./test-tools.ts', import.meta.url));
 
+/** The queue mode the test run asked for, passed to in-process roles as to spawned ones. */
+export function queueModeEnv(): Record<string, string> {
+  const mode = process.env.HERALD_QUEUE;
+  return mode === undefined || mode === '' ? {} : { HERALD_QUEUE: mode };
+}
+
 function stackEnv(database: TestDatabase, options: StackOptions): Record<string, string> {
   return {
     DATABASE_URL: database.url,
@@ -89,6 +95,8 @@ function stackEnv(database: TestDatabase, options: StackOptions): Record<string,
     HERALD_LEASE_TTL_MS: '3000',
     HERALD_SHUTDOWN_TIMEOUT_MS: '8000',
     LOG_LEVEL: 'silent',
+    // The mode matrix (.ci/run): HERALD_QUEUE=postgres runs the same tests with the queue on Postgres.
+    ...queueModeEnv(),
     // Session workspaces of the file and terminal tools, out of the repository.
     HERALD_WORKSPACE_ROOT: join(tmpdir(), `herald-ws-${database.name}`),
     // Test files run side by side and spawn worker processes: keep well inside max_connections.
@@ -172,19 +180,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 export interface Replica {
   /** The dependencies of a second ingress replica, named 'replica-2', on the stack's queue and database. */
   deps: Omit<ChatInboundDependencies, 'allowedUsers'> & { owner: string };
-  /** Closes the replica's queue and Redis connection. */
+  /** Closes the replica's queue and its store's connections. */
   close(): Promise<void>;
 }
 
 /** What a platform adapter needs to run as a second ingress replica beside the stack's own. */
 export function replicaOf(stack: Stack, db: Db = stack.database.db): Replica {
-  const redis = createRedis(stack.config.redis.url, 'producer');
-  const queue = createRunQueue(redis, stack.config.redis.queuePrefix);
+  const transport = openQueueTransport(queueSettings(stack.config));
+  const queue = transport.createRunQueue();
   return {
-    deps: { owner: 'replica-2', db, queue, redis, queuePrefix: stack.config.redis.queuePrefix, accept: acceptOptionsFrom(stack.config), logger: silentLogger },
+    deps: { owner: 'replica-2', db, queue, notices: transport.bus, queuePrefix: stack.config.redis.queuePrefix, accept: acceptOptionsFrom(stack.config), logger: silentLogger },
     async close() {
       await queue.close();
-      redis.disconnect();
+      await transport.close();
     },
   };
 }

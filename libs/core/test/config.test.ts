@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, SETTING_NAMES } from '@herald/core';
 
@@ -94,7 +95,10 @@ describe('loadConfig', () => {
     const config = loadConfig({
       DATABASE_URL: 'postgres://herald@db:5432/herald',
       HERALD_DB_POOL_SIZE: '4',
+      HERALD_DATABASE: 'external',
+      HERALD_DATA_DIR: '/var/lib/herald',
       HERALD_QUEUE_PREFIX: 'h2',
+      HERALD_QUEUE: 'postgres',
       HERALD_URL: 'http://api:8080',
       HERALD_SESSION_BACKLOG: '7',
       HERALD_MODEL_TIMEOUT_MS: '5000',
@@ -107,8 +111,8 @@ describe('loadConfig', () => {
       HERALD_TOOL_PLUGINS: './a.js, ./b.js',
       LOG_LEVEL: 'debug',
     });
-    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', poolSize: 4 });
-    expect(config.redis.queuePrefix).toBe('h2');
+    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', poolSize: 4, mode: 'external', urlGiven: true, dataDir: '/var/lib/herald' });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', queuePrefix: 'h2', queueMode: 'postgres', urlGiven: false });
     expect(config.api.url).toBe('http://api:8080');
     expect(config.limits.sessionBacklog).toBe(7);
     expect(config.model.timeoutMs).toBe(5000);
@@ -121,6 +125,14 @@ describe('loadConfig', () => {
     expect(config.observability.logLevel).toBe('debug');
     // A role holding the config cannot change it under the others.
     expect(Object.isFrozen(config.roles)).toBe(true);
+  });
+
+  it('leaves the run mode to the command (auto) and says whether the URLs were set or defaulted', () => {
+    const config = loadConfig({ REDIS_URL: 'redis://cache:6379' });
+    expect(config.database).toMatchObject({ url: 'postgres://127.0.0.1:5432/herald', mode: 'auto', urlGiven: false, dataDir: resolve('./.herald') });
+    expect(config.redis).toMatchObject({ url: 'redis://cache:6379', queueMode: 'auto', urlGiven: true });
+    expect(() => loadConfig({ HERALD_QUEUE: 'sqlite' })).toThrow(/^HERALD_QUEUE: expected auto, redis or postgres$/);
+    expect(() => loadConfig({ HERALD_DATABASE: 'remote' })).toThrow(/^HERALD_DATABASE: expected auto, embedded or external$/);
   });
 
   it('never prints the password of a DATABASE_URL it refuses', () => {

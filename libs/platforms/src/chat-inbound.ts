@@ -1,5 +1,3 @@
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { qualifyUserId } from '@herald/core';
 import type { Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError } from '@herald/session';
@@ -8,7 +6,7 @@ import type { Db } from '@herald/db';
 import type { AcceptOptions, InboundMessage } from '@herald/session';
 import { announceAccepted } from '@herald/queue';
 import { withSpan } from '@herald/telemetry';
-import type { WakeJob } from '@herald/queue';
+import type { NoticeBus, RunQueue } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
 import type { Hooks } from '@herald/hooks';
 
@@ -32,9 +30,9 @@ export interface ChatInbound {
 
 export interface ChatInboundDependencies {
   db: Db;
-  queue: Queue<WakeJob>;
-  /** A producer connection for /stop and interrupt notices. */
-  redis: Redis;
+  queue: RunQueue;
+  /** Where /stop and interrupt notices go. */
+  notices: NoticeBus;
   queuePrefix: string;
   /** The session backlog, operators and limits (acceptOptionsFrom). */
   accept: AcceptOptions;

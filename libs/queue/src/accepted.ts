@@ -1,7 +1,6 @@
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { enqueueWake } from './run-queue.ts';
-import type { WakeJob } from './run-queue.ts';
+import type { RunQueue } from './run-queue.ts';
+import type { NoticeBus } from './notice-bus.ts';
 import { publishSessionControl } from './session-control.ts';
 import type { ControlAction } from './session-control.ts';
 
@@ -15,11 +14,11 @@ export interface AcceptedNotice {
 
 /**
  * What every ingress path does once a message is committed: wake the session, and tell a running
- * turn about /stop or an interrupt. Redis being down loses nothing here: the reconciler finds the
+ * turn about /stop or an interrupt. The queue's store being down loses nothing here: the reconciler finds the
  * committed event, so failures are only logged.
  */
 export async function announceAccepted(
-  deps: { queue: Queue<WakeJob>; redis: Redis; queuePrefix: string; logger: { warn(object: object, message: string): void } },
+  deps: { queue: RunQueue; notices: NoticeBus; queuePrefix: string; logger: { warn(object: object, message: string): void } },
   accepted: AcceptedNotice,
 ): Promise<void> {
   const { sessionId } = accepted;
@@ -29,7 +28,7 @@ export async function announceAccepted(
     );
   }
   if (accepted.control !== undefined && !accepted.duplicate) {
-    await publishSessionControl(deps.redis, deps.queuePrefix, sessionId, accepted.control).catch((error: unknown) =>
+    await publishSessionControl(deps.notices, deps.queuePrefix, sessionId, accepted.control).catch((error: unknown) =>
       deps.logger.warn({ err: error, sessionId }, 'session control notice failed'),
     );
   }

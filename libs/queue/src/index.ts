@@ -1,11 +1,23 @@
 export { createRedis } from './redis.ts';
 export type { RedisRole } from './redis.ts';
-export { RUNS_QUEUE, createRunQueue, enqueueWake, wakeJobId } from './run-queue.ts';
-export type { WakeJob } from './run-queue.ts';
+export {
+  createPostgresRunQueue,
+  createRunQueue,
+  enqueueWake,
+  POSTGRES_QUEUE_SCHEMA,
+  RUNS_QUEUE,
+  wakeJobId,
+} from './run-queue.ts';
+export type { RunQueue, RunWorker, WakeJob } from './run-queue.ts';
+export { openQueueTransport } from './queue-transport.ts';
+export type { QueueTransport } from './queue-transport.ts';
+export { usesPostgresQueue } from './notice-bus.ts';
+export type { NoticeBus, QueueMode, QueueSettings } from './notice-bus.ts';
+export { HEARTBEAT_INTERVAL_MS, RedisNoticeBus } from './redis-notice-bus.ts';
+export { PostgresNoticeBus } from './postgres-notice-bus.ts';
 export { publishTurnDone, turnDoneChannel, TurnDoneListener } from './turn-events.ts';
 export { publishSessionControl, sessionControlChannel, SessionControlListener } from './session-control.ts';
 export type { ControlAction } from './session-control.ts';
 export { announceAccepted } from './accepted.ts';
 export type { AcceptedNotice } from './accepted.ts';
 export { bullmqDepth } from './queue-depth.ts';
-export { aliveRoles, HEARTBEAT_INTERVAL_MS, startHeartbeat } from './role-heartbeat.ts';

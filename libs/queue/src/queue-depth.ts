@@ -1,8 +1,8 @@
-import type { Queue } from 'bullmq';
+import type { RunQueue } from './run-queue.ts';
 import type { QueueDepth } from '@herald/telemetry';
 
 /** A BullMQ queue's counts and the age of its oldest waiting job, read in two round trips. */
-export async function bullmqDepth(queue: Queue): Promise<QueueDepth> {
+export async function bullmqDepth(queue: RunQueue): Promise<QueueDepth> {
   const [counts, oldest] = await Promise.all([queue.getJobCounts('wait', 'active', 'delayed', 'failed'), queue.getJobs(['wait'], 0, 0, true)]);
   const first = oldest[0];
   return {

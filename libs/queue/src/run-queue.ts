@@ -1,4 +1,5 @@
-import { Queue } from 'bullmq';
+import { createPostgresBackend, Queue, Worker, withBackend } from 'bullmq';
+import type { IQueueBackend, JobProgress, Processor } from 'bullmq';
 import { currentTraceParent } from '@herald/telemetry';
 import type { Redis } from 'ioredis';
 
@@ -19,11 +20,51 @@ export function wakeJobId(sessionId: string, generation: string): string {
   return `wake.${sessionId}.${generation}`;
 }
 
-export function createRunQueue(connection: Redis, prefix: string): Queue<WakeJob> {
-  return new Queue<WakeJob>(RUNS_QUEUE, { connection, prefix });
+/** The run queue on either store: the same BullMQ API over Redis or over BullMQ's Postgres backend. */
+export type RunQueue = Queue<WakeJob, void, string, WakeJob, void, string, IQueueBackend, unknown>;
+export type RunWorker = Worker<WakeJob, void, string, IQueueBackend, JobProgress, unknown>;
+
+/** BullMQ's Postgres tables live in their own schema of Herald's database. */
+export const POSTGRES_QUEUE_SCHEMA = 'bullmq';
+
+/**
+ * BullMQ's Postgres connection: its own small pool, its schema migrated on first connect (under an
+ * advisory lock, so any number of processes may race to it).
+ */
+export function postgresQueueConnection(databaseUrl: string, poolSize: number) {
+  return { connectionString: databaseUrl, schema: POSTGRES_QUEUE_SCHEMA, max: poolSize, migrate: true };
 }
 
-export async function enqueueWake(queue: Queue<WakeJob>, sessionId: string, generation: string): Promise<void> {
+// The classes are generic in their backend; Herald's code sees only the backend-neutral API, so the
+// concrete backend type is widened to IQueueBackend here, in the one place that picks it.
+const onPostgres = withBackend(createPostgresBackend);
+
+export function createRunQueue(connection: Redis, prefix: string): RunQueue {
+  return new Queue<WakeJob, void, string>(RUNS_QUEUE, { connection, prefix }) as unknown as RunQueue;
+}
+
+export function createPostgresRunQueue(databaseUrl: string): RunQueue {
+  return new onPostgres.Queue<WakeJob>(RUNS_QUEUE, { connection: postgresQueueConnection(databaseUrl, 2) }) as unknown as RunQueue;
+}
+
+export function createRunWorker(
+  connection: Redis,
+  prefix: string,
+  processor: Processor<WakeJob, void>,
+  concurrency: number,
+): RunWorker {
+  return new Worker<WakeJob, void>(RUNS_QUEUE, processor, { connection, prefix, concurrency, autorun: true }) as unknown as RunWorker;
+}
+
+export function createPostgresRunWorker(databaseUrl: string, processor: Processor<WakeJob, void>, concurrency: number): RunWorker {
+  return new onPostgres.Worker<WakeJob, void>(RUNS_QUEUE, processor, {
+    connection: postgresQueueConnection(databaseUrl, 4),
+    concurrency,
+    autorun: true,
+  }) as unknown as RunWorker;
+}
+
+export async function enqueueWake(queue: RunQueue, sessionId: string, generation: string): Promise<void> {
   const traceParent = currentTraceParent();
   await queue.add(
     'wake',

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { subscribeJson } from './json-channel.ts';
+import type { NoticeBus } from './notice-bus.ts';
 
 export type ControlAction = 'stop' | 'interrupt';
 
@@ -9,12 +9,12 @@ export function sessionControlChannel(prefix: string): string {
 
 /** Tells whichever worker runs the session to stop its turn or interrupt its model call. */
 export async function publishSessionControl(
-  redis: Redis,
+  bus: NoticeBus,
   prefix: string,
   sessionId: string,
   action: ControlAction,
 ): Promise<void> {
-  await redis.publish(sessionControlChannel(prefix), JSON.stringify({ sessionId, action }));
+  await bus.publish(sessionControlChannel(prefix), JSON.stringify({ sessionId, action }));
 }
 
 /**
@@ -23,17 +23,17 @@ export async function publishSessionControl(
  */
 export class SessionControlListener {
   readonly #handlers = new Map<string, (action: ControlAction) => void>();
-  readonly #redis: Redis;
+  readonly #bus: NoticeBus;
   readonly #channel: string;
   #started: Promise<void> | undefined;
 
-  constructor(redis: Redis, prefix: string) {
-    this.#redis = redis;
+  constructor(bus: NoticeBus, prefix: string) {
+    this.#bus = bus;
     this.#channel = sessionControlChannel(prefix);
   }
 
   start(): Promise<void> {
-    this.#started ??= subscribeJson(this.#redis, this.#channel, (message) => {
+    this.#started ??= subscribeJson(this.#bus, this.#channel, (message) => {
       const { sessionId, action } = message as { sessionId?: unknown; action?: unknown };
       if (action !== 'stop' && action !== 'interrupt') return;
       this.#handlers.get(String(sessionId))?.(action);

@@ -1,13 +1,13 @@
-import type { Redis } from 'ioredis';
 import { subscribeJson } from './json-channel.ts';
+import type { NoticeBus } from './notice-bus.ts';
 
 export function turnDoneChannel(prefix: string): string {
   return `${prefix}:turn-done`;
 }
 
 /** Tells waiting API callers that these events have their reply. Best effort: they also poll. */
-export async function publishTurnDone(redis: Redis, prefix: string, eventIds: string[]): Promise<void> {
-  await redis.publish(turnDoneChannel(prefix), JSON.stringify({ eventIds }));
+export async function publishTurnDone(bus: NoticeBus, prefix: string, eventIds: string[]): Promise<void> {
+  await bus.publish(turnDoneChannel(prefix), JSON.stringify({ eventIds }));
 }
 
 /**
@@ -16,17 +16,17 @@ export async function publishTurnDone(redis: Redis, prefix: string, eventIds: st
  */
 export class TurnDoneListener {
   readonly #waiters = new Map<string, Set<() => void>>();
-  readonly #redis: Redis;
+  readonly #bus: NoticeBus;
   readonly #channel: string;
   #started: Promise<void> | undefined;
 
-  constructor(redis: Redis, prefix: string) {
-    this.#redis = redis;
+  constructor(bus: NoticeBus, prefix: string) {
+    this.#bus = bus;
     this.#channel = turnDoneChannel(prefix);
   }
 
   start(): Promise<void> {
-    this.#started ??= subscribeJson(this.#redis, this.#channel, (message) => {
+    this.#started ??= subscribeJson(this.#bus, this.#channel, (message) => {
       const ids = (message as { eventIds?: unknown } | null)?.eventIds;
       if (!Array.isArray(ids)) return;
       for (const id of ids) {

@@ -1,6 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { createBullBoard } from '@bull-board/api';
@@ -8,7 +6,8 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { Config } from '@herald/core';
 import type { Db } from '@herald/db';
-import { aliveRoles, bullmqDepth } from '@herald/queue';
+import { bullmqDepth } from '@herald/queue';
+import type { NoticeBus, RunQueue } from '@herald/queue';
 import { countDeadLetters, inboxDepth } from '@herald/session';
 import { sendError } from './api-errors.ts';
 import { ADMIN_VIEW_PATH } from './api-auth.ts';
@@ -17,9 +16,9 @@ import { firstIssue } from './message-body.ts';
 export interface AdminDependencies {
   config: Config;
   db: Db;
-  redis: Redis;
+  notices: NoticeBus;
   /** The BullMQ queues the board shows (runs, reviews). */
-  queues: readonly Queue[];
+  queues: readonly RunQueue[];
 }
 
 const ROLES = ['ingress', 'worker', 'reviewer', 'scheduler'] as const;
@@ -51,7 +50,7 @@ const DEAD_LETTER_COUNTS: Record<string, string> = {
 /** What `herald status` shows: live processes per role, queue depths, the oldest waiting turn, dead letters. */
 async function clusterStatus(deps: AdminDependencies): Promise<Record<string, unknown>> {
   const [alive, inbox, queues, dead] = await Promise.all([
-    aliveRoles(deps.redis, deps.config.redis.queuePrefix),
+    deps.notices.aliveRoles(deps.config.redis.queuePrefix),
     inboxDepth(deps.db),
     Promise.all(deps.queues.map((queue) => bullmqDepth(queue))),
     countDeadLetters(deps.db),
@@ -75,7 +74,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDependencie
   void app.register(async (scope) => {
     const board = new FastifyAdapter();
     board.setBasePath(ADMIN_VIEW_PATH);
-    createBullBoard({ queues: deps.queues.map((queue) => new BullMQAdapter(queue)), serverAdapter: board, options: { uiConfig: { boardTitle: 'Herald' } } });
+    // The board's adapter is typed for Redis queues but uses only the backend-neutral API.
+    createBullBoard({ queues: deps.queues.map((queue) => new BullMQAdapter(queue as unknown as ConstructorParameters<typeof BullMQAdapter>[0])), serverAdapter: board, options: { uiConfig: { boardTitle: 'Herald' } } });
     await scope.register(board.registerPlugin(), { prefix: ADMIN_VIEW_PATH });
   });
 

@@ -1,6 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
@@ -10,7 +8,7 @@ import { announceAccepted } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
 import type { Hooks } from '@herald/hooks';
 import { metricsText, withSpan } from '@herald/telemetry';
-import type { TurnDoneListener, WakeJob } from '@herald/queue';
+import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
 import { sendError } from './api-errors.ts';
 import { firstIssue, messageBody, waitQuery } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
@@ -19,8 +17,8 @@ import { waitingView } from './wait-views.ts';
 export interface ApiDependencies {
   config: Config;
   db: Db;
-  queue: Queue<WakeJob>;
-  redis: Redis;
+  queue: RunQueue;
+  notices: NoticeBus;
   listener: TurnDoneListener;
   logger: Logger;
   /** Lifecycle hooks: pre_gateway_dispatch may drop or rewrite a message before it is committed. */
@@ -41,27 +39,6 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/**
- * The connection refuses commands until it is connected (no offline queue), so a probe right after
- * start, or during a reconnect, waits for it up to `ms` instead of failing at once.
- */
-async function pingWhenConnected(redis: ApiDependencies['redis'], ms: number): Promise<string> {
-  if (redis.status !== 'ready') {
-    await new Promise<void>((resolve, reject) => {
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        redis.off('ready', onReady);
-        reject(new Error(`redis not connected after ${ms} ms (${redis.status})`));
-      }, ms);
-      redis.once('ready', onReady);
-    });
-  }
-  return withTimeout(redis.ping(), ms);
-}
-
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): void {
   const { config, db, queue, listener, logger } = deps;
 
@@ -75,18 +52,20 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
   });
 
   app.get('/readyz', async (_request, reply) => {
-    const [postgres, redis] = await Promise.all([
+    const [postgres, queueStore] = await Promise.all([
       withTimeout(sql`SELECT 1`.execute(db), 2000).then(
         () => 'ok',
         (error: Error) => error.message,
       ),
-      pingWhenConnected(deps.redis, 2000).then(
+      deps.notices.ping(2000).then(
         () => 'ok',
         (error: Error) => error.message,
       ),
     ]);
-    const ready = postgres === 'ok' && redis === 'ok';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', postgres, redis });
+    const ready = postgres === 'ok' && queueStore === 'ok';
+    // The queue's store answers under its own name: `redis`, or `queue` when it is Postgres too.
+    const store = deps.notices.store === 'redis' ? 'redis' : 'queue';
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', postgres, [store]: queueStore });
   });
 
   app.post('/v1/messages', async (request, reply) => {
@@ -129,7 +108,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDependencies): 
       text: dispatch.text,
       dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
         }, acceptOptionsFrom(config));
-        await announceAccepted({ queue, redis: deps.redis, queuePrefix: config.redis.queuePrefix, logger }, committed);
+        await announceAccepted({ queue, notices: deps.notices, queuePrefix: config.redis.queuePrefix, logger }, committed);
         return committed;
       });
     } catch (error) {

@@ -1,10 +1,8 @@
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Config, Logger } from '@herald/core';
 import type { Db } from '@herald/db';
-import type { TurnDoneListener, WakeJob } from '@herald/queue';
+import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
 import { registerApiRoutes } from './api-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
@@ -28,12 +26,12 @@ import { registerHookRoutes } from './hook-routes.ts';
 export interface IngressOptions {
   config: Config;
   db: Db;
-  queue: Queue<WakeJob>;
-  redis: Redis;
+  queue: RunQueue;
+  notices: NoticeBus;
   listener: TurnDoneListener;
   logger: Logger;
   /** The BullMQ queues the admin view shows; the run queue alone when not given. */
-  adminQueues?: readonly Queue[] | undefined;
+  adminQueues?: readonly RunQueue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
   /** Lifecycle hooks (docs/hooks.md): pre_gateway_dispatch, and the per-profile hooks route. */
@@ -72,7 +70,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSkillRoutes(app, options.db);
   registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);
-  registerAdminRoutes(app, { config: options.config, db: options.db, redis: options.redis, queues: options.adminQueues ?? [options.queue] });
+  registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
   registerSearchRoutes(app, options.db);
   registerSessionRoutes(app, options.db);

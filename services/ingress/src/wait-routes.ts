@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import type { Queue } from 'bullmq';
 import { z } from 'zod';
 import type { Logger } from '@herald/core';
 import { apiUserId } from '@herald/core';
 import { getWait, listWaits, mayAnswerWait, NOT_YOURS_REPLY, resolveWait } from '@herald/session';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
-import type { WakeJob } from '@herald/queue';
+import type { RunQueue } from '@herald/queue';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 import { waitView } from './wait-views.ts';
@@ -27,7 +26,7 @@ const answerBody = z.union([
 ]);
 
 /** Approvals and clarifying questions, answered through the API instead of the chat. */
-export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: Queue<WakeJob>; logger: Logger; operators: readonly string[] }): void {
+export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: RunQueue; logger: Logger; operators: readonly string[] }): void {
   const { db } = deps;
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/waits', async (request, reply) => {

@@ -1,4 +1,3 @@
-import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
 import {
   CRON_FINISH_DEAD_LETTER_QUEUE,
@@ -18,14 +17,14 @@ import { jobFailureMessage, JobRuntime } from '@herald/jobs';
 import type { Job } from '@herald/jobs';
 import { enqueueWake } from '@herald/queue';
 import { recordCronFire, recordDeadLetter } from '@herald/telemetry';
-import type { WakeJob } from '@herald/queue';
+import type { RunQueue } from '@herald/queue';
 import { dispatchManualRun, fireOccurrence } from './cron-firing.ts';
 import type { DispatchedRun } from './cron-firing.ts';
 import { completeRun, failRun, unfinishedRuns } from './cron-completion.ts';
 
 export interface CronServiceOptions {
   db: Db;
-  queue: Queue<WakeJob>;
+  queue: RunQueue;
   logger: Logger;
   /** How often an idle scheduler asks pg-boss for due fires and finished runs. */
   tickMs: number;

@@ -1,14 +1,13 @@
-import type { Queue } from 'bullmq';
 import type { Logger } from '@herald/core';
 import { expireWaits, findStrandedSessions } from '@herald/session';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import { pruneAudit } from '@herald/audit';
-import type { WakeJob } from '@herald/queue';
+import type { RunQueue } from '@herald/queue';
 
 export interface ReconcilerOptions {
   db: Db;
-  queue: Queue<WakeJob>;
+  queue: RunQueue;
   logger: Logger;
   intervalMs: number;
   /** Events younger than this are left to the normal path. */

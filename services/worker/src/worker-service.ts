@@ -1,15 +1,14 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { DelayedError, Worker } from 'bullmq';
+import { DelayedError } from 'bullmq';
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Config, Logger } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/db';
 import type { Hooks } from '@herald/hooks';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
-import { publishTurnDone, RUNS_QUEUE, SessionControlListener } from '@herald/queue';
-import type { WakeJob } from '@herald/queue';
+import { publishTurnDone, SessionControlListener } from '@herald/queue';
+import type { QueueTransport, RunWorker, WakeJob } from '@herald/queue';
 import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/telemetry';
 import { drainSession } from './session-drain.ts';
 import { deadLetterRun } from './run-dead-letter.ts';
@@ -20,12 +19,8 @@ import { emitTurnCompletion } from './turn-completion.ts';
 export interface WorkerServiceOptions {
   config: Config;
   db: Db;
-  /** A connection with maxRetriesPerRequest: null, as BullMQ workers need. */
-  connection: Redis;
-  /** For publishing turn-done notices. */
-  publisher: Redis;
-  /** A dedicated connection for /stop and interrupt notices. */
-  subscriber: Redis;
+  /** The run queue's store: the BullMQ worker, turn-done notices, /stop and interrupt notices. */
+  transport: QueueTransport;
   provider: Provider | null;
   /** Writes compression summaries (HERALD_SUMMARY_MODEL); the main provider when not given. */
   summariser?: Provider | null;
@@ -49,12 +44,12 @@ export class WorkerService {
   readonly #stopping = new AbortController();
   readonly #hardStop = new AbortController();
   readonly #control: SessionControlListener;
-  #worker: Worker<WakeJob> | undefined;
+  #worker: RunWorker | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: WorkerServiceOptions) {
     this.#options = options;
-    this.#control = new SessionControlListener(options.subscriber, options.config.redis.queuePrefix);
+    this.#control = new SessionControlListener(options.transport.bus, options.config.redis.queuePrefix);
   }
 
   get owner(): string {
@@ -63,19 +58,14 @@ export class WorkerService {
 
   async start(): Promise<void> {
     if (this.#worker) return;
-    const { config, connection, logger } = this.#options;
+    const { config, transport, logger } = this.#options;
     await this.#control.start();
     // The span continues the trace of the message that woke the session (carried in the job data).
     const processor = (job: Job<WakeJob>, token: string | undefined) => {
       const attributes = { 'herald.session_id': job.data.sessionId };
       return withSpan('herald.worker.wake', attributes, () => this.#process(job, token), contextFromTraceParent(job.data.traceParent));
     };
-    this.#worker = new Worker<WakeJob>(RUNS_QUEUE, processor, {
-      connection,
-      prefix: config.redis.queuePrefix,
-      concurrency: config.roles.worker.concurrency,
-      autorun: true,
-    });
+    this.#worker = transport.createRunWorker(processor, config.roles.worker.concurrency);
     this.#worker.on('error', (error) => logger.error({ err: error }, 'queue worker error'));
     this.#worker.on('failed', (job, error) => {
       logger.warn({ err: error, jobId: job?.id, attempts: job?.attemptsMade }, 'wake-up job failed');
@@ -117,7 +107,7 @@ export class WorkerService {
         hardStop: this.#hardStop.signal,
         registerControl: (id, handler) => this.#control.register(id, handler),
         onTurnDone: async (turn) => {
-          await publishTurnDone(this.#options.publisher, this.#options.config.redis.queuePrefix, turn.eventIds).catch(
+          await publishTurnDone(this.#options.transport.bus, this.#options.config.redis.queuePrefix, turn.eventIds).catch(
             (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
           );
           await emitTurnCompletion({ ...this.#options, logger }, turn);

@@ -1,0 +1,120 @@
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI } from './support/fake-llm.ts';
+import type { FakeLLM } from './support/fake-llm.ts';
+import { HERALD_BIN, modelEnv, PROCESS_START_MS, stopProcess, waitFor } from './support/stack.ts';
+import type { HeraldProcess } from './support/stack.ts';
+
+/**
+ * The first-minute path: no DATABASE_URL, no REDIS_URL, a fresh directory. This machine runs a
+ * Postgres and a Redis on their usual ports (CI's do too), so the test forces the modes that
+ * `auto` picks on a machine without them.
+ */
+describe('embedded mode: herald up with nothing but Node', { timeout: 6 * PROCESS_START_MS }, () => {
+  let dir: string;
+  let model: FakeLLM;
+  const port = String(20000 + Math.floor(Math.random() * 20000));
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'herald-embedded-'));
+    // As root the server runs as an unprivileged user, which must be able to enter the directory.
+    await chmod(dir, 0o755);
+    model = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await model.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function herald(role: string, extra: Record<string, string> = {}): HeraldProcess {
+    const env: Record<string, string | undefined> = { ...process.env };
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'HERALD_DATA_DIR', 'HERALD_QUEUE_PREFIX']) delete env[name];
+    const child = spawn(process.execPath, [HERALD_BIN, role], {
+      cwd: dir,
+      env: { ...env, HERALD_DATABASE: 'embedded', HERALD_QUEUE: 'postgres', PORT: port, HERALD_METRICS_PORT: '0', LOG_LEVEL: 'info', ...modelEnv(model), ...extra },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+    return { child, output: () => output, exited };
+  }
+
+  async function untilSaid(process: HeraldProcess, text: string): Promise<void> {
+    await waitFor(async () => process.output().includes(text), { timeoutMs: PROCESS_START_MS, what: text });
+  }
+
+  const api = async (path: string, body?: unknown) => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  let sessionId: string;
+
+  it('starts a Postgres of its own under ./.herald, answers through the API, and stops it on SIGTERM', async () => {
+    const up = herald('up');
+    try {
+      await untilSaid(up, 'Herald is up');
+      expect(up.output()).toContain('mode: embedded Postgres (data in ./.herald), queue on Postgres (no Redis); to use your own services set DATABASE_URL and REDIS_URL');
+      expect(up.output()).toContain('creating the embedded Postgres cluster');
+      expect(up.output()).toContain('created the database');
+      const sent = await api('/v1/messages?wait=60', { chat_id: 'first-minute', user_id: 'ada', text: 'hello from nowhere' });
+      expect(sent.status).toBe(200);
+      expect(sent.body.reply.text).toBe('echo: hello from nowhere');
+      sessionId = sent.body.session_id;
+      const ready = await api('/readyz');
+      expect(ready.body).toEqual({ status: 'ready', postgres: 'ok', queue: 'ok' });
+    } finally {
+      await stopProcess(up, 'SIGTERM');
+    }
+    expect(await up.exited).toBe(0);
+    // A cleanly stopped server removes its lock file; the cluster and its password stay.
+    expect(existsSync(join(dir, '.herald', 'postgres', 'postmaster.pid'))).toBe(false);
+    expect(existsSync(join(dir, '.herald', 'postgres', 'PG_VERSION'))).toBe(true);
+    expect((await stat(join(dir, '.herald', 'postgres.password'))).mode & 0o077).toBe(0);
+    expect(await readFile(join(dir, '.herald', 'postgres.log'), 'utf8')).toMatch(/database system is shut down/);
+  });
+
+  it('starts again on the same data, finds the session, and a separate worker process joins the same server', async () => {
+    const up = herald('up', { HERALD_WORKER_CONCURRENCY: '1' });
+    let worker: HeraldProcess | undefined;
+    try {
+      await untilSaid(up, 'Herald is up');
+      expect(up.output()).not.toContain('creating the embedded Postgres cluster');
+      expect(up.output()).not.toContain('created the database');
+      const transcript = await api(`/v1/sessions/${sessionId}/messages`);
+      expect(transcript.status).toBe(200);
+      expect(transcript.body.messages.map((m: any) => m.content)).toEqual(['hello from nowhere', 'echo: hello from nowhere']);
+
+      worker = herald('worker');
+      await untilSaid(worker, 'worker started');
+      // It joined the running server rather than starting a second one.
+      expect(worker.output()).not.toContain('embedded Postgres started');
+      const alive = await waitFor(
+        async () => {
+          const status = await api('/v1/admin/status');
+          return status.body.roles?.worker === 2 ? status.body : undefined;
+        },
+        { timeoutMs: 30_000, what: 'two live workers' },
+      );
+      expect(alive.roles.ingress).toBe(1);
+      const again = await api('/v1/messages?wait=60', { chat_id: 'first-minute', user_id: 'ada', text: 'still there?' });
+      expect(again.body.session_id).toBe(sessionId);
+      expect(again.body.reply.text).toBe('echo: still there?');
+    } finally {
+      if (worker) await stopProcess(worker, 'SIGTERM');
+      await stopProcess(up, 'SIGTERM');
+    }
+    expect(await up.exited).toBe(0);
+    expect(existsSync(join(dir, '.herald', 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+});
