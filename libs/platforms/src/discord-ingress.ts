@@ -184,7 +184,8 @@ export class DiscordIngress {
         }
         strikes += 1;
         logger.warn({ err: error, key, attempt }, 'discord event failed');
-        const strike = await recordFailure(db, { source: 'discord_event', key, reason: failureReason(error), payload }, strikes >= 3).catch(() => ({ dead: true }));
+        const strike = await recordFailure(db, { source: 'discord_event', key, reason: failureReason(error), payload }, strikes >= 3).catch(() => null);
+        if (strike === null) return logger.error({ err: error, key }, 'discord event failed and its failure could not be recorded; it is dropped');
         if (strike.dead) return logger.error({ key, reason: failureReason(error) }, 'discord event dead-lettered; the gateway goes on');
       }
     }
