@@ -117,7 +117,7 @@ async function compressionBench(): Promise<void> {
 }
 
 async function hooksBench(): Promise<void> {
-  const rows = await runHooksBench(Number(process.env.BENCH_HOOK_TURNS ?? 200), progress);
+  const rows = await runHooksBench(Number(process.env.BENCH_HOOK_TURNS ?? 100), progress);
   console.log('\n## 7. Lifecycle hooks: ten no-op module hooks per turn against none\n');
   console.log('One client, turns of one tool call and two model calls, sent alternately to two stacks in this process (bench/hooks-bench.ts).\n');
   const base = rows[0]?.p50 ?? Number.NaN;

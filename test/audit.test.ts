@@ -113,16 +113,44 @@ describe('the audit trail', () => {
     expect((await stack.delete(`/v1/profiles/main/memory/${memory.id}`)).status).toBe(204);
     const { entries } = await audit('kind=admin_change&limit=500');
     const about = (subject: string) => entries.filter((entry) => entry.subject === subject).map((entry) => [entry.detail.op, entry.actor]).reverse();
+    // Changes through the API token name 'api' (asActor sets herald.actor for the triggers).
     expect(about(`cron:${jobId}`)).toEqual([
       ['insert', 'api:dave'],
-      ['delete', null],
+      ['delete', 'api'],
     ]);
     expect(about(`memory:${memory.id}`)).toEqual([
       ['insert', null],
-      ['delete', null],
+      ['delete', 'api'],
     ]);
     // What the memory said is not copied into the trail.
     expect(JSON.stringify(entries)).not.toContain('db-2');
+  });
+
+  it('records skill pins and unpins, profile documents and cron changes through the API, by the API', async () => {
+    const skill = '---\nname: audit-pin\ndescription: A skill to pin.\n---\n# Pin me\n\nSteps.\n';
+    expect((await stack.post('/v1/profiles/main/skills/_import', { skills: [{ files: { 'SKILL.md': skill } }] })).status).toBeLessThan(300);
+    expect((await stack.put('/v1/profiles/main/skills/audit-pin/pin', { pinned: true })).status).toBe(200);
+    expect((await stack.put('/v1/profiles/main/skills/audit-pin/pin', { pinned: false })).status).toBe(200);
+    expect((await stack.put('/v1/profiles/main/documents/AGENTS.md', { content: 'secret runbook text' })).status).toBe(200);
+    expect((await stack.delete('/v1/profiles/main/documents/AGENTS.md')).status).toBe(204);
+    const created = await stack.post('/v1/cron/jobs', { user_id: 'erin', prompt: 'rotate the logs', schedule: 'every 2h' });
+    expect((await stack.patch(`/v1/cron/jobs/${created.body.job_id}`, { enabled: false })).status).toBe(200);
+    const { entries } = await audit('kind=admin_change&limit=500');
+    const about = (subject: string) => entries.filter((entry) => entry.subject === subject).map((entry) => [entry.detail.op, entry.actor]).reverse();
+    expect(about('skill:audit-pin')).toEqual([
+      ['import', 'api'],
+      ['pin', 'api'],
+      ['unpin', 'api'],
+    ]);
+    expect(entries.filter((entry) => entry.detail.document === 'AGENTS.md').map((entry) => [entry.detail.op, entry.actor]).reverse()).toEqual([
+      ['insert', 'api'],
+      ['delete', 'api'],
+    ]);
+    expect(about(`cron:${created.body.job_id}`)).toEqual([
+      ['insert', 'api:erin'],
+      ['update', 'api'],
+    ]);
+    expect(JSON.stringify(entries)).not.toContain('secret runbook');
   });
 
   it('filters by person, kind and time, pages by keyset, and refuses bad filters with a 400', async () => {

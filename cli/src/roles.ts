@@ -26,7 +26,7 @@ import { CronService, Reconciler, WebhookSender } from '@herald/scheduler';
 import { startDelivery, startPlatformIngress } from './platform-roles.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { hookQueues } from '@herald/hooks';
-import { HookDeliveryService } from '@herald/scheduler';
+import { HookDeliveryService, HookEventService } from '@herald/scheduler';
 import { watchQueues } from './observability.ts';
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
@@ -187,6 +187,8 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
 
 export async function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<Reconciler> {
   const log = logger.child({ component: 'scheduler' });
+  // Loaded first, so a bad HERALD_HOOKS_FILE stops the start before any work is taken.
+  const hooks = await loadHooks(config, log, db, sandboxCommands(() => openToolSandbox(config, log)));
   const transport = openTransport(config, log, shutdown, 'scheduler');
   const queue = transport.createRunQueue();
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
@@ -215,6 +217,10 @@ export async function startScheduler(config: Config, logger: Logger, shutdown: S
   const hookDelivery = new HookDeliveryService({ db, logger: log.child({ component: 'hooks' }), secret: config.hooks.secret, allowlist: config.tools.webAllowlist, tickMs: config.roles.scheduler.tickMs });
   await hookDelivery.start();
   shutdown.add('hook deliveries', () => hookDelivery.stop(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
+  // cron_fire and delivery_failed: the scheduler fires the hooks of events written by other roles' transactions.
+  const hookEvents = new HookEventService({ db, hooks, logger: log.child({ component: 'hooks' }), tickMs: config.roles.scheduler.tickMs });
+  hookEvents.start();
+  shutdown.add('hook events', () => hookEvents.stop());
   return reconciler;
 }
 

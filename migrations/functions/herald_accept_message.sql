@@ -1,10 +1,11 @@
 -- Routes and accepts an inbound message in one round trip (see libs/session/src/inbox.ts for the
 -- invariants): the event is committed, deduplicated on its platform id, and refused past the
 -- session's backlog or past a limit (herald_check_limits; outcome 'limited' with the limit's name
--- and the seconds to wait). When a question (clarify) is waiting in the session and this person may
--- answer it (herald_may_answer_wait: whoever's turn asked, or an operator), the message is the
--- answer: it joins the parked turn, which becomes runnable again, all in the same round trip. Anyone
--- else's message waits behind the parked turn like any other.
+-- and the seconds to wait; herald_audit_refusal records it in the audit trail in this same call).
+-- When a question (clarify) is waiting in the session and this person may answer it
+-- (herald_may_answer_wait: whoever's turn asked, or an operator), the message is the answer: it
+-- joins the parked turn, which becomes runnable again, all in the same round trip. Anyone else's
+-- message waits behind the parked turn like any other.
 CREATE OR REPLACE FUNCTION herald_accept_message(p_event uuid, p_new_session uuid, p_key text, p_profile text, p_platform text,
                                       p_chat_type text, p_chat_id text, p_thread_id text, p_user_id text,
                                       p_user_name text, p_text text, p_dedupe_key text, p_backlog integer,
@@ -46,6 +47,7 @@ BEGIN
   SELECT count(*) INTO v_open FROM inbound_events e
     WHERE e.session_id = v_session AND e.status IN ('pending', 'processing');
   IF v_open >= p_backlog THEN
+    PERFORM herald_audit_refusal(p_user_id, p_profile, v_session, 'session_backlog', NULL, p_platform, p_chat_id);
     RETURN QUERY SELECT NULL::uuid, v_session, 'backlog_full'::text, NULL::text, v_generation, v_mode, NULL::text, NULL::integer;
     RETURN;
   END IF;
@@ -57,6 +59,7 @@ BEGIN
   IF v_wait IS NULL THEN
     SELECT l.limit_name, l.retry_after INTO v_limit, v_retry FROM herald_check_limits(p_user_id, p_limits) l;
     IF v_limit IS NOT NULL THEN
+      PERFORM herald_audit_refusal(p_user_id, p_profile, v_session, v_limit, v_retry, p_platform, p_chat_id);
       RETURN QUERY SELECT NULL::uuid, v_session, 'limited'::text, NULL::text, v_generation, v_mode, v_limit, v_retry;
       RETURN;
     END IF;

@@ -57,6 +57,12 @@ describe('limits', () => {
     await telegram.close();
   });
 
+  /** The refusals of one person in the audit trail, oldest first: [subject, detail]. */
+  const audited = async (actor: string) =>
+    (
+      await sql<{ subject: string; detail: Record<string, unknown> }>`
+        SELECT subject, detail FROM audit_log WHERE kind = 'refusal' AND actor = ${actor} ORDER BY id`.execute(stack.database.db)
+    ).rows.map((row) => [row.subject, row.detail]);
   const refusals = async (limit: string) => metricValue((await metricsText()).text, 'herald_quota_refusals_total', { limit }) ?? 0;
   const storedFor = async (userId: string) =>
     Number((await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE user_id = ${userId}`.execute(stack.database.db)).rows[0]?.n);
@@ -81,6 +87,10 @@ describe('limits', () => {
     expect(body.error.message).toMatch(/^Not taken: You have sent as many messages this minute as this Herald allows one person; send it again in \d+ s\.$/);
     expect(await storedFor('api:rate')).toBe(3);
     expect(await refusals('turns_per_minute')).toBe(before + 1);
+    // The refusal is in the audit trail (herald_accept_message writes it in the refusing call).
+    expect(await audited('api:rate')).toEqual([
+      ['limit:turns_per_minute', { limit: 'turns_per_minute', retry_after: retryAfter, platform: 'api', chat_id: 'rate-4' }],
+    ]);
     // The limit is per person: someone else is answered.
     expect((await stack.post('/v1/messages?wait=20', { chat_id: 'rate-other', user_id: 'other', text: 'hi' })).status).toBe(200);
   });
@@ -105,6 +115,7 @@ describe('limits', () => {
     expect(refusal.split('\n')).toHaveLength(1);
     expect(texts.filter((text) => text.startsWith('echo:')).sort()).toEqual(['echo: ping 1', 'echo: ping 2', 'echo: ping 3']);
     expect(await storedFor(`telegram:${person.id}`)).toBe(3);
+    expect((await audited(`telegram:${person.id}`)).map(([subject]) => subject)).toEqual(['limit:turns_per_minute']);
   });
 
   it('API: a third turn in flight is refused with 429 until one is answered; both held turns complete', async () => {
@@ -120,6 +131,7 @@ describe('limits', () => {
     expect(third.body.error).toMatchObject({ code: 'limit_exceeded', limit: 'concurrent_turns' });
     expect(third.body.error.message).toMatch(/requests in progress/);
     expect(await refusals('concurrent_turns')).toBe(before + 1);
+    expect(await audited('api:busy')).toEqual([['limit:concurrent_turns', { limit: 'concurrent_turns', retry_after: 10, platform: 'api', chat_id: 'busy-3' }]]);
     release();
     expect((await stack.waitForEvent(first.body.event_id)).reply.text).toBe('echo: slow one');
     expect((await stack.waitForEvent(second.body.event_id)).reply.text).toBe('echo: slow two');
@@ -149,6 +161,8 @@ describe('limits', () => {
     await expect(acceptInbound(stack.database.db, other, options({ globalTokensPerDay: used }))).rejects.toMatchObject({ limit: 'global_tokens_per_day' });
     const accepted = await acceptInbound(stack.database.db, other, options({ tokensPerDay: used }));
     expect(accepted.duplicate).toBe(false);
+    expect((await audited('api:spender')).map(([subject]) => subject)).toEqual(['limit:tokens_per_day']);
+    expect((await audited('api:frugal')).map(([subject]) => subject)).toEqual(['limit:global_tokens_per_day']);
   });
 
   it('refuses past the global limits, counted over everyone, in the accepting transaction', async () => {

@@ -61,6 +61,18 @@ export async function withAudit<T>(
   });
 }
 
+/**
+ * Runs `change` in one transaction whose writes the admin-change triggers attribute to `actor`
+ * (the transaction-local `herald.actor` setting herald_audit_admin_change reads): the API's
+ * changes of cron jobs, memory, skill pins and profile documents name `api`, not nobody.
+ */
+export async function asActor<T>(db: Kysely<Database>, actor: string, change: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT set_config('herald.actor', ${actor}, true)`.execute(trx);
+    return change(trx);
+  });
+}
+
 /** Deletes entries older than `days` (the retention sweep); the only delete the trigger lets through. */
 export async function pruneAudit(db: Kysely<Database>, days: number): Promise<number> {
   if (days <= 0) return 0;

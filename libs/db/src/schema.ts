@@ -39,7 +39,8 @@ export const ALLOWED_VALUES = {
   'cron_runs.status': ['pending', 'running', 'succeeded', 'silent', 'failed', 'skipped'],
   'outbox.status': ['pending', 'sending', 'delivered', 'failed'],
   'audit_log.kind': ['tool_call', 'approval_request', 'approval_answer', 'hook_decision', 'admin_change', 'refusal'],
-  'dead_letters.source': ['telegram_update', 'run'],
+  'dead_letters.source': ['telegram_update', 'discord_event', 'run'],
+  'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
@@ -66,6 +67,7 @@ export type CompressionTrigger = Allowed<'session_compressions.trigger'>;
 export type AuditKind = Allowed<'audit_log.kind'>;
 export type DeadLetterSource = Allowed<'dead_letters.source'>;
 export type DeadLetterStatus = Allowed<'dead_letters.status'>;
+export type HookEventName = Allowed<'hook_events.event'>;
 
 export interface StoredToolCall {
   id: string;
@@ -174,6 +176,7 @@ export type DeadLettersTable = Refine<
   Tables.DeadLetters,
   { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
 >;
+export type HookEventsTable = Refine<Tables.HookEvents, { event: HookEventName; payload: Json<Record<string, unknown>> }>;
 
 export interface Database {
   profiles: ProfilesTable;
@@ -206,6 +209,7 @@ export interface Database {
   profile_hooks: ProfileHooksTable;
   usage_days: UsageDaysTable;
   dead_letters: DeadLettersTable;
+  hook_events: HookEventsTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

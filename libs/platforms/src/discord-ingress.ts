@@ -1,6 +1,7 @@
 import { backoffMs, sleep } from '@herald/core';
 import type { DiscordConfig } from '@herald/core';
-import { CHAT_COMMANDS } from '@herald/session';
+import { isConnectionError } from '@herald/db';
+import { CHAT_COMMANDS, failureReason, isDeadLetter, recordFailure } from '@herald/session';
 import { ApplicationCommandOptionType, ChannelType, Client, Events, GatewayIntentBits, Partials, REST, Routes } from 'discord.js';
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from 'discord.js';
 import { handleChatInbound } from './chat-inbound.ts';
@@ -140,8 +141,10 @@ export class DiscordIngress {
       shardCount: this.#options.shardCount ?? 1,
     });
     client.on(Events.MessageCreate, (message) => {
-      const inbound = normalizeDiscordMessage(message, this.botId);
-      if (inbound) void this.#commit(inbound, signal);
+      void this.#guarded(`discord:${message.id}`, messagePayload(message), signal, async () => {
+        const inbound = normalizeDiscordMessage(message, this.botId);
+        if (inbound) await this.#commit(inbound);
+      });
     });
     client.on(Events.InteractionCreate, (interaction) => {
       if (interaction.isChatInputCommand()) void this.#command(interaction, signal);
@@ -159,20 +162,37 @@ export class DiscordIngress {
     }
   }
 
-  async #commit(message: ChatInbound, signal: AbortSignal): Promise<void> {
-    const deps = { ...this.#options, allowedUsers: this.#options.config.allowedUsers };
-    for (let attempt = 1; ; attempt++) {
+  /**
+   * Runs one gateway event's work. The gateway has no acknowledgements, so retries happen here: a
+   * storage outage is retried with backoff a few times (then the event is lost, and logged); any
+   * other failure is the event's own (malformed data, or a bug it triggers): tried once more, and
+   * failing the same way twice (or three times in all) it becomes a dead letter with the reason,
+   * as Telegram updates do, and the gateway goes on. A dead-lettered event seen again is skipped.
+   */
+  async #guarded(key: string, payload: unknown, signal: AbortSignal, work: () => Promise<void>): Promise<void> {
+    const { db, logger } = this.#options;
+    if (await isDeadLetter(db, 'discord_event', key).catch(() => false)) return;
+    for (let attempt = 1, strikes = 0; !signal.aborted; attempt++) {
       try {
-        await handleChatInbound(deps, message);
+        await work();
         return;
       } catch (error) {
-        if (attempt >= 5 || signal.aborted) {
-          this.#options.logger.error({ err: error, dedupeKey: message.dedupeKey }, 'discord message could not be committed');
-          return;
+        if (isConnectionError(error)) {
+          if (attempt >= 5) return logger.error({ err: error, key }, 'discord event could not be committed: storage unreachable');
+          await sleep(backoffMs(attempt, 200, 5000), signal).catch(() => undefined);
+          continue;
         }
-        await sleep(backoffMs(attempt, 200, 5000), signal).catch(() => undefined);
+        strikes += 1;
+        logger.warn({ err: error, key, attempt }, 'discord event failed');
+        const strike = await recordFailure(db, { source: 'discord_event', key, reason: failureReason(error), payload }, strikes >= 3).catch(() => null);
+        if (strike === null) return logger.error({ err: error, key }, 'discord event failed and its failure could not be recorded; it is dropped');
+        if (strike.dead) return logger.error({ key, reason: failureReason(error) }, 'discord event dead-lettered; the gateway goes on');
       }
     }
+  }
+
+  async #commit(message: ChatInbound): Promise<void> {
+    await handleChatInbound({ ...this.#options, allowedUsers: this.#options.config.allowedUsers }, message);
   }
 
   /**
@@ -187,13 +207,12 @@ export class DiscordIngress {
       return;
     }
     const option = interaction.options.data[0]?.value;
-    await this.#commit(
-      {
+    await this.#guarded(`discord:interaction:${interaction.id}`, { id: interaction.id, command: interaction.commandName }, signal, () =>
+      this.#commit({
         ...interactionInbound(interaction, `/${interaction.commandName}${option === undefined ? '' : ` ${String(option)}`}`),
         platformMessageId: interaction.id,
         replyVia: { interactionToken: interaction.token, applicationId: interaction.applicationId },
-      },
-      signal,
+      }),
     );
   }
 
@@ -207,10 +226,16 @@ export class DiscordIngress {
     } catch (error) {
       this.#options.logger.warn({ err: error }, 'discord button could not be acknowledged');
     }
-    const text = await buttonChatText(this.#options.db, interaction.customId);
-    if (text === undefined) return;
-    await this.#commit({ ...interactionInbound(interaction, text), platformMessageId: interaction.message.id }, signal);
+    await this.#guarded(`discord:interaction:${interaction.id}`, { id: interaction.id, custom_id: interaction.customId }, signal, async () => {
+      const text = await buttonChatText(this.#options.db, interaction.customId);
+      if (text !== undefined) await this.#commit({ ...interactionInbound(interaction, text), platformMessageId: interaction.message.id });
+    });
   }
+}
+
+/** What a dead letter keeps of a gateway message: enough to tell what it was, not the whole object. */
+function messagePayload(message: Message): Record<string, unknown> {
+  return { id: message.id, channel_id: message.channelId, guild_id: message.guildId, author_id: message.author?.id, content: message.content };
 }
 
 /** The chat message an interaction stands for: who, where (a thread is its own session), what. */

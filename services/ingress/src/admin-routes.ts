@@ -43,6 +43,7 @@ const DEAD_LETTER_COUNTS: Record<string, string> = {
   review: 'reviews',
   cron_job: 'cron_jobs',
   telegram_update: 'telegram_updates',
+  discord_event: 'discord_events',
   run: 'runs',
 };
 

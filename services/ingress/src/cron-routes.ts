@@ -4,6 +4,7 @@ import { apiUserId } from '@herald/core';
 import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, listCronRuns, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, updateCronJob } from '@herald/cron';
 import type { CronJobView, CronRunView } from '@herald/cron';
 import type { Db } from '@herald/db';
+import { asActor } from '@herald/audit';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 
@@ -174,25 +175,29 @@ export function registerCronRoutes(app: FastifyInstance, db: Db): void {
     if (!parsed.success) return invalid(reply, parsed.error);
     const body = parsed.data;
     return refusingBadInput(reply, async () => {
-      let job = await updateCronJob(db, request.params.id, {
-        name: body.name,
-        prompt: body.prompt,
-        schedule: body.schedule,
-        timezone: body.timezone,
-        deliver: body.deliver,
-        skills: body.skills,
-        toolsets: body.toolsets,
-        sessionName: body.session,
-        missedPolicy: body.missed_policy,
+      // One transaction, attributed to the API in the audit trail (herald.actor).
+      const job = await asActor(db, 'api', async (trx) => {
+        let changed = await updateCronJob(trx, request.params.id, {
+          name: body.name,
+          prompt: body.prompt,
+          schedule: body.schedule,
+          timezone: body.timezone,
+          deliver: body.deliver,
+          skills: body.skills,
+          toolsets: body.toolsets,
+          sessionName: body.session,
+          missedPolicy: body.missed_policy,
+        });
+        if (changed && body.enabled === false && changed.enabled) changed = await pauseCronJob(trx, changed.id, 'paused through the API');
+        if (changed && body.enabled === true && !changed.enabled) changed = await resumeCronJob(trx, changed.id);
+        return changed;
       });
-      if (job && body.enabled === false && job.enabled) job = await pauseCronJob(db, job.id, 'paused through the API');
-      if (job && body.enabled === true && !job.enabled) job = await resumeCronJob(db, job.id);
       return job ? jobJson(job) : noJob(reply);
     });
   });
 
   app.delete<{ Params: { id: string } }>('/v1/cron/jobs/:id', async (request, reply) => {
-    if (!(await removeCronJob(db, request.params.id))) return noJob(reply);
+    if (!(await asActor(db, 'api', (trx) => removeCronJob(trx, request.params.id)))) return noJob(reply);
     return reply.code(204).send();
   });
 

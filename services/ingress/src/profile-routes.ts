@@ -6,7 +6,7 @@ import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import type { MemoryState } from '@herald/knowledge';
 import { sendError } from './api-errors.ts';
-import { withAudit } from '@herald/audit';
+import { asActor, withAudit } from '@herald/audit';
 import type { AuditEntry } from '@herald/audit';
 import { firstIssue } from './message-body.ts';
 
@@ -100,20 +100,20 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    await db
-      .insertInto('profile_documents')
-      .values({ profile_id: request.params.profile, name: request.params.name, content: parsed.data.content })
-      .onConflict((oc) => oc.columns(['profile_id', 'name']).doUpdateSet({ content: parsed.data.content, updated_at: new Date() }))
-      .execute();
+    await asActor(db, 'api', (trx) =>
+      trx
+        .insertInto('profile_documents')
+        .values({ profile_id: request.params.profile, name: request.params.name, content: parsed.data.content })
+        .onConflict((oc) => oc.columns(['profile_id', 'name']).doUpdateSet({ content: parsed.data.content, updated_at: new Date() }))
+        .execute(),
+    );
     return { profile: request.params.profile, name: request.params.name, content: parsed.data.content };
   });
 
   app.delete<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', async (request, reply) => {
-    const result = await db
-      .deleteFrom('profile_documents')
-      .where('profile_id', '=', request.params.profile)
-      .where('name', '=', request.params.name)
-      .executeTakeFirst();
+    const result = await asActor(db, 'api', (trx) =>
+      trx.deleteFrom('profile_documents').where('profile_id', '=', request.params.profile).where('name', '=', request.params.name).executeTakeFirst(),
+    );
     if (Number(result.numDeletedRows) === 0) return sendError(reply, 404, 'not_found', 'no such document');
     return reply.code(204).send();
   });
@@ -134,7 +134,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
   });
 
   app.delete<{ Params: { profile: string; entry: string } }>('/v1/profiles/:profile/memory/:entry', async (request, reply) => {
-    const deleted = await deleteMemoryEntry(db, request.params.profile, request.params.entry);
+    const deleted = await asActor(db, 'api', (trx) => deleteMemoryEntry(trx, request.params.profile, request.params.entry));
     if (!deleted) return sendError(reply, 404, 'not_found', 'no such memory entry');
     return reply.code(204).send();
   });

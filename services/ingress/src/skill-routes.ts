@@ -4,6 +4,7 @@ import { uuidSchema } from '@herald/core';
 import { scanForInjection } from '@herald/knowledge';
 import { getReview, getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, SKILL_MD, skillHistory, skillText } from '@herald/knowledge';
 import type { Db } from '@herald/db';
+import { asActor } from '@herald/audit';
 import type { SkillSummary } from '@herald/knowledge';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
@@ -129,7 +130,8 @@ export function registerSkillRoutes(app: FastifyInstance, db: Db): void {
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const { profile, name } = request.params;
-    if (!(await setSkillPinned(db, profile, name, parsed.data.pinned))) return sendError(reply, 404, 'not_found', 'no such skill');
+    const changed = await asActor(db, 'api', (trx) => setSkillPinned(trx, profile, name, parsed.data.pinned));
+    if (!changed) return sendError(reply, 404, 'not_found', 'no such skill');
     const skill = await getSkill(db, profile, name);
     return skill ? summaryView(skill) : sendError(reply, 404, 'not_found', 'no such skill');
   });

@@ -11,3 +11,5 @@ export type { OccurrencePlan } from './occurrence-plan.ts';
 export { WebhookSender } from './webhook-sender.ts';
 export { HookDeliveryService } from './hook-delivery.ts';
 export type { HookDeliveryOptions } from './hook-delivery.ts';
+export { HookEventService } from './hook-events.ts';
+export type { HookEventOptions } from './hook-events.ts';

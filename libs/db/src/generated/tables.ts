@@ -98,6 +98,16 @@ export interface DeadLetters {
   status: Generated<string>;
 }
 
+export interface HookEvents {
+  created_at: Generated<Timestamp>;
+  event: string;
+  id: Generated<string>;
+  key: string;
+  payload: Json;
+  profile_id: string | null;
+  session_id: string | null;
+}
+
 export interface HookFirings {
   directive: Json | null;
   event: string;
@@ -409,6 +419,7 @@ export interface DB {
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
   dead_letters: DeadLetters;
+  hook_events: HookEvents;
   hook_firings: HookFirings;
   inbound_events: InboundEvents;
   memory_entries: MemoryEntries;
