@@ -61,7 +61,7 @@ export async function runImportBench(messages: number, progress: (message: strin
 
 export function printImportBench(result: ImportBenchResult): void {
   console.log('\n## Importing a Hermes home\n');
-  console.log('`herald import hermes`: state.db read with sql.js (WASM), COPY into staging tables, one INSERT .. SELECT into messages (search columns and indexes kept by Postgres as for any append). Target: 1,000,000 messages in < 60 s, idempotent, searchable at once.\n');
+  console.log('`herald import hermes`: state.db read with sql.js (WASM), messages COPYed straight into messages with the scope of their sessions, search indexes built once after the rows when the import outgrows the table (docs/decisions/2026-12-02-import-speed.md). Target: 1,000,000 messages in < 60 s, idempotent, searchable at once.\n');
   console.log(
     table(
       ['messages', 'sessions', 'build state.db s', 'import s', 'messages/s', 'second import s', 'searchable at once'],

@@ -3,7 +3,7 @@ import { startFakeOpenAI } from '../test/support/fake-llm.ts';
 import type { FakeLLM } from '../test/support/fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
 import type { TestDatabase } from '../test/support/test-database.ts';
-import { HERALD_BUILT_BIN, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
+import { HERALD_BUILT_BIN, PROCESS_START_MS, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
 import { percentile } from './machine.ts';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -99,7 +99,25 @@ export class PipelineBench {
     };
     // The compiled roles, as production runs them (`npm run bench` builds first).
     this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN);
-    await waitFor(async () => this.#ingress.output().includes('ingress listening'), { timeoutMs: 30_000, what: 'ingress' });
+    await this.#untilStarted(this.#ingress, 'ingress listening', 'ingress');
+  }
+
+  /**
+   * A role process may take long to start on a busy machine (the modes run failed at 30 s under
+   * load): wait as long as the tests do, and a process that exits meanwhile fails at once with
+   * its output instead of after the whole wait.
+   */
+  async #untilStarted(role: HeraldProcess, line: string, what: string): Promise<void> {
+    const started = waitFor(async () => role.output().includes(line), { timeoutMs: PROCESS_START_MS, what });
+    const exited = role.exited.then((code) => {
+      throw new Error(`${what} exited (${code}) before starting:\n${role.output().slice(-2000)}`);
+    });
+    try {
+      await Promise.race([started, exited]);
+    } finally {
+      exited.catch(() => undefined);
+      started.catch(() => undefined);
+    }
   }
 
   async #scaleWorkers(count: number, concurrency = this.#concurrency): Promise<void> {
@@ -115,7 +133,7 @@ export class PipelineBench {
     while (this.#workers.length < count) {
       const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) }, HERALD_BUILT_BIN);
       this.#workers.push(worker);
-      await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker' });
+      await this.#untilStarted(worker, 'worker started', 'worker');
     }
   }
 

@@ -9,7 +9,7 @@ import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
 import type { ScenarioResult } from './pipeline-bench.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
-import { printModesBench, runModesBench } from './modes-bench.ts';
+import { MODES_RESULTS_FILE, printModesBench, runModesBench, writeModesJson } from './modes-bench.ts';
 import { runCompressionBench } from './compression-bench.ts';
 import { runHooksBench } from './hooks-bench.ts';
 
@@ -58,6 +58,13 @@ async function searchBench(): Promise<void> {
 async function searchOnly(): Promise<void> {
   console.log(`# Herald benchmarks: history search\n\n${machineLine()}`);
   await searchBench();
+}
+
+async function modesBench(): Promise<void> {
+  const results = await runModesBench(progress, seconds);
+  printModesBench(results);
+  await writeModesJson(results, machineLine(), seconds);
+  progress(`wrote ${MODES_RESULTS_FILE.pathname}`);
 }
 
 async function importBench(): Promise<void> {
@@ -140,7 +147,7 @@ async function main(): Promise<void> {
   // `-- modes`: only the run-mode comparison (embedded Postgres, queue on Postgres, Redis).
   if (process.argv.slice(2).includes('modes')) {
     console.log(`# Herald benchmarks: run modes\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS).`);
-    return printModesBench(await runModesBench(progress, seconds));
+    return modesBench();
   }
   // `npm run bench -- compression` runs only the long-session comparison.
   if (process.argv.slice(2).includes('compression')) {
@@ -237,7 +244,7 @@ async function main(): Promise<void> {
     await bench.stop();
   }
 
-  printModesBench(await runModesBench(progress, seconds));
+  await modesBench();
 
   progress('prompt cache share over a 20-turn session');
   const herald = await measureCacheShare(false);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HERALD_BIN, startStack } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
@@ -57,12 +58,20 @@ async function buildHome(): Promise<string> {
   });
 }
 
+/** The definitions of the indexes on messages, as the catalogue prints them. */
+async function messageIndexes(stack: Stack): Promise<string[]> {
+  const result = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename = 'messages' ORDER BY indexname`.execute(stack.database.db);
+  return result.rows.map((row) => row.indexdef);
+}
+
 describe('herald import hermes', () => {
   let stack: Stack;
   let home: string;
+  let indexesBefore: string[];
   beforeAll(async () => {
     stack = await startStack({ workers: 0 });
     home = await buildHome();
+    indexesBefore = await messageIndexes(stack);
   });
   afterAll(async () => {
     await stack?.stop();
@@ -77,6 +86,10 @@ describe('herald import hermes', () => {
     expect(report.history.sessions).toEqual({ imported: 2, alreadyThere: 0 });
     expect(report.history.messages.imported).toBe(6);
     expect(report.history.messages.skipped).toEqual({ 'rewound in Hermes (hidden there too)': 1, 'role system': 1 });
+    // More rows than the table held: the search indexes were set aside and built once after, the same ones.
+    expect(report.history.searchIndexes).toBe('rebuilt');
+    expect(await messageIndexes(stack)).toEqual(indexesBefore);
+    expect(indexesBefore.some((definition) => definition.includes('gin_trgm_ops'))).toBe(true);
     expect(report.knowledge.memory.imported).toBe(3);
     expect(report.knowledge.memory.skipped).toHaveLength(1);
     expect(report.knowledge.memory.skipped[0].why).toMatch(/prompt injection/);
@@ -102,6 +115,7 @@ describe('herald import hermes', () => {
     const report = JSON.parse(run.stdout);
     expect(report.history.sessions).toEqual({ imported: 0, alreadyThere: 2 });
     expect(report.history.messages).toMatchObject({ imported: 0, alreadyThere: 6 });
+    expect(report.history.searchIndexes).toBe('kept');
     expect(report.knowledge.memory).toMatchObject({ imported: 0, alreadyThere: 3 });
     expect(report.knowledge.skills).toMatchObject({ imported: [], alreadyThere: ['deploy-check'] });
     expect(report.cron).toMatchObject({ imported: [], alreadyThere: ['monday report'] });

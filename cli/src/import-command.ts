@@ -76,7 +76,7 @@ async function importStateDb(pool: ReturnType<typeof createPool>, path: string, 
     process.stderr.write(`reading ${path}\n`);
     return await importHistory(client, state, {
       ...target,
-      onProgress: (read) => process.stderr.write(`  ${read.toLocaleString('en')} messages read\n`),
+      onProgress: (message) => process.stderr.write(`  ${message}\n`),
     });
   } finally {
     client.release();
@@ -95,7 +95,8 @@ function describe(report: ImportReport): string {
       ? 'sessions: no state.db in that home'
       : `sessions: ${history.sessions.imported} imported, ${history.sessions.alreadyThere} already there\n` +
         `messages: ${history.messages.imported} imported, ${history.messages.alreadyThere} already there` +
-        Object.entries(history.messages.skipped).map(([why, n]) => `\n    skipped ${n}: ${why}`).join(''),
+        Object.entries(history.messages.skipped).map(([why, n]) => `\n    skipped ${n}: ${why}`).join('') +
+        (history.searchIndexes === 'rebuilt' ? '\n    search indexes built once after the rows' : ''),
     `memory entries: ${knowledge.memory.imported} imported, ${knowledge.memory.alreadyThere} already there\n${skippedLines(knowledge.memory.skipped)}`.trimEnd(),
     `skills: ${knowledge.skills.imported.length} imported, ${knowledge.skills.alreadyThere.length} unchanged\n${skippedLines(knowledge.skills.skipped)}`.trimEnd(),
     `cron jobs: ${cron.imported.length} imported, ${cron.alreadyThere.length} already there\n${skippedLines(cron.skipped)}`.trimEnd(),

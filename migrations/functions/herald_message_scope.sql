@@ -1,8 +1,9 @@
 -- A message carries the scope fields of its session (profile, owner, platform), so history search
 -- finds a person's messages inside composite indexes that start with the owner instead of reading
 -- every person's matches and joining to sessions. The session is the one source of these values:
--- this trigger copies them on every insert, whichever path inserts (the turn functions, the Hermes
--- import, tests), and herald_session_scope_moved follows a session whose fields change.
+-- this trigger copies them on every insert that does not bring them (the turn functions, tests;
+-- migration 0035), the Hermes import reads them from its sessions in bulk, and
+-- herald_session_scope_moved follows a session whose fields change.
 CREATE OR REPLACE FUNCTION herald_message_scope() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN

@@ -34,6 +34,8 @@ export interface HermesMessage {
 
 export interface HermesState {
   sessions(): HermesSession[];
+  /** How many rows the messages table holds (rewound ones and all): what the import is about to read. */
+  messageCount(): number;
   /** Every message in replay order (session, then id), one row at a time. */
   messages(): Generator<HermesMessage>;
   close(): void;
@@ -47,6 +49,7 @@ export async function openHermesState(path: string): Promise<HermesState> {
   const columns = columnsOf(db);
   return {
     sessions: () => readSessions(db, columns.get('sessions') ?? new Set()),
+    messageCount: () => (columns.get('messages')?.size ? Number(db.exec('SELECT count(*) FROM messages')[0]?.values[0]?.[0] ?? 0) : 0),
     messages: () => readMessages(db, columns.get('messages') ?? new Set()),
     close: () => db.close(),
   };

@@ -1,22 +1,27 @@
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { StoredToolCall } from '@herald/db';
+import { buildIndexes, setIndexesAside, shouldRebuild } from './bulk-indexes.ts';
 import type { HermesMessage, HermesSession, HermesState } from './hermes-state.ts';
 
 export interface HistoryReport {
   sessions: { imported: number; alreadyThere: number };
   messages: { imported: number; alreadyThere: number; skipped: Record<string, number> };
+  /** Whether the search indexes were built once after the rows (a large import) or kept up row by row. */
+  searchIndexes: 'rebuilt' | 'kept';
 }
 
 export interface HistoryTarget {
   profileId: string;
   /** The Herald person who owns the imported history (who may search it). */
   userId: string;
-  /** Called every 50,000 messages read: the import of a large home takes a while. */
-  onProgress?: (messagesRead: number) => void;
+  /** Progress of a large import (every 50,000 messages read, then the index build): it takes a while. */
+  onProgress?: (message: string) => void;
 }
 
 const HERALD_ROLES = new Set(['user', 'assistant', 'tool']);
@@ -34,28 +39,41 @@ export function importedSessionId(profileId: string, hermesId: string): string {
 }
 
 /**
- * Sessions and messages in one transaction: COPY into temporary tables (the fast path for a
- * million rows), then one INSERT .. SELECT each, ON CONFLICT DO NOTHING, so the search columns and
- * indexes are filled by the database as for any append and a repeated import changes nothing.
+ * Sessions and messages in one transaction. Sessions go through a staging table (INSERT ..
+ * ON CONFLICT DO NOTHING, so a repeated import adds none); messages are COPYed straight into
+ * messages with their session's scope columns, skipping those an earlier import stored, so
+ * Postgres turns rows into search columns while this process reads the next ones. A large import
+ * into a small table builds the secondary (search) indexes once afterwards (bulk-indexes.ts).
  */
 export async function importHistory(client: pg.PoolClient, state: HermesState, target: HistoryTarget): Promise<HistoryReport> {
   const sessions = state.sessions();
   const known = new Set(sessions.map((session) => session.id));
   await client.query('BEGIN');
   try {
-    await client.query(STAGING_TABLES);
+    await client.query(STAGING_SESSIONS);
     await copyRows(client, 'COPY hermes_sessions FROM STDIN', sessionRows(sessions, target.profileId, known));
     const importedSessions = await client.query(INSERT_SESSIONS, [target.profileId, target.userId]);
-    const rows = { skipped: {} as Record<string, number>, alreadyThere: 0, seen: await importedSeqs(client, sessions, target.profileId) };
-    await copyRows(client, 'COPY hermes_messages FROM STDIN', messageRows(state.messages(), target, known, rows));
-    // GIN indexes take a large batch fastest through their pending list, merged once afterwards.
-    await client.query(`SET LOCAL gin_pending_list_limit = '256MB'`);
-    const importedMessages = await client.query(INSERT_MESSAGES);
+    const rows: MessageTally = { skipped: {}, alreadyThere: 0, imported: 0, stored: await storedSessions(client, sessions, target.profileId) };
+    // What this run adds: the home's rows less those an earlier import stored.
+    const stored = [...rows.stored.values()].reduce((sum, session) => sum + session.lastSeq, 0);
+    const rebuild = await shouldRebuild(client, 'messages', state.messageCount() - stored);
+    const aside = rebuild ? await setIndexesAside(client, 'messages') : { definitions: [] };
+    // Kept GIN indexes take a batch fastest through their pending list, merged once afterwards.
+    if (!rebuild) await client.query(`SET LOCAL gin_pending_list_limit = '256MB'`);
+    let pt = performance.now(); const pid = (await client.query('select pg_backend_pid() p')).rows[0].p; const cpu = () => { const f = require('fs').readFileSync(`/proc/${pid}/stat`, 'utf8').split(' '); return (Number(f[13]) + Number(f[14])) / 100; }; const plap = (w: string) => { const n = performance.now(); console.log(`  ${w}: ${((n - pt) / 1000).toFixed(2)} s wall, backend cpu ${cpu()} s, node cpu ${(process.cpuUsage().user / 1e6).toFixed(1)}`); pt = n; };
+    plap('before copy');
+    await copyRows(client, `COPY messages (${MESSAGE_COLUMNS.join(', ')}) FROM STDIN`, messageRows(state.messages(), target, known, rows));
+    if (rebuild) target.onProgress?.(`building the search indexes of ${rows.imported.toLocaleString('en')} messages`);
+    plap('copy');
+    await buildIndexes(client, aside);
+    plap('build');
     await client.query('COMMIT');
-    await mergeGinPendingLists(client);
+    if (rebuild) await client.query('ANALYZE messages');
+    else if (rows.imported > 0) await mergeGinPendingLists(client);
     return {
       sessions: { imported: importedSessions.rowCount ?? 0, alreadyThere: sessions.length - (importedSessions.rowCount ?? 0) },
-      messages: { imported: importedMessages.rowCount ?? 0, alreadyThere: rows.alreadyThere, skipped: rows.skipped },
+      messages: { imported: rows.imported, alreadyThere: rows.alreadyThere, skipped: rows.skipped },
+      searchIndexes: rebuild ? 'rebuilt' : 'kept',
     };
   } catch (error) {
     await client.query('ROLLBACK');
@@ -63,14 +81,10 @@ export async function importHistory(client: pg.PoolClient, state: HermesState, t
   }
 }
 
-const STAGING_TABLES = `
+const STAGING_SESSIONS = `
   CREATE TEMPORARY TABLE hermes_sessions (
     id uuid, hermes_id text, platform text, chat_type text, chat_id text, thread_id text,
     system_prompt text, parent_id uuid, created_at timestamptz
-  ) ON COMMIT DROP;
-  CREATE TEMPORARY TABLE hermes_messages (
-    session_id uuid, seq integer, role text, content text, tool_calls jsonb, tool_call_id text,
-    tool_name text, created_at timestamptz
   ) ON COMMIT DROP`;
 
 // Imported sessions get no route: they are history, not a chat that takes new messages.
@@ -82,19 +96,27 @@ const INSERT_SESSIONS = `
     FROM hermes_sessions
   ON CONFLICT (id) DO NOTHING`;
 
-const INSERT_MESSAGES = `
-  INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, tool_name, created_at)
-  SELECT session_id, seq, role, content, tool_calls, tool_call_id, tool_name, created_at FROM hermes_messages
-  ON CONFLICT (session_id, seq) DO NOTHING`;
+/**
+ * What the COPY writes. The last three are the session's scope, read from the stored sessions
+ * (the one source, as herald_message_scope reads it), so the per-row scope trigger stays idle.
+ */
+const MESSAGE_COLUMNS = ['session_id', 'seq', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at', 'profile_id', 'owner_id', 'platform'];
 
-/** How many messages of each session an earlier import already stored: a re-import skips them unread by Postgres. */
-async function importedSeqs(client: pg.PoolClient, sessions: HermesSession[], profileId: string): Promise<Map<string, number>> {
+interface StoredSession {
+  /** The last seq an earlier import stored (0: none). */
+  lastSeq: number;
+  scope: [profileId: string, ownerId: string | null, platform: string];
+}
+
+/** The imported sessions as stored now: their scope, and how many messages an earlier import left in each. */
+async function storedSessions(client: pg.PoolClient, sessions: HermesSession[], profileId: string): Promise<Map<string, StoredSession>> {
   const ids = sessions.map((session) => importedSessionId(profileId, session.id));
-  const result = await client.query<{ session_id: string; seq: number }>(
-    'SELECT session_id, max(seq) AS seq FROM messages WHERE session_id = ANY ($1::uuid[]) GROUP BY session_id',
+  const result = await client.query<{ id: string; profile_id: string; origin_user_id: string | null; platform: string; seq: number | null }>(
+    `SELECT s.id, s.profile_id, s.origin_user_id, s.platform, (SELECT max(m.seq) FROM messages m WHERE m.session_id = s.id) AS seq
+       FROM sessions s WHERE s.id = ANY ($1::uuid[])`,
     [ids],
   );
-  return new Map(result.rows.map((row) => [row.session_id, row.seq]));
+  return new Map(result.rows.map((row) => [row.id, { lastSeq: row.seq ?? 0, scope: [row.profile_id, row.origin_user_id, row.platform] }]));
 }
 
 async function mergeGinPendingLists(client: pg.PoolClient): Promise<void> {
@@ -151,29 +173,35 @@ function* sessionRows(sessions: HermesSession[], profileId: string, known: Set<s
 interface MessageTally {
   skipped: Record<string, number>;
   alreadyThere: number;
-  /** Per Herald session id: the last seq an earlier import stored. */
-  seen: Map<string, number>;
+  imported: number;
+  /** Per Herald session id, as stored when the import began. */
+  stored: Map<string, StoredSession>;
 }
 
 function* messageRows(messages: Iterable<HermesMessage>, target: HistoryTarget, known: Set<string>, tally: MessageTally): Generator<(string | null)[]> {
   let current = '';
   let sessionId = '';
+  let session: StoredSession | undefined;
   let seq = 0;
   let read = 0;
   for (const message of messages) {
     read += 1;
-    if (read % 50_000 === 0) target.onProgress?.(read);
+    if (read % 50_000 === 0) target.onProgress?.(`${read.toLocaleString('en')} messages read`);
     const why = skipReason(message, known);
     if (why !== undefined) {
       tally.skipped[why] = (tally.skipped[why] ?? 0) + 1;
       continue;
     }
-    if (message.sessionId !== current) [current, sessionId, seq] = [message.sessionId, importedSessionId(target.profileId, message.sessionId), 0];
+    if (message.sessionId !== current) {
+      [current, sessionId, seq] = [message.sessionId, importedSessionId(target.profileId, message.sessionId), 0];
+      session = tally.stored.get(sessionId);
+    }
     seq += 1;
-    if (seq <= (tally.seen.get(sessionId) ?? 0)) {
+    if (seq <= (session?.lastSeq ?? 0)) {
       tally.alreadyThere += 1;
       continue;
     }
+    tally.imported += 1;
     yield [
       sessionId,
       String(seq),
@@ -183,6 +211,7 @@ function* messageRows(messages: Iterable<HermesMessage>, target: HistoryTarget, 
       clean(message.toolCallId),
       clean(message.toolName),
       new Date(message.timestamp * 1000).toISOString(),
+      ...session!.scope,
     ];
   }
 }
