@@ -1,9 +1,13 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
+import { writeHooks } from './support/hook-fixtures.ts';
 import { startStack, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 
@@ -20,7 +24,14 @@ describe('reset policies', () => {
   let llm: FakeLLM;
   let telegram: FakeTelegram;
   let stack: Stack;
+  const log = join(mkdtempSync(join(tmpdir(), 'herald-ends-')), 'ends.jsonl');
+  const ends = (): any[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : []);
   beforeAll(async () => {
+    const hooks = writeHooks(
+      { 'ends.mjs': `import { appendFileSync } from 'node:fs';
+        export default function register(ctx) { ctx.on('on_session_end', (event) => appendFileSync(${JSON.stringify(log)}, JSON.stringify(event) + '\\n')); }` },
+      'hooks:\n  - { name: ends, event: on_session_end, module: ./ends.mjs }\n',
+    );
     llm = await startFakeOpenAI();
     llm.handler = (request) => ({ text: `echo: ${request.lastUserText}` });
     telegram = await startFakeTelegram();
@@ -32,6 +43,7 @@ describe('reset policies', () => {
         TELEGRAM_MODE: 'webhook',
         TELEGRAM_WEBHOOK_SECRET: SECRET,
         TELEGRAM_ALLOWED_USERS: String(ALICE.id),
+        HERALD_HOOKS_FILE: hooks,
         HERALD_SESSION_RESET: JSON.stringify([{ platform: 'telegram', chat_type: 'dm', mode: 'idle', idle_minutes: 30 }]),
       },
     });
@@ -74,6 +86,9 @@ describe('reset policies', () => {
     const after = await say(DM, 'and again', 5);
     expect(after.filter((text) => text.startsWith('The previous conversation'))).toHaveLength(1);
     expect(await sessionsOf(DM)).toHaveLength(2);
+    // on_session_end fired once for the reset session, with the reason.
+    const fired = await waitFor(async () => (ends().length >= 1 ? ends() : undefined), { what: 'on_session_end' });
+    expect(fired).toEqual([expect.objectContaining({ session_id: old!.id, reason: 'reset', chat_type: 'dm' })]);
   });
 
   it('ends a group session at a profile\'s daily reset hour, not before', async () => {
