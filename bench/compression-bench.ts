@@ -8,6 +8,8 @@ export interface CompressionRun {
   turns: number;
   /** Prompt tokens of each chat turn's model call(s), as the fake provider counted them. */
   inputTokens: number[];
+  /** Prompt tokens of each turn's first model call, by turn (index 0 is turn 1). */
+  perTurn: number[];
   compressions: number;
   /** Wall time of each compression (claim to commit) and of its summariser call, in ms. */
   compressionMs: number[];
@@ -36,7 +38,10 @@ export async function runCompressionBench(compress: boolean, turns: number): Pro
     };
     for (let turn = 1; turn <= turns; turn++) {
       const response = await stack.post('/v1/messages?wait=120', { chat_id: 'bench', user_id: 'u1', text: `turn ${turn}: decision ${turn}. ${longText(`q${turn}`, 1000)}` });
-      if (response.status !== 200 || !String(response.body.reply?.text).startsWith(`answer ${turn}`)) {
+      // On a loaded machine the late turns of the uncompressed chat (150K-token prompts) can outlast
+      // the wait: follow the event instead of calling the turn lost.
+      const body = response.status === 202 ? await stack.waitForEvent(response.body.event_id, 600_000) : response.body;
+      if (!String(body.reply?.text).startsWith(`answer ${turn}`)) {
         throw new Error(`turn ${turn} was not answered: ${JSON.stringify(response.body).slice(0, 300)}`);
       }
     }
@@ -47,6 +52,7 @@ export async function runCompressionBench(compress: boolean, turns: number): Pro
       variant: compress ? `compression at ${BENCH_WINDOW.toLocaleString('en')}-token window` : 'no compression',
       turns,
       inputTokens: chat.map((request) => request.promptTokens),
+      perTurn: firstCallPerTurn(chat, turns),
       compressions: rows.length,
       compressionMs: rows.map((row) => (row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : Number.NaN)),
       summaryMs: summaries.map((request) => request.serviceMs ?? Number.NaN),
@@ -54,4 +60,14 @@ export async function runCompressionBench(compress: boolean, turns: number): Pro
   } finally {
     await stack.stop();
   }
+}
+
+/** The prompt of each turn's first model call (a tool-calling turn makes two; the first shows the history it starts from). */
+function firstCallPerTurn(requests: FakeRequest[], turns: number): number[] {
+  const perTurn = new Array<number>(turns).fill(Number.NaN);
+  for (const request of requests) {
+    const turn = Number(/^turn (\d+):/.exec(request.lastUserText)?.[1] ?? 0);
+    if (turn >= 1 && turn <= turns && Number.isNaN(perTurn[turn - 1])) perTurn[turn - 1] = request.promptTokens;
+  }
+  return perTurn;
 }

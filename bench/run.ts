@@ -121,6 +121,18 @@ async function compressionBench(): Promise<void> {
       ]),
     ),
   );
+  // Input tokens per turn: the first model call of every 25th turn, each variant a row.
+  const marks = [1, ...Array.from({ length: Math.floor(turns / 25) }, (_, i) => (i + 1) * 25)].filter((turn) => turn <= turns);
+  console.log('\nInput tokens of the first model call of a turn, by turn:\n');
+  console.log(table(['variant', ...marks.map((turn) => `turn ${turn}`)], runs.map((r) => [r.variant, ...marks.map((turn) => fmt(r.perTurn[turn - 1] ?? Number.NaN, 0))])));
+  const compressing = runs.find((r) => r.compressions > 0);
+  if (compressing) {
+    console.log('\nEach compression, claim to commit, beside its summariser call (ms):\n');
+    console.log(table(['compression', 'whole', 'summariser call', 'Herald\'s own share'], compressing.compressionMs.map((ms, i) => {
+      const summary = compressing.summaryMs[i] ?? Number.NaN;
+      return [i + 1, fmt(ms), fmt(summary), fmt(ms - summary)];
+    })));
+  }
 }
 
 async function hooksBench(): Promise<void> {

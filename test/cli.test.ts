@@ -60,9 +60,12 @@ describe('the herald command', { timeout: 3 * PROCESS_START_MS }, () => {
       expect(up.output()).toContain(`127.0.0.1:${port}`);
       expect(up.output()).toMatch(/created the database/);
 
-      const chat = await run(['chat'], { PORT: port }, 'hello\n/new\n/quit\n');
+      const chat = await run(['chat'], { PORT: port }, 'hello\n/handoff telegram\n/new\n/quit\n');
       expect(chat.code).toBe(0);
       expect(chat.output).toMatch(/herald> Herald is running, but no model is configured/);
+      // A worker takes the handoff and refuses it (no Telegram bot here); the chat follows it to the end.
+      expect(chat.output).toMatch(/herald> Handing this conversation off to the telegram home chat/);
+      expect(chat.output).toMatch(/herald> The handoff failed: telegram is not configured on this deployment\. This session is unchanged/);
       expect(chat.output).toMatch(/herald> Started a new session/);
 
       const again = await run(['migrate'], { DATABASE_URL: databaseUrl });

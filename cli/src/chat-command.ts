@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { userInfo } from 'node:os';
 import type { Config } from '@herald/core';
+import { followHandoff, isHandoffCommand } from './chat-handoff.ts';
 
 interface Waiting {
   kind: 'approval' | 'clarify';
@@ -12,6 +13,7 @@ interface Waiting {
 interface ReplyBody {
   reply?: { text: string } | null;
   event_id?: string;
+  session_id?: string;
   waiting?: Waiting;
   error?: { message: string };
 }
@@ -77,6 +79,9 @@ export async function runChat(config: Config): Promise<void> {
       if (body.waiting) process.stdout.write(describeWaiting(body.waiting));
       else if (body.reply) process.stdout.write(`herald> ${body.reply.text}\n`);
       else process.stdout.write(`error ${body.status}: ${body.error?.message ?? 'unexpected answer'}\n`);
+      if (body.reply && isHandoffCommand(text) && body.reply.text.startsWith('Handing') && body.session_id !== undefined) {
+        process.stdout.write(`${await followHandoff(config, body.session_id)}\n`);
+      }
     } catch (error) {
       process.stdout.write(`cannot reach Herald at ${config.api.url}: ${(error as Error).message}\n`);
     } finally {

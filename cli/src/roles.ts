@@ -20,7 +20,8 @@ import type { SandboxChoice, Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createIngressServer } from '@herald/ingress';
-import { WorkerService } from '@herald/worker';
+import { SessionLifecycle, WorkerService } from '@herald/worker';
+import { CHAT_PLATFORMS } from '@herald/delivery';
 import { ReviewerService } from '@herald/reviewer';
 import { CronService, Reconciler, WebhookSender } from '@herald/scheduler';
 import { startDelivery, startPlatformIngress } from './platform-roles.ts';
@@ -182,6 +183,11 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.
   shutdown.add('worker', () => worker.close(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
+  // Handoffs and on_session_end hooks: the worker has the platforms' senders and the hooks.
+  const livePlatforms = new Set(CHAT_PLATFORMS.filter((platform) => config.platforms[platform] !== null));
+  const lifecycle = new SessionLifecycle({ db, logger: log.child({ component: 'lifecycle' }), owner: worker.owner, livePlatforms, hooks });
+  lifecycle.start();
+  shutdown.add('session lifecycle', () => lifecycle.stop());
   return worker;
 }
 

@@ -12,6 +12,7 @@ import { redisSection } from './config/redis.ts';
 import { rolesSection } from './config/roles.ts';
 import { refusedGrants } from './config/sandbox.ts';
 import { toolsSection } from './config/tools.ts';
+import { sessionResetSection } from './config/session-reset.ts';
 
 /**
  * The config in sections, one zod schema each (libs/core/src/config/): each reads its own
@@ -30,6 +31,7 @@ const SECTIONS = {
   observability: observabilitySection,
   hooks: hooksSection,
   compression: compressionSection,
+  sessionReset: sessionResetSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> };

@@ -10,6 +10,8 @@ export type { ToolsConfig } from './config/tools.ts';
 export type { ReviewerRoleConfig, RolesConfig, SchedulerRoleConfig, WorkerRoleConfig } from './config/roles.ts';
 export type { PeopleConfig, QuotaConfig } from './config/people.ts';
 export type { CompressionConfig } from './config/compression.ts';
+export { resetRuleFor, resetRuleSchema, resetRulesSchema } from './config/session-reset.ts';
+export type { ResetRule, SessionResetConfig } from './config/session-reset.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';

@@ -21,7 +21,8 @@ type JsonWithDefault<T> = ColumnType<T, string | undefined, string>;
 /** Allowed values of text columns, as their CHECK constraints spell them. */
 export const ALLOWED_VALUES = {
   'sessions.queue_mode': ['followup', 'collect', 'steer', 'interrupt'],
-  'sessions.end_reason': ['compression', 'new'],
+  'sessions.end_reason': ['compression', 'new', 'reset', 'handoff'],
+  'session_handoffs.status': ['pending', 'running', 'done', 'failed'],
   'session_compressions.status': ['running', 'done', 'unchanged'],
   'session_compressions.trigger': ['estimate', 'overflow', 'command', 'messages'],
   'inbound_events.status': ['pending', 'processing', 'done', 'failed'],
@@ -62,6 +63,7 @@ export type CronRunTrigger = Allowed<'cron_runs.trigger'>;
 export type CronRunStatus = Allowed<'cron_runs.status'>;
 export type OutboxStatus = Allowed<'outbox.status'>;
 export type SessionEndReason = Allowed<'sessions.end_reason'>;
+export type HandoffStatus = Allowed<'session_handoffs.status'>;
 export type CompressionStatus = Allowed<'session_compressions.status'>;
 export type CompressionTrigger = Allowed<'session_compressions.trigger'>;
 export type AuditKind = Allowed<'audit_log.kind'>;
@@ -94,7 +96,10 @@ export interface InFlightPart {
   anchor: string | null;
 }
 
-export type ProfilesTable = Refine<Tables.Profiles, { tool_policy: JsonWithDefault<Record<string, unknown>> }>;
+export type ProfilesTable = Refine<
+  Tables.Profiles,
+  { tool_policy: JsonWithDefault<Record<string, unknown>>; session_reset: JsonWithDefault<unknown[]> }
+>;
 export type MemoryEntriesTable = Refine<Tables.MemoryEntries, { store: MemoryStore }>;
 export type ProfileDocumentsTable = Tables.ProfileDocuments;
 export type SessionsTable = Refine<Tables.Sessions, { queue_mode: Generated<QueueMode>; end_reason: SessionEndReason | null }>;
@@ -103,6 +108,8 @@ export type SessionCompressionsTable = Refine<
   { status: Generated<CompressionStatus>; trigger: CompressionTrigger }
 >;
 export type SessionRoutesTable = Tables.SessionRoutes;
+export type SessionHandoffsTable = Refine<Tables.SessionHandoffs, { status: Generated<HandoffStatus> }>;
+export type HomeChatsTable = Tables.HomeChats;
 export type InboundEventsTable = Refine<
   Tables.InboundEvents,
   { kind: Generated<Allowed<'inbound_events.kind'>>; status: Generated<EventStatus> }
@@ -204,6 +211,8 @@ export interface Database {
   outbox: OutboxTable;
   platform_leases: PlatformLeasesTable;
   session_compressions: SessionCompressionsTable;
+  session_handoffs: SessionHandoffsTable;
+  home_chats: HomeChatsTable;
   audit_log: AuditLogTable;
   hook_firings: HookFiringsTable;
   profile_hooks: ProfileHooksTable;

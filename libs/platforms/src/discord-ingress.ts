@@ -54,6 +54,15 @@ export function normalizeDiscordMessage(message: Message, botId: string): ChatIn
   };
 }
 
+/** What each command's option takes, as Discord shows it under the option. */
+const ARGUMENT_HINTS: Record<string, string> = {
+  mode: 'followup, collect, steer or interrupt',
+  scope: 'session: allow it for the rest of the session',
+  reason: 'why (the model is told)',
+  focus: 'what the summary should weigh most',
+  platform: 'telegram or discord',
+};
+
 /** The chat commands as Discord application commands (/queue takes its mode as an option). */
 export function discordCommandDefinitions(): unknown[] {
   return CHAT_COMMANDS.map((command) => ({
@@ -61,7 +70,7 @@ export function discordCommandDefinitions(): unknown[] {
     description: command.description,
     type: 1,
     ...('argument' in command
-      ? { options: [{ name: command.argument, description: 'followup, collect, steer or interrupt', type: ApplicationCommandOptionType.String, required: false }] }
+      ? { options: [{ name: command.argument, description: ARGUMENT_HINTS[command.argument] ?? command.argument, type: ApplicationCommandOptionType.String, required: false }] }
       : {}),
   }));
 }

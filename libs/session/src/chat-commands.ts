@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import { ALLOWED_VALUES } from '@herald/db';
 import type { Database, QueueMode } from '@herald/db';
 import { mayAnswerWait, NOT_YOURS_REPLY } from './tool-waits.ts';
+import { runHandoffCommand } from './handoff-commands.ts';
 
 export const NEW_SESSION_REPLY = 'Started a new session. Earlier messages in this chat are no longer in context.';
 
@@ -22,6 +23,8 @@ export type Command =
   | { kind: 'deny'; reason: string | undefined }
   | { kind: 'status' }
   | { kind: 'compress'; focus: string | undefined }
+  | { kind: 'sethome' }
+  | { kind: 'handoff'; platform: string | undefined }
   | { kind: 'help' };
 
 /** The chat commands, the same on every platform; Discord registers them as slash commands. */
@@ -34,6 +37,8 @@ export const CHAT_COMMANDS = [
   { name: 'approve', description: 'Approve the pending tool call; /approve session allows it for the rest of the session', argument: 'scope' },
   { name: 'deny', description: 'Deny the pending tool call, with an optional reason', argument: 'reason' },
   { name: 'compress', description: 'Compress this conversation into a summary and carry on in a new session', argument: 'focus' },
+  { name: 'sethome', description: 'Make this chat the home chat of this platform: where /handoff sends a conversation' },
+  { name: 'handoff', description: 'Move this conversation to a platform\'s home chat and carry on there', argument: 'platform' },
   { name: 'help', description: 'List the commands' },
 ] as const;
 
@@ -56,6 +61,8 @@ export function parseCommand(text: string): Command | undefined {
   if (name === 'deny') return { kind: 'deny', reason: argument === '' ? undefined : argument };
   if (name === 'status') return { kind: 'status' };
   if (name === 'compress') return { kind: 'compress', focus: argument === '' ? undefined : argument };
+  if (name === 'sethome') return { kind: 'sethome' };
+  if (name === 'handoff') return { kind: 'handoff', platform: argument === '' ? undefined : argument?.toLowerCase() };
   if (name === 'help' || name === 'start') return { kind: 'help' };
   return undefined;
 }
@@ -198,6 +205,7 @@ export async function runCommand(
   if (command.kind === 'approve' || command.kind === 'deny') return runApprovalCommand(trx, sessionId, userId, operators, command);
   if (command.kind === 'status') return runStatusCommand(trx, sessionId);
   if (command.kind === 'help') return { reply: HELP_REPLY };
+  if (command.kind === 'sethome' || command.kind === 'handoff') return runHandoffCommand(trx, sessionId, userId, command);
   // /compress reaches here only while a question or approval waits; otherwise the worker runs it.
   if (command.kind === 'compress') return { reply: COMPRESS_WHILE_WAITING_REPLY };
   return runStopCommand(trx, sessionId, userId, operators);

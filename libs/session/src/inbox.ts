@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { parseUserId } from '@herald/core';
-import type { Config, QuotaConfig } from '@herald/core';
+import type { Config, QuotaConfig, ResetRule } from '@herald/core';
 import type { Database, QueueMode } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
@@ -11,6 +11,8 @@ import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
 import { bareApprovalWord, parseCommand, runCommand } from './chat-commands.ts';
 import type { Command, SessionControl } from './chat-commands.ts';
 import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
+import { endSession } from './session-end.ts';
+import { resetIfExpired } from './session-reset.ts';
 import type { LimitName } from './limit-refusal.ts';
 import { storableValue } from '@herald/core';
 
@@ -93,11 +95,18 @@ export interface AcceptOptions {
   operators?: readonly string[] | undefined;
   /** Per-person and global limits; a message past one is refused with LimitExceededError. */
   limits?: QuotaConfig | undefined;
+  /** Reset rules (HERALD_SESSION_RESET) tried after the profile's own; unset: no reset check at all. */
+  resetRules?: readonly ResetRule[] | undefined;
 }
 
 /** What every edge accepts messages with: the session backlog, the operators and the limits. */
-export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people'>): AcceptOptions {
-  return { backlogLimit: config.limits.sessionBacklog, operators: config.people.operators, limits: config.people.quotas };
+export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset'>): AcceptOptions {
+  return {
+    backlogLimit: config.limits.sessionBacklog,
+    operators: config.people.operators,
+    limits: config.people.quotas,
+    resetRules: config.sessionReset.rules,
+  };
 }
 
 /**
@@ -120,6 +129,7 @@ export async function acceptInbound(
   // without them (the HTTP API refuses them earlier, with a 400 naming the field).
   message = storableValue(message);
   const key = sessionKey(message);
+  if (options.resetRules !== undefined) await resetIfExpired(db, key, message, options.resetRules);
   let command = parseCommand(message.text);
   const bare = command === undefined ? bareApprovalWord(message.text) : undefined;
   if (bare !== undefined && (await hasPendingWait(db, key, ['approval']))) {
@@ -167,10 +177,7 @@ async function acceptCommand(
     if (command.kind === 'new') {
       // Point the route at a brand-new session; the old one stays, reachable by id, ended.
       const old = await trx.deleteFrom('session_routes').where('session_key', '=', key).returning('session_id').executeTakeFirst();
-      if (old) {
-        await trx.updateTable('sessions').set({ ended_at: new Date(), end_reason: 'new' })
-          .where('id', '=', old.session_id).where('ended_at', 'is', null).execute();
-      }
+      if (old) await endSession(trx, old.session_id, 'new');
     }
     const sessionId = await routeToSession(trx, key, message, randomUUID());
     const locked = await trx

@@ -5,6 +5,7 @@ import type { CompressionTrigger, Database } from '@herald/db';
 import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
 import { fenced } from './leases.ts';
 import type { Lease } from './leases.ts';
+import { endSession } from './session-end.ts';
 import { appendMessages } from './transcript.ts';
 import type { NewMessage } from './transcript.ts';
 
@@ -95,7 +96,7 @@ export async function commitCompaction(db: Kysely<Database>, lease: Lease, commi
     if (commit.answer) await answerEvent(trx, commit.answer.eventId, commit.answer.text);
     await moveOpenWork(trx, parentId, childId);
     await trx.updateTable('session_routes').set({ session_id: childId, updated_at: new Date() }).where('session_id', '=', parentId).execute();
-    await trx.updateTable('sessions').set({ ended_at: new Date(), end_reason: 'compression', updated_at: new Date() }).where('id', '=', parentId).execute();
+    await endSession(trx, parentId, 'compression');
     const { stats } = commit;
     await trx
       .updateTable('session_compressions')

@@ -8,6 +8,8 @@ export type ApiErrorCode =
   | 'backlog_full'
   | 'not_requester'
   | 'not_found'
+  | 'session_ended'
+  | 'handoff_in_progress'
   | 'unavailable'
   | 'internal';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { apiUserId } from '@herald/core';
+import { apiUserId, resetRulesSchema } from '@herald/core';
 import { toolPolicySchema } from '@herald/tools';
 import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
@@ -27,12 +27,18 @@ const profilePatch = z
     search_shared_chat_types: z.array(z.string().trim().min(1).max(64)).max(20).optional(),
     // The agent's notes (memory store) shared by everyone the profile talks to; off: each person's own.
     memory_shared: z.boolean().optional(),
+    // Reset rules tried before HERALD_SESSION_RESET's (docs/long-chats.md#resets); [] for none of its own.
+    session_reset: resetRulesSchema.optional(),
   })
   .strict();
 
 /** A profile PATCH as the audit trail keeps it: which fields, and the new tool policy in full. */
 function profileChange(profileId: string, patch: z.infer<typeof profilePatch>): AuditEntry {
-  const detail = { fields: Object.keys(patch).sort(), ...(patch.tool_policy === undefined ? {} : { tool_policy: patch.tool_policy }) };
+  const detail = {
+    fields: Object.keys(patch).sort(),
+    ...(patch.tool_policy === undefined ? {} : { tool_policy: patch.tool_policy }),
+    ...(patch.session_reset === undefined ? {} : { session_reset: patch.session_reset }),
+  };
   return { kind: 'admin_change', actor: 'api', profileId, subject: `profile:${profileId}`, detail };
 }
 
@@ -63,6 +69,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       skill_review_interval: profile.skill_review_interval,
       search_shared_chat_types: profile.search_shared_chat_types,
       memory_shared: profile.memory_shared,
+      session_reset: profile.session_reset,
       documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
     };
   };
@@ -79,12 +86,16 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
     }
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     if (Object.keys(parsed.data).length > 0) {
-      const { tool_policy: policy, ...rest } = parsed.data;
+      const { tool_policy: policy, session_reset: reset, ...rest } = parsed.data;
       // The change and its audit entry commit together (policies included).
       await withAudit(db, async (trx) => {
         await trx
           .updateTable('profiles')
-          .set({ ...rest, ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }) })
+          .set({
+            ...rest,
+            ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }),
+            ...(reset === undefined ? {} : { session_reset: JSON.stringify(reset) }),
+          })
           .where('id', '=', request.params.profile)
           .execute();
         return { result: undefined, audit: profileChange(request.params.profile, parsed.data) };

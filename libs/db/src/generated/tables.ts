@@ -98,6 +98,16 @@ export interface DeadLetters {
   status: Generated<string>;
 }
 
+export interface HomeChats {
+  chat_id: string;
+  chat_type: string;
+  platform: string;
+  profile_id: string;
+  set_by: string;
+  thread_id: string | null;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface HookEvents {
   created_at: Generated<Timestamp>;
   event: string;
@@ -228,6 +238,7 @@ export interface Profiles {
   memory_review_interval: Generated<number>;
   memory_shared: Generated<boolean>;
   search_shared_chat_types: Generated<string[]>;
+  session_reset: Generated<Json>;
   skill_review_interval: Generated<number>;
   tool_policy: Generated<Json>;
   user_char_limit: Generated<number>;
@@ -289,6 +300,21 @@ export interface SessionCompressions {
   trigger: string;
 }
 
+export interface SessionHandoffs {
+  attempt: Generated<number>;
+  claimed_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  id: string;
+  owner: string | null;
+  platform: string;
+  reason: string | null;
+  requested_at: Generated<Timestamp>;
+  requested_by: string;
+  session_id: string;
+  status: Generated<string>;
+  target_chat_id: string | null;
+}
+
 export interface SessionLeases {
   expires_at: Timestamp;
   owner: string;
@@ -308,6 +334,7 @@ export interface Sessions {
   chat_type: string;
   compression_notices: Generated<string[]>;
   created_at: Generated<Timestamp>;
+  end_hooks_fired_at: Timestamp | null;
   end_reason: string | null;
   ended_at: Timestamp | null;
   id: string;
@@ -419,6 +446,7 @@ export interface DB {
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
   dead_letters: DeadLetters;
+  home_chats: HomeChats;
   hook_events: HookEvents;
   hook_firings: HookFirings;
   inbound_events: InboundEvents;
@@ -434,6 +462,7 @@ export interface DB {
   reviews: Reviews;
   session_approvals: SessionApprovals;
   session_compressions: SessionCompressions;
+  session_handoffs: SessionHandoffs;
   session_leases: SessionLeases;
   session_routes: SessionRoutes;
   session_todos: SessionTodos;
