@@ -5,7 +5,8 @@ import { createTestDatabase, uniquePrefix } from '../test/support/test-database.
 import type { TestDatabase } from '../test/support/test-database.ts';
 import { HERALD_BUILT_BIN, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
-import { percentile } from './machine.ts';
+import { driveClients, scenarioResult, serviceTimes } from './turns/drive.ts';
+import type { Scenario, ScenarioResult } from './turns/drive.ts';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,8 @@ export interface PipelineOptions {
   queue?: 'redis' | 'postgres';
   /** Run on an embedded Postgres (its own cluster in a temporary directory) instead of the local one. */
   embedded?: boolean;
+  /** More environment for every role process (the turns benchmark's Redis and statement counter). */
+  env?: Record<string, string>;
 }
 
 /** A fresh embedded cluster, migrated as `herald up` would, removed again by drop(). */
@@ -40,24 +43,7 @@ async function embeddedDatabase(): Promise<TestDatabase> {
   };
 }
 
-export interface Scenario {
-  workers: number;
-  /** Sessions one worker process runs at once (HERALD_WORKER_CONCURRENCY). */
-  concurrency: number;
-  clients: number;
-  modelLatencyMs: number;
-  durationMs: number;
-}
-
-export interface ScenarioResult extends Scenario {
-  turns: number;
-  turnsPerSecond: number;
-  latencyP50: number;
-  latencyP99: number;
-  overheadP50: number;
-  overheadP99: number;
-  leaseMsPerTurn: number;
-}
+export type { Scenario, ScenarioResult } from './turns/drive.ts';
 
 /**
  * A real deployment in miniature: one `herald ingress` process and N `herald worker` processes on
@@ -73,6 +59,8 @@ export class PipelineBench {
   #concurrency = 0;
   #url!: string;
   readonly #options: PipelineOptions;
+  /** Spawn to ready (the role's start line), per role process started. */
+  readonly readyMs: { role: 'ingress' | 'worker'; ms: number }[] = [];
 
   constructor(options: PipelineOptions = {}) {
     this.#options = options;
@@ -96,10 +84,13 @@ export class PipelineBench {
       HERALD_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       HERALD_QUEUE: this.#options.queue ?? 'redis',
+      ...this.#options.env,
     };
     // The compiled roles, as production runs them (`npm run bench` builds first).
+    const spawned = performance.now();
     this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN);
-    await waitFor(async () => this.#ingress.output().includes('ingress listening'), { timeoutMs: 30_000, what: 'ingress' });
+    await waitFor(async () => this.#ingress.output().includes('ingress listening'), { timeoutMs: 30_000, what: 'ingress', intervalMs: 10 });
+    this.readyMs.push({ role: 'ingress', ms: performance.now() - spawned });
   }
 
   async #scaleWorkers(count: number, concurrency = this.#concurrency): Promise<void> {
@@ -113,9 +104,11 @@ export class PipelineBench {
       await worker?.exited;
     }
     while (this.#workers.length < count) {
+      const spawned = performance.now();
       const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) }, HERALD_BUILT_BIN);
       this.#workers.push(worker);
-      await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker' });
+      await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker', intervalMs: 10 });
+      this.readyMs.push({ role: 'worker', ms: performance.now() - spawned });
     }
   }
 
@@ -124,32 +117,8 @@ export class PipelineBench {
     this.#fake.latencyMs = scenario.modelLatencyMs;
     const before = this.#fake.requests.length;
     const runId = `${label}-${Date.now()}`;
-    const latencies: number[] = [];
-    const deadline = performance.now() + scenario.durationMs;
-    const started = performance.now();
-    const client = async (index: number) => {
-      let n = 0;
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        const response = await fetch(`${this.#url}/v1/messages?wait=60`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_TOKEN}` },
-          body: JSON.stringify({ chat_id: `${runId}-${index}`, user_id: `u${index}`, text: `message ${n++}` }),
-        });
-        const body = (await response.json()) as { reply?: { text: string } };
-        if (response.status !== 200 || !body.reply) throw new Error(`unexpected answer ${response.status}`);
-        latencies.push(performance.now() - t0);
-      }
-    };
-    await Promise.all(Array.from({ length: scenario.clients }, (_, i) => client(i)));
-    const elapsed = performance.now() - started;
-    const requests = this.#fake.requests.slice(before);
-    const serviceBySession = new Map<string, number[]>();
-    for (const request of requests) {
-      const list = serviceBySession.get(request.sessionKey ?? '') ?? [];
-      list.push(request.serviceMs ?? 0);
-      serviceBySession.set(request.sessionKey ?? '', list);
-    }
+    const drive = await driveClients(this.#url, TEST_TOKEN, scenario, runId);
+    const serviceBySession = serviceTimes(this.#fake.requests.slice(before));
     const rows = await sql<{ session_id: string; total_ms: number; lease_ms: number }>`
       SELECT e.session_id,
              extract(epoch FROM (e.completed_at - e.received_at)) * 1000 AS total_ms,
@@ -168,16 +137,7 @@ export class PipelineBench {
       overheads.push(Number(row.total_ms) - service);
     }
     const leaseMs = rows.rows.map((row) => Number(row.lease_ms));
-    return {
-      ...scenario,
-      turns: latencies.length,
-      turnsPerSecond: latencies.length / (elapsed / 1000),
-      latencyP50: percentile(latencies, 50),
-      latencyP99: percentile(latencies, 99),
-      overheadP50: percentile(overheads, 50),
-      overheadP99: percentile(overheads, 99),
-      leaseMsPerTurn: percentile(leaseMs, 50),
-    };
+    return scenarioResult(scenario, drive, overheads, leaseMs);
   }
 
   async workerRssMb(): Promise<number[]> {
@@ -189,6 +149,10 @@ export class PipelineBench {
         return kb / 1024;
       }),
     );
+  }
+
+  get databaseName(): string {
+    return this.#database.name;
   }
 
   get databaseUrl(): string {
