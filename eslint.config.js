@@ -15,7 +15,6 @@ const SIZE_DEBT = [
   'services/ingress/src/cron-routes.ts',
   'services/ingress/src/profile-routes.ts',
   'services/ingress/src/skill-routes.ts',
-  'services/worker/src/turn-runner.ts',
 ];
 
 function layerRules(layers) {

@@ -3,7 +3,7 @@ import { startFakeOpenAI } from '../test/support/fake-llm.ts';
 import type { FakeLLM } from '../test/support/fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
 import type { TestDatabase } from '../test/support/test-database.ts';
-import { HERALD_BUILT_BIN, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
+import { HERALD_BUILT_BIN, PROCESS_START_MS, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
 import { driveClients, scenarioResult, serviceTimes } from './turns/drive.ts';
 import type { Scenario, ScenarioResult } from './turns/drive.ts';
@@ -21,6 +21,8 @@ export interface PipelineOptions {
   embedded?: boolean;
   /** More environment for every role process (the turns benchmark's Redis and statement counter). */
   env?: Record<string, string>;
+  /** Node options of the role processes that NODE_OPTIONS may not carry (--cpu-prof). */
+  nodeArgs?: string[];
 }
 
 /** A fresh embedded cluster, migrated as `herald up` would, removed again by drop(). */
@@ -44,6 +46,13 @@ async function embeddedDatabase(): Promise<TestDatabase> {
 }
 
 export type { Scenario, ScenarioResult } from './turns/drive.ts';
+
+/** True once the role said `line`; throws with its output if it exited first (fail fast, say why). */
+function started(role: HeraldProcess, line: string): boolean {
+  if (role.output().includes(line)) return true;
+  if (role.child.exitCode !== null || role.child.signalCode !== null) throw new Error(`role exited before "${line}": ${role.output().slice(-2000)}`);
+  return false;
+}
 
 /**
  * A real deployment in miniature: one `herald ingress` process and N `herald worker` processes on
@@ -88,8 +97,8 @@ export class PipelineBench {
     };
     // The compiled roles, as production runs them (`npm run bench` builds first).
     const spawned = performance.now();
-    this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN);
-    await waitFor(async () => this.#ingress.output().includes('ingress listening'), { timeoutMs: 30_000, what: 'ingress', intervalMs: 10 });
+    this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN, this.#options.nodeArgs);
+    await waitFor(async () => started(this.#ingress, 'ingress listening'), { timeoutMs: PROCESS_START_MS, what: 'ingress', intervalMs: 10 });
     this.readyMs.push({ role: 'ingress', ms: performance.now() - spawned });
   }
 
@@ -105,9 +114,9 @@ export class PipelineBench {
     }
     while (this.#workers.length < count) {
       const spawned = performance.now();
-      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) }, HERALD_BUILT_BIN);
+      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) }, HERALD_BUILT_BIN, this.#options.nodeArgs);
       this.#workers.push(worker);
-      await waitFor(async () => worker.output().includes('worker started'), { timeoutMs: 30_000, what: 'worker', intervalMs: 10 });
+      await waitFor(async () => started(worker, 'worker started'), { timeoutMs: PROCESS_START_MS, what: 'worker', intervalMs: 10 });
       this.readyMs.push({ role: 'worker', ms: performance.now() - spawned });
     }
   }
