@@ -5,7 +5,8 @@ import { createTestDatabase, uniquePrefix } from '../test/support/test-database.
 import type { TestDatabase } from '../test/support/test-database.ts';
 import { HERALD_BUILT_BIN, PROCESS_START_MS, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
-import { percentile } from './machine.ts';
+import { driveClients, scenarioResult, serviceTimes } from './turns/drive.ts';
+import type { Scenario, ScenarioResult } from './turns/drive.ts';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,10 @@ export interface PipelineOptions {
   queue?: 'redis' | 'postgres';
   /** Run on an embedded Postgres (its own cluster in a temporary directory) instead of the local one. */
   embedded?: boolean;
+  /** More environment for every role process (the turns benchmark's Redis and statement counter). */
+  env?: Record<string, string>;
+  /** Node options of the role processes that NODE_OPTIONS may not carry (--cpu-prof). */
+  nodeArgs?: string[];
 }
 
 /** A fresh embedded cluster, migrated as `herald up` would, removed again by drop(). */
@@ -40,23 +45,13 @@ async function embeddedDatabase(): Promise<TestDatabase> {
   };
 }
 
-export interface Scenario {
-  workers: number;
-  /** Sessions one worker process runs at once (HERALD_WORKER_CONCURRENCY). */
-  concurrency: number;
-  clients: number;
-  modelLatencyMs: number;
-  durationMs: number;
-}
+export type { Scenario, ScenarioResult } from './turns/drive.ts';
 
-export interface ScenarioResult extends Scenario {
-  turns: number;
-  turnsPerSecond: number;
-  latencyP50: number;
-  latencyP99: number;
-  overheadP50: number;
-  overheadP99: number;
-  leaseMsPerTurn: number;
+/** True once the role said `line`; throws with its output if it exited first (fail fast, say why). */
+function started(role: HeraldProcess, line: string): boolean {
+  if (role.output().includes(line)) return true;
+  if (role.child.exitCode !== null || role.child.signalCode !== null) throw new Error(`role exited before "${line}": ${role.output().slice(-2000)}`);
+  return false;
 }
 
 /**
@@ -73,6 +68,8 @@ export class PipelineBench {
   #concurrency = 0;
   #url!: string;
   readonly #options: PipelineOptions;
+  /** Spawn to ready (the role's start line), per role process started. */
+  readonly readyMs: { role: 'ingress' | 'worker'; ms: number }[] = [];
 
   constructor(options: PipelineOptions = {}) {
     this.#options = options;
@@ -96,27 +93,30 @@ export class PipelineBench {
       HERALD_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       HERALD_QUEUE: this.#options.queue ?? 'redis',
+      ...this.#options.env,
     };
     // The compiled roles, as production runs them (`npm run bench` builds first).
-    this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN);
+    const spawned = performance.now();
+    this.#ingress = spawnHerald('ingress', this.#env, HERALD_BUILT_BIN, this.#options.nodeArgs);
     await this.#untilStarted(this.#ingress, 'ingress listening', 'ingress');
+    this.readyMs.push({ role: 'ingress', ms: performance.now() - spawned });
   }
 
   /**
    * A role process may take long to start on a busy machine (the modes run failed at 30 s under
    * load): wait as long as the tests do, and a process that exits meanwhile fails at once with
-   * its output instead of after the whole wait.
+   * its output instead of after the whole wait. Polled every 10 ms so readyMs stays accurate.
    */
   async #untilStarted(role: HeraldProcess, line: string, what: string): Promise<void> {
-    const started = waitFor(async () => role.output().includes(line), { timeoutMs: PROCESS_START_MS, what });
+    const ready = waitFor(async () => started(role, line), { timeoutMs: PROCESS_START_MS, what, intervalMs: 10 });
     const exited = role.exited.then((code) => {
       throw new Error(`${what} exited (${code}) before starting:\n${role.output().slice(-2000)}`);
     });
     try {
-      await Promise.race([started, exited]);
+      await Promise.race([ready, exited]);
     } finally {
       exited.catch(() => undefined);
-      started.catch(() => undefined);
+      ready.catch(() => undefined);
     }
   }
 
@@ -131,9 +131,11 @@ export class PipelineBench {
       await worker?.exited;
     }
     while (this.#workers.length < count) {
-      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) }, HERALD_BUILT_BIN);
+      const spawned = performance.now();
+      const worker = spawnHerald('worker', { ...this.#env, HERALD_WORKER_CONCURRENCY: String(this.#concurrency) }, HERALD_BUILT_BIN, this.#options.nodeArgs);
       this.#workers.push(worker);
       await this.#untilStarted(worker, 'worker started', 'worker');
+      this.readyMs.push({ role: 'worker', ms: performance.now() - spawned });
     }
   }
 
@@ -142,32 +144,8 @@ export class PipelineBench {
     this.#fake.latencyMs = scenario.modelLatencyMs;
     const before = this.#fake.requests.length;
     const runId = `${label}-${Date.now()}`;
-    const latencies: number[] = [];
-    const deadline = performance.now() + scenario.durationMs;
-    const started = performance.now();
-    const client = async (index: number) => {
-      let n = 0;
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        const response = await fetch(`${this.#url}/v1/messages?wait=60`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_TOKEN}` },
-          body: JSON.stringify({ chat_id: `${runId}-${index}`, user_id: `u${index}`, text: `message ${n++}` }),
-        });
-        const body = (await response.json()) as { reply?: { text: string } };
-        if (response.status !== 200 || !body.reply) throw new Error(`unexpected answer ${response.status}`);
-        latencies.push(performance.now() - t0);
-      }
-    };
-    await Promise.all(Array.from({ length: scenario.clients }, (_, i) => client(i)));
-    const elapsed = performance.now() - started;
-    const requests = this.#fake.requests.slice(before);
-    const serviceBySession = new Map<string, number[]>();
-    for (const request of requests) {
-      const list = serviceBySession.get(request.sessionKey ?? '') ?? [];
-      list.push(request.serviceMs ?? 0);
-      serviceBySession.set(request.sessionKey ?? '', list);
-    }
+    const drive = await driveClients(this.#url, TEST_TOKEN, scenario, runId);
+    const serviceBySession = serviceTimes(this.#fake.requests.slice(before));
     const rows = await sql<{ session_id: string; total_ms: number; lease_ms: number }>`
       SELECT e.session_id,
              extract(epoch FROM (e.completed_at - e.received_at)) * 1000 AS total_ms,
@@ -186,16 +164,7 @@ export class PipelineBench {
       overheads.push(Number(row.total_ms) - service);
     }
     const leaseMs = rows.rows.map((row) => Number(row.lease_ms));
-    return {
-      ...scenario,
-      turns: latencies.length,
-      turnsPerSecond: latencies.length / (elapsed / 1000),
-      latencyP50: percentile(latencies, 50),
-      latencyP99: percentile(latencies, 99),
-      overheadP50: percentile(overheads, 50),
-      overheadP99: percentile(overheads, 99),
-      leaseMsPerTurn: percentile(leaseMs, 50),
-    };
+    return scenarioResult(scenario, drive, overheads, leaseMs);
   }
 
   async workerRssMb(): Promise<number[]> {
@@ -207,6 +176,10 @@ export class PipelineBench {
         return kb / 1024;
       }),
     );
+  }
+
+  get databaseName(): string {
+    return this.#database.name;
   }
 
   get databaseUrl(): string {

@@ -6,8 +6,8 @@ import { measureCacheShare } from './cache-bench.ts';
 import { runDeliveryBench } from './delivery-bench.ts';
 import { measureLeaseCost } from './lease-bench.ts';
 import { machineLine, table } from './machine.ts';
-import { PipelineBench } from './pipeline-bench.ts';
-import type { ScenarioResult } from './pipeline-bench.ts';
+import { runTurnsBench, turnsMarkdown, TURNS_RESULTS_FILE, writeTurnsResults } from './turns-bench.ts';
+import { createTestDatabase } from '../test/support/test-database.ts';
 import { printImportBench, runImportBench } from './import-bench.ts';
 import { MODES_RESULTS_FILE, printModesBench, runModesBench, writeModesJson } from './modes-bench.ts';
 import { runCompressionBench } from './compression-bench.ts';
@@ -143,6 +143,15 @@ async function hooksBench(): Promise<void> {
   console.log(table(['variant', 'turns', 'latency p50 ms', 'p99 ms', 'mean ms', 'p50 vs none'], rows.map((r) => [r.variant, r.turns, fmt(r.p50), fmt(r.p99), fmt(r.mean), `${fmt(r.p50 - base)} ms`])));
 }
 
+/** Sections 1 and 2: Herald against the bare reference pipeline, written to bench/results/turns.json. */
+async function turnsBench(): Promise<void> {
+  const result = await runTurnsBench(progress, seconds);
+  const markdown = turnsMarkdown(result);
+  console.log(markdown);
+  await writeTurnsResults(result, markdown);
+  progress(`wrote ${TURNS_RESULTS_FILE.pathname}`);
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes
   // import, `-- delivery` only the delivery latency.
@@ -170,81 +179,22 @@ async function main(): Promise<void> {
     console.log(`# Herald benchmarks: lifecycle hooks\n\n${machineLine()}`);
     return hooksBench();
   }
+  // `npm run bench -- turns`: only Herald against the reference pipeline (sections 1 and 2).
+  if (process.argv.slice(2).includes('turns')) {
+    console.log(`# Herald benchmarks: turns against the reference pipeline\n\n${machineLine()}\nEach point runs ${seconds} s (BENCH_SECONDS).\n`);
+    return turnsBench();
+  }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
     return deliveryBench();
   }
   console.log(`# Herald benchmarks\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS). Everything shares this machine: ingress, workers, Postgres, Redis, the fake model and the clients.\n`);
-  const bench = new PipelineBench();
-  progress('starting ingress and fake model');
-  await bench.start();
+  await turnsBench();
+
+  progress('lease cost');
+  const leaseDatabase = await createTestDatabase();
   try {
-    const instant: ScenarioResult[] = [];
-    for (const workers of [1, 2]) {
-      for (const clients of [1, 32]) {
-        progress(`zero-latency model: ${workers} worker process(es), ${clients} client(s)`);
-        instant.push(
-          await bench.run({ workers, concurrency: 64, clients, modelLatencyMs: 0, durationMs: seconds * 1000 }, `z${workers}-${clients}`),
-        );
-      }
-    }
-    const rss = await bench.workerRssMb();
-    const base = instant.find((r) => r.workers === 1 && r.clients === 32)?.turnsPerSecond ?? Number.NaN;
-    console.log('## 1. Turns per second and harness overhead, model answering instantly\n');
-    console.log(
-      'Overhead = message committed by ingress to reply stored, minus the time the fake model spent answering. ' +
-        'Targets (../shared/TARGETS.md): overhead p50 <= 5 ms, p99 <= 20 ms; >= 800 turns/s. ' +
-        'Reference on the same kind of machine: bare HTTP -> commit -> BullMQ -> worker -> commit pipeline p50 2.4 ms, ' +
-        '1,100-1,750 turns/s; OpenClaw p50 195-260 ms, 3.3-4.8 turns/s.\n',
-    );
-    console.log(
-      table(
-        ['worker processes', 'clients', 'turns', 'turns/s', 'vs 1 worker', 'client latency p50 ms', 'p99 ms', 'overhead p50 ms', 'overhead p99 ms'],
-        instant.map((r) => [
-          r.workers,
-          r.clients,
-          r.turns,
-          fmt(r.turnsPerSecond),
-          r.clients === 32 ? `${fmt(r.turnsPerSecond / base, 2)}x` : '',
-          fmt(r.latencyP50),
-          fmt(r.latencyP99),
-          fmt(r.overheadP50),
-          fmt(r.overheadP99),
-        ]),
-      ),
-    );
-    console.log(`\nworker RSS after these runs: ${rss.map((mb) => `${fmt(mb, 0)} MB`).join(', ')} (target <= 150 MB)`);
-
-    const scaling: ScenarioResult[] = [];
-    for (const workers of [1, 2, 4]) {
-      progress(`200 ms model: ${workers} worker process(es) of concurrency 8, 64 clients`);
-      scaling.push(
-        await bench.run({ workers, concurrency: 8, clients: 64, modelLatencyMs: 200, durationMs: seconds * 1000 }, `s${workers}`),
-      );
-    }
-    const one = scaling[0]?.turnsPerSecond ?? Number.NaN;
-    console.log('\n## 2. Horizontal scaling with a 200 ms model\n');
-    console.log(
-      'Each worker process runs at most 8 sessions at once (HERALD_WORKER_CONCURRENCY=8), so worker slots are the limit ' +
-        'and adding processes should add throughput. Target: >= 0.9x linear until the CPU saturates.\n',
-    );
-    console.log(
-      table(
-        ['worker processes', 'turns', 'turns/s', 'ideal turns/s', 'vs linear', 'latency p50 ms', 'p99 ms'],
-        scaling.map((r) => [
-          r.workers,
-          r.turns,
-          fmt(r.turnsPerSecond),
-          fmt((r.workers * 8 * 1000) / 200),
-          `${fmt(r.turnsPerSecond / (one * r.workers), 2)}x`,
-          fmt(r.latencyP50),
-          fmt(r.latencyP99),
-        ]),
-      ),
-    );
-
-    progress('lease cost');
-    const lease = await measureLeaseCost(bench.databaseUrl);
+    const lease = await measureLeaseCost(leaseDatabase.url);
     console.log('\n## 3. What the session lease costs per turn\n');
     console.log(
       table(
@@ -253,7 +203,7 @@ async function main(): Promise<void> {
       ),
     );
   } finally {
-    await bench.stop();
+    await leaseDatabase.drop();
   }
 
   await modesBench();

@@ -6,7 +6,6 @@ import { runChat } from './chat-command.ts';
 import { runToolsCommand } from './tools-command.ts';
 import { runSkillCommand } from './skill-commands.ts';
 import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
-import { deployDiscordCommands } from '@herald/platforms';
 import { runCronCommand } from './cron-command.ts';
 import { runSearch } from './search-command.ts';
 import { runImport } from './import-command.ts';
@@ -178,6 +177,8 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
     }
     case 'discord-commands': {
       if (!config.platforms.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
+      // Only this command needs discord.js here: loaded on demand, not by every role at start.
+      const { deployDiscordCommands } = await import('@herald/platforms');
       const count = await deployDiscordCommands(config.platforms.discord);
       process.stdout.write(`registered ${count} slash commands\n`);
       return;

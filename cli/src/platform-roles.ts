@@ -6,14 +6,23 @@ import type { Db } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
 import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
-import { DiscordIngress, DiscordSender, TelegramIngress, TelegramSender, TypingIndicator } from '@herald/platforms';
+import type { DiscordIngress, TelegramIngress } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
 
 const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
+/**
+ * The platform adapters and their SDKs (discord.js, grammy), loaded only by a process that has a
+ * platform configured: importing them costs about a second of CPU and 60 MB (docs/decisions/
+ * 2026-12-02-lazy-adapters.md), which every role paid before at start.
+ */
+const platforms = () => import('@herald/platforms');
+
 /** One sender per configured platform; other code (cron webhooks) may add its own. */
-export function platformSenders(config: Config): Map<string, OutboundSender> {
+export async function platformSenders(config: Config): Promise<Map<string, OutboundSender>> {
   const senders = new Map<string, OutboundSender>();
+  if (!config.platforms.telegram && !config.platforms.discord) return senders;
+  const { DiscordSender, TelegramSender } = await platforms();
   if (config.platforms.telegram) senders.set('telegram', TelegramSender.fromConfig(config.platforms.telegram));
   if (config.platforms.discord) senders.set('discord', DiscordSender.fromConfig(config.platforms.discord));
   return senders;
@@ -28,24 +37,26 @@ export interface Delivery {
  * The worker role sends the outbox: it has the replies' transactions next door, scales with the
  * workers, and several consumers share the rows through claims.
  */
-export function startDelivery(
+export async function startDelivery(
   config: Config,
   logger: Logger,
   shutdown: Shutdown,
   db: Db,
   extraSenders: ReadonlyMap<string, OutboundSender> = new Map(),
-): Delivery {
+): Promise<Delivery> {
   const log = logger.child({ component: 'delivery' });
-  const senders = new Map([...platformSenders(config), ...extraSenders]);
+  const chatSenders = await platformSenders(config);
+  const senders = new Map([...chatSenders, ...extraSenders]);
   const consumer = new DeliveryConsumer({ db, senders, logger: log, pollIntervalMs: config.platforms.deliveryPollMs });
-  const typing = new TypingIndicator({ db, senders, logger: log });
+  // Typing is shown on chat platforms only; without one there is nothing to show it on.
+  const typing = chatSenders.size > 0 ? new (await platforms()).TypingIndicator({ db, senders, logger: log }) : undefined;
   if (senders.size > 0) {
     consumer.start();
     const stopListening = listenForOutbox(config.database.url, () => consumer.nudge(), log);
     shutdown.add('outbox listener', stopListening);
     shutdown.add('delivery consumer', () => consumer.stop());
   }
-  return { consumer, onSessionActive: (sessionId, platform) => typing.start(sessionId, platform) };
+  return { consumer, onSessionActive: (sessionId, platform) => typing?.start(sessionId, platform) ?? (() => undefined) };
 }
 
 export interface PlatformIngress {
@@ -83,6 +94,7 @@ export async function startPlatformIngress(
     if (config.platforms.telegram.allowedUsers.length === 0) {
       log.warn({}, 'TELEGRAM_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
     }
+    const { TelegramIngress } = await platforms();
     telegram = new TelegramIngress({ config: config.platforms.telegram, ...inboundDeps(log) });
     if (config.platforms.telegram.mode === 'polling') {
       const poller = telegram.startPolling();
@@ -100,6 +112,7 @@ export async function startPlatformIngress(
     if (config.platforms.discord.allowedUsers.length === 0) {
       log.warn({}, 'DISCORD_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
     }
+    const { DiscordIngress } = await platforms();
     discord = new DiscordIngress({ config: config.platforms.discord, ...inboundDeps(log) });
     const gateway = discord.start();
     shutdown.add('discord gateway', () => gateway.stop());

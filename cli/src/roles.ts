@@ -159,7 +159,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   const log = logger.child({ component: 'worker' });
   const transport = openTransport(config, log, shutdown, 'worker');
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
-  const delivery = startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
+  const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
   const toolSandbox = await openToolSandbox(config, log);
   const registry = builtinRegistry({ ...config.tools, toolSandbox });
   const hooks = await loadHooks(config, log, db, sandboxCommands(() => Promise.resolve(toolSandbox)));

@@ -205,8 +205,8 @@ export interface HeraldProcess {
 }
 
 /** A real `herald <role>` process, as a deployment would run it (from source unless `bin` says). */
-export function spawnHerald(role: string, env: Record<string, string>, bin: string = HERALD_BIN): HeraldProcess {
-  const child = spawn(process.execPath, [bin, role], {
+export function spawnHerald(role: string, env: Record<string, string>, bin: string = HERALD_BIN, nodeArgs: string[] = []): HeraldProcess {
+  const child = spawn(process.execPath, [...nodeArgs, bin, role], {
     // Worker, reviewer and scheduler processes serve /metrics; several run side by side here.
     env: { ...process.env, HERALD_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -102,6 +102,14 @@ export class TelegramIngress {
   #identity: Promise<TelegramBotIdentity> | undefined;
   #poller: LeasedTask | undefined;
 
+  /**
+   * The webhook route's shape check, on the adapter so that the route needs no value import of
+   * this package (which would load grammy and discord.js into every ingress).
+   */
+  isUpdate(body: unknown): body is Update {
+    return isUpdate(body);
+  }
+
   constructor(options: TelegramIngressOptions) {
     this.#options = options;
     this.api =

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { isUpdate } from '@herald/platforms';
 import type { TelegramIngress } from '@herald/platforms';
 import type { Logger } from '@herald/core';
 import { isConnectionError } from '@herald/db';
@@ -18,7 +17,7 @@ export function registerTelegramWebhook(app: FastifyInstance, telegram: Telegram
     if (!telegram.verifySecret(request.headers['x-telegram-bot-api-secret-token'])) {
       return sendError(reply, 401, 'unauthorized', 'X-Telegram-Bot-Api-Secret-Token: missing or not TELEGRAM_WEBHOOK_SECRET');
     }
-    if (!isUpdate(request.body)) {
+    if (!telegram.isUpdate(request.body)) {
       return sendError(reply, 400, 'invalid_request', 'update_id: expected a Telegram Update object with an integer update_id', 'update_id');
     }
     let outcome;

@@ -51,21 +51,25 @@ export interface SessionSize {
 
 /** How big the next request of a session will be, before it is made. */
 export async function sessionSize(db: Db, sessionId: string, system: string, history: ChatMessage[], incoming: string[], tools: ToolDefinition[]): Promise<SessionSize> {
+  // One round trip: the session's counters and its last reported prompt size, read on every turn.
   const session = await db
     .selectFrom('sessions')
-    .select(['ineffective_compressions', 'parent_session_id'])
-    .where('id', '=', sessionId)
+    .select((eb) => [
+      'ineffective_compressions',
+      'parent_session_id',
+      eb
+        .selectFrom('model_calls')
+        // input_tokens is the whole prompt as the provider counted it, cached and cache-written parts included.
+        .select('model_calls.input_tokens')
+        .where('model_calls.session_id', '=', sessionId)
+        .orderBy('model_calls.id', 'desc')
+        .limit(1)
+        .as('last_input_tokens'),
+    ])
+    .where('sessions.id', '=', sessionId)
     .executeTakeFirstOrThrow();
-  const last = await db
-    .selectFrom('model_calls')
-    // input_tokens is the whole prompt as the provider counted it, cached and cache-written parts included.
-    .select(['input_tokens'])
-    .where('session_id', '=', sessionId)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
   const added = incoming.reduce((sum, text) => sum + 4 + estimateTokens(text), 0);
-  const reported = last ? last.input_tokens + added : 0;
+  const reported = session.last_input_tokens === null ? 0 : session.last_input_tokens + added;
   const estimate = estimateRequestTokens(system, history, tools) + added;
   return {
     tokens: Math.max(estimate, reported),

@@ -22,7 +22,8 @@ export type BeforeTurn =
   | { kind: 'compressed'; childId: string; answeredEventIds: string[] }
   /** A /compress that compressed nothing was answered; the turn is over. */
   | { kind: 'answered'; eventIds: string[] }
-  | { kind: 'go'; note: string | undefined };
+  /** `ineffective`: the session's ineffective compressions, when read here (saves the turn a round trip). */
+  | { kind: 'go'; note: string | undefined; ineffective?: number };
 
 export function compressedReply(summarised: number, focus: string | undefined): string {
   return (
@@ -57,7 +58,8 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
   if (trigger === undefined) {
     // Compression stopped helping: say so once, and let the provider be the judge from here on.
     const thrashing = size.ineffective >= MAX_INEFFECTIVE && size.tokens >= budget.threshold;
-    return { kind: 'go', note: thrashing && (await takeNotice(deps.db, lease, 'thrashing')) ? THRASHING_NOTICE : undefined };
+    const note = thrashing && (await takeNotice(deps.db, lease, 'thrashing')) ? THRASHING_NOTICE : undefined;
+    return { kind: 'go', note, ineffective: size.ineffective };
   }
   const outcome = await compressSession(deps, lease, tc.model, { trigger, firstCompaction: size.firstCompaction });
   if (outcome.kind === 'compressed') return { kind: 'compressed', childId: outcome.childId, answeredEventIds: [] };

@@ -1,25 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { waitNotice } from './wait-notice.ts';
-import type { Transaction } from 'kysely';
 import type { Config, Logger } from '@herald/core';
-import { runToolLoop, toChatMessages, withRecall } from '@herald/agent';
-import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider, ToolRunner } from '@herald/agent';
-import { appendMessages, fenced, finishTurn, LeaseLostError, loadTranscript, recordStep, resumeTurn, startTurn, suspendTurn, takeAnsweredWaits } from '@herald/session';
+import { toChatMessages, withRecall } from '@herald/agent';
+import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider } from '@herald/agent';
+import { finishTurn, LeaseLostError, loadTranscript, suspendTurn } from '@herald/session';
 import { isConnectionError } from '@herald/db';
-import { buildSessionPrompt } from './session-prompt.ts';
-import { compactBeforeTurn, compactMidTurn, midTurnDue } from './turn-compaction.ts';
-import type { TurnCompaction } from './turn-compaction.ts';
+import { compactMidTurn } from './turn-compaction.ts';
 import { MAX_INEFFECTIVE } from './compaction.ts';
-import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
-import type { Database, Db, QueueMode } from '@herald/db';
-import type { Lease, LeasedSession, ModelCallRow, PendingEvent } from '@herald/session';
-import { toolPolicySchema, ToolGate } from '@herald/tools';
-import { recordCrashRecovery } from '@herald/telemetry';
-import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
+import type { Db, QueueMode } from '@herald/db';
+import type { Lease, LeasedSession, PendingEvent } from '@herald/session';
+import type { ToolExposure, ToolRegistry, WaitRequest } from '@herald/tools';
 import type { Hooks } from '@herald/hooks';
-import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
-import type { GatedRunner } from './turn-hooks.ts';
+import { modelCallRow, turnLoop } from './turn-loop.ts';
+import type { TurnLoop } from './turn-loop.ts';
+import { setUpTurn } from './turn-setup.ts';
+import type { TurnSetup } from './turn-setup.ts';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -70,32 +64,45 @@ export interface TurnControl {
   compacted: Set<string>;
 }
 
-function parsePolicy(stored: Record<string, unknown>, logger: Logger, profileId: string): ToolPolicy {
-  const parsed = toolPolicySchema.safeParse(stored);
-  if (parsed.success) return parsed.data;
-  // The API validates policies on write; a hand-edited bad one must not widen anything.
-  logger.error({ profileId, issues: parsed.error.issues }, 'stored tool policy is invalid; offering the safe toolset only');
-  return { enabled: ['safe'] };
+/** Known already when compactBeforeTurn read the session's size this turn; read once otherwise. */
+async function compactionAllowed(db: Db, sessionId: string, ineffective: number | undefined): Promise<boolean> {
+  if (ineffective !== undefined) return ineffective < MAX_INEFFECTIVE;
+  const row = await db.selectFrom('sessions').select('ineffective_compressions').where('id', '=', sessionId).executeTakeFirstOrThrow();
+  return row.ineffective_compressions < MAX_INEFFECTIVE;
 }
 
-function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | null {
-  if (!call) return null;
-  const usage = call.result.usage;
-  return {
-    provider: call.provider,
-    model: call.model,
-    input_tokens: usage.inputTokens,
-    output_tokens: usage.outputTokens,
-    cached_input_tokens: usage.cachedInputTokens,
-    cache_write_tokens: usage.cacheWriteTokens,
-    latency_ms: call.latencyMs,
-    finish_reason: call.result.finishReason,
+type Finish = (text: string, outcome: TurnResult['outcome'], iterations: number, finalCall?: ModelCallRecord) => Promise<TurnResult>;
+
+/** Ends the turn with its reply stored on the events (the compression notice appended). */
+function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, events: PendingEvent[], setup: TurnSetup): Finish {
+  const { turnId, eventIds } = setup;
+  return async (text, outcome, iterations, finalCall) => {
+    const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
+    await finishTurn(deps.db, lease, turnId, eventIds, {
+      reply: setup.note === undefined ? text : `${text}\n\n${setup.note}`,
+      failed,
+      error: failed ? outcome : null,
+      iterations,
+      modelCall: modelCallRow(finalCall),
+    });
+    const userId = events[events.length - 1]?.userId ?? '';
+    const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.offered };
+    return { eventIds, outcome, turn };
   };
 }
 
-async function compactionAllowed(db: Db, sessionId: string): Promise<boolean> {
-  const row = await db.selectFrom('sessions').select('ineffective_compressions').where('id', '=', sessionId).executeTakeFirstOrThrow();
-  return row.ineffective_compressions < MAX_INEFFECTIVE;
+/** The stored transcript, with recalled snippets next to the user message when recall is on. */
+async function turnHistory(deps: TurnDependencies, session: LeasedSession, sessionId: string, events: PendingEvent[]): Promise<ChatMessage[]> {
+  const history = toChatMessages(await loadTranscript(deps.db, sessionId));
+  if (deps.recall === null) return history;
+  const last = events[events.length - 1];
+  const snippets = await deps.recall
+    .recall({ profileId: session.profileId, userId: last?.userId ?? '', sessionId, text: events.map((e) => e.text).join('\n') })
+    .catch((error: unknown) => {
+      deps.logger.warn({ err: error, sessionId }, 'recall failed; answering without it');
+      return [];
+    });
+  return withRecall(history, snippets);
 }
 
 /**
@@ -112,205 +119,30 @@ export async function runTurn(
   control: TurnControl,
 ): Promise<TurnResult> {
   const { db, config, logger } = deps;
-  const signal = control.signal;
   const sessionId = lease.sessionId;
-  const eventIds = events.map((event) => event.id);
-  const resumedTurnId = events.find((event) => event.turnId !== null)?.turnId ?? null;
-  const turnId = resumedTurnId ?? randomUUID();
-
-  const role: CallerRole = session.platform === SCHEDULED_PLATFORM ? 'cron' : 'chat';
-  const policy = parsePolicy(session.toolPolicy, logger, session.profileId);
-  // A scheduled run gets its job's toolsets (still minus what no unattended run may have).
-  const jobToolsets = role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined;
-  // Offered to the model: the session-wide set, so every person in a chat sees the same prefix.
-  const offered = deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets });
-  const callerId = events[events.length - 1]?.userId ?? '';
-
-  const provider = deps.provider;
-  const compaction: TurnCompaction | undefined =
-    provider === null
-      ? undefined
-      : {
-          deps: {
-            config,
-            db,
-            logger,
-            summariser: deps.summariser ?? provider,
-            buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? ''),
-            tools: deps.registry.definitions(offered),
-          },
-          lease,
-          model: provider.model,
-          systemPrompt: session.systemPrompt,
-        };
-  let note: string | undefined;
-  let attempts = 1;
-  if (resumedTurnId !== null) {
-    if (lease.tookOver) recordCrashRecovery();
-    attempts = await resumeTurn(db, lease, turnId);
-  } else {
-    if (compaction) {
-      const before = await compactBeforeTurn(compaction, events);
-      if (before.kind === 'compressed') return { eventIds: before.answeredEventIds, outcome: 'compressed', childSessionId: before.childId };
-      if (before.kind === 'answered') return { eventIds: before.eventIds, outcome: 'command' };
-      note = before.note;
-    }
-    const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '') : null;
-    await startTurn(db, lease, turnId, eventIds, newPrompt);
-    if (newPrompt !== null) session.systemPrompt = newPrompt;
-  }
-
-  const finish = async (text: string, outcome: TurnResult['outcome'], iterations: number, finalCall?: ModelCallRecord) => {
-    const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
-    await finishTurn(db, lease, turnId, eventIds, {
-      reply: note === undefined ? text : `${text}\n\n${note}`,
-      failed,
-      error: failed ? outcome : null,
-      iterations,
-      modelCall: modelCallRow(finalCall),
-    });
-    const userId = events[events.length - 1]?.userId ?? '';
-    return { eventIds, outcome, turn: { turnId, sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered } };
-  };
+  const started = await setUpTurn(deps, lease, session, events);
+  if ('done' in started) return started.done;
+  const { setup } = started;
+  const { turnId, eventIds, attempts, compaction } = setup;
+  const finish = finisher(deps, lease, session, events, setup);
 
   if (attempts > config.roles.worker.turnMaxAttempts) {
     logger.warn({ sessionId, turnId, attempts }, 'turn attempt budget spent');
-    return finish(
-      `Sorry, I could not finish this: the turn was interrupted ${attempts - 1} times. Please send it again.`,
-      'attempts_exhausted',
-      0,
-    );
+    return finish(`Sorry, I could not finish this: the turn was interrupted ${attempts - 1} times. Please send it again.`, 'attempts_exhausted', 0);
   }
+  const provider = deps.provider;
   if (provider === null) return finish(NO_MODEL_REPLY, 'no_model', 0);
   const systemPrompt = session.systemPrompt;
   if (systemPrompt === null) throw new Error(`session ${sessionId} has a turn but no system prompt`);
 
-  let history = toChatMessages(await loadTranscript(db, sessionId));
-  if (deps.recall !== null) {
-    const last = events[events.length - 1];
-    const snippets = await deps.recall
-      .recall({ profileId: session.profileId, userId: last?.userId ?? '', sessionId, text: events.map((e) => e.text).join('\n') })
-      .catch((error: unknown) => {
-        logger.warn({ err: error, sessionId }, 'recall failed; answering without it');
-        return [];
-      });
-    history = withRecall(history, snippets);
-  }
-  const registry = deps.registry;
-  const write = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => fenced(db, lease, fn);
-  // Checked again per call: what this caller may run under the policy as it is now.
-  const gate = new ToolGate({
-    registry,
-    offered,
-    permitted: deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId, jobToolsets }),
-    approvalTimeoutMs: config.tools.approvalTimeoutMs,
-    onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
-  });
-  const baseContext = {
-    sessionId,
-    turnId,
-    profileId: session.profileId,
-    userId: callerId,
-    platform: session.platform,
-    role,
-    workspaceDir: join(config.tools.workspaceRoot, session.profileId, sessionId),
-    db,
-    fencedWrite: write,
-  };
-  const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
-  const gated: GatedRunner = {
-    definitions: registry.definitions(offered),
-    isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
-    execute: (call, toolSignal, approval) => gate.execute(call, { ...baseContext, signal: toolSignal }, approval),
-    notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),
-  };
-  // Steer and interrupt: messages that arrive mid-turn join it at the next model boundary. The
-  // status flip is conditional, so a message either joins this turn or stays for the next one.
-  const pollInjected = async (): Promise<ChatMessage[]> => {
-    const pending = await db
-      .selectFrom('inbound_events')
-      .select(['id', 'text'])
-      .where('session_id', '=', sessionId)
-      .where('status', '=', 'pending')
-      .where('kind', '=', 'message')
-      .orderBy('received_at')
-      .orderBy('id')
-      .execute();
-    if (pending.length === 0) return [];
-    return write(async (trx) => {
-      const claimed = await trx
-        .updateTable('inbound_events')
-        .set({ status: 'processing', turn_id: turnId })
-        .where('id', 'in', pending.map((event) => event.id))
-        .where('status', '=', 'pending')
-        .returning('id')
-        .execute();
-      const ids = new Set(claimed.map((row) => row.id));
-      const joined = pending.filter((event) => ids.has(event.id));
-      await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text })));
-      for (const event of joined) eventIds.push(event.id);
-      return joined.map((event): ChatMessage => ({ role: 'user', content: event.text }));
-    });
-  };
-  const injects = queueMode === 'steer' || queueMode === 'interrupt';
-  const tools: ToolRunner<WaitRequest> = turnHooks?.tools(gated) ?? gated;
-
+  const history = await turnHistory(deps, session, sessionId, events);
+  const loop = await turnLoop(deps, lease, session, queueMode, setup, control, provider, systemPrompt);
   // Compaction mid-turn: once per turn, and not once compressing stopped helping (anti-thrash).
-  const mayCompact = compaction !== undefined && !control.compacted.has(turnId) && (await compactionAllowed(db, sessionId));
-  const loop = (from: ChatMessage[], compact: boolean) =>
-    runToolLoop<WaitRequest>({
-      provider: turnHooks?.provider(provider) ?? provider,
-      ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, systemPrompt) } } : {}),
-      modelSignal: () => control.modelSignal(),
-      beforeModelCall: () => control.ensureLease(),
-      sessionId,
-      system: systemPrompt,
-      tools,
-      maxIterations: config.roles.worker.maxIterations,
-      retry: {
-        maxRetries: config.model.maxRetries,
-        baseMs: config.model.retryBaseMs,
-        onRetry: (error, attempt, delayMs) =>
-          logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
-      },
-      signal,
-      history: from,
-      hooks: {
-        ...(injects ? { pollInjected } : {}),
-        onToolStep: (step, call) =>
-          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call)),
-        onToolResults: (results) =>
-          recordWithAudit(turnHooks, db, (executor) => recordStep(
-            executor,
-            lease,
-            turnId,
-            results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })),
-            null,
-          )),
-      },
-    });
-  let result: LoopResult<WaitRequest>;
-  try {
-    result = await loop(history, mayCompact);
-    if (result.outcome === 'context_full' && compaction) {
-      const outcome = await compactMidTurn(compaction, result.overflow === true);
-      if (outcome.kind === 'compressed') {
-        control.compacted.add(turnId);
-        return { eventIds, outcome: 'compressed', childSessionId: outcome.childId };
-      }
-      // Not compressed (summariser unreachable, nothing to compact): go on from what is stored;
-      // a prompt the provider refuses is then answered as the error it is.
-      note = outcome.notice ?? note;
-      result = await loop(toChatMessages(await loadTranscript(db, sessionId)), false);
-    }
-  } catch (error) {
-    if (LeaseLostError.isInstance(error)) throw error;
-    if (control.stopRequested()) return finish(STOPPED_REPLY, 'stopped', 0);
-    if (signal.aborted || isConnectionError(error)) throw error;
-    // Our own failure (a bug, a tool that threw): answer instead of retrying the same crash forever.
-    logger.error({ err: error, sessionId, turnId }, 'turn failed');
-    return finish(INTERNAL_ERROR_REPLY, 'error', 0);
-  }
+  const mayCompact = compaction !== undefined && !control.compacted.has(turnId) && (await compactionAllowed(db, sessionId, setup.ineffective));
+  const ran = await runLoop(deps, sessionId, setup, control, loop, history, mayCompact);
+  if ('done' in ran) return ran.done;
+  if ('error' in ran) return finish(...ran.error);
+  const result = ran.result;
   if (result.outcome === 'waiting' && result.wait) {
     // Parked: nothing holds the worker or the lease while the person decides; an answer, /approve,
     // /deny or the timeout makes the turn runnable and any worker resumes it.
@@ -322,4 +154,45 @@ export async function runTurn(
   if (result.outcome === 'provider_error') logger.error({ sessionId, turnId }, 'model call failed after retries');
   if (result.outcome === 'tool_errors') logger.warn({ sessionId, turnId }, 'turn ended after repeated invalid tool calls');
   return finish(result.text, result.outcome, result.iterations, result.finalCall);
+}
+
+type LoopOutcome =
+  | { result: LoopResult<WaitRequest> }
+  | { done: TurnResult }
+  /** Answered with a reply instead (/stop, our own failure). */
+  | { error: [text: string, outcome: TurnResult['outcome'], iterations: number] };
+
+/** The loop, and a compression when the context filled up; lease loss and shutdown propagate. */
+async function runLoop(
+  deps: TurnDependencies,
+  sessionId: string,
+  setup: TurnSetup,
+  control: TurnControl,
+  loop: TurnLoop,
+  history: ChatMessage[],
+  mayCompact: boolean,
+): Promise<LoopOutcome> {
+  const { turnId, eventIds, compaction } = setup;
+  try {
+    let result = await loop(history, mayCompact);
+    if (result.outcome === 'context_full' && compaction) {
+      const outcome = await compactMidTurn(compaction, result.overflow === true);
+      if (outcome.kind === 'compressed') {
+        control.compacted.add(turnId);
+        return { done: { eventIds, outcome: 'compressed', childSessionId: outcome.childId } };
+      }
+      // Not compressed (summariser unreachable, nothing to compact): go on from what is stored;
+      // a prompt the provider refuses is then answered as the error it is.
+      setup.note = outcome.notice ?? setup.note;
+      result = await loop(toChatMessages(await loadTranscript(deps.db, sessionId)), false);
+    }
+    return { result };
+  } catch (error) {
+    if (LeaseLostError.isInstance(error)) throw error;
+    if (control.stopRequested()) return { error: [STOPPED_REPLY, 'stopped', 0] };
+    if (control.signal.aborted || isConnectionError(error)) throw error;
+    // Our own failure (a bug, a tool that threw): answer instead of retrying the same crash forever.
+    deps.logger.error({ err: error, sessionId, turnId }, 'turn failed');
+    return { error: [INTERNAL_ERROR_REPLY, 'error', 0] };
+  }
 }

@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,
   Message,
@@ -89,13 +89,24 @@ const STOP: Record<string, FinishReason> = {
 export class AnthropicProvider implements Provider {
   readonly name = 'anthropic';
   readonly model: string;
-  readonly #client: Anthropic;
+  readonly #options: AnthropicProviderOptions;
+  #client: Promise<Anthropic> | undefined;
   readonly #maxTokens: number;
 
   constructor(options: AnthropicProviderOptions) {
     this.model = options.model;
     this.#maxTokens = options.maxTokens ?? 4096;
-    this.#client = new Anthropic({
+    this.#options = options;
+  }
+
+  /**
+   * The SDK is imported on the first call: createProvider is reached by every process that might
+   * call a model, and @anthropic-ai/sdk costs about 350 ms of CPU and 25 MB to load, which a
+   * deployment on OpenAI never needs (docs/decisions/2026-12-02-lazy-adapters.md).
+   */
+  #sdk(): Promise<Anthropic> {
+    const options = this.#options;
+    this.#client ??= import('@anthropic-ai/sdk').then(({ default: Sdk }) => new Sdk({
       apiKey: options.apiKey ?? 'unused',
       baseURL: options.baseURL,
       // Always explicit: without a timeout the SDK derives one from max_tokens and refuses
@@ -103,7 +114,8 @@ export class AnthropicProvider implements Provider {
       timeout: options.timeoutMs ?? 10 * 60_000,
       maxRetries: 0,
       ...(options.fetch ? { fetch: options.fetch } : {}),
-    });
+    }));
+    return this.#client;
   }
 
   async complete(request: CompletionRequest): Promise<CompletionResult> {
@@ -115,7 +127,7 @@ export class AnthropicProvider implements Provider {
     }));
     let response: Message;
     try {
-      response = await this.#client.messages.create(
+      response = await (await this.#sdk()).messages.create(
         {
           model: this.model,
           max_tokens: this.#maxTokens,

@@ -1,0 +1,151 @@
+import { join } from 'node:path';
+import type { Transaction } from 'kysely';
+import { runToolLoop } from '@herald/agent';
+import type { ChatMessage, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
+import { appendMessages, fenced, recordStep, takeAnsweredWaits } from '@herald/session';
+import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
+import type { Database, Db, QueueMode } from '@herald/db';
+import { ToolGate } from '@herald/tools';
+import type { WaitRequest } from '@herald/tools';
+import { midTurnDue } from './turn-compaction.ts';
+import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
+import type { GatedRunner } from './turn-hooks.ts';
+import type { TurnSetup } from './turn-setup.ts';
+import type { TurnControl, TurnDependencies } from './turn-runner.ts';
+
+export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | null {
+  if (!call) return null;
+  const usage = call.result.usage;
+  return {
+    provider: call.provider,
+    model: call.model,
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cached_input_tokens: usage.cachedInputTokens,
+    cache_write_tokens: usage.cacheWriteTokens,
+    latency_ms: call.latencyMs,
+    finish_reason: call.result.finishReason,
+  };
+}
+
+type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
+
+/**
+ * Steer and interrupt: messages that arrive mid-turn join it at the next model boundary. The
+ * status flip is conditional, so a message either joins this turn or stays for the next one.
+ */
+function injectedMessages(db: Db, write: FencedWrite, sessionId: string, setup: TurnSetup): () => Promise<ChatMessage[]> {
+  const { turnId, eventIds } = setup;
+  return async () => {
+    const pending = await db
+      .selectFrom('inbound_events')
+      .select(['id', 'text'])
+      .where('session_id', '=', sessionId)
+      .where('status', '=', 'pending')
+      .where('kind', '=', 'message')
+      .orderBy('received_at')
+      .orderBy('id')
+      .execute();
+    if (pending.length === 0) return [];
+    return write(async (trx) => {
+      const claimed = await trx
+        .updateTable('inbound_events')
+        .set({ status: 'processing', turn_id: turnId })
+        .where('id', 'in', pending.map((event) => event.id))
+        .where('status', '=', 'pending')
+        .returning('id')
+        .execute();
+      const ids = new Set(claimed.map((row) => row.id));
+      const joined = pending.filter((event) => ids.has(event.id));
+      await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text })));
+      for (const event of joined) eventIds.push(event.id);
+      return joined.map((event): ChatMessage => ({ role: 'user', content: event.text }));
+    });
+  };
+}
+
+/** The tools as this turn may run them: the gate (policy now, this caller), then the hooks. */
+async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSession, setup: TurnSetup, write: FencedWrite) {
+  const { config, db, logger, registry } = deps;
+  const { sessionId } = lease;
+  const { turnId, role, callerId, offered } = setup;
+  // Checked again per call: what this caller may run under the policy as it is now.
+  const gate = new ToolGate({
+    registry,
+    offered,
+    permitted: deps.exposure.resolve({ policy: setup.policy, platform: session.platform, role, userId: callerId, jobToolsets: setup.jobToolsets }),
+    approvalTimeoutMs: config.tools.approvalTimeoutMs,
+    onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
+  });
+  const baseContext = {
+    sessionId,
+    turnId,
+    profileId: session.profileId,
+    userId: callerId,
+    platform: session.platform,
+    role,
+    workspaceDir: join(config.tools.workspaceRoot, session.profileId, sessionId),
+    db,
+    fencedWrite: write,
+  };
+  const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
+  const gated: GatedRunner = {
+    definitions: registry.definitions(offered),
+    isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
+    execute: (call, toolSignal, approval) => gate.execute(call, { ...baseContext, signal: toolSignal }, approval),
+    notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),
+  };
+  const tools: ToolRunner<WaitRequest> = turnHooks?.tools(gated) ?? gated;
+  return { turnHooks, tools };
+}
+
+/** Runs the tool loop from a history, with or without the mid-turn compaction estimate. */
+export type TurnLoop = (from: ChatMessage[], compact: boolean) => Promise<LoopResult<WaitRequest>>;
+
+/** The tool loop of one turn, every step recorded under the lease. */
+export async function turnLoop(
+  deps: TurnDependencies,
+  lease: Lease,
+  session: LeasedSession,
+  queueMode: QueueMode,
+  setup: TurnSetup,
+  control: TurnControl,
+  provider: Provider,
+  systemPrompt: string,
+): Promise<TurnLoop> {
+  const { config, db, logger } = deps;
+  const { sessionId } = lease;
+  const { turnId, compaction } = setup;
+  const write: FencedWrite = (fn) => fenced(db, lease, fn);
+  const { turnHooks, tools } = await turnTools(deps, lease, session, setup, write);
+  const injects = queueMode === 'steer' || queueMode === 'interrupt';
+  const pollInjected = injects ? injectedMessages(db, write, sessionId, setup) : undefined;
+  return (from, compact) =>
+    runToolLoop<WaitRequest>({
+      provider: turnHooks?.provider(provider) ?? provider,
+      ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, systemPrompt) } } : {}),
+      modelSignal: () => control.modelSignal(),
+      beforeModelCall: () => control.ensureLease(),
+      sessionId,
+      system: systemPrompt,
+      tools,
+      maxIterations: config.roles.worker.maxIterations,
+      retry: {
+        maxRetries: config.model.maxRetries,
+        baseMs: config.model.retryBaseMs,
+        onRetry: (error, attempt, delayMs) =>
+          logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
+      },
+      signal: control.signal,
+      history: from,
+      hooks: {
+        ...(pollInjected ? { pollInjected } : {}),
+        onToolStep: (step, call) =>
+          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call)),
+        onToolResults: (results) =>
+          recordWithAudit(turnHooks, db, (executor) =>
+            recordStep(executor, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), null),
+          ),
+      },
+    });
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@herald/core';
+import { resumeTurn, startTurn } from '@herald/session';
+import type { Lease, LeasedSession, PendingEvent } from '@herald/session';
+import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
+import { recordCrashRecovery } from '@herald/telemetry';
+import { toolPolicySchema } from '@herald/tools';
+import type { CallerRole, ToolPolicy } from '@herald/tools';
+import { buildSessionPrompt } from './session-prompt.ts';
+import { compactBeforeTurn } from './turn-compaction.ts';
+import type { TurnCompaction } from './turn-compaction.ts';
+import type { TurnDependencies, TurnResult } from './turn-runner.ts';
+
+/** Who runs this turn and what it is offered, fixed when it starts. */
+export interface TurnSetup {
+  turnId: string;
+  /** The turn's events; steered messages join it while it runs. */
+  eventIds: string[];
+  role: CallerRole;
+  policy: ToolPolicy;
+  jobToolsets: string[] | undefined;
+  /** Offered to the model: the session-wide set, so every person in a chat sees the same prefix. */
+  offered: string[];
+  callerId: string;
+  compaction: TurnCompaction | undefined;
+  /** Appended to the reply (a compression's notice). */
+  note: string | undefined;
+  /** The session's ineffective compressions, when the start of the turn read them already. */
+  ineffective: number | undefined;
+  attempts: number;
+}
+
+function parsePolicy(stored: Record<string, unknown>, logger: Logger, profileId: string): ToolPolicy {
+  const parsed = toolPolicySchema.safeParse(stored);
+  if (parsed.success) return parsed.data;
+  // The API validates policies on write; a hand-edited bad one must not widen anything.
+  logger.error({ profileId, issues: parsed.error.issues }, 'stored tool policy is invalid; offering the safe toolset only');
+  return { enabled: ['safe'] };
+}
+
+function compactionFor(deps: TurnDependencies, lease: Lease, session: LeasedSession, offered: string[], events: PendingEvent[]): TurnCompaction | undefined {
+  const provider = deps.provider;
+  if (provider === null) return undefined;
+  const { config, db, logger } = deps;
+  return {
+    deps: {
+      config,
+      db,
+      logger,
+      summariser: deps.summariser ?? provider,
+      buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? ''),
+      tools: deps.registry.definitions(offered),
+    },
+    lease,
+    model: provider.model,
+    systemPrompt: session.systemPrompt,
+  };
+}
+
+/**
+ * Starts the turn (or resumes a crashed one): the tool policy and offer, a compression or a
+ * /compress before it, the session's prompt on its first turn. Returns the turn's result instead
+ * when a compression or a command answered the events.
+ */
+export async function setUpTurn(
+  deps: TurnDependencies,
+  lease: Lease,
+  session: LeasedSession,
+  events: PendingEvent[],
+): Promise<{ setup: TurnSetup } | { done: TurnResult }> {
+  const { db, logger } = deps;
+  const eventIds = events.map((event) => event.id);
+  const resumedTurnId = events.find((event) => event.turnId !== null)?.turnId ?? null;
+  const turnId = resumedTurnId ?? randomUUID();
+  const role: CallerRole = session.platform === SCHEDULED_PLATFORM ? 'cron' : 'chat';
+  const policy = parsePolicy(session.toolPolicy, logger, session.profileId);
+  // A scheduled run gets its job's toolsets (still minus what no unattended run may have).
+  const jobToolsets = role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined;
+  const offered = deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets });
+  const callerId = events[events.length - 1]?.userId ?? '';
+  const compaction = compactionFor(deps, lease, session, offered, events);
+  const setup: TurnSetup = { turnId, eventIds, role, policy, jobToolsets, offered, callerId, compaction, note: undefined, ineffective: undefined, attempts: 1 };
+  if (resumedTurnId !== null) {
+    if (lease.tookOver) recordCrashRecovery();
+    setup.attempts = await resumeTurn(db, lease, turnId);
+    return { setup };
+  }
+  if (compaction) {
+    const before = await compactBeforeTurn(compaction, events);
+    if (before.kind === 'compressed') return { done: { eventIds: before.answeredEventIds, outcome: 'compressed', childSessionId: before.childId } };
+    if (before.kind === 'answered') return { done: { eventIds: before.eventIds, outcome: 'command' } };
+    setup.note = before.note;
+    setup.ineffective = before.ineffective;
+  }
+  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '') : null;
+  await startTurn(db, lease, turnId, eventIds, newPrompt);
+  if (newPrompt !== null) session.systemPrompt = newPrompt;
+  return { setup };
+}
