@@ -120,6 +120,9 @@ describe('memory writes are scoped to the writer', () => {
     await say(BOB, '/new', 'dm');
     await say(BOB, 'hello again', 'dm');
     expect(await promptOf(BOB.id, 'dm')).toContain('the office closes at six');
+    // A person's own notes stay listed as theirs (and deletable) while sharing keeps them out of prompts.
+    const own = await stack.get(`/v1/profiles/main/memory?user_id=telegram:${ALICE.id}`);
+    expect(own.body.entries.map((e: { content: string }) => e.content)).toEqual(['the deploy key is in vault 7']);
     await stack.patch('/v1/profiles/main', { memory_shared: false });
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { apiUserId } from '@herald/core';
-import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
+import { deleteMemoryEntry, readMemory, readOwnMemory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import type { MemoryState } from '@herald/knowledge';
 import { sendError } from './api-errors.ts';
@@ -12,14 +12,15 @@ function memoryView(state: MemoryState) {
 
 /** A profile's two memory stores: the agent's notes and what it knows of each person. */
 export function registerMemoryRoutes(app: FastifyInstance, db: Db): void {
-  // The profile-wide notes, or with ?user_id= one person's own notes (a bare id is the API's).
+  // The profile-wide notes, or with ?user_id= one person's own notes (a bare id is the API's): the
+  // entries they own as stored, also while memory_shared keeps them out of the prompts.
   app.get<{ Params: { profile: string }; Querystring: { user_id?: unknown } }>('/v1/profiles/:profile/memory', async (request, reply) => {
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     const user = request.query.user_id;
     if (user !== undefined && (typeof user !== 'string' || user === '' || user.length > 256)) {
       return sendError(reply, 400, 'invalid_request', 'user_id: expected a user id', 'user_id');
     }
-    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'memory', userId: user === undefined ? '' : apiUserId(user) }));
+    return memoryView(await readOwnMemory(db, { profileId: request.params.profile, store: 'memory', userId: user === undefined ? '' : apiUserId(user) }));
   });
 
   app.get<{ Params: { profile: string; user: string } }>('/v1/profiles/:profile/users/:user/memory', async (request, reply) => {
