@@ -12,6 +12,8 @@ import { printImportBench, runImportBench } from './import-bench.ts';
 import { printModesBench, runModesBench } from './modes-bench.ts';
 import { runCompressionBench } from './compression-bench.ts';
 import { runHooksBench } from './hooks-bench.ts';
+import { loadavg } from 'node:os';
+import { printConsoleBench, runConsoleBench, writeConsoleJson, CONSOLE_RESULTS_FILE } from './console-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -124,6 +126,13 @@ async function hooksBench(): Promise<void> {
   console.log(table(['variant', 'turns', 'latency p50 ms', 'p99 ms', 'mean ms', 'p50 vs none'], rows.map((r) => [r.variant, r.turns, fmt(r.p50), fmt(r.p99), fmt(r.mean), `${fmt(r.p50 - base)} ms`])));
 }
 
+async function consoleBench(): Promise<void> {
+  const result = await runConsoleBench(progress, () => `load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  printConsoleBench(result);
+  await writeConsoleJson(result, machineLine());
+  progress(`wrote ${CONSOLE_RESULTS_FILE.pathname}`);
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes
   // import, `-- delivery` only the delivery latency.
@@ -150,6 +159,11 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('hooks')) {
     console.log(`# Herald benchmarks: lifecycle hooks\n\n${machineLine()}`);
     return hooksBench();
+  }
+  // `-- console`: only the console's long-transcript open time.
+  if (process.argv.slice(2).includes('console')) {
+    console.log(`# Herald benchmarks: the console\n\n${machineLine()}`);
+    return consoleBench();
   }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
@@ -263,6 +277,8 @@ async function main(): Promise<void> {
   progress('lifecycle hooks');
   await hooksBench();
   await compressionBench();
+  progress('console');
+  await consoleBench();
 }
 
 main().then(

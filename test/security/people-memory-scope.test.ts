@@ -3,6 +3,7 @@ import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from '../support/fake-llm.ts';
 import { startFakeTelegram } from '../support/fake-telegram.ts';
 import type { FakeTelegram } from '../support/fake-telegram.ts';
+import { openChatsEnv } from '../support/chat-platforms-env.ts';
 import { startStack, waitFor } from '../support/stack.ts';
 import type { Stack } from '../support/stack.ts';
 
@@ -37,14 +38,7 @@ describe('memory writes are scoped to the writer', () => {
     telegram = await startFakeTelegram();
     stack = await startStack({
       model: llm,
-      env: {
-        ...telegram.env,
-        TELEGRAM_MODE: 'webhook',
-        TELEGRAM_WEBHOOK_SECRET: SECRET,
-        TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
-        TELEGRAM_ALLOWED_USERS: '*',
-        HERALD_DELIVERY_POLL_MS: '100',
-      },
+      env: openChatsEnv(SECRET, telegram),
     });
   });
   afterAll(async () => {

@@ -1,10 +1,9 @@
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import type { Config, Logger } from '@herald/core';
-import type { Db } from '@herald/db';
-import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
+import type { RunQueue } from '@herald/queue';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMessageRoutes } from './message-routes.ts';
+import type { MessageRouteDependencies } from './message-routes.ts';
 import { registerSessionRecordRoutes } from './session-record-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
@@ -24,23 +23,15 @@ import { registerConsoleRoutes } from './console-routes.ts';
 import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 import { installInputHygiene } from './input-hygiene.ts';
 import type { TelegramIngress } from '@herald/platforms';
-import type { Hooks } from '@herald/hooks';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
 
-export interface IngressOptions {
-  config: Config;
-  db: Db;
-  queue: RunQueue;
-  notices: NoticeBus;
-  listener: TurnDoneListener;
-  logger: Logger;
+/** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
+export interface IngressOptions extends MessageRouteDependencies {
   /** The BullMQ queues the admin view shows; the run queue alone when not given. */
   adminQueues?: readonly RunQueue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
-  /** Lifecycle hooks (docs/hooks.md): pre_gateway_dispatch, and the per-profile hooks route. */
-  hooks?: Hooks | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
