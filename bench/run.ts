@@ -12,6 +12,8 @@ import { printImportBench, runImportBench } from './import-bench.ts';
 import { MODES_RESULTS_FILE, printModesBench, runModesBench, writeModesJson } from './modes-bench.ts';
 import { runCompressionBench } from './compression-bench.ts';
 import { runHooksBench } from './hooks-bench.ts';
+import { loadavg } from 'node:os';
+import { printConsoleBench, runConsoleBench, writeConsoleJson, CONSOLE_RESULTS_FILE } from './console-bench.ts';
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -152,6 +154,13 @@ async function turnsBench(): Promise<void> {
   progress(`wrote ${TURNS_RESULTS_FILE.pathname}`);
 }
 
+async function consoleBench(): Promise<void> {
+  const result = await runConsoleBench(progress, () => `load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  printConsoleBench(result);
+  await writeConsoleJson(result, machineLine());
+  progress(`wrote ${CONSOLE_RESULTS_FILE.pathname}`);
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes
   // import, `-- delivery` only the delivery latency.
@@ -183,6 +192,11 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('turns')) {
     console.log(`# Herald benchmarks: turns against the reference pipeline\n\n${machineLine()}\nEach point runs ${seconds} s (BENCH_SECONDS).\n`);
     return turnsBench();
+  }
+  // `-- console`: only the console's long-transcript open time.
+  if (process.argv.slice(2).includes('console')) {
+    console.log(`# Herald benchmarks: the console\n\n${machineLine()}`);
+    return consoleBench();
   }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
@@ -232,6 +246,8 @@ async function main(): Promise<void> {
   progress('lifecycle hooks');
   await hooksBench();
   await compressionBench();
+  progress('console');
+  await consoleBench();
 }
 
 main().then(

@@ -11,7 +11,9 @@ import { buildConsole, launchChromium } from './support/browser.ts';
 import { startStack, TEST_TOKEN, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 
-const SHOTS = fileURLToPath(new URL('../docs/console/', import.meta.url));
+// Written to an ignored folder, so a test run leaves the work tree clean; `npm run docs:console`
+// copies them into docs/console/ when the pages changed (docs/console.md).
+const SHOTS = fileURLToPath(new URL('../test-results/console/', import.meta.url));
 const ALICE = { id: 42, username: 'alice' };
 const XSS = '<img src=x onerror=alert(1)>';
 
@@ -228,6 +230,29 @@ describe('the web console, in headless Chromium against a running Herald', () =>
     await entry.waitFor({ state: 'detached' });
     const memory = (await stack.get('/v1/profiles/main/users/alice/memory')).body;
     expect(memory.entries).toEqual([]);
+    expect((await stack.get('/v1/profiles/main/memory')).body.entries.map((e: any) => e.content)).toEqual(['Reports go out on Mondays at 09:00']);
+  });
+
+  it("shows a person's own agent notes beside the profile-wide ones when notes are not shared, and deletes one", async () => {
+    expect((await stack.patch('/v1/profiles/main', { memory_shared: false })).status).toBe(200);
+    const said = await stack.post('/v1/messages?wait=30', { chat_id: 'bob-dm', user_id: 'bob', text: 'Please remember: the zeppelin report goes out on Mondays' });
+    expect(said.status, JSON.stringify(said.body)).toBe(200);
+    await open('#/memory?profile=main&user_id=bob');
+    await page.locator('[data-memory-scope="personal"]').waitFor();
+    const own = page.getByRole('region', { name: 'Agent notes from bob’s sessions' });
+    const entry = own.locator('.entry', { hasText: 'Reports go out on Mondays at 09:00' });
+    await entry.waitFor();
+    // The profile-wide note written while notes were shared is listed on its own, once.
+    const profileWide = page.getByRole('region', { name: 'Profile-wide agent notes (main)' });
+    expect(await profileWide.locator('.entry').allTextContents()).toEqual([expect.stringContaining('Reports go out on Mondays at 09:00')]);
+    await page.getByRole('region', { name: 'What the agent knows about bob' }).locator('.entry', { hasText: 'Alice owns the Monday zeppelin report' }).waitFor();
+    await shot('memory-person');
+    await entry.getByRole('button', { name: 'Delete' }).click();
+    const confirm = page.locator('dialog#confirm');
+    await confirm.getByText('the change shows from the next session').waitFor();
+    await confirm.getByRole('button', { name: 'Confirm' }).click();
+    await entry.waitFor({ state: 'detached' });
+    expect((await stack.get('/v1/profiles/main/memory?user_id=bob')).body.entries).toEqual([]);
     expect((await stack.get('/v1/profiles/main/memory')).body.entries.map((e: any) => e.content)).toEqual(['Reports go out on Mondays at 09:00']);
   });
 

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanForInjection } from '@herald/knowledge';
 import { importSkills, setSkillPinned } from '@herald/knowledge';
-import { readSkillTree, writeSkillTree } from '../cli/src/skill-commands.ts';
+import { readSkillTree, writeSkillTree } from '../cli/src/skill-tree.ts';
 import { HERALD_BIN } from './support/stack.ts';
 import { useTestDatabase } from './support/use-test-database.ts';
 

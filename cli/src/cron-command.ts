@@ -4,6 +4,7 @@ import type { Config } from '@herald/core';
 import { createCronJob, CronJobInputError, listCronJobs, listCronRuns, getCronJob, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob } from '@herald/cron';
 import { createDb } from '@herald/db';
 import type { CronJobView } from '@herald/cron';
+import type { Db } from '@herald/db';
 import type { CronMissedPolicy } from '@herald/db';
 
 export const CRON_USAGE = `herald cron list [--profile P] [--user ID]        list jobs
@@ -32,9 +33,10 @@ function line(job: CronJobView): string {
   return `${job.id}  ${job.state}${reason}  next ${next}  "${job.schedule}" ${job.timezone}  -> ${deliver}  ${job.name}`;
 }
 
-/** `herald cron ...`: operators' view of every job, straight from Postgres (needs DATABASE_URL). */
-export async function runCronCommand(argv: string[], config: Config): Promise<void> {
-  const { values, positionals } = parseArgs({
+type CronValues = ReturnType<typeof parseCronArgs>['values'];
+
+function parseCronArgs(argv: string[]) {
+  return parseArgs({
     args: argv,
     options: {
       profile: { type: 'string' },
@@ -52,82 +54,96 @@ export async function runCronCommand(argv: string[], config: Config): Promise<vo
     },
     allowPositionals: true,
   });
+}
+
+const out = (text: string) => process.stdout.write(`${text}\n`);
+
+async function listJobs(db: Db, values: CronValues): Promise<void> {
+  const jobs = await listCronJobs(db, { profileId: values.profile, userId: values.user === undefined ? undefined : apiUserId(values.user) });
+  if (jobs.length === 0) out('no cron jobs');
+  for (const job of jobs) out(line(job));
+}
+
+async function addJob(db: Db, values: CronValues): Promise<void> {
+  if (values.user === undefined) fail('cron add needs --user (the job owner)');
+  if (values.schedule === undefined || values.prompt === undefined) fail('cron add needs --schedule and --prompt');
+  const job = await createCronJob(db, {
+    profileId: values.profile ?? 'main',
+    creatorUserId: apiUserId(values.user),
+    prompt: values.prompt,
+    schedule: values.schedule,
+    name: values.name,
+    timezone: values.tz,
+    deliver: values.deliver ?? 'local',
+    skills: list(values.skills),
+    toolsets: list(values.toolsets),
+    sessionMode: values.session === undefined ? 'fresh' : 'named',
+    sessionName: values.session,
+    missedPolicy: values.missed as CronMissedPolicy | undefined,
+  });
+  out(`created ${line(job)}`);
+}
+
+async function showRuns(db: Db, jobId: string, values: CronValues): Promise<void> {
+  if (!(await getCronJob(db, jobId))) fail(`no cron job ${jobId}`);
+  const limit = values.limit === undefined ? 20 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) fail('--limit: expected a whole number from 1 to 200');
+  const runs = await listCronRuns(db, jobId, limit);
+  if (runs.length === 0) out('no runs yet');
+  for (const run of runs) {
+    const duration = run.durationMs === null ? '-' : `${(run.durationMs / 1000).toFixed(1)}s`;
+    out(`${run.id}  ${run.scheduledFor.toISOString()}  ${run.trigger}  ${run.status}  ${duration}${run.error ? `  ${run.error}` : ''}`);
+    if (run.output) out(`    output: ${run.output.replace(/\s+/g, ' ').slice(0, 200)}`);
+    for (const delivery of run.deliveries) {
+      out(`    -> ${delivery.target}: ${delivery.status} after ${delivery.attempts} attempt(s)${delivery.error ? ` (${delivery.error})` : ''}`);
+    }
+  }
+}
+
+/** The subcommands that act on one job, by name. */
+const JOB_ACTIONS: Record<string, (db: Db, jobId: string, values: CronValues) => Promise<void>> = {
+  remove: async (db, jobId) => {
+    if (!(await removeCronJob(db, jobId))) fail(`no cron job ${jobId}`);
+    out(`removed ${jobId}`);
+  },
+  run: async (db, jobId) => {
+    const run = await requestCronRun(db, jobId);
+    if (!run) fail(`no cron job ${jobId}`);
+    out(`requested run ${run.id}; the scheduler starts it within a tick`);
+  },
+  runs: showRuns,
+  pause: async (db, jobId) => {
+    const job = await pauseCronJob(db, jobId, 'paused by an operator');
+    if (!job) fail(`no cron job ${jobId}`);
+    out(`paused ${line(job)}`);
+  },
+  resume: async (db, jobId) => {
+    const job = await resumeCronJob(db, jobId);
+    if (!job) fail(`no cron job ${jobId}`);
+    out(`resumed ${line(job)}`);
+  },
+};
+
+async function runAction(db: Db, action: string | undefined, jobId: string | undefined, values: CronValues): Promise<void> {
+  if (action === 'list') return listJobs(db, values);
+  if (action === 'add') return addJob(db, values);
+  const jobAction = action === undefined || !Object.hasOwn(JOB_ACTIONS, action) ? undefined : JOB_ACTIONS[action];
+  if (jobAction === undefined) fail(action === undefined ? 'cron needs a subcommand' : `unknown cron subcommand '${action}'`);
+  if (jobId === undefined) fail(`cron ${action} needs a job id`);
+  return jobAction(db, jobId, values);
+}
+
+/** `herald cron ...`: operators' view of every job, straight from Postgres (needs DATABASE_URL). */
+export async function runCronCommand(argv: string[], config: Config): Promise<void> {
+  const { values, positionals } = parseCronArgs(argv);
   const [action, jobId] = positionals;
-  const out = (text: string) => process.stdout.write(`${text}\n`);
   if (action === 'help') {
     out(CRON_USAGE);
     return;
   }
   const db = createDb({ url: config.database.url, maxConnections: 2 });
   try {
-    switch (action) {
-      case 'list': {
-        const jobs = await listCronJobs(db, { profileId: values.profile, userId: values.user === undefined ? undefined : apiUserId(values.user) });
-        if (jobs.length === 0) out('no cron jobs');
-        for (const job of jobs) out(line(job));
-        return;
-      }
-      case 'add': {
-        if (values.user === undefined) fail('cron add needs --user (the job owner)');
-        if (values.schedule === undefined || values.prompt === undefined) fail('cron add needs --schedule and --prompt');
-        const job = await createCronJob(db, {
-          profileId: values.profile ?? 'main',
-          creatorUserId: apiUserId(values.user),
-          prompt: values.prompt,
-          schedule: values.schedule,
-          name: values.name,
-          timezone: values.tz,
-          deliver: values.deliver ?? 'local',
-          skills: list(values.skills),
-          toolsets: list(values.toolsets),
-          sessionMode: values.session === undefined ? 'fresh' : 'named',
-          sessionName: values.session,
-          missedPolicy: values.missed as CronMissedPolicy | undefined,
-        });
-        out(`created ${line(job)}`);
-        return;
-      }
-      case 'pause':
-      case 'resume':
-      case 'remove':
-      case 'run':
-      case 'runs': {
-        if (jobId === undefined) fail(`cron ${action} needs a job id`);
-        if (action === 'remove') {
-          if (!(await removeCronJob(db, jobId))) fail(`no cron job ${jobId}`);
-          out(`removed ${jobId}`);
-          return;
-        }
-        if (action === 'run') {
-          const run = await requestCronRun(db, jobId);
-          if (!run) fail(`no cron job ${jobId}`);
-          out(`requested run ${run.id}; the scheduler starts it within a tick`);
-          return;
-        }
-        if (action === 'runs') {
-          if (!(await getCronJob(db, jobId))) fail(`no cron job ${jobId}`);
-          const limit = values.limit === undefined ? 20 : Number(values.limit);
-          if (!Number.isInteger(limit) || limit < 1 || limit > 200) fail('--limit: expected a whole number from 1 to 200');
-          const runs = await listCronRuns(db, jobId, limit);
-          if (runs.length === 0) out('no runs yet');
-          for (const run of runs) {
-            const duration = run.durationMs === null ? '-' : `${(run.durationMs / 1000).toFixed(1)}s`;
-            out(`${run.id}  ${run.scheduledFor.toISOString()}  ${run.trigger}  ${run.status}  ${duration}${run.error ? `  ${run.error}` : ''}`);
-            if (run.output) out(`    output: ${run.output.replace(/\s+/g, ' ').slice(0, 200)}`);
-            for (const delivery of run.deliveries) {
-              out(`    -> ${delivery.target}: ${delivery.status} after ${delivery.attempts} attempt(s)${delivery.error ? ` (${delivery.error})` : ''}`);
-            }
-          }
-          return;
-        }
-        const job = action === 'pause' ? await pauseCronJob(db, jobId, 'paused by an operator') : await resumeCronJob(db, jobId);
-        if (!job) fail(`no cron job ${jobId}`);
-        out(`${action}d ${line(job)}`);
-        return;
-      }
-      default:
-        fail(action === undefined ? 'cron needs a subcommand' : `unknown cron subcommand '${action}'`);
-    }
+    await runAction(db, action, jobId, values);
   } catch (error) {
     if (error instanceof CronJobInputError) fail(error.message);
     throw error;

@@ -32,9 +32,8 @@ function highlight(snippet: string, tty: boolean): string {
   return tty ? snippet.replaceAll('>>>', '\x1b[1m').replaceAll('<<<', '\x1b[22m') : snippet;
 }
 
-/** `herald search`: people's view of history search, through the same API and scope as everyone. */
-export async function runSearch(argv: string[], config: Config): Promise<void> {
-  const { values, positionals } = parseArgs({
+function parseSearchArgs(argv: string[]) {
+  return parseArgs({
     args: argv,
     options: {
       user: { type: 'string' },
@@ -51,16 +50,10 @@ export async function runSearch(argv: string[], config: Config): Promise<void> {
     },
     allowPositionals: true,
   });
-  if (values.help) {
-    process.stdout.write(`${SEARCH_USAGE}\n`);
-    return;
-  }
-  const query = positionals.join(' ');
-  if (query.trim() === '') {
-    process.stderr.write(`herald: search needs a query\n\n${SEARCH_USAGE}\n`);
-    process.exitCode = 2;
-    return;
-  }
+}
+
+/** The query string of GET /v1/search: the query, whose history, and the filters given. */
+function searchParams(query: string, values: ReturnType<typeof parseSearchArgs>['values']): URLSearchParams {
   const params = new URLSearchParams({ q: query, user_id: values.user ?? userInfo().username });
   const optional: [string, string | undefined][] = [
     ['profile', values.profile],
@@ -73,7 +66,38 @@ export async function runSearch(argv: string[], config: Config): Promise<void> {
     ['limit', values.limit],
   ];
   for (const [key, value] of optional) if (value !== undefined) params.set(key, value);
-  const response = await fetch(`${config.api.url}/v1/search?${params.toString()}`, {
+  return params;
+}
+
+/** The answer as lines: each session, its hits with their snippets, and a closing count. */
+function answerLines(body: SearchAnswer, tty: boolean): string[] {
+  const sessions = body.sessions ?? [];
+  const lines: string[] = [];
+  for (const session of sessions) {
+    lines.push(`session ${session.session_id}  ${session.platform}/${session.chat_type}  started ${session.started_at.slice(0, 16).replace('T', ' ')}`);
+    for (const hit of session.hits) {
+      const who = hit.tool_name === undefined ? hit.role : `${hit.role} (${hit.tool_name})`;
+      lines.push(`  ${hit.created_at.slice(0, 16).replace('T', ' ')}  #${hit.message_id}  ${who}: ${highlight(hit.snippet, tty)}`);
+    }
+  }
+  lines.push(`${sessions.length} session(s); ${body.matched ?? 0} matching message(s) considered (${body.route ?? '?'})`);
+  return lines;
+}
+
+/** `herald search`: people's view of history search, through the same API and scope as everyone. */
+export async function runSearch(argv: string[], config: Config): Promise<void> {
+  const { values, positionals } = parseSearchArgs(argv);
+  if (values.help) {
+    process.stdout.write(`${SEARCH_USAGE}\n`);
+    return;
+  }
+  const query = positionals.join(' ');
+  if (query.trim() === '') {
+    process.stderr.write(`herald: search needs a query\n\n${SEARCH_USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const response = await fetch(`${config.api.url}/v1/search?${searchParams(query, values).toString()}`, {
     headers: config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` },
   });
   const body = (await response.json()) as SearchAnswer;
@@ -86,20 +110,9 @@ export async function runSearch(argv: string[], config: Config): Promise<void> {
     process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     return;
   }
-  const sessions = body.sessions ?? [];
-  const tty = process.stdout.isTTY === true;
-  if (sessions.length === 0) {
+  if ((body.sessions ?? []).length === 0) {
     process.stdout.write(`no matches for ${JSON.stringify(query)}\n`);
     return;
   }
-  const lines: string[] = [];
-  for (const session of sessions) {
-    lines.push(`session ${session.session_id}  ${session.platform}/${session.chat_type}  started ${session.started_at.slice(0, 16).replace('T', ' ')}`);
-    for (const hit of session.hits) {
-      const who = hit.tool_name === undefined ? hit.role : `${hit.role} (${hit.tool_name})`;
-      lines.push(`  ${hit.created_at.slice(0, 16).replace('T', ' ')}  #${hit.message_id}  ${who}: ${highlight(hit.snippet, tty)}`);
-    }
-  }
-  lines.push(`${sessions.length} session(s); ${body.matched ?? 0} matching message(s) considered (${body.route ?? '?'})`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  process.stdout.write(`${answerLines(body, process.stdout.isTTY === true).join('\n')}\n`);
 }

@@ -6,6 +6,7 @@ import { startFakeTelegram } from '../support/fake-telegram.ts';
 import type { FakeTelegram } from '../support/fake-telegram.ts';
 import { BOT_ID, CHANNEL_ID, startFakeDiscord } from '../support/fake-discord.ts';
 import type { FakeDiscord } from '../support/fake-discord.ts';
+import { openChatsEnv } from '../support/chat-platforms-env.ts';
 import { startStack, waitFor } from '../support/stack.ts';
 import type { Stack } from '../support/stack.ts';
 
@@ -47,17 +48,7 @@ describe('approvals belong to the person whose turn asked', () => {
     stack = await startStack({
       model: llm,
       testTools: true,
-      env: {
-        ...telegram.env,
-        ...discord.env,
-        TELEGRAM_MODE: 'webhook',
-        TELEGRAM_WEBHOOK_SECRET: SECRET,
-        TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
-        TELEGRAM_ALLOWED_USERS: '*',
-        DISCORD_ALLOWED_USERS: '*',
-        HERALD_DELIVERY_POLL_MS: '100',
-        HERALD_OPERATORS: `telegram:${OPERATOR.id},api:ops`,
-      },
+      env: { ...openChatsEnv(SECRET, telegram, discord), HERALD_OPERATORS: `telegram:${OPERATOR.id},api:ops` },
     });
     await discord.ready();
   });

@@ -8,6 +8,7 @@ import type { FakeLLM, FakeReply, FakeRequest } from '../support/fake-llm.ts';
 import { startFakeTelegram } from '../support/fake-telegram.ts';
 import type { FakeTelegram } from '../support/fake-telegram.ts';
 import { metricValue } from '../support/prometheus.ts';
+import { openChatsEnv } from '../support/chat-platforms-env.ts';
 import { startStack, waitFor } from '../support/stack.ts';
 import type { Stack } from '../support/stack.ts';
 
@@ -39,16 +40,7 @@ describe('limits', () => {
     telegram = await startFakeTelegram();
     stack = await startStack({
       model: llm,
-      env: {
-        ...telegram.env,
-        TELEGRAM_MODE: 'webhook',
-        TELEGRAM_WEBHOOK_SECRET: SECRET,
-        TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
-        TELEGRAM_ALLOWED_USERS: '*',
-        HERALD_DELIVERY_POLL_MS: '100',
-        HERALD_LIMIT_TURNS_PER_MINUTE: '3',
-        HERALD_LIMIT_CONCURRENT_TURNS: '2',
-      },
+      env: { ...openChatsEnv(SECRET, telegram), HERALD_LIMIT_TURNS_PER_MINUTE: '3', HERALD_LIMIT_CONCURRENT_TURNS: '2' },
     });
   });
   afterAll(async () => {

@@ -3,6 +3,7 @@ import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from '../support/fake-llm.ts';
 import { startFakeTelegram } from '../support/fake-telegram.ts';
 import type { FakeTelegram } from '../support/fake-telegram.ts';
+import { openChatsEnv } from '../support/chat-platforms-env.ts';
 import { startStack, waitFor } from '../support/stack.ts';
 import type { Stack } from '../support/stack.ts';
 
@@ -37,14 +38,7 @@ describe('memory writes are scoped to the writer', () => {
     telegram = await startFakeTelegram();
     stack = await startStack({
       model: llm,
-      env: {
-        ...telegram.env,
-        TELEGRAM_MODE: 'webhook',
-        TELEGRAM_WEBHOOK_SECRET: SECRET,
-        TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
-        TELEGRAM_ALLOWED_USERS: '*',
-        HERALD_DELIVERY_POLL_MS: '100',
-      },
+      env: openChatsEnv(SECRET, telegram),
     });
   });
   afterAll(async () => {
@@ -120,6 +114,9 @@ describe('memory writes are scoped to the writer', () => {
     await say(BOB, '/new', 'dm');
     await say(BOB, 'hello again', 'dm');
     expect(await promptOf(BOB.id, 'dm')).toContain('the office closes at six');
+    // A person's own notes stay listed as theirs (and deletable) while sharing keeps them out of prompts.
+    const own = await stack.get(`/v1/profiles/main/memory?user_id=telegram:${ALICE.id}`);
+    expect(own.body.entries.map((e: { content: string }) => e.content)).toEqual(['the deploy key is in vault 7']);
     await stack.patch('/v1/profiles/main', { memory_shared: false });
   });
 });

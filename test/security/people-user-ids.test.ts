@@ -11,6 +11,7 @@ import { startFakeTelegram } from '../support/fake-telegram.ts';
 import type { FakeTelegram } from '../support/fake-telegram.ts';
 import { startFakeDiscord } from '../support/fake-discord.ts';
 import type { FakeDiscord } from '../support/fake-discord.ts';
+import { openChatsEnv } from '../support/chat-platforms-env.ts';
 import { startStack, waitFor } from '../support/stack.ts';
 import type { Stack } from '../support/stack.ts';
 import { createTestDatabase } from '../support/test-database.ts';
@@ -63,16 +64,7 @@ describe('Telegram 42 and Discord 42 are two people', () => {
     discord = await startFakeDiscord();
     stack = await startStack({
       model: llm,
-      env: {
-        ...telegram.env,
-        ...discord.env,
-        TELEGRAM_MODE: 'webhook',
-        TELEGRAM_WEBHOOK_SECRET: SECRET,
-        TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
-        TELEGRAM_ALLOWED_USERS: '*',
-        DISCORD_ALLOWED_USERS: '*',
-        HERALD_DELIVERY_POLL_MS: '100',
-      },
+      env: openChatsEnv(SECRET, telegram, discord),
     });
     await discord.ready();
   });

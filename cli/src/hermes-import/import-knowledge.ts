@@ -4,7 +4,7 @@ import type { Db } from '@herald/db';
 import type { MemoryStore } from '@herald/db';
 import { importSkills, readSkillFiles, scanForInjection, SKILL_MD, writeMemory, parseSkillMd, skillText } from '@herald/knowledge';
 import type { SkillBundle } from '@herald/knowledge';
-import { readSkillTree } from '../skill-commands.ts';
+import { readSkillTree } from '../skill-tree.ts';
 
 /** Hermes' entry delimiter in MEMORY.md and USER.md (tools/memory_tool.py). */
 const ENTRY_DELIMITER = '\n§\n';

@@ -62,6 +62,15 @@ export async function readMemory(db: Executor, scope: MemoryScope): Promise<Memo
   return readOwned(db, scope, ownerOf(scope, profile?.memory_shared ?? false), profile);
 }
 
+/**
+ * The entries a scope's person owns, whatever the sharing setting: with `memory_shared` on, a
+ * person's own notes (written while it was off) are kept but out of every prompt, and an operator
+ * still needs to see and delete them. `userId` '' is the profile-wide set.
+ */
+export async function readOwnMemory(db: Executor, scope: MemoryScope): Promise<MemoryState> {
+  return readOwned(db, scope, scope.userId, await profileSettings(db, scope.profileId));
+}
+
 async function readOwned(
   db: Executor,
   scope: MemoryScope,

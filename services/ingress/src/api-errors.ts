@@ -1,4 +1,6 @@
 import type { FastifyReply } from 'fastify';
+import type { ZodError } from 'zod';
+import { firstIssue } from './message-body.ts';
 
 export type ApiErrorCode =
   | 'unauthorized'
@@ -22,4 +24,10 @@ export function sendError(
   field?: string,
 ): FastifyReply {
   return reply.code(status).send({ error: { code, message, ...(field === undefined ? {} : { field }) } });
+}
+
+/** A 400 naming the first problem zod found, as every route answers a malformed request. */
+export function sendInvalid(reply: FastifyReply, error: ZodError): FastifyReply {
+  const issue = firstIssue(error);
+  return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
 }

@@ -1,12 +1,16 @@
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import type { Config, Logger } from '@herald/core';
-import type { Db } from '@herald/db';
-import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
-import { registerApiRoutes } from './api-routes.ts';
+import type { RunQueue } from '@herald/queue';
+import { registerHealthRoutes } from './health-routes.ts';
+import { registerMessageRoutes } from './message-routes.ts';
+import type { MessageRouteDependencies } from './message-routes.ts';
+import { registerSessionRecordRoutes } from './session-record-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
+import { registerMemoryRoutes } from './memory-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
 import { registerSkillRoutes } from './skill-routes.ts';
+import { registerSkillTransferRoutes } from './skill-transfer-routes.ts';
+import { registerReviewRoutes } from './review-routes.ts';
 import { registerCronRoutes } from './cron-routes.ts';
 import { registerSearchRoutes } from './search-routes.ts';
 import { sendError } from './api-errors.ts';
@@ -19,24 +23,16 @@ import { registerConsoleRoutes } from './console-routes.ts';
 import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 import { installInputHygiene } from './input-hygiene.ts';
 import type { TelegramIngress } from '@herald/platforms';
-import type { Hooks } from '@herald/hooks';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
 import { registerHandoffRoutes } from './handoff-routes.ts';
 
-export interface IngressOptions {
-  config: Config;
-  db: Db;
-  queue: RunQueue;
-  notices: NoticeBus;
-  listener: TurnDoneListener;
-  logger: Logger;
+/** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
+export interface IngressOptions extends MessageRouteDependencies {
   /** The BullMQ queues the admin view shows; the run queue alone when not given. */
   adminQueues?: readonly RunQueue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
-  /** Lifecycle hooks (docs/hooks.md): pre_gateway_dispatch, and the per-profile hooks route. */
-  hooks?: Hooks | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
@@ -65,10 +61,15 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   });
   installAuth(app, options.config.api.token);
   installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
-  registerApiRoutes(app, options);
+  registerHealthRoutes(app, options);
+  registerMessageRoutes(app, options);
+  registerSessionRecordRoutes(app, options.db);
   registerProfileRoutes(app, options.db);
+  registerMemoryRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger, operators: options.config.people.operators });
   registerSkillRoutes(app, options.db);
+  registerSkillTransferRoutes(app, options.db);
+  registerReviewRoutes(app, options.db);
   registerCronRoutes(app, options.db);
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });

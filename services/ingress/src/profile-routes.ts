@@ -1,18 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { apiUserId, resetRulesSchema } from '@herald/core';
+import { resetRulesSchema } from '@herald/core';
 import { toolPolicySchema } from '@herald/tools';
-import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
-import type { MemoryState } from '@herald/knowledge';
-import { sendError } from './api-errors.ts';
+import { sendError, sendInvalid } from './api-errors.ts';
 import { asActor, withAudit } from '@herald/audit';
 import type { AuditEntry } from '@herald/audit';
-import { firstIssue } from './message-body.ts';
-
-function memoryView(state: MemoryState) {
-  return { entries: state.entries, usage: { chars: state.chars, limit: state.limit } };
-}
+import { profileExists } from './profile-exists.ts';
 
 const profilePatch = z
   .object({
@@ -32,8 +26,10 @@ const profilePatch = z
   })
   .strict();
 
+type ProfilePatch = z.infer<typeof profilePatch>;
+
 /** A profile PATCH as the audit trail keeps it: which fields, and the new tool policy in full. */
-function profileChange(profileId: string, patch: z.infer<typeof profilePatch>): AuditEntry {
+function profileChange(profileId: string, patch: ProfilePatch): AuditEntry {
   const detail = {
     fields: Object.keys(patch).sort(),
     ...(patch.tool_policy === undefined ? {} : { tool_policy: patch.tool_policy }),
@@ -44,73 +40,66 @@ function profileChange(profileId: string, patch: z.infer<typeof profilePatch>): 
 
 const documentBody = z.object({ content: z.string().min(1).max(200_000) }).strict();
 
-/** People's view of a profile: identity, context documents and both memory stores. */
-export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
-  const profileExists = async (id: string) =>
-    (await db.selectFrom('profiles').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-
-  const profileView = async (id: string) => {
-    const profile = await db.selectFrom('profiles').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!profile) return undefined;
-    const documents = await db
-      .selectFrom('profile_documents')
-      .select(['name', 'content', 'updated_at'])
-      .where('profile_id', '=', profile.id)
-      .orderBy('name')
-      .execute();
-    return {
-      profile: profile.id,
-      display_name: profile.display_name,
-      identity: profile.identity,
-      memory_char_limit: profile.memory_char_limit,
-      user_char_limit: profile.user_char_limit,
-      tool_policy: profile.tool_policy,
-      memory_review_interval: profile.memory_review_interval,
-      skill_review_interval: profile.skill_review_interval,
-      search_shared_chat_types: profile.search_shared_chat_types,
-      memory_shared: profile.memory_shared,
-      session_reset: profile.session_reset,
-      documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
-    };
+async function profileView(db: Db, id: string) {
+  const profile = await db.selectFrom('profiles').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!profile) return undefined;
+  const documents = await db
+    .selectFrom('profile_documents')
+    .select(['name', 'content', 'updated_at'])
+    .where('profile_id', '=', profile.id)
+    .orderBy('name')
+    .execute();
+  return {
+    profile: profile.id,
+    display_name: profile.display_name,
+    identity: profile.identity,
+    memory_char_limit: profile.memory_char_limit,
+    user_char_limit: profile.user_char_limit,
+    tool_policy: profile.tool_policy,
+    memory_review_interval: profile.memory_review_interval,
+    skill_review_interval: profile.skill_review_interval,
+    search_shared_chat_types: profile.search_shared_chat_types,
+    memory_shared: profile.memory_shared,
+    session_reset: profile.session_reset,
+    documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
   };
+}
 
+/** The change and its audit entry commit together (policies included). */
+async function updateProfile(db: Db, profileId: string, patch: ProfilePatch): Promise<void> {
+  const { tool_policy: policy, session_reset: reset, ...rest } = patch;
+  await withAudit(db, async (trx) => {
+    await trx
+      .updateTable('profiles')
+      .set({
+        ...rest,
+        ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }),
+        ...(reset === undefined ? {} : { session_reset: JSON.stringify(reset) }),
+      })
+      .where('id', '=', profileId)
+      .execute();
+    return { result: undefined, audit: profileChange(profileId, patch) };
+  });
+}
+
+/** People's view of a profile: identity, settings and context documents (memory: memory-routes.ts). */
+export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
   app.get<{ Params: { profile: string } }>('/v1/profiles/:profile', async (request, reply) => {
-    return (await profileView(request.params.profile)) ?? sendError(reply, 404, 'not_found', 'no such profile');
+    return (await profileView(db, request.params.profile)) ?? sendError(reply, 404, 'not_found', 'no such profile');
   });
 
   app.patch<{ Params: { profile: string } }>('/v1/profiles/:profile', async (request, reply) => {
     const parsed = profilePatch.safeParse(request.body ?? {});
-    if (!parsed.success) {
-      const issue = firstIssue(parsed.error);
-      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
-    }
-    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    if (Object.keys(parsed.data).length > 0) {
-      const { tool_policy: policy, session_reset: reset, ...rest } = parsed.data;
-      // The change and its audit entry commit together (policies included).
-      await withAudit(db, async (trx) => {
-        await trx
-          .updateTable('profiles')
-          .set({
-            ...rest,
-            ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }),
-            ...(reset === undefined ? {} : { session_reset: JSON.stringify(reset) }),
-          })
-          .where('id', '=', request.params.profile)
-          .execute();
-        return { result: undefined, audit: profileChange(request.params.profile, parsed.data) };
-      });
-    }
-    return profileView(request.params.profile);
+    if (!parsed.success) return sendInvalid(reply, parsed.error);
+    if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+    if (Object.keys(parsed.data).length > 0) await updateProfile(db, request.params.profile, parsed.data);
+    return profileView(db, request.params.profile);
   });
 
   app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', async (request, reply) => {
     const parsed = documentBody.safeParse(request.body ?? {});
-    if (!parsed.success) {
-      const issue = firstIssue(parsed.error);
-      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
-    }
-    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+    if (!parsed.success) return sendInvalid(reply, parsed.error);
+    if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     await asActor(db, 'api', (trx) =>
       trx
         .insertInto('profile_documents')
@@ -126,27 +115,6 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
       trx.deleteFrom('profile_documents').where('profile_id', '=', request.params.profile).where('name', '=', request.params.name).executeTakeFirst(),
     );
     if (Number(result.numDeletedRows) === 0) return sendError(reply, 404, 'not_found', 'no such document');
-    return reply.code(204).send();
-  });
-
-  // The profile-wide notes, or with ?user_id= one person's own notes (a bare id is the API's).
-  app.get<{ Params: { profile: string }; Querystring: { user_id?: unknown } }>('/v1/profiles/:profile/memory', async (request, reply) => {
-    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    const user = request.query.user_id;
-    if (user !== undefined && (typeof user !== 'string' || user === '' || user.length > 256)) {
-      return sendError(reply, 400, 'invalid_request', 'user_id: expected a user id', 'user_id');
-    }
-    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'memory', userId: user === undefined ? '' : apiUserId(user) }));
-  });
-
-  app.get<{ Params: { profile: string; user: string } }>('/v1/profiles/:profile/users/:user/memory', async (request, reply) => {
-    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    return memoryView(await readMemory(db, { profileId: request.params.profile, store: 'user', userId: apiUserId(request.params.user) }));
-  });
-
-  app.delete<{ Params: { profile: string; entry: string } }>('/v1/profiles/:profile/memory/:entry', async (request, reply) => {
-    const deleted = await asActor(db, 'api', (trx) => deleteMemoryEntry(trx, request.params.profile, request.params.entry));
-    if (!deleted) return sendError(reply, 404, 'not_found', 'no such memory entry');
     return reply.code(204).send();
   });
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { integer, optionalText } from './fields.ts';
+import { integer, oneOf, optionalText } from './fields.ts';
 import type { ModelEndpoint } from './model.ts';
 
 /** When and how a long session is compacted into a child session (docs/long-chats.md). */
@@ -26,7 +26,7 @@ const compressionEnv = z.object({
   HERALD_SUMMARY_MODEL: optionalText.refine((value) => value === undefined || /^(openai|anthropic)\/\S+$/.test(value), {
     error: 'expected provider/model with provider openai or anthropic, e.g. openai/gpt-4.1-mini',
   }),
-  HERALD_COMPRESSION_ON_FAILURE: z.enum(['fallback', 'abort'], { error: 'expected fallback or abort' }).default('fallback'),
+  HERALD_COMPRESSION_ON_FAILURE: oneOf(['fallback', 'abort']).default('fallback'),
   HERALD_COMPRESSION_MESSAGE_LIMIT: integer(10, 1_000_000).default(5000),
   // The summariser reaches its provider with the model section's key and base URL.
   OPENAI_API_KEY: optionalText,

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { integer, url } from './fields.ts';
+import { integer, oneOf, url } from './fields.ts';
 
 const DEFAULT_DATABASE_URL = 'postgres://127.0.0.1:5432/herald';
 
@@ -25,7 +25,7 @@ export const databaseSection = z
   .object({
     DATABASE_URL: url(/^postgres(ql)?:$/, 'postgres://user@127.0.0.1:5432/herald').optional(),
     HERALD_DB_POOL_SIZE: integer(1, 500).default(10),
-    HERALD_DATABASE: z.enum(['auto', 'embedded', 'external'], { error: 'expected auto, embedded or external' }).default('auto'),
+    HERALD_DATABASE: oneOf(['auto', 'embedded', 'external']).default('auto'),
     HERALD_DATA_DIR: z.string().trim().min(1, { error: 'expected a directory path' }).default('./.herald'),
   })
   .transform(

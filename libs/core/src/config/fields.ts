@@ -32,3 +32,7 @@ export const commaList = z
   .string()
   .optional()
   .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter((item) => item !== ''));
+
+/** One of a fixed set of words; the message lists them, so the list is written once. */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `expected ${values.length === 1 ? values[0] : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`}` });

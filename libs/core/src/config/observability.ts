@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { integer, optionalText, url } from './fields.ts';
+import { integer, oneOf, optionalText, url } from './fields.ts';
 
 export interface ObservabilityConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -11,7 +11,7 @@ export interface ObservabilityConfig {
 
 export const observabilitySection = z
   .object({
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     HERALD_METRICS_PORT: integer(0, 65535).default(9464),
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(url(/^https?:$/, 'http://otel-collector:4318').optional()),
   })

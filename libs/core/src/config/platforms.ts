@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commaList, integer, optionalText, url } from './fields.ts';
+import { commaList, integer, oneOf, optionalText, url } from './fields.ts';
 
 export interface TelegramConfig {
   botToken: string;
@@ -35,7 +35,7 @@ const platformsEnv = z.object({
   TELEGRAM_BOT_TOKEN: optionalText.refine((value) => value === undefined || /^\d+:[A-Za-z0-9_-]+$/.test(value), {
     error: 'expected a bot token like 123456:ABC-def from @BotFather',
   }),
-  TELEGRAM_MODE: z.enum(['webhook', 'polling'], { error: 'expected webhook or polling' }).default('polling'),
+  TELEGRAM_MODE: oneOf(['webhook', 'polling']).default('polling'),
   TELEGRAM_WEBHOOK_SECRET: optionalText.refine((value) => value === undefined || /^[A-Za-z0-9_-]{1,256}$/.test(value), {
     error: 'expected 1-256 characters of A-Z, a-z, 0-9, _ and -',
   }),

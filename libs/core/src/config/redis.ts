@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { url } from './fields.ts';
+import { oneOf, url } from './fields.ts';
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -20,7 +20,7 @@ export const redisSection = z
   .object({
     REDIS_URL: url(/^rediss?:$/, 'redis://127.0.0.1:6379').optional(),
     HERALD_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }).default('herald'),
-    HERALD_QUEUE: z.enum(['auto', 'redis', 'postgres'], { error: 'expected auto, redis or postgres' }).default('auto'),
+    HERALD_QUEUE: oneOf(['auto', 'redis', 'postgres']).default('auto'),
   })
   .transform(
     (e): RedisConfig => ({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { integer } from './fields.ts';
+import { integer, oneOf } from './fields.ts';
 
 /** A worker: the `runs` consumer that holds session leases and runs turns. */
 export interface WorkerRoleConfig {
@@ -51,7 +51,7 @@ export const rolesSection = z
     HERALD_LEASE_TTL_MS: integer(1000, 600_000).default(10_000),
     HERALD_TURN_MAX_ATTEMPTS: integer(1, 100).default(3),
     HERALD_MAX_ITERATIONS: integer(1, 1000).default(90),
-    HERALD_RECALL: z.enum(['off', 'past-sessions'], { error: 'expected off or past-sessions' }).default('off'),
+    HERALD_RECALL: oneOf(['off', 'past-sessions']).default('off'),
     HERALD_REVIEWER_CONCURRENCY: integer(1, 100).default(3),
     HERALD_REVIEW_MAX_ATTEMPTS: integer(1, 20).default(3),
     HERALD_REVIEW_RETRY_BASE_MS: integer(0, 3_600_000).default(5000),

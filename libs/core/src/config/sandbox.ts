@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { commaList, integer } from './fields.ts';
+import type { z } from 'zod';
+import { commaList, integer, oneOf } from './fields.ts';
 
 /** How terminal and file tools are confined (docs/security.md, "Tool sandbox"). */
 export interface SandboxConfig {
@@ -18,7 +18,7 @@ export interface SandboxConfig {
 }
 
 export const sandboxSchema = {
-  HERALD_SANDBOX: z.enum(['bwrap', 'none'], { error: 'expected bwrap or none' }).default('bwrap'),
+  HERALD_SANDBOX: oneOf(['bwrap', 'none']).default('bwrap'),
   HERALD_SANDBOX_ENV: commaList.refine((list) => list.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)), {
     error: 'expected environment variable names separated by commas',
   }),

@@ -8,13 +8,16 @@ interface Memory {
   usage: { chars: number; limit: number };
 }
 
+type Remove = (id: string, content: string) => void;
+
 const FROZEN_NOTE = 'Running sessions keep the memory snapshot frozen in their system prompt: the change shows from the next session.';
 
-function store(title: string, memory: Memory, remove: (id: string, content: string) => void): HTMLElement {
+function store(title: string, memory: Memory, remove: Remove, explain = ''): HTMLElement {
   return h(
     'section',
     { 'aria-label': title },
     h('h2', {}, title),
+    explain ? h('p', { class: 'muted' }, explain) : '',
     h('p', { class: 'muted' }, `${memory.usage.chars} of ${memory.usage.limit} characters used`),
     memory.entries.length === 0
       ? h('p', { class: 'muted' }, 'No entries.')
@@ -26,6 +29,26 @@ function store(title: string, memory: Memory, remove: (id: string, content: stri
           ),
         ),
   );
+}
+
+/** Where the agent's notes go, as the profile's `memory_shared` setting says. */
+function scopeNote(shared: boolean): string {
+  return shared
+    ? 'This profile shares the agent’s notes (memory_shared on): every session reads and writes the profile-wide notes; a person’s own notes, kept from before, reach no prompt.'
+    : 'Each person’s agent notes are their own (memory_shared off): a session reads and writes the notes of the person it talks to; the profile-wide notes reach no prompt until sharing is on.';
+}
+
+/** A person's two stores: the agent's notes written in their sessions, and its profile of them. */
+async function personSections(base: string, userId: string, remove: Remove): Promise<HTMLElement[]> {
+  if (!userId) return [h('p', { class: 'muted' }, 'Give a person’s user id to see their own agent notes and what the agent knows about them.')];
+  const [notes, about] = await Promise.all([
+    api<Memory>('GET', `${base}/memory?${new URLSearchParams({ user_id: userId }).toString()}`),
+    api<Memory>('GET', `${base}/users/${segment(userId)}/memory`),
+  ]);
+  return [
+    store(`Agent notes from ${userId}’s sessions`, notes, remove, 'The notes the agent wrote in this person’s sessions while they were their own.'),
+    store(`What the agent knows about ${userId}`, about, remove),
+  ];
 }
 
 /** What the agent remembers, per profile and per person; delete an entry (from the next session on). */
@@ -48,15 +71,17 @@ export async function memoryPage(ctx: PageContext): Promise<void> {
       replace(status, notice((error as Error).message, 'error'));
     }
   };
-  const [shared, personal] = await Promise.all([api<Memory>('GET', `${base}/memory`), userId ? api<Memory>('GET', `${base}/users/${segment(userId)}/memory`) : Promise.resolve(null)]);
+  const onRemove: Remove = (id, content) => void remove(id, content);
+  const [settings, shared, person] = await Promise.all([api<{ memory_shared: boolean }>('GET', base), api<Memory>('GET', `${base}/memory`), personSections(base, userId, onRemove)]);
   if (!ctx.current()) return;
   replace(
     ctx.main,
     h('h1', {}, 'Memory'),
     h('form', { class: 'filters', on: { submit } }, field('Profile', controls.profile), field('Person', controls.user_id), h('button', { type: 'submit', class: 'primary' }, 'Show')),
     notice(FROZEN_NOTE),
+    h('p', { class: 'muted', 'data-memory-scope': settings.memory_shared ? 'shared' : 'personal' }, scopeNote(settings.memory_shared)),
     status,
-    store(`Profile memory (${profile})`, shared, (id, content) => void remove(id, content)),
-    personal ? store(`What the agent knows about ${userId}`, personal, (id, content) => void remove(id, content)) : h('p', { class: 'muted' }, 'Give a person’s user id to see their entries.'),
+    store(`Profile-wide agent notes (${profile})`, shared, onRemove),
+    ...person,
   );
 }

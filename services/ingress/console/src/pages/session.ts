@@ -113,9 +113,13 @@ async function deliveriesSection(sessionId: string): Promise<HTMLElement | null>
 /** One session: who and where, lineage, pending approvals, the stored system prompt, the transcript. */
 export async function sessionPage(ctx: PageContext): Promise<void> {
   const id = ctx.route.parts[0] ?? '';
-  const session = await api<SessionView>('GET', `/v1/sessions/${segment(id)}`);
   const target = ctx.route.params.get('at');
-  const [lineage, waits, deliveries, transcript] = await Promise.all([lineageSection(session), waitsSection(ctx, id), deliveriesSection(id), transcriptSection(ctx, id, target)]);
+  // The sections that need only the id load beside the session's record, not after it: one round
+  // trip fewer before the transcript shows (bench/console-bench.ts times it).
+  const sections = Promise.all([waitsSection(ctx, id), deliveriesSection(id), transcriptSection(ctx, id, target)]);
+  sections.catch(() => undefined);
+  const session = await api<SessionView>('GET', `/v1/sessions/${segment(id)}`);
+  const [lineage, [waits, deliveries, transcript]] = await Promise.all([lineageSection(session), sections]);
   if (!ctx.current()) return;
   const prompt = session.system_prompt === null
     ? h('p', { class: 'muted' }, 'No system prompt stored yet (it is built on the first turn).')

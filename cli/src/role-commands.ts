@@ -1,0 +1,64 @@
+import { assertSafeBind } from '@herald/core';
+import type { Config, Logger, Shutdown } from '@herald/core';
+import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
+import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
+
+/** What a long-running role needs from main: the config, its logger and a shutdown to register on. */
+export interface RoleContext {
+  config: Config;
+  logger: Logger;
+  newShutdown: () => Shutdown;
+}
+
+/** `herald up`: every role in one process, migrations first. */
+export async function runUp({ config, logger, newShutdown }: RoleContext): Promise<void> {
+  const started = performance.now();
+  // Before anything starts: the ingress would refuse later, after the other roles came up.
+  assertSafeBind(config);
+  await prepareDatabase(config, logger);
+  const shutdown = newShutdown();
+  const db = openDb(config, logger, shutdown);
+  await startWorker(config, logger, shutdown, db);
+  await startReviewer(config, logger, shutdown, db);
+  await startScheduler(config, logger, shutdown, db);
+  const address = await startIngress(config, logger, shutdown, db);
+  startRoleHeartbeat(config, logger, shutdown, ['ingress', 'worker', 'reviewer', 'scheduler']);
+  if (!config.model.endpoint) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
+  logger.info({ address, startMs: Math.round(performance.now() - started) }, `Herald is up: API on ${address}`);
+  process.stderr.write(`Herald is up. API on ${address} — try: npx herald chat\n`);
+}
+
+export async function runIngressRole({ config, logger, newShutdown }: RoleContext): Promise<void> {
+  const shutdown = newShutdown();
+  const db = openDb(config, logger, shutdown);
+  const address = await startIngress(config, logger, shutdown, db);
+  startRoleHeartbeat(config, logger, shutdown, ['ingress']);
+  logger.info({ address }, `ingress listening on ${address}`);
+}
+
+type Start = (config: Config, logger: Logger, shutdown: Shutdown, db: ReturnType<typeof openDb>) => Promise<unknown>;
+
+/** A consumer role alone: the role, its ops server (health, metrics) and its heartbeat. */
+async function runConsumerRole(context: RoleContext, role: string, start: Start): Promise<void> {
+  const { config, logger } = context;
+  const shutdown = context.newShutdown();
+  const db = openDb(config, logger, shutdown);
+  await start(config, logger, shutdown, db);
+  await startRoleOpsServer(config, logger, shutdown, db);
+  startRoleHeartbeat(config, logger, shutdown, [role]);
+}
+
+export async function runWorkerRole(context: RoleContext): Promise<void> {
+  await runConsumerRole(context, 'worker', startWorker);
+  context.logger.info({ concurrency: context.config.roles.worker.concurrency }, 'worker started');
+}
+
+export async function runReviewerRole(context: RoleContext): Promise<void> {
+  await runConsumerRole(context, 'reviewer', startReviewer);
+  context.logger.info({ concurrency: context.config.roles.reviewer.concurrency }, 'reviewer started');
+}
+
+export async function runSchedulerRole(context: RoleContext): Promise<void> {
+  await runConsumerRole(context, 'scheduler', startScheduler);
+  context.logger.info({ intervalMs: context.config.roles.reconcileIntervalMs }, 'scheduler started');
+}

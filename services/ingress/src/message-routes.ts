@@ -1,0 +1,129 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { apiUserId } from '@herald/core';
+import type { Config, Logger } from '@herald/core';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError } from '@herald/session';
+import type { AcceptedEvent, EventView } from '@herald/session';
+import type { Db } from '@herald/db';
+import { announceAccepted } from '@herald/queue';
+import { gatewayDispatch } from '@herald/hooks';
+import type { Hooks } from '@herald/hooks';
+import { withSpan } from '@herald/telemetry';
+import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
+import { sendError, sendInvalid } from './api-errors.ts';
+import { messageBody, waitQuery } from './message-body.ts';
+import type { MessageBody } from './message-body.ts';
+import { waitForReply } from './reply-waiter.ts';
+import { waitingView } from './wait-views.ts';
+
+export interface MessageRouteDependencies {
+  config: Config;
+  db: Db;
+  queue: RunQueue;
+  notices: NoticeBus;
+  listener: TurnDoneListener;
+  logger: Logger;
+  /** Lifecycle hooks: pre_gateway_dispatch may drop or rewrite a message before it is committed. */
+  hooks?: Hooks | undefined;
+}
+
+type Ids = { event_id: string; session_id: string };
+
+/** The answer for an event as it stands: its reply when finished, its pending wait, or just the ids. */
+function eventAnswer(reply: FastifyReply, ids: Ids, event: EventView | undefined | null): FastifyReply {
+  if (event?.status === 'done' || event?.status === 'failed') {
+    return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' } });
+  }
+  if (event?.waiting) return reply.code(202).send({ ...ids, status: 'waiting', waiting: waitingView(event.waiting) });
+  return reply.code(202).send(ids);
+}
+
+/** The body checked: a JSON object of the message shape, its text within HERALD_MAX_MESSAGE_CHARS. */
+function checkedBody(request: FastifyRequest, reply: FastifyReply, config: Config): MessageBody | FastifyReply {
+  if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
+    return sendError(reply, 400, 'invalid_request', 'body: expected a JSON object', 'body');
+  }
+  const parsed = messageBody.safeParse(request.body);
+  if (!parsed.success) return sendInvalid(reply, parsed.error);
+  const body = parsed.data;
+  if (body.text.length > config.limits.maxMessageChars) {
+    const message = `text: ${body.text.length} characters, the limit is ${config.limits.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`;
+    return sendError(reply, 413, 'payload_too_large', message, 'text');
+  }
+  return body;
+}
+
+/** Commits the message (and wakes a worker) in one span; a full backlog or a spent limit is a 429. */
+async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, text: string): Promise<AcceptedEvent | FastifyReply> {
+  const { config, db, queue, notices, logger } = deps;
+  try {
+    return await withSpan('herald.ingress.accept', { 'herald.platform': 'api' }, async () => {
+      const committed = await acceptInbound(
+        db,
+        {
+          profileId: 'main',
+          platform: 'api',
+          chatType: 'dm',
+          chatId: body.chat_id,
+          threadId: body.thread_id,
+          userId: apiUserId(body.user_id),
+          userName: body.user_name,
+          text,
+          dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
+        },
+        acceptOptionsFrom(config),
+      );
+      await announceAccepted({ queue, notices, queuePrefix: config.redis.queuePrefix, logger }, committed);
+      return committed;
+    });
+  } catch (error) {
+    if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
+    if (error instanceof LimitExceededError) {
+      // The error shape of sendError, plus which limit, so a client can tell them apart.
+      return reply
+        .code(429)
+        .header('retry-after', String(error.retryAfterSeconds))
+        .send({ error: { code: 'limit_exceeded', message: error.message, limit: error.limit } });
+    }
+    throw error;
+  }
+}
+
+/** `POST /v1/messages` (optionally waiting for the reply) and `GET /v1/events/:id`. */
+export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
+  const { config, db, listener } = deps;
+
+  app.post('/v1/messages', async (request, reply) => {
+    const query = waitQuery.safeParse(request.query);
+    if (!query.success) return sendInvalid(reply, query.error);
+    const body = checkedBody(request, reply, config);
+    if (!('text' in body)) return body;
+    const dispatch = await gatewayDispatch(deps.hooks, db, { profileId: 'main', platform: 'api', chatId: body.chat_id, threadId: body.thread_id, userId: body.user_id, text: body.text });
+    if (dispatch.kind === 'skip') return reply.code(200).send({ status: 'skipped', reason: dispatch.reason });
+    const accepted = await accept(deps, reply, body, dispatch.text);
+    if (!('eventId' in accepted)) return accepted;
+    const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
+    const waitSeconds = query.data.wait;
+    if (waitSeconds === undefined || waitSeconds === 0) {
+      // Without a wait, a reply already there (a duplicate, a chat command) is still returned.
+      const settled = waitSeconds === 0 || !accepted.needsWake || accepted.answered === true;
+      return eventAnswer(reply, ids, settled ? await getEvent(db, accepted.eventId) : undefined);
+    }
+    const closed = new AbortController();
+    request.raw.once('close', () => closed.abort());
+    const event = await waitForReply(db, listener, accepted.eventId, waitSeconds * 1000, closed.signal, !accepted.duplicate && accepted.needsWake);
+    return eventAnswer(reply, ids, event);
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/events/:id', async (request, reply) => {
+    const event = await getEvent(db, request.params.id);
+    if (!event) return sendError(reply, 404, 'not_found', 'no such event');
+    const done = event.status === 'done' || event.status === 'failed';
+    return {
+      event_id: event.id,
+      session_id: event.sessionId,
+      status: event.waiting ? 'waiting' : event.status,
+      reply: done ? { text: event.replyText ?? '' } : null,
+      ...(event.waiting ? { waiting: waitingView(event.waiting) } : {}),
+    };
+  });
+}
