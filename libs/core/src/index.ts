@@ -10,6 +10,7 @@ export type { ToolsConfig } from './config/tools.ts';
 export type { ReviewerRoleConfig, RolesConfig, SchedulerRoleConfig, WorkerRoleConfig } from './config/roles.ts';
 export type { PeopleConfig, QuotaConfig } from './config/people.ts';
 export type { CompressionConfig } from './config/compression.ts';
+export type { DelegationConfig } from './config/delegation.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';

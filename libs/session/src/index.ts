@@ -54,3 +54,14 @@ export { listSessions } from './session-list.ts';
 export type { SessionFilter, SessionSummary } from './session-list.ts';
 export { countDeadLetters, failureReason, isDeadLetter, listDeadLetters, recordFailure } from './dead-letters.ts';
 export type { DeadLetterView, FailureRecord, FailureStrike } from './dead-letters.ts';
+export {
+  cancelRuns,
+  createChildRuns,
+  getRun,
+  listRuns,
+  openBackgroundRuns,
+  runOfChildSession,
+  runsOfCall,
+  SUBAGENT_PLATFORM,
+} from './subagent-runs.ts';
+export type { ChildRunsInput, NewChildRun, RunFilter, SubagentRun } from './subagent-runs.ts';

@@ -22,6 +22,7 @@ import type { TelegramIngress } from '@herald/platforms';
 import type { Hooks } from '@herald/hooks';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
+import { registerRunRoutes } from './run-routes.ts';
 
 export interface IngressOptions {
   config: Config;
@@ -74,6 +75,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
   registerSearchRoutes(app, options.db);
   registerSessionRoutes(app, options.db);
+  registerRunRoutes(app, { db: options.db, queue: options.queue, notices: options.notices, queuePrefix: options.config.redis.queuePrefix, logger: options.logger });
   registerDeadLetterRoutes(app, options.db);
   registerConsoleRoutes(app);
   registerAuditRoutes(app, options.db);

@@ -1,3 +1,4 @@
 export { WorkerService } from './worker-service.ts';
 export type { WorkerServiceOptions } from './worker-service.ts';
 export { NO_MODEL_REPLY, STOPPED_REPLY, INTERNAL_ERROR_REPLY } from './turn-runner.ts';
+export { wakeSessions } from './subagent-turn.ts';

@@ -19,6 +19,7 @@ import { recordCrashRecovery } from '@herald/telemetry';
 import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
 import type { Hooks } from '@herald/hooks';
 import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
+import { providerFor, turnShapeOf } from './subagent-turn.ts';
 import type { GatedRunner } from './turn-hooks.ts';
 
 export const NO_MODEL_REPLY =
@@ -45,6 +46,8 @@ export interface TurnDependencies {
   recall: RecallProvider | null;
   /** Lifecycle hooks (docs/hooks.md); none when not given. */
   hooks?: Hooks | undefined;
+  /** The model of delegate_task's children (HERALD_DELEGATION_MODEL); the main provider when not given. */
+  childProvider?: Provider | null | undefined;
 }
 
 export interface TurnResult {
@@ -118,15 +121,17 @@ export async function runTurn(
   const resumedTurnId = events.find((event) => event.turnId !== null)?.turnId ?? null;
   const turnId = resumedTurnId ?? randomUUID();
 
-  const role: CallerRole = session.platform === SCHEDULED_PLATFORM ? 'cron' : 'chat';
+  // A child of delegate_task: its own role, tools, budget, model and workspace (subagent-turn.ts).
+  const shape = await turnShapeOf(db, session, sessionId);
+  const role: CallerRole = shape.role ?? (session.platform === SCHEDULED_PLATFORM ? 'cron' : 'chat');
   const policy = parsePolicy(session.toolPolicy, logger, session.profileId);
   // A scheduled run gets its job's toolsets (still minus what no unattended run may have).
-  const jobToolsets = role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined;
+  const jobToolsets = shape.jobToolsets ?? (role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined);
   // Offered to the model: the session-wide set, so every person in a chat sees the same prefix.
-  const offered = deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets });
+  const offered = shape.within(deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets }));
   const callerId = events[events.length - 1]?.userId ?? '';
 
-  const provider = deps.provider;
+  const provider = providerFor(shape, deps.provider, deps.childProvider);
   const compaction: TurnCompaction | undefined =
     provider === null
       ? undefined
@@ -165,7 +170,7 @@ export async function runTurn(
     await finishTurn(db, lease, turnId, eventIds, {
       reply: note === undefined ? text : `${text}\n\n${note}`,
       failed,
-      error: failed ? outcome : null,
+      error: failed ? outcome : outcome === 'iteration_limit' ? shape.iterationLimitError : null,
       iterations,
       modelCall: modelCallRow(finalCall),
     });
@@ -186,7 +191,7 @@ export async function runTurn(
   if (systemPrompt === null) throw new Error(`session ${sessionId} has a turn but no system prompt`);
 
   let history = toChatMessages(await loadTranscript(db, sessionId));
-  if (deps.recall !== null) {
+  if (deps.recall !== null && !shape.child) {
     const last = events[events.length - 1];
     const snippets = await deps.recall
       .recall({ profileId: session.profileId, userId: last?.userId ?? '', sessionId, text: events.map((e) => e.text).join('\n') })
@@ -202,7 +207,7 @@ export async function runTurn(
   const gate = new ToolGate({
     registry,
     offered,
-    permitted: deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId, jobToolsets }),
+    permitted: shape.within(deps.exposure.resolve({ policy, platform: session.platform, role, userId: callerId, jobToolsets })),
     approvalTimeoutMs: config.tools.approvalTimeoutMs,
     onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
   });
@@ -213,9 +218,10 @@ export async function runTurn(
     userId: callerId,
     platform: session.platform,
     role,
-    workspaceDir: join(config.tools.workspaceRoot, session.profileId, sessionId),
+    workspaceDir: join(config.tools.workspaceRoot, session.profileId, shape.workspaceSessionId ?? sessionId),
     db,
     fencedWrite: write,
+    offered,
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
   const gated: GatedRunner = {
@@ -266,7 +272,7 @@ export async function runTurn(
       sessionId,
       system: systemPrompt,
       tools,
-      maxIterations: config.roles.worker.maxIterations,
+      maxIterations: shape.maxIterations ?? config.roles.worker.maxIterations,
       retry: {
         maxRetries: config.model.maxRetries,
         baseMs: config.model.retryBaseMs,
