@@ -5,7 +5,7 @@ import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { RunQueue } from '@herald/queue';
 import { runOfChildSession, SUBAGENT_PLATFORM } from '@herald/session';
-import type { LeasedSession } from '@herald/session';
+import type { LeasedSession, SubagentRun } from '@herald/session';
 import type { CallerRole } from '@herald/tools';
 
 /**
@@ -23,6 +23,30 @@ export interface TurnShape {
   /** The turn's `error` when it ends at its iteration budget: the run's exit reason. */
   iterationLimitError: string | null;
   child: boolean;
+  /** The child's run: what subagent_start and subagent_stop carry. */
+  run?: SubagentRun | undefined;
+}
+
+/** What the subagent hooks carry besides the turn's own fields (docs/hooks.md). */
+export function subagentEvent(run: SubagentRun, outcome?: string): Record<string, unknown> {
+  const exit = outcome === undefined ? {} : { exit_reason: exitReasonOf(outcome) };
+  return {
+    run_id: run.id,
+    parent_session_id: run.parentSessionId,
+    parent_turn_id: run.parentTurnId,
+    task_index: run.taskIndex,
+    goal: run.goal,
+    role: run.role,
+    depth: run.depth,
+    ...exit,
+  };
+}
+
+/** The run's exit reason for a turn outcome (herald_subagent_turn_ended says the same in SQL). */
+function exitReasonOf(outcome: string): string {
+  if (outcome === 'answered') return 'completed';
+  if (outcome === 'iteration_limit') return 'max_iterations';
+  return outcome === 'stopped' ? 'interrupted' : 'error';
 }
 
 const ORDINARY: TurnShape = {
@@ -61,6 +85,7 @@ export async function turnShapeOf(db: Db, session: Pick<LeasedSession, 'platform
     workspaceSessionId: await delegatingRoot(db, sessionId),
     iterationLimitError: 'max_iterations',
     child: true,
+    run,
   };
 }
 

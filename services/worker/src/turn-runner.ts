@@ -19,7 +19,7 @@ import { recordCrashRecovery } from '@herald/telemetry';
 import type { CallerRole, ToolExposure, ToolPolicy, ToolRegistry, WaitRequest } from '@herald/tools';
 import type { Hooks } from '@herald/hooks';
 import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
-import { providerFor, turnShapeOf } from './subagent-turn.ts';
+import { providerFor, subagentEvent, turnShapeOf } from './subagent-turn.ts';
 import type { GatedRunner } from './turn-hooks.ts';
 
 export const NO_MODEL_REPLY =
@@ -165,7 +165,9 @@ export async function runTurn(
     if (newPrompt !== null) session.systemPrompt = newPrompt;
   }
 
+  let hooksOfTurn: TurnHooks | null = null;
   const finish = async (text: string, outcome: TurnResult['outcome'], iterations: number, finalCall?: ModelCallRecord) => {
+    if (shape.run) await hooksOfTurn?.once('subagent_stop', subagentEvent(shape.run, outcome));
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
     await finishTurn(db, lease, turnId, eventIds, {
       reply: note === undefined ? text : `${text}\n\n${note}`,
@@ -224,6 +226,8 @@ export async function runTurn(
     offered,
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
+  hooksOfTurn = turnHooks;
+  if (shape.run) await turnHooks?.once('subagent_start', subagentEvent(shape.run));
   const gated: GatedRunner = {
     definitions: registry.definitions(offered),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
