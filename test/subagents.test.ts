@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { PROCESS_START_MS, startStack, stopProcess, waitFor } from './support/stack.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { HERALD_BIN, PROCESS_START_MS, startStack, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess, Stack } from './support/stack.ts';
 import { delegatingModel } from './support/delegating-model.ts';
 import type { DelegatingModel } from './support/delegating-model.ts';
@@ -119,6 +121,14 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     expect(listed.body.runs).toHaveLength(2);
     const one = await stack.get(`/v1/runs/${listed.body.runs[0].id}`);
     expect(one.body).toMatchObject({ status: 'cancelled', exit_reason: 'interrupted', result: { status: 'interrupted' } });
+    expect((await stack.get('/v1/runs/nope')).status).toBe(400);
+    expect((await stack.get(`/v1/runs/${crypto.randomUUID()}`)).status).toBe(404);
+    // The same through `herald runs`.
+    const cli = (...args: string[]) => promisify(execFile)(process.execPath, [HERALD_BIN, 'runs', ...args], { env: { ...process.env, ...stack.env, HERALD_URL: stack.url } });
+    const json = JSON.parse((await cli('list', '--status', 'cancelled', '--json')).stdout);
+    expect(json.map((run: any) => run.id).sort()).toEqual(listed.body.runs.map((run: any) => run.id).sort());
+    expect((await cli('show', listed.body.runs[0].id)).stdout).toContain('"status": "cancelled"');
+    expect((await cli('cancel', listed.body.runs[0].id)).stdout).toBe('nothing to cancel: the runs had ended\n');
   });
 
   const childTurnOf = (chat: string) =>

@@ -18,6 +18,7 @@ import type { RunMode } from './run-mode.ts';
 import { runDoctor } from './doctor-command.ts';
 import { runAudit } from './audit-command.ts';
 import { runDeadLetters } from './dead-letters-command.ts';
+import { runRuns } from './runs-command.ts';
 
 const USAGE = `usage: herald <command>
 
@@ -43,6 +44,7 @@ commands:
   doctor     which mode runs (embedded or external Postgres, queue on Redis or Postgres) and whether each service answers
   audit      the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)
   dead-letters  what failed for good and why: updates, runs, deliveries, reviews, cron jobs (--json, --limit N)
+  runs       delegate_task's child runs: list (--session ID, --status S, --json), show RUN_ID, cancel RUN_ID
 `;
 
 const LONG_RUNNING = new Set(['up', 'ingress', 'worker', 'reviewer', 'scheduler']);
@@ -204,6 +206,10 @@ async function runCommand(command: string, argv: string[], config: Config): Prom
     }
     case 'dead-letters': {
       process.exitCode = await runDeadLetters(argv.slice(1), config);
+      return;
+    }
+    case 'runs': {
+      process.exitCode = await runRuns(argv.slice(1), config);
       return;
     }
     case 'status': {
