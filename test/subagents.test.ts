@@ -9,6 +9,21 @@ import type { HeraldProcess, Stack } from './support/stack.ts';
 import { delegatingModel } from './support/delegating-model.ts';
 import type { DelegatingModel } from './support/delegating-model.ts';
 import { gate } from './support/wait.ts';
+import { writeHooks } from './support/hook-fixtures.ts';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// subagent_start and subagent_stop, appended by module hooks to a file as JSON lines.
+const hookLog = join(mkdtempSync(join(tmpdir(), 'herald-subagent-hooks-')), 'events.jsonl');
+const logger = (event: string) =>
+  `import { appendFileSync } from 'node:fs';\nexport default function register(ctx) { ctx.on('${event}', (e) => { appendFileSync(${JSON.stringify(hookLog)}, JSON.stringify(e) + '\\n'); }); }\n`;
+const hooksFile = writeHooks(
+  { 'start.mjs': logger('subagent_start'), 'stop.mjs': logger('subagent_stop') },
+  'hooks:\n  - name: start-log\n    event: subagent_start\n    module: ./start.mjs\n  - name: stop-log\n    event: subagent_stop\n    module: ./stop.mjs\n',
+);
+const hookEvents = (): { event: string; run_id: string; exit_reason?: string }[] =>
+  existsSync(hookLog) ? readFileSync(hookLog, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
 
 // Two `herald worker` processes, one slot each: a parent holding its slot while it waits would
 // leave one slot for its children, so two children in flight at once show the slot is free.
@@ -17,7 +32,7 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
   let model: DelegatingModel;
   let stack: Stack;
   let workers: HeraldProcess[] = [];
-  const env = { HERALD_WORKER_CONCURRENCY: '1', HERALD_DELEGATION_MAX_ITERATIONS: '3' };
+  const env = { HERALD_WORKER_CONCURRENCY: '1', HERALD_DELEGATION_MAX_ITERATIONS: '3', HERALD_HOOKS_FILE: hooksFile };
 
   beforeAll(async () => {
     model = delegatingModel({ childMs: 300 });
@@ -55,6 +70,11 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     expect(results[2].api_calls).toBe(3);
     expect(results[2].tool_trace.map((t: any) => [t.tool, t.status])).toEqual([['todo', 'ok'], ['todo', 'ok'], ['todo', 'ok']]);
     expect(model.maxInFlight()).toBe(2);
+    // Each child fired subagent_start and subagent_stop once, the stop with its exit reason.
+    const byRun = (event: string) => hookEvents().filter((e) => e.event === event).map((e) => [e.run_id, e.exit_reason]).sort();
+    const ids = results.map((r: any) => r.run_id);
+    expect(byRun('subagent_start')).toEqual(ids.map((id: string) => [id, undefined]).sort());
+    expect(byRun('subagent_stop')).toEqual(ids.map((id: string, i: number) => [id, results[i].exit_reason]).sort());
     const db = stack.database.db;
     const runs = await sql<{ worker: string }>`
       SELECT t.worker FROM subagent_runs r JOIN turns t ON t.session_id = r.child_session_id`.execute(db);
@@ -157,6 +177,8 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
       SELECT t.worker, t.attempts FROM turns t WHERE t.session_id = (SELECT child_session_id FROM subagent_runs WHERE id = ${running.run})`.execute(stack.database.db);
     expect(turn.rows[0]?.worker).not.toBe(running.worker);
     expect(turn.rows[0]?.attempts).toBe(2);
+    // Resumed on the other worker, the child did not fire subagent_start a second time.
+    expect(hookEvents().filter((e) => e.run_id === running.run).map((e) => e.event)).toEqual(['subagent_start', 'subagent_stop']);
     workers = [...workers.filter((w) => w !== victim), await stack.startProcess('worker')];
   });
 
