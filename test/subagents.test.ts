@@ -35,7 +35,7 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
   const env = { HERALD_WORKER_CONCURRENCY: '1', HERALD_DELEGATION_MAX_ITERATIONS: '3', HERALD_HOOKS_FILE: hooksFile };
 
   beforeAll(async () => {
-    model = delegatingModel({ childMs: 300 });
+    model = delegatingModel();
     fake = await startFakeOpenAI({ handler: model.handler });
     stack = await startStack({ model: fake, workerProcesses: true, env });
     workers = await Promise.all([stack.startProcess('worker'), stack.startProcess('worker')]);
@@ -52,8 +52,15 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
   const resultOf = (reply: string) => JSON.parse(reply.replace(/^parent got: /, '')) as any;
 
   it('runs a batch of three on both workers, the parent parked without a slot, and resumes with every result', async () => {
-    const tasks = [{ goal: 'count the apples' }, { goal: 'count the pears', context: 'they are in the basket' }, { goal: 'spin the wheel' }];
+    // Two children hold their model call until both are in flight at once: with two slots, that
+    // happens only if the parked parent holds none (else the test times out here).
+    const release = gate();
+    model = delegatingModel({ childMs: 100, release: release.opened });
+    fake.handler = model.handler;
+    const tasks = [{ goal: 'hold: count the apples' }, { goal: 'hold: count the pears', context: 'they are in the basket' }, { goal: 'spin the wheel' }];
     const eventId = await ask('batch', `delegate: ${JSON.stringify({ tasks })}`);
+    await waitFor(async () => model.inFlight() === 2, { timeoutMs: 60_000, what: 'two children in flight at once' });
+    release.open();
     const event = await stack.waitForEvent(eventId, 60_000);
     const { results } = resultOf(event.reply.text);
     expect(results.map((r: any) => [r.task_index, r.status, r.exit_reason])).toEqual([
@@ -61,15 +68,14 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
       [1, 'ok', 'completed'],
       [2, 'error', 'max_iterations'],
     ]);
-    expect(results[0].summary).toBe('done: count the apples');
-    expect(results[1].summary).toBe('done: count the pears');
+    expect(results[0].summary).toBe('done: hold: count the apples');
+    expect(results[1].summary).toBe('done: hold: count the pears');
     expect(results[0]).toMatchObject({ api_calls: 1, model: 'gpt-test', tool_trace: [] });
     expect(results[0].tokens.input).toBeGreaterThan(0);
     expect(results[0].duration_seconds).toBeGreaterThan(0);
     // Over its budget (HERALD_DELEGATION_MAX_ITERATIONS=3): three calls, three todo calls traced.
     expect(results[2].api_calls).toBe(3);
     expect(results[2].tool_trace.map((t: any) => [t.tool, t.status])).toEqual([['todo', 'ok'], ['todo', 'ok'], ['todo', 'ok']]);
-    expect(model.maxInFlight()).toBe(2);
     // Each child fired subagent_start and subagent_stop once, the stop with its exit reason.
     const byRun = (event: string) => hookEvents().filter((e) => e.event === event).map((e) => [e.run_id, e.exit_reason]).sort();
     const ids = results.map((r: any) => r.run_id);
@@ -166,6 +172,8 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     fake.handler = model.handler;
     const eventId = await ask('kill', `delegate: ${JSON.stringify({ goal: 'hold the line' })}`);
     const running = await childTurnOf('kill');
+    // Killed inside its model call, after subagent_start was fired and recorded.
+    await waitFor(async () => model.inFlight() === 1, { timeoutMs: 30_000, what: 'the child in its model call' });
     const victim = processOf(running.worker);
     expect(victim).toBeDefined();
     await stopProcess(victim!, 'SIGKILL');
