@@ -198,6 +198,11 @@ async function main(): Promise<void> {
     console.log(`# Herald benchmarks: the console\n\n${machineLine()}`);
     return consoleBench();
   }
+  // `-- subagents`: delegate_task's fan-out of 8 children on 1, 2 and 4 worker processes.
+  if (process.argv.slice(2).includes('subagents')) {
+    console.log(`# Herald benchmarks: subagents\n\n${machineLine()}`);
+    return (await import('./subagents-bench.ts')).subagentsBench(progress);
+  }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
     return deliveryBench();

@@ -4,6 +4,7 @@ import { runAudit } from './audit-command.ts';
 import { runChat } from './chat-command.ts';
 import { runCronCommand } from './cron-command.ts';
 import { runDeadLetters } from './dead-letters-command.ts';
+import { runRuns } from './runs-command.ts';
 import { runDoctor } from './doctor-command.ts';
 import { runImport } from './import-command.ts';
 import { runIngressRole, runReviewerRole, runSchedulerRole, runUp, runWorkerRole } from './role-commands.ts';
@@ -59,6 +60,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   doctor: { summary: 'which mode runs (embedded or external Postgres, queue on Redis or Postgres) and whether each service answers', run: (_args, { config }) => runDoctor(config) },
   audit: { summary: 'the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)', run: (args, { config }) => runAudit(args, config) },
   'dead-letters': { summary: 'what failed for good and why: updates, runs, deliveries, reviews, cron jobs (--json, --limit N)', run: (args, { config }) => runDeadLetters(args, config) },
+  runs: { summary: "delegate_task's child runs: list (--session ID, --status S, --json), show RUN_ID, cancel RUN_ID", run: (args, { config }) => runRuns(args, config) },
 };
 
 export const USAGE = `usage: herald <command>\n\ncommands:\n${Object.entries(COMMANDS)

@@ -16,6 +16,7 @@ export { queueSettings };
 export { startEmbeddedPostgres } from './embedded-postgres.ts';
 export type { EmbeddedPostgres } from './embedded-postgres.ts';
 import { builtinRegistry, openSandbox, ToolExposure } from '@herald/tools';
+import { childProviderFromConfig, registerDelegation } from './delegation-wiring.ts';
 import type { SandboxChoice, Tool, ToolRegistry } from '@herald/tools';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -164,6 +165,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   const registry = builtinRegistry({ ...config.tools, toolSandbox });
   const hooks = await loadHooks(config, log, db, sandboxCommands(() => Promise.resolve(toolSandbox)));
   const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
+  const queue = registerDelegation(config, registry, transport, db, log, shutdown);
   // The worker sends review and cron-finish jobs: their queues carry this config's policy.
   await applyPolicies(db, jobQueues(config));
   const worker = new WorkerService({
@@ -179,6 +181,8 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     recall: config.roles.worker.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
     onSessionActive: delivery.onSessionActive,
     hooks,
+    queue,
+    childProvider: childProviderFromConfig(config),
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

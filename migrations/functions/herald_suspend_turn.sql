@@ -16,6 +16,13 @@ BEGIN
           clock_timestamp() + ((p_wait ->> 'timeout_ms')::bigint * interval '1 millisecond'))
   ON CONFLICT (turn_id, tool_call_id) DO NOTHING;
   UPDATE turns SET status = 'waiting' WHERE id = p_turn;
+  -- Parked on child runs: their ends lock this turn's row (herald_subagent_settle), which the update
+  -- above holds now, so a child that ended before this commit is seen here and one that ends after
+  -- sees this wait. Every child already done: the wait is answered at once.
+  IF p_wait ->> 'kind' = 'subagents' AND NOT EXISTS (
+       SELECT 1 FROM subagent_runs r WHERE r.wait_id = (p_wait ->> 'id')::uuid AND r.status IN ('queued', 'running')) THEN
+    PERFORM herald_resolve_wait((p_wait ->> 'id')::uuid, 'answered', NULL, 'subagents', false);
+  END IF;
   INSERT INTO outbox (idempotency_key, platform, target, text, session_id, source)
   SELECT 'wait:' || (p_wait ->> 'id'), s.platform,
          jsonb_strip_nulls(jsonb_build_object(

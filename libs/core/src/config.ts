@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { apiSection, isLoopbackHost } from './config/api.ts';
 import { compressionSection } from './config/compression.ts';
 import { databaseSection } from './config/database.ts';
+import { delegationSection } from './config/delegation.ts';
 import { hooksSection } from './config/hooks.ts';
 import { limitsSection } from './config/limits.ts';
 import { modelSection } from './config/model.ts';
@@ -32,6 +33,7 @@ const SECTIONS = {
   hooks: hooksSection,
   compression: compressionSection,
   sessionReset: sessionResetSection,
+  delegation: delegationSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> };

@@ -12,6 +12,7 @@ export type { PeopleConfig, QuotaConfig } from './config/people.ts';
 export type { CompressionConfig } from './config/compression.ts';
 export { resetRuleFor, resetRuleSchema, resetRulesSchema } from './config/session-reset.ts';
 export type { ResetRule, SessionResetConfig } from './config/session-reset.ts';
+export type { DelegationConfig } from './config/delegation.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';

@@ -28,9 +28,12 @@ export const ALLOWED_VALUES = {
   'inbound_events.status': ['pending', 'processing', 'done', 'failed'],
   'inbound_events.kind': ['message', 'command'],
   'turns.status': ['running', 'waiting', 'done', 'failed'],
+  'subagent_runs.role': ['leaf', 'orchestrator'],
+  'subagent_runs.status': ['queued', 'running', 'done', 'cancelled'],
+  'subagent_runs.exit_reason': ['completed', 'max_iterations', 'interrupted', 'error', 'timeout'],
   'messages.role': ['user', 'assistant', 'tool'],
   'memory_entries.store': ['memory', 'user'],
-  'tool_waits.kind': ['approval', 'clarify'],
+  'tool_waits.kind': ['approval', 'clarify', 'subagents'],
   'tool_waits.status': ['pending', 'approved', 'denied', 'answered', 'expired'],
   'reviews.status': ['pending', 'running', 'done', 'failed'],
   'cron_jobs.schedule_kind': ['cron', 'interval', 'once'],
@@ -70,6 +73,9 @@ export type AuditKind = Allowed<'audit_log.kind'>;
 export type DeadLetterSource = Allowed<'dead_letters.source'>;
 export type DeadLetterStatus = Allowed<'dead_letters.status'>;
 export type HookEventName = Allowed<'hook_events.event'>;
+export type SubagentRole = Allowed<'subagent_runs.role'>;
+export type SubagentRunStatus = Allowed<'subagent_runs.status'>;
+export type SubagentExitReason = Allowed<'subagent_runs.exit_reason'>;
 
 export interface StoredToolCall {
   id: string;
@@ -184,6 +190,10 @@ export type DeadLettersTable = Refine<
   { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
 >;
 export type HookEventsTable = Refine<Tables.HookEvents, { event: HookEventName; payload: Json<Record<string, unknown>> }>;
+export type SubagentRunsTable = Refine<
+  Tables.SubagentRuns,
+  { role: SubagentRole; status: Generated<SubagentRunStatus>; exit_reason: SubagentExitReason | null }
+>;
 
 export interface Database {
   profiles: ProfilesTable;
@@ -219,6 +229,7 @@ export interface Database {
   usage_days: UsageDaysTable;
   dead_letters: DeadLettersTable;
   hook_events: HookEventsTable;
+  subagent_runs: SubagentRunsTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -12,6 +12,8 @@ export const HOOK_EVENTS = [
   'post_tool_call',
   'pre_approval_request',
   'post_approval_response',
+  'subagent_start',
+  'subagent_stop',
   'cron_fire',
   'delivery_failed',
 ] as const;

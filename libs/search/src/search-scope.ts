@@ -7,6 +7,14 @@ import type { Db } from '@herald/db';
 export interface SearchScope {
   profileId: string;
   userId: string;
+  /** Include the child sessions of delegate_task (hidden unless asked for: docs/subagents.md). */
+  subagents?: boolean | undefined;
+}
+
+/** Child sessions of delegate_task are left out unless the scope asks for them. */
+function delegation(scope: SearchScope, alias: 's' | 'm'): RawBuilder<unknown> {
+  if (scope.subagents === true) return sql`true`;
+  return alias === 's' ? sql`s.delegated_from IS NULL` : sql`m.platform IS DISTINCT FROM 'subagent'`;
 }
 
 /**
@@ -18,7 +26,7 @@ export interface SearchScope {
 export function visibleSessions(scope: SearchScope): RawBuilder<unknown> {
   return sql`
     SELECT s.id, s.platform, s.chat_type, s.created_at, s.parent_session_id FROM sessions s
-    WHERE s.profile_id = ${scope.profileId} AND (
+    WHERE s.profile_id = ${scope.profileId} AND ${delegation(scope, 's')} AND (
       s.origin_user_id = ${scope.userId}
       OR ${sharedOrWrittenIn(scope)})`;
 }
@@ -33,7 +41,7 @@ function sharedOrWrittenIn(scope: SearchScope): RawBuilder<unknown> {
  * (migrations/0024_search_scope.sql): the leading columns of the search indexes.
  */
 export function ownedBy(scope: SearchScope): RawBuilder<unknown> {
-  return sql`m.owner_id = ${scope.userId} AND m.profile_id = ${scope.profileId}`;
+  return sql`m.owner_id = ${scope.userId} AND m.profile_id = ${scope.profileId} AND ${delegation(scope, 'm')}`;
 }
 
 /**
@@ -45,12 +53,12 @@ export function ownedBy(scope: SearchScope): RawBuilder<unknown> {
 export function otherVisibleSessionIds(scope: SearchScope): RawBuilder<unknown> {
   return sql`
     SELECT s.id FROM sessions s
-    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId}
+    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId} AND ${delegation(scope, 's')}
       AND s.chat_type = ANY ((SELECT p.search_shared_chat_types FROM profiles p WHERE p.id = ${scope.profileId})::text[])
     UNION
     SELECT s.id FROM (SELECT DISTINCT e.session_id FROM inbound_events e WHERE e.user_id = ${scope.userId}) e
       JOIN sessions s ON s.id = e.session_id
-    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId}`;
+    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId} AND ${delegation(scope, 's')}`;
 }
 
 

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { parseUserId } from '@herald/core';
 import type { Config, QuotaConfig, ResetRule } from '@herald/core';
-import type { Database, QueueMode } from '@herald/db';
+import type { Database, QueueMode, WaitKind } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
@@ -319,7 +319,7 @@ class DuplicateRace extends Error {
 
 export interface EventWaiting {
   id: string;
-  kind: 'approval' | 'clarify';
+  kind: WaitKind;
   tool: string;
   prompt: string;
   choices: string[] | null;

@@ -63,3 +63,14 @@ export type { HandoffClaim, HandoffRequest, HandoffResult, HandoffView } from '.
 export { handoffMessage } from './handoff-message.ts';
 export type { WorkStanding } from './handoff-message.ts';
 export { resetIfExpired, resetNotice } from './session-reset.ts';
+export {
+  cancelRuns,
+  createChildRuns,
+  getRun,
+  listRuns,
+  openBackgroundRuns,
+  runOfChildSession,
+  runsOfCall,
+  SUBAGENT_PLATFORM,
+} from './subagent-runs.ts';
+export type { ChildRunsInput, NewChildRun, RunFilter, SubagentRun } from './subagent-runs.ts';

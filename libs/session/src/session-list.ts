@@ -12,6 +12,8 @@ export interface SessionFilter {
   /** live: a route still points at the session (its chat's next message lands there); ended: replaced by /new. */
   state?: 'live' | 'ended' | undefined;
   parentSessionId?: string | undefined;
+  /** Include child sessions of delegate_task (left out unless asked for). */
+  subagents?: boolean | undefined;
   /** Keyset cursor: sessions created before this one (newest first). */
   beforeSessionId?: string | undefined;
 }
@@ -50,6 +52,7 @@ export async function listSessions(db: Kysely<Database>, filter: SessionFilter, 
   if (filter.platform !== undefined) query = query.where('s.platform', '=', filter.platform);
   if (filter.chatId !== undefined) query = query.where('s.chat_id', '=', filter.chatId);
   if (filter.parentSessionId !== undefined) query = query.where('s.parent_session_id', '=', filter.parentSessionId);
+  if (filter.subagents !== true) query = query.where('s.delegated_from', 'is', null);
   if (filter.userId !== undefined) {
     const userId = filter.userId;
     query = query.where((eb) =>

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { Database, ModelCallsTable } from '@herald/db';
+import type { Database, ModelCallsTable, WaitKind } from '@herald/db';
 import { storable } from '@herald/core';
 import { currentTraceParent, recordFencingRejection } from '@herald/telemetry';
 import { LeaseLostError } from './leases.ts';
@@ -94,7 +94,7 @@ export async function finishTurn(db: Executor, lease: Lease, turnId: string, eve
 export interface NewWait {
   id: string;
   toolCallId: string;
-  kind: 'approval' | 'clarify';
+  kind: WaitKind;
   toolName: string;
   arguments: string;
   patternKey: string | null;

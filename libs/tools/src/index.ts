@@ -82,3 +82,8 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
   registry.register(createWebExtractTool({ allowlist: options.webAllowlist, maxBytes: options.webMaxBytes }));
   return registry;
 }
+export { createDelegateTool, DELEGATE_BLOCKED_TOOLS } from './delegate-tool.ts';
+export type { DelegateToolOptions } from './delegate-tool.ts';
+export { childResults, budgetSummary, SUMMARY_FLOOR_CHARS } from './delegate-report.ts';
+export type { ChildResult } from './delegate-report.ts';
+export { subagentPrompt } from './subagent-prompt.ts';

@@ -38,6 +38,9 @@ export interface GateOptions {
   onRefusal?(refusal: { tool: string; reason: string }): void;
 }
 
+/** A wait on child runs lapses only after this long (ten years): in practice, never. */
+const RUN_WAIT_MS = 10 * 365 * 24 * 3600 * 1000;
+
 class WaitSignal extends Error {
   readonly request: WaitRequest;
   constructor(request: WaitRequest) {
@@ -180,6 +183,20 @@ export class ToolGate {
       ...context,
       toolCallId: call.id,
       askPerson: (question, choices) => this.#askPerson(tool, call, context, question, choices),
+      parkOnRuns: (waitId, runs) => {
+        throw new WaitSignal({
+          id: waitId,
+          toolCallId: call.id,
+          kind: 'subagents',
+          toolName: tool.name,
+          arguments: call.arguments,
+          patternKey: null,
+          prompt: `waiting for ${runs} child run${runs === 1 ? '' : 's'}`,
+          choices: null,
+          // No wall-clock cap on children (Hermes' child_timeout_seconds 0): the wait never lapses.
+          timeoutMs: RUN_WAIT_MS,
+        });
+      },
     };
     let content: string;
     try {

@@ -31,6 +31,10 @@ const ROLE_DISABLED: Record<CallerRole, readonly string[]> = {
   // Nobody is there to answer, and a scheduled run does not schedule more runs.
   cron: ['clarify', 'cronjob'],
   review: [],
+  // A child of delegate_task: nobody to ask, no long-term memory, no jobs (Hermes'
+  // DELEGATE_BLOCKED_TOOLS; delegate_task itself is left out of the child's tools unless it may
+  // orchestrate, and Herald has no send_message tool). Applied last, like every disabled list.
+  subagent: ['clarify', 'memory', 'cronjob'],
 };
 
 /**

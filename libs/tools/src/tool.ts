@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Database, Db } from '@herald/db';
 
 /** Who is running the tool loop: a person's chat turn, or an unattended background run. */
-export type CallerRole = 'chat' | 'cron' | 'review';
+export type CallerRole = 'chat' | 'cron' | 'review' | 'subagent';
 
 /** What a tool may touch while it runs: reads through `db`, writes only through `fencedWrite`. */
 export interface ToolContext {
@@ -28,6 +28,8 @@ export interface ToolContext {
    * skills refused, a file viewed before it is changed) and are attributed to the review.
    */
   review?: { id: string; viewed: Set<string> };
+  /** The tools offered in this turn: what a child of delegate_task may be given at most. */
+  offered?: readonly string[];
 }
 
 /** The person's answer to a question a tool asked them. */
@@ -45,6 +47,11 @@ export interface CallContext extends ToolContext {
    * turn resumes on any worker and this call returns the answer. Refused in background runs.
    */
   askPerson(question: string, choices?: readonly string[]): Promise<PersonAnswer>;
+  /**
+   * Parks the turn until child runs end (delegate_task): throws, and the turn resumes on any
+   * worker once the wait `waitId` is answered, calling this tool again with the same call.
+   */
+  parkOnRuns(waitId: string, runs: number): never;
 }
 
 /** A call that may only run once a person says yes; `patternKey` is what "allow for this session" remembers. */

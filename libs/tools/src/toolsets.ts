@@ -10,7 +10,7 @@ export type ToolsetCatalog = Readonly<Record<string, Toolset>>;
 const leaf = (description: string, tools: string[]): Toolset => ({ description, tools, includes: [] });
 const bundle = (description: string, includes: string[]): Toolset => ({ description, tools: [], includes });
 
-const CORE = ['todo', 'memory', 'session_search', 'clarify', 'file', 'terminal', 'web', 'skills', 'cronjob'];
+const CORE = ['todo', 'memory', 'session_search', 'clarify', 'file', 'terminal', 'web', 'skills', 'cronjob', 'delegation'];
 
 /**
  * Hermes' leaf toolsets for the tools Herald has, and the platform bundles. Tools registered later
@@ -26,6 +26,7 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   web: leaf('fetch web pages as text', ['web_extract']),
   skills: leaf('reusable procedures', ['skills_list', 'skill_view', 'skill_manage']),
   cronjob: leaf('scheduled jobs', ['cronjob']),
+  delegation: leaf('hand tasks to subagents that run as child sessions', ['delegate_task']),
   'herald-core': bundle('every built-in toolset', CORE),
   // No files or shell: for chats where the people are not trusted with the host.
   safe: bundle('conversation tools without files or shell', ['todo', 'memory', 'session_search', 'clarify', 'web', 'skills']),

@@ -15,6 +15,9 @@ export function offlineContext(overrides: Partial<CallContext> = {}): CallContex
     fencedWrite: () => Promise.reject(new Error('this tool never writes to the database')),
     toolCallId: 'call-1',
     askPerson: () => Promise.reject(new Error('this tool never asks the person')),
+    parkOnRuns: () => {
+      throw new Error('this tool never parks the turn');
+    },
     ...overrides,
   };
 }

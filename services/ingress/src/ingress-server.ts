@@ -26,6 +26,7 @@ import type { TelegramIngress } from '@herald/platforms';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
 import { registerHandoffRoutes } from './handoff-routes.ts';
+import { registerRunRoutes } from './run-routes.ts';
 
 /** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
 export interface IngressOptions extends MessageRouteDependencies {
@@ -77,6 +78,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSearchRoutes(app, options.db);
   registerSessionRoutes(app, options.db);
   registerHandoffRoutes(app, options.db);
+  registerRunRoutes(app, { db: options.db, queue: options.queue, notices: options.notices, queuePrefix: options.config.redis.queuePrefix, logger: options.logger });
   registerDeadLetterRoutes(app, options.db);
   registerConsoleRoutes(app);
   registerAuditRoutes(app, options.db);

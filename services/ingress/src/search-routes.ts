@@ -30,6 +30,8 @@ const searchQuery = z.object({
   to: date.optional(),
   limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(MAX_SEARCH_LIMIT).optional(),
   hits: z.coerce.number({ error: 'expected a number' }).int().min(1).max(MAX_HITS_PER_SESSION).optional(),
+  // Child sessions of delegate_task are searched only when asked for.
+  subagents: z.enum(['true', 'false'], { error: 'expected true or false' }).optional(),
 });
 
 export function searchView(query: string, result: SearchResult) {
@@ -74,7 +76,7 @@ export function registerSearchRoutes(app: FastifyInstance, db: Db): void {
     const profile = await db.selectFrom('profiles').select('id').where('id', '=', query.profile).executeTakeFirst();
     if (!profile) return sendError(reply, 404, 'not_found', 'no such profile', 'profile');
     try {
-      const result = await searchHistory(db, { profileId: query.profile, userId: apiUserId(query.user_id) }, {
+      const result = await searchHistory(db, { profileId: query.profile, userId: apiUserId(query.user_id), subagents: query.subagents === 'true' }, {
         query: query.q,
         sort: query.sort,
         roles: query.role,

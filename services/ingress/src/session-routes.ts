@@ -19,6 +19,8 @@ const listQuery = z.strictObject({
   parent_id: z.uuid({ error: 'expected a session id (uuid)' }).optional(),
   before: z.uuid({ error: 'expected a session id (uuid)' }).optional(),
   limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(200).default(50),
+  // Child sessions of delegate_task are listed only when asked for.
+  subagents: z.enum(['true', 'false'], { error: 'expected true or false' }).optional(),
 });
 
 const seq = z.coerce.number({ error: 'expected a message seq' }).int().min(0).max(2 ** 31 - 1);
@@ -103,7 +105,7 @@ export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const query = parsed.data;
-    const filter = { profileId: query.profile, platform: query.platform, userId: query.user_id === undefined ? undefined : apiUserId(query.user_id), chatId: query.chat_id, state: query.state, parentSessionId: query.parent_id, beforeSessionId: query.before };
+    const filter = { profileId: query.profile, platform: query.platform, userId: query.user_id === undefined ? undefined : apiUserId(query.user_id), chatId: query.chat_id, state: query.state, parentSessionId: query.parent_id, beforeSessionId: query.before, subagents: query.subagents === 'true' };
     const page = await listSessions(db, filter, query.limit);
     const last = page.sessions.at(-1);
     return { sessions: page.sessions.map(summaryView), next_before: page.more && last ? last.id : null };

@@ -43,6 +43,10 @@ export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: 
   app.post<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
     const wait = await getWait(db, request.params.id);
     if (!wait) return sendError(reply, 404, 'not_found', 'no such wait');
+    if (wait.kind === 'subagents') {
+      // Nobody answers a parent parked on its children: it resumes when the last one ends.
+      return sendError(reply, 409, 'not_pending', 'this wait is not for people: it ends when its child runs end; cancel them with POST /v1/runs/:id/cancel');
+    }
     const parsed = answerBody.safeParse(request.body ?? {});
     if (!parsed.success) {
       const issue = firstIssue(parsed.error);

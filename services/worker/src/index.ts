@@ -3,3 +3,4 @@ export type { WorkerServiceOptions } from './worker-service.ts';
 export { NO_MODEL_REPLY, STOPPED_REPLY, INTERNAL_ERROR_REPLY } from './turn-runner.ts';
 export { LIFECYCLE_POLL_MS, SessionLifecycle } from './session-lifecycle.ts';
 export type { SessionLifecycleOptions } from './session-lifecycle.ts';
+export { wakeSessions } from './subagent-turn.ts';

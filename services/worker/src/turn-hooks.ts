@@ -87,6 +87,18 @@ export class TurnHooks {
     );
   }
 
+  /**
+   * An observer event fired once per turn (subagent_start, subagent_stop): recorded in
+   * hook_firings under the lease after it fired, so a resumed turn does not fire it again.
+   */
+  async once(event: HookEvent, extra: Record<string, unknown>): Promise<void> {
+    if (!this.#set.has(event) || (await this.#firing('', event))) return;
+    await this.observe(event, extra, event);
+    await this.#scope.write((trx) =>
+      trx.insertInto('hook_firings').values({ turn_id: this.#scope.turnId, tool_call_id: '', event, directive: null }).onConflict((c) => c.doNothing()).execute(),
+    );
+  }
+
   #where(toolCallId?: string) {
     const { userId, profileId, sessionId, turnId } = this.#scope;
     return { actor: userId, profileId, sessionId, turnId, ...(toolCallId === undefined ? {} : { toolCallId }) };

@@ -10,6 +10,7 @@ import type { WaitRequest } from '@herald/tools';
 import { midTurnDue } from './turn-compaction.ts';
 import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
 import type { GatedRunner } from './turn-hooks.ts';
+import { subagentEvent } from './subagent-turn.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import type { TurnControl, TurnDependencies } from './turn-runner.ts';
 
@@ -73,7 +74,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
   const gate = new ToolGate({
     registry,
     offered,
-    permitted: deps.exposure.resolve({ policy: setup.policy, platform: session.platform, role, userId: callerId, jobToolsets: setup.jobToolsets }),
+    permitted: setup.shape.within(deps.exposure.resolve({ policy: setup.policy, platform: session.platform, role, userId: callerId, jobToolsets: setup.jobToolsets })),
     approvalTimeoutMs: config.tools.approvalTimeoutMs,
     onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
   });
@@ -84,11 +85,14 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     userId: callerId,
     platform: session.platform,
     role,
-    workspaceDir: join(config.tools.workspaceRoot, session.profileId, sessionId),
+    workspaceDir: join(config.tools.workspaceRoot, session.profileId, setup.shape.workspaceSessionId ?? sessionId),
     db,
     fencedWrite: write,
+    offered,
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
+  setup.hooks = turnHooks;
+  if (setup.shape.run) await turnHooks?.once('subagent_start', subagentEvent(setup.shape.run));
   const gated: GatedRunner = {
     definitions: registry.definitions(offered),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
@@ -129,7 +133,7 @@ export async function turnLoop(
       sessionId,
       system: systemPrompt,
       tools,
-      maxIterations: config.roles.worker.maxIterations,
+      maxIterations: setup.shape.maxIterations ?? config.roles.worker.maxIterations,
       retry: {
         maxRetries: config.model.maxRetries,
         baseMs: config.model.retryBaseMs,

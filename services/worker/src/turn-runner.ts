@@ -14,6 +14,7 @@ import { modelCallRow, turnLoop } from './turn-loop.ts';
 import type { TurnLoop } from './turn-loop.ts';
 import { setUpTurn } from './turn-setup.ts';
 import type { TurnSetup } from './turn-setup.ts';
+import { subagentEvent } from './subagent-turn.ts';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -39,6 +40,8 @@ export interface TurnDependencies {
   recall: RecallProvider | null;
   /** Lifecycle hooks (docs/hooks.md); none when not given. */
   hooks?: Hooks | undefined;
+  /** The model of delegate_task's children (HERALD_DELEGATION_MODEL); the main provider when not given. */
+  childProvider?: Provider | null | undefined;
 }
 
 export interface TurnResult {
@@ -77,11 +80,12 @@ type Finish = (text: string, outcome: TurnResult['outcome'], iterations: number,
 function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, events: PendingEvent[], setup: TurnSetup): Finish {
   const { turnId, eventIds } = setup;
   return async (text, outcome, iterations, finalCall) => {
+    if (setup.shape.run) await setup.hooks?.once('subagent_stop', subagentEvent(setup.shape.run, outcome));
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
     await finishTurn(deps.db, lease, turnId, eventIds, {
       reply: setup.note === undefined ? text : `${text}\n\n${setup.note}`,
       failed,
-      error: failed ? outcome : null,
+      error: failed ? outcome : outcome === 'iteration_limit' ? setup.shape.iterationLimitError : null,
       iterations,
       modelCall: modelCallRow(finalCall),
     });
@@ -92,9 +96,16 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
 }
 
 /** The stored transcript, with recalled snippets next to the user message when recall is on. */
-async function turnHistory(deps: TurnDependencies, session: LeasedSession, sessionId: string, events: PendingEvent[]): Promise<ChatMessage[]> {
+async function turnHistory(
+  deps: TurnDependencies,
+  session: LeasedSession,
+  sessionId: string,
+  setup: TurnSetup,
+  events: PendingEvent[],
+): Promise<ChatMessage[]> {
   const history = toChatMessages(await loadTranscript(deps.db, sessionId));
-  if (deps.recall === null) return history;
+  // A child of delegate_task works from its focused prompt only: no recall of the person's past.
+  if (deps.recall === null || setup.shape.child) return history;
   const last = events[events.length - 1];
   const snippets = await deps.recall
     .recall({ profileId: session.profileId, userId: last?.userId ?? '', sessionId, text: events.map((e) => e.text).join('\n') })
@@ -130,12 +141,12 @@ export async function runTurn(
     logger.warn({ sessionId, turnId, attempts }, 'turn attempt budget spent');
     return finish(`Sorry, I could not finish this: the turn was interrupted ${attempts - 1} times. Please send it again.`, 'attempts_exhausted', 0);
   }
-  const provider = deps.provider;
+  const provider = setup.provider;
   if (provider === null) return finish(NO_MODEL_REPLY, 'no_model', 0);
   const systemPrompt = session.systemPrompt;
   if (systemPrompt === null) throw new Error(`session ${sessionId} has a turn but no system prompt`);
 
-  const history = await turnHistory(deps, session, sessionId, events);
+  const history = await turnHistory(deps, session, sessionId, setup, events);
   const loop = await turnLoop(deps, lease, session, queueMode, setup, control, provider, systemPrompt);
   // Compaction mid-turn: once per turn, and not once compressing stopped helping (anti-thrash).
   const mayCompact = compaction !== undefined && !control.compacted.has(turnId) && (await compactionAllowed(db, sessionId, setup.ineffective));

@@ -10,6 +10,10 @@ import { buildSessionPrompt } from './session-prompt.ts';
 import { compactBeforeTurn } from './turn-compaction.ts';
 import type { TurnCompaction } from './turn-compaction.ts';
 import type { TurnDependencies, TurnResult } from './turn-runner.ts';
+import type { Provider } from '@herald/agent';
+import { providerFor, turnShapeOf } from './subagent-turn.ts';
+import type { TurnShape } from './subagent-turn.ts';
+import type { TurnHooks } from './turn-hooks.ts';
 
 /** Who runs this turn and what it is offered, fixed when it starts. */
 export interface TurnSetup {
@@ -18,7 +22,13 @@ export interface TurnSetup {
   eventIds: string[];
   role: CallerRole;
   policy: ToolPolicy;
-  jobToolsets: string[] | undefined;
+  jobToolsets: readonly string[] | undefined;
+  /** A child of delegate_task: its own role, tools, budget, model and workspace (subagent-turn.ts). */
+  shape: TurnShape;
+  /** The model this turn calls: the children's own model for a child, else the main one. */
+  provider: Provider | null;
+  /** The turn's hooks once the loop opened them (subagent_stop fires from the finish). */
+  hooks: TurnHooks | null;
   /** Offered to the model: the session-wide set, so every person in a chat sees the same prefix. */
   offered: string[];
   callerId: string;
@@ -38,8 +48,14 @@ function parsePolicy(stored: Record<string, unknown>, logger: Logger, profileId:
   return { enabled: ['safe'] };
 }
 
-function compactionFor(deps: TurnDependencies, lease: Lease, session: LeasedSession, offered: string[], events: PendingEvent[]): TurnCompaction | undefined {
-  const provider = deps.provider;
+function compactionFor(
+  deps: TurnDependencies,
+  lease: Lease,
+  session: LeasedSession,
+  offered: string[],
+  events: PendingEvent[],
+  provider: Provider | null,
+): TurnCompaction | undefined {
   if (provider === null) return undefined;
   const { config, db, logger } = deps;
   return {
@@ -72,14 +88,31 @@ export async function setUpTurn(
   const eventIds = events.map((event) => event.id);
   const resumedTurnId = events.find((event) => event.turnId !== null)?.turnId ?? null;
   const turnId = resumedTurnId ?? randomUUID();
-  const role: CallerRole = session.platform === SCHEDULED_PLATFORM ? 'cron' : 'chat';
+  const shape = await turnShapeOf(db, session, lease.sessionId);
+  const role: CallerRole = shape.role ?? (session.platform === SCHEDULED_PLATFORM ? 'cron' : 'chat');
   const policy = parsePolicy(session.toolPolicy, logger, session.profileId);
   // A scheduled run gets its job's toolsets (still minus what no unattended run may have).
-  const jobToolsets = role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined;
-  const offered = deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets });
+  const jobToolsets = shape.jobToolsets ?? (role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined);
+  const offered = shape.within(deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets }));
   const callerId = events[events.length - 1]?.userId ?? '';
-  const compaction = compactionFor(deps, lease, session, offered, events);
-  const setup: TurnSetup = { turnId, eventIds, role, policy, jobToolsets, offered, callerId, compaction, note: undefined, ineffective: undefined, attempts: 1 };
+  const provider = providerFor(shape, deps.provider, deps.childProvider);
+  const compaction = compactionFor(deps, lease, session, offered, events, provider);
+  const setup: TurnSetup = {
+    turnId,
+    eventIds,
+    role,
+    policy,
+    jobToolsets,
+    shape,
+    provider,
+    hooks: null,
+    offered,
+    callerId,
+    compaction,
+    note: undefined,
+    ineffective: undefined,
+    attempts: 1,
+  };
   if (resumedTurnId !== null) {
     if (lease.tookOver) recordCrashRecovery();
     setup.attempts = await resumeTurn(db, lease, turnId);

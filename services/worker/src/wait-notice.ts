@@ -11,7 +11,9 @@ function shortArguments(json: string): string {
 }
 
 /** What the person reads in their chat while the turn is parked, and the buttons under it. */
-export function waitNotice(request: WaitRequest): { text: string; buttons: WaitButton[] } {
+export function waitNotice(request: WaitRequest): { text: string; buttons: WaitButton[] } | null {
+  // Parked on child runs: nobody is asked anything; the last child's end resumes the turn.
+  if (request.kind === 'subagents') return null;
   if (request.kind === 'approval') {
     return {
       text:

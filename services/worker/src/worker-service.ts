@@ -8,7 +8,8 @@ import type { Db } from '@herald/db';
 import type { Hooks } from '@herald/hooks';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, SessionControlListener } from '@herald/queue';
-import type { QueueTransport, RunWorker, WakeJob } from '@herald/queue';
+import type { QueueTransport, RunQueue, RunWorker, WakeJob } from '@herald/queue';
+import { wakeParentOf } from './subagent-turn.ts';
 import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/telemetry';
 import { drainSession } from './session-drain.ts';
 import { deadLetterRun } from './run-dead-letter.ts';
@@ -32,6 +33,10 @@ export interface WorkerServiceOptions {
   onSessionActive?: (sessionId: string, platform: string) => () => void;
   /** Lifecycle hooks (docs/hooks.md). */
   hooks?: Hooks | undefined;
+  /** Wakes the parent of a child run that ended (docs/subagents.md); without it the reconciler does. */
+  queue?: RunQueue | undefined;
+  /** The model of delegate_task's children; the main provider when not given. */
+  childProvider?: Provider | null | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.
@@ -111,6 +116,8 @@ export class WorkerService {
             (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
           );
           await emitTurnCompletion({ ...this.#options, logger }, turn);
+          const queue = this.#options.queue;
+          if (queue && turn.turn) await wakeParentOf(this.#options.db, queue, turn.turn.platform, turn.turn.sessionId, logger);
         },
       },
       sessionId,

@@ -334,6 +334,9 @@ export interface Sessions {
   chat_type: string;
   compression_notices: Generated<string[]>;
   created_at: Generated<Timestamp>;
+  delegated_from: string | null;
+  delegated_input_tokens: Generated<Int8>;
+  delegated_output_tokens: Generated<Int8>;
   end_hooks_fired_at: Timestamp | null;
   end_reason: string | null;
   ended_at: Timestamp | null;
@@ -388,6 +391,28 @@ export interface SkillVersions {
   note: string | null;
   profile_id: string;
   version: number;
+}
+
+export interface SubagentRuns {
+  child_session_id: string;
+  context: string | null;
+  created_at: Generated<Timestamp>;
+  depth: number;
+  exit_reason: string | null;
+  finished_at: Timestamp | null;
+  goal: string;
+  id: string;
+  max_iterations: number;
+  parent_session_id: string;
+  parent_turn_id: string;
+  role: string;
+  started_at: Timestamp | null;
+  status: Generated<string>;
+  task_index: number;
+  tool_call_id: string;
+  tools: string[];
+  user_id: string;
+  wait_id: string | null;
 }
 
 export interface ToolRefusals {
@@ -470,6 +495,7 @@ export interface DB {
   skill_blobs: SkillBlobs;
   skill_versions: SkillVersions;
   skills: Skills;
+  subagent_runs: SubagentRuns;
   tool_refusals: ToolRefusals;
   tool_waits: ToolWaits;
   turns: Turns;
