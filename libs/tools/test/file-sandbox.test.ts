@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -43,14 +43,15 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-/** Host processes running the sandboxed file tool entry (node itself, not the bwrap around it). */
-function fileToolProcesses(): number[] {
+/** Host processes running the sandboxed file tool entry for `home` (node itself, not the bwrap around it). */
+function fileToolProcesses(home: string): number[] {
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       try {
         const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return argv[0] === process.execPath && argv.some((arg) => arg.includes('file-sandbox-entry'));
+        if (argv[0] !== process.execPath || !argv.some((arg) => arg.includes('file-sandbox-entry'))) return false;
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`HOME=${home}`);
       } catch {
         return false;
       }
@@ -88,17 +89,17 @@ describe('file tools in the bubblewrap sandbox', () => {
   it('runs as a process in its own PID namespace, with the allow-listed environment and only the workspace', async () => {
     // A catastrophic pattern keeps the call running long enough to look at its process from outside.
     await writeFile(join(workspace, 'slow.txt'), `${'a'.repeat(40)}b\n`);
+    const home = await realpath(workspace);
     const controller = new AbortController();
     const call = run('search_files', { pattern: '(a+)+$' }, context(controller.signal)).catch((error: Error) => error);
     let pids: number[] = [];
     for (let i = 0; i < 200 && pids.length === 0; i += 1) {
       await sleep(50);
-      pids = fileToolProcesses();
+      pids = fileToolProcesses(home);
     }
     expect(pids.length).toBeGreaterThan(0);
     const pid = pids[0]!;
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    expect(environ).toContain(`HOME=${await import('node:fs/promises').then((fs) => fs.realpath(workspace))}`);
     expect(environ.join('\n')).not.toMatch(/DATABASE_URL|OPENAI_API_KEY|leak/);
     // NSpid lists the pid in each namespace from the host's down: two entries, the sandbox's own.
     const nspid = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^NSpid:\s+(.*)$/m)![1]!.split(/\s+/);
@@ -109,8 +110,8 @@ describe('file tools in the bubblewrap sandbox', () => {
     expect(existsSync(`/proc/${pid}/root${join(process.cwd(), '.env')}`)).toBe(false);
     controller.abort();
     await call;
-    for (let i = 0; i < 50 && fileToolProcesses().length > 0; i += 1) await sleep(100);
-    expect(fileToolProcesses()).toEqual([]);
+    for (let i = 0; i < 50 && fileToolProcesses(home).length > 0; i += 1) await sleep(100);
+    expect(fileToolProcesses(home)).toEqual([]);
   });
 });
 
