@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from '../support/fake-llm.ts';
@@ -12,10 +14,15 @@ import type { HeraldProcess, Stack } from '../support/stack.ts';
  * sandbox the terminal and file tools are not offered, and the worker says how to get them.
  */
 
-/** The model runs the command in the person's message ("run: <command>") and reports the output. */
+/**
+ * The model runs the command in the person's message ("run: <command>") and reports the output;
+ * "tool: <name> <json arguments>" calls that tool instead.
+ */
 function runAndReport(request: FakeRequest): FakeReply {
   const last = request.messages[request.messages.length - 1];
   if (last?.role === 'tool') return { text: `output:\n${last.content}` };
+  const call = /^tool: (\w+) (\{[\s\S]*\})$/.exec(request.lastUserText);
+  if (call) return { toolCalls: [{ name: call[1]!, arguments: JSON.parse(call[2]!) }] };
   const command = /^run: ([\s\S]*)$/.exec(request.lastUserText)?.[1];
   return command === undefined ? { text: 'nothing to run' } : { toolCalls: [{ name: 'terminal', arguments: { command } }] };
 }
@@ -30,6 +37,20 @@ describe('the terminal sandbox, against a real worker process', () => {
   let fake: FakeLLM;
   let stack: Stack;
   let worker: HeraldProcess | undefined;
+  /** Host processes running a sandboxed file tool call of this stack: node with the entry, not the bwrap around it. */
+  const fileToolProcesses = (): number[] =>
+    readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          if (argv[0]!.endsWith('bwrap') || !argv.some((arg) => arg.includes('file-sandbox-entry'))) return false;
+          return readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`HOME=${stack.env.HERALD_WORKSPACE_ROOT!}`);
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
   /** Secrets the worker holds in its environment, as a deployment's worker would. */
   const secrets = { OPENAI_API_KEY: 'sk-sandbox-test-key', TELEGRAM_WEBHOOK_SECRET: 'hook-secret-xyz', TOOLS_GIT_TOKEN: 'granted-token-123' };
   const run = async (chat: string, command: string): Promise<string> => {
@@ -98,6 +119,28 @@ describe('the terminal sandbox, against a real worker process', () => {
     expect(output).toContain('wrote-own');
     const hostFiles = await run('ws-b', 'ls /home /root /var /opt 2>&1; cat /etc/shadow 2>&1 | head -1');
     expect(hostFiles.match(/No such file or directory/g)?.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it("runs the file tools in the sandbox too: the call's process holds none of the worker's secrets", async () => {
+    expect(await run('files', `printf '${'a'.repeat(48)}b\\n' > slow.txt && echo ok`)).toContain('ok');
+    // A catastrophic pattern keeps search_files running for its 10 s budget: long enough to look at its process.
+    const reply = stack.post('/v1/messages?wait=60', { chat_id: 'files', user_id: 'u1', text: 'tool: search_files {"pattern":"(a+)+$"}' });
+    let pids: number[] = [];
+    for (let i = 0; i < 300 && pids.length === 0; i += 1) {
+      await sleep(50);
+      pids = fileToolProcesses();
+    }
+    expect(pids.length).toBeGreaterThan(0);
+    const environ = readFileSync(`/proc/${pids[0]}/environ`, 'utf8');
+    for (const value of [stack.env.DATABASE_URL!, stack.env.REDIS_URL!, TEST_TOKEN, ...Object.values(secrets).slice(0, 2)]) {
+      expect(environ).not.toContain(value);
+    }
+    expect(environ).not.toMatch(/(^|\0)(DATABASE_URL|REDIS_URL|HERALD_[A-Z_]+)=/);
+    // Its own PID namespace: NSpid lists the host's pid and the sandbox's.
+    expect(readFileSync(`/proc/${pids[0]}/status`, 'utf8')).toMatch(/^NSpid:\s+\d+\s+\d+/m);
+    const response = await reply;
+    expect(response.status).toBe(200);
+    expect(response.body.reply.text).toMatch(/took too long/);
   });
 
   it('is not offered where no sandbox can be had, and the worker says how to get one', async () => {

@@ -72,10 +72,11 @@ export function baseBwrapArgs(layout: BwrapLayout): string[] {
 }
 
 /** The per-call part: the session's own workspace, at its real path so paths match the file tools. */
-export function callBwrapArgs(base: readonly string[], workspace: string, network: boolean): string[] {
+export function callBwrapArgs(base: readonly string[], workspace: string, network: boolean, readOnlyPaths: readonly string[] = []): string[] {
   return [
     ...base,
     ...(network ? ['--share-net'] : []),
+    ...readOnlyPaths.flatMap((path) => ['--ro-bind', path, path]),
     '--bind', workspace, workspace,
     // Everything else in the sandbox's root stays as set up: read-only.
     '--remount-ro', '/',

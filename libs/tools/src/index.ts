@@ -69,7 +69,7 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
     .register(sessionSearchTool);
   const choice = options.toolSandbox ?? { sandbox: null, notice: 'no sandbox was opened for this process' };
   const unavailable = choice.sandbox === null ? choice.notice : undefined;
-  for (const tool of offeredFileTools(unavailable)) registry.register(tool);
+  for (const tool of offeredFileTools(choice.sandbox, unavailable)) registry.register(tool);
   registry.register(
     createTerminalTool({
       sandbox: choice.sandbox,

@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 const KILL_GRACE_MS = 2000;
 /** Output still buffered in pipes after the command exits is awaited this long. */
 const DRAIN_MS = 500;
+/** stderr kept apart from a parsed reply: enough for a stack trace. */
+const ERRORS_CHARS = 4000;
 
 export interface ProcessSpec {
   file: string;
@@ -14,10 +16,16 @@ export interface ProcessSpec {
   /** Output kept; longer output keeps its head and tail. */
   outputChars: number;
   signal: AbortSignal;
+  /** Written to the process's stdin, which is then closed; without it stdin is closed at once. */
+  input?: string;
+  /** Keep stderr apart (in `errors`) instead of interleaved with stdout: for a reply that is parsed. */
+  separateErrors?: boolean;
 }
 
 export interface ProcessResult {
   output: string;
+  /** stderr, when `separateErrors` was asked for; otherwise it is part of `output`. */
+  errors?: string;
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
@@ -71,10 +79,14 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   spec.signal.throwIfAborted();
   // detached: the process leads its own group, so a timeout or abort kills its children too.
-  const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: 'pipe' });
   const output = new CappedOutput(spec.outputChars);
+  const errors = spec.separateErrors === true ? new CappedOutput(ERRORS_CHARS) : output;
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => errors.push(chunk));
+  // Without input stdin is closed at once: a command reading it sees its end, as with /dev/null.
+  // A child that exits without reading its input makes the write fail with EPIPE; its exit says more.
+  child.stdin.on('error', () => undefined).end(spec.input);
   const drained = Promise.all([
     new Promise((resolve) => child.stdout.once('close', resolve)),
     new Promise((resolve) => child.stderr.once('close', resolve)),
@@ -105,7 +117,8 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     child.stdout.destroy();
     child.stderr.destroy();
     spec.signal.throwIfAborted();
-    return { output: output.toString(), exitCode, signal: exitSignal, timedOut };
+    const result: ProcessResult = { output: output.toString(), exitCode, signal: exitSignal, timedOut };
+    return errors === output ? result : { ...result, errors: errors.toString() };
   } finally {
     clearTimeout(timer);
     clearTimeout(killTimer);

@@ -18,10 +18,25 @@ export interface SandboxCommand {
   signal: AbortSignal;
 }
 
+/** A Node.js program for the sandbox, run by the worker's own node binary, its reply parsed from stdout. */
+export interface SandboxScript {
+  /** Node's arguments: options, then the entry file and its arguments. */
+  nodeArgs: readonly string[];
+  /** Host paths the program needs, shown read-only (its own code; never the worker's config). */
+  readOnlyPaths: readonly string[];
+  input: string;
+  workspace: string;
+  timeoutMs: number;
+  outputChars: number;
+  signal: AbortSignal;
+}
+
 export interface Sandbox {
   /** bwrap: namespaces that hide the platform; none: the worker's own user and view (HERALD_SANDBOX=none). */
   readonly kind: 'bwrap' | 'none';
   run(command: SandboxCommand): Promise<ProcessResult>;
+  /** Present in bubblewrap only: unconfined, the file tools run in the worker's own process instead. */
+  runNode?(script: SandboxScript): Promise<ProcessResult>;
 }
 
 /** The sandbox this worker can have, or none, with the line to log at start. */
@@ -86,7 +101,7 @@ class Bubblewrap implements Sandbox {
     });
   }
 
-  run(command: SandboxCommand): Promise<ProcessResult> {
+  run(command: SandboxCommand, readOnlyPaths: readonly string[] = [], input?: string): Promise<ProcessResult> {
     const [shell, shellArgs] = limitedShell(command.command, this.#options.settings, command.timeoutMs);
     const nodeBin = join(nodePrefixOf(process.execPath), 'bin');
     const path = SANDBOX_PATH.split(':').includes(nodeBin) ? SANDBOX_PATH : `${SANDBOX_PATH}:${nodeBin}`;
@@ -95,14 +110,25 @@ class Bubblewrap implements Sandbox {
     const env = sandboxEnv(this.#options.env, this.#options.settings.env, command.workspace, path);
     return runProcess({
       file: this.#bwrap,
-      args: [...callBwrapArgs(this.#base, command.workspace, command.network), shell, ...shellArgs],
+      args: [...callBwrapArgs(this.#base, command.workspace, command.network, readOnlyPaths), shell, ...shellArgs],
       env,
       cwd: command.workspace,
       timeoutMs: command.timeoutMs,
       outputChars: command.outputChars,
       signal: command.signal,
+      ...(input === undefined ? {} : { input, separateErrors: true }),
     });
   }
+
+  /** Through the same shell, so the program gets the terminal's rlimits; no network. */
+  runNode(script: SandboxScript): Promise<ProcessResult> {
+    const command = ['exec', process.execPath, ...script.nodeArgs].map(shellQuote).join(' ');
+    return this.run({ ...script, command, network: false }, script.readOnlyPaths, script.input);
+  }
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 class Unconfined implements Sandbox {
