@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { parseUserId } from '@herald/core';
 import type { Config, QuotaConfig, ResetRule } from '@herald/core';
-import type { Database, QueueMode, WaitKind } from '@herald/db';
+import type { Database, QueueMode } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
@@ -158,6 +158,49 @@ async function hasPendingWait(db: Kysely<Database>, key: string, kinds: ('approv
   return row !== undefined;
 }
 
+/** The command as an event, answered already; a concurrent twin with its dedupe key wins (DuplicateRace). */
+async function storeCommandEvent(trx: Transaction<Database>, eventId: string, sessionId: string, message: InboundMessage, reply: string): Promise<void> {
+  const inserted = await trx
+    .insertInto('inbound_events')
+    .values({
+      id: eventId,
+      session_id: sessionId,
+      dedupe_key: message.dedupeKey ?? null,
+      platform: message.platform,
+      user_id: message.userId,
+      user_name: message.userName ?? null,
+      text: message.text,
+      kind: 'command',
+      status: 'done',
+      turn_id: null,
+      reply_text: reply,
+      error: null,
+      completed_at: new Date(),
+      platform_message_id: message.platformMessageId ?? null,
+    })
+    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (inserted) return;
+  // The same dedupe key committed concurrently; it already holds the truth.
+  const seen = await findByDedupeKey(trx, message.dedupeKey ?? '');
+  if (!seen) throw new Error('dedupe conflict without a stored event');
+  throw new DuplicateRace(duplicateOf(seen));
+}
+
+/** On a chat platform the answer goes out through the outbox, committed with the command's effect. */
+async function answerInChat(trx: Transaction<Database>, eventId: string, sessionId: string, message: InboundMessage, reply: string): Promise<void> {
+  if (!(CHAT_PLATFORMS as readonly string[]).includes(message.platform)) return;
+  await enqueueOutbound(trx, {
+    idempotencyKey: `command:${eventId}`,
+    platform: message.platform,
+    target: chatTarget(message),
+    text: reply,
+    sessionId,
+    source: 'command',
+  });
+}
+
 /**
  * A chat command: answered here, at once, in one transaction with its effect. Stored as an event
  * like any message so a retried delivery gets the same answer.
@@ -188,44 +231,8 @@ async function acceptCommand(
       .executeTakeFirstOrThrow();
     const outcome = await runCommand(trx, sessionId, message.userId, operators, command);
     const eventId = randomUUID();
-    const inserted = await trx
-      .insertInto('inbound_events')
-      .values({
-        id: eventId,
-        session_id: sessionId,
-        dedupe_key: message.dedupeKey ?? null,
-        platform: message.platform,
-        user_id: message.userId,
-        user_name: message.userName ?? null,
-        text: message.text,
-        kind: 'command',
-        status: 'done',
-        turn_id: null,
-        reply_text: outcome.reply,
-        error: null,
-        completed_at: new Date(),
-        platform_message_id: message.platformMessageId ?? null,
-      })
-      .onConflict((oc) => oc.column('dedupe_key').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (!inserted) {
-      // The same dedupe key committed concurrently; it already holds the truth.
-      const seen = await findByDedupeKey(trx, message.dedupeKey ?? '');
-      if (!seen) throw new Error('dedupe conflict without a stored event');
-      throw new DuplicateRace(duplicateOf(seen));
-    }
-    if ((CHAT_PLATFORMS as readonly string[]).includes(message.platform)) {
-      // The answer goes out through the outbox, committed with the command's effect.
-      await enqueueOutbound(trx, {
-        idempotencyKey: `command:${eventId}`,
-        platform: message.platform,
-        target: chatTarget(message),
-        text: outcome.reply,
-        sessionId,
-        source: 'command',
-      });
-    }
+    await storeCommandEvent(trx, eventId, sessionId, message, outcome.reply);
+    await answerInChat(trx, eventId, sessionId, message, outcome.reply);
     return {
       eventId,
       sessionId,
@@ -315,43 +322,6 @@ class DuplicateRace extends Error {
     super('duplicate event');
     this.accepted = accepted;
   }
-}
-
-export interface EventWaiting {
-  id: string;
-  kind: WaitKind;
-  tool: string;
-  prompt: string;
-  choices: string[] | null;
-  expiresAt: Date;
-}
-
-export interface EventView {
-  id: string;
-  sessionId: string;
-  status: string;
-  replyText: string | null;
-  error: string | null;
-  /** Set while the event's turn is parked on a question or an approval for the person. */
-  waiting: EventWaiting | null;
-}
-
-export async function getEvent(db: Kysely<Database>, eventId: string): Promise<EventView | undefined> {
-  const row = await db
-    .selectFrom('inbound_events as e')
-    .leftJoin('tool_waits as w', (join) => join.onRef('w.turn_id', '=', 'e.turn_id').on('w.status', '=', 'pending'))
-    .select([
-      'e.id', 'e.session_id', 'e.status', 'e.reply_text', 'e.error',
-      'w.id as wait_id', 'w.kind', 'w.tool_name', 'w.prompt', 'w.choices', 'w.expires_at',
-    ])
-    .where('e.id', '=', eventId)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const waiting =
-    row.wait_id !== null && row.kind !== null && row.tool_name !== null && row.prompt !== null && row.expires_at !== null
-      ? { id: row.wait_id, kind: row.kind, tool: row.tool_name, prompt: row.prompt, choices: row.choices ?? null, expiresAt: row.expires_at }
-      : null;
-  return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, waiting };
 }
 
 export interface PendingEvent {

@@ -1,7 +1,9 @@
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
-export type { AcceptedEvent, AcceptOptions, EventView, EventWaiting, Inbox, InboundMessage, PendingEvent } from './inbox.ts';
-export { acceptInbound, acceptOptionsFrom, getEvent, openInbox, chatTarget, BacklogFullError } from './inbox.ts';
+export type { AcceptedEvent, AcceptOptions, Inbox, InboundMessage, PendingEvent } from './inbox.ts';
+export { acceptInbound, acceptOptionsFrom, openInbox, chatTarget, BacklogFullError } from './inbox.ts';
+export { getEvent } from './event-view.ts';
+export type { EventView, EventWaiting } from './event-view.ts';
 export type { SessionControl } from './chat-commands.ts';
 export {
   parseCommand,

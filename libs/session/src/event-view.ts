@@ -1,0 +1,40 @@
+/** What the API shows of one accepted event: its status, reply, and the question or approval its turn waits on. */
+import type { Kysely } from 'kysely';
+import type { Database, WaitKind } from '@herald/db';
+
+export interface EventWaiting {
+  id: string;
+  kind: WaitKind;
+  tool: string;
+  prompt: string;
+  choices: string[] | null;
+  expiresAt: Date;
+}
+
+export interface EventView {
+  id: string;
+  sessionId: string;
+  status: string;
+  replyText: string | null;
+  error: string | null;
+  /** Set while the event's turn is parked on a question or an approval for the person. */
+  waiting: EventWaiting | null;
+}
+
+export async function getEvent(db: Kysely<Database>, eventId: string): Promise<EventView | undefined> {
+  const row = await db
+    .selectFrom('inbound_events as e')
+    .leftJoin('tool_waits as w', (join) => join.onRef('w.turn_id', '=', 'e.turn_id').on('w.status', '=', 'pending'))
+    .select([
+      'e.id', 'e.session_id', 'e.status', 'e.reply_text', 'e.error',
+      'w.id as wait_id', 'w.kind', 'w.tool_name', 'w.prompt', 'w.choices', 'w.expires_at',
+    ])
+    .where('e.id', '=', eventId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const waiting =
+    row.wait_id !== null && row.kind !== null && row.tool_name !== null && row.prompt !== null && row.expires_at !== null
+      ? { id: row.wait_id, kind: row.kind, tool: row.tool_name, prompt: row.prompt, choices: row.choices ?? null, expiresAt: row.expires_at }
+      : null;
+  return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, waiting };
+}
