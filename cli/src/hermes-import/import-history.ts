@@ -1,5 +1,3 @@
-import { createRequire } from 'node:module';
-const require = createRequire(import.meta.url);
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -60,13 +58,9 @@ export async function importHistory(client: pg.PoolClient, state: HermesState, t
     const aside = rebuild ? await setIndexesAside(client, 'messages') : { definitions: [] };
     // Kept GIN indexes take a batch fastest through their pending list, merged once afterwards.
     if (!rebuild) await client.query(`SET LOCAL gin_pending_list_limit = '256MB'`);
-    let pt = performance.now(); const pid = (await client.query('select pg_backend_pid() p')).rows[0].p; const cpu = () => { const f = require('fs').readFileSync(`/proc/${pid}/stat`, 'utf8').split(' '); return (Number(f[13]) + Number(f[14])) / 100; }; const plap = (w: string) => { const n = performance.now(); console.log(`  ${w}: ${((n - pt) / 1000).toFixed(2)} s wall, backend cpu ${cpu()} s, node cpu ${(process.cpuUsage().user / 1e6).toFixed(1)}`); pt = n; };
-    plap('before copy');
     await copyRows(client, `COPY messages (${MESSAGE_COLUMNS.join(', ')}) FROM STDIN`, messageRows(state.messages(), target, known, rows));
     if (rebuild) target.onProgress?.(`building the search indexes of ${rows.imported.toLocaleString('en')} messages`);
-    plap('copy');
     await buildIndexes(client, aside);
-    plap('build');
     await client.query('COMMIT');
     if (rebuild) await client.query('ANALYZE messages');
     else if (rows.imported > 0) await mergeGinPendingLists(client);

@@ -39,6 +39,13 @@ async function expiry(db: Kysely<Database>, rule: ResetRule, lastActive: Date): 
   return undefined;
 }
 
+async function hasOpenWork(db: Kysely<Database>, sessionId: string): Promise<boolean> {
+  const open = await sql<{ busy: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM inbound_events e WHERE e.session_id = ${sessionId} AND e.status IN ('pending', 'processing'))
+        OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = ${sessionId} AND t.status IN ('running', 'waiting')) AS busy`.execute(db);
+  return open.rows[0]?.busy === true;
+}
+
 export function resetNotice(why: string): string {
   return `The previous conversation here ended ${why}; this one starts fresh. Earlier conversations stay searchable.`;
 }
@@ -65,6 +72,8 @@ export async function resetIfExpired(db: Kysely<Database>, key: string, address:
   return db.transaction().execute(async (trx) => {
     // The session row lock herald_accept_message takes: a message racing this one waits, then routes anew.
     await trx.selectFrom('sessions').select('id').where('id', '=', session.id).forUpdate().execute();
+    // Read again under the lock: a message accepted since the first read must not lose its session.
+    if (await hasOpenWork(trx, session.id)) return false;
     if (!(await endSession(trx, session.id, 'reset'))) return false;
     await trx.deleteFrom('session_routes').where('session_key', '=', key).where('session_id', '=', session.id).execute();
     if ((CHAT_PLATFORMS as readonly string[]).includes(address.platform)) {

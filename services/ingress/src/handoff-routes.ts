@@ -30,8 +30,14 @@ export function handoffJson(handoff: HandoffView): Record<string, unknown> {
   };
 }
 
+async function sessionExists(db: Db, id: string): Promise<boolean> {
+  return (await db.selectFrom('sessions').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
 export function registerHandoffRoutes(app: FastifyInstance, db: Db): void {
   app.post<{ Params: { id: string } }>('/v1/sessions/:id/handoff', async (request, reply) => {
+    // An unknown session is a 404 whatever the body says (malformed ids are 400 before any handler).
+    if (!(await sessionExists(db, request.params.id))) return sendError(reply, 404, 'not_found', 'no such session');
     if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
       return sendError(reply, 400, 'invalid_request', 'body: expected a JSON object', 'body');
     }
@@ -52,7 +58,6 @@ export function registerHandoffRoutes(app: FastifyInstance, db: Db): void {
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/handoff', async (request, reply) => {
     const handoff = await latestHandoff(db, request.params.id);
     if (handoff) return handoffJson(handoff);
-    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
-    return sendError(reply, 404, 'not_found', session ? 'no handoff was asked for this session' : 'no such session');
+    return sendError(reply, 404, 'not_found', (await sessionExists(db, request.params.id)) ? 'no handoff was asked for this session' : 'no such session');
   });
 }
