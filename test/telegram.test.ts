@@ -348,6 +348,10 @@ describe('Telegram, polling mode', () => {
 
   it('polls with one process per bot token across replicas and answers every message once', async () => {
     llm.handler = (request) => ({ text: `polled: ${request.lastUserText}` });
+    // The stack's poller first (its platform adapter loads on demand, so it may still be starting).
+    await waitFor(async () => ((await stack.database.db.selectFrom('platform_leases').select('owner').where('name', '=', 'telegram-poll:123456').executeTakeFirst()) ? true : undefined), {
+      what: "the stack's poller holding its lease",
+    });
     // A second ingress replica on the same database and bot token.
     const claims = countQueries(stack.database.db, 'platform_leases');
     const second = replicaOf(stack, claims.db);
