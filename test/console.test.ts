@@ -280,6 +280,36 @@ describe('the web console, in headless Chromium against a running Herald', () =>
     expect(await page.evaluate<boolean | undefined>('window.notReloaded')).toBe(true);
   });
 
+  it("lists a session's subagent runs under its lineage, each linked to its child session", async () => {
+    llm.handler = (request) => {
+      if (request.messages.at(-1)?.role === 'tool') return { text: 'The check is done.' };
+      if (request.lastUserText.includes('Delegate the zeppelin check')) return { toolCalls: [{ name: 'delegate_task', arguments: { goal: 'Check the zeppelin numbers' } }] };
+      return { text: 'The zeppelin numbers look right.' };
+    };
+    try {
+      const response = await stack.post('/v1/messages?wait=60', { chat_id: 'delegation-room', user_id: 'alice', text: 'Delegate the zeppelin check' });
+      // The parent parks on its child (`?wait` returns at once on a waiting turn), then resumes.
+      expect([200, 202], JSON.stringify(response.body)).toContain(response.status);
+      const done = await waitFor(async () => {
+        const event = (await stack.get(`/v1/events/${response.body.event_id}`)).body;
+        return event.status === 'done' ? event : undefined;
+      }, { what: 'the parent resumed with its child run' });
+      expect(done.reply?.text ?? done.reply_text).toBe('The check is done.');
+      const runs = (await stack.get(`/v1/runs?session_id=${response.body.session_id}`)).body.runs;
+      expect(runs.map((run: any) => [run.goal, run.status])).toEqual([['Check the zeppelin numbers', 'done']]);
+      await open(`#/session/${response.body.session_id}`);
+      const row = page.locator(`ul[aria-label="Subagent runs"] [data-run="${runs[0].id}"]`);
+      await row.waitFor();
+      expect(await row.locator('.badge').textContent()).toBe('done');
+      await row.getByRole('link', { name: 'Check the zeppelin numbers' }).click();
+      await page.waitForURL(`**/#/session/${runs[0].child_session_id}`);
+      await page.getByRole('heading', { name: 'Transcript' }).waitFor();
+      await page.locator('ol.transcript').getByText('The zeppelin numbers look right.').waitFor();
+    } finally {
+      llm.handler = model;
+    }
+  });
+
   it('reads at 360 pixels and in the dark scheme', async () => {
     await page.setViewportSize({ width: 360, height: 740 });
     await open(`#/session/${sessionId}`);

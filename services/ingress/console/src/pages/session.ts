@@ -40,6 +40,31 @@ interface Delivery {
 
 const LINEAGE_LIMIT = 20;
 
+/** A child run of delegate_task (GET /v1/runs?session_id=): its task, state and child session. */
+interface RunSummary {
+  id: string;
+  child_session_id: string;
+  goal: string;
+  status: string;
+  exit_reason: string | null;
+  background: boolean;
+}
+
+function runRow(run: RunSummary): HTMLElement {
+  return h(
+    'li',
+    { class: 'row', 'data-run': run.id },
+    h('a', { href: link('session', [run.child_session_id]), class: 'row-main' }, h('span', { class: 'chat' }, run.goal)),
+    h(
+      'span',
+      { class: 'meta' },
+      h('span', { class: `badge ${run.status === 'done' ? 'ok' : run.status === 'cancelled' ? 'warn' : 'muted'}` }, run.status),
+      run.exit_reason ? h('span', {}, run.exit_reason) : null,
+      run.background ? h('span', {}, 'background') : null,
+    ),
+  );
+}
+
 /** The chain of parents up to the root (compaction or subagent runs), then this session, then its children. */
 async function lineageSection(session: SessionView): Promise<HTMLElement> {
   const chain: SessionView[] = [];
@@ -49,7 +74,10 @@ async function lineageSection(session: SessionView): Promise<HTMLElement> {
     chain.unshift(view);
     parent = view.parent_session_id;
   }
-  const children = await api<{ sessions: SessionSummary[] }>('GET', `/v1/sessions${query({ parent_id: session.session_id, limit: 50 })}`);
+  const [children, runs] = await Promise.all([
+    api<{ sessions: SessionSummary[] }>('GET', `/v1/sessions${query({ parent_id: session.session_id, limit: 50 })}`),
+    api<{ runs: RunSummary[] }>('GET', `/v1/runs${query({ session_id: session.session_id, limit: 50 })}`),
+  ]);
   const steps = [
     ...chain.map((view) => h('li', {}, h('a', { href: link('session', [view.session_id]) }, view.session_key), ' · ', timeElement(view.created_at))),
     h('li', { 'aria-current': 'true', class: 'here' }, 'this session'),
@@ -59,8 +87,10 @@ async function lineageSection(session: SessionView): Promise<HTMLElement> {
     { 'aria-labelledby': 'lineage-title' },
     h('h2', { id: 'lineage-title' }, 'Lineage'),
     chain.length === 0 ? h('p', { class: 'muted' }, 'No parent: this session starts its chain.') : h('ol', { class: 'chain', 'aria-label': 'Parents, oldest first' }, ...steps),
-    children.sessions.length > 0 ? h('h3', {}, 'Children and subagent runs') : h('p', { class: 'muted' }, 'No child sessions.'),
+    children.sessions.length > 0 ? h('h3', {}, 'Child sessions') : h('p', { class: 'muted' }, 'No child sessions.'),
     children.sessions.length > 0 ? h('ul', { class: 'rows' }, ...children.sessions.map(sessionRow)) : null,
+    runs.runs.length > 0 ? h('h3', {}, 'Subagent runs') : null,
+    runs.runs.length > 0 ? h('ul', { class: 'rows', 'aria-label': 'Subagent runs' }, ...runs.runs.map(runRow)) : null,
   );
 }
 
