@@ -4,7 +4,8 @@
 -- is read from the turn's own tool results (all of its runs, a resumed turn's too), by
 -- herald_tool_succeeded, through the session's index rather than a scan of all messages. The
 -- trigger rule lives here only: a review kind fires when its count reaches the profile's interval,
--- and an interval of 0 disables it.
+-- and an interval of 0 disables it. A review row is always written with its definitions: a call
+-- without them (p_definitions NULL) only records a turn that fires nothing.
 CREATE OR REPLACE FUNCTION herald_record_completion(p_turn uuid, p_session uuid, p_profile text, p_user text, p_user_turns integer,
                                          p_iterations integer, p_interrupted boolean, p_errored boolean, p_scheduled boolean,
                                          p_definitions text)
@@ -40,6 +41,13 @@ BEGIN
   IF NOT p_interrupted AND NOT p_errored AND NOT p_scheduled THEN
     IF v_memory_interval > 0 AND v_memory >= v_memory_interval THEN v_kinds := v_kinds || 'memory'::text; END IF;
     IF v_skill_interval > 0 AND v_skill >= v_skill_interval THEN v_kinds := v_kinds || 'skill'::text; END IF;
+  END IF;
+  -- Without the definitions the caller could not send the review's job in this transaction (it
+  -- calls outside one, to save the BEGIN and COMMIT of the common turn that fires nothing): a due
+  -- review records nothing and says which kinds are due, and the caller comes back in a transaction.
+  IF cardinality(v_kinds) > 0 AND p_definitions IS NULL THEN
+    RETURN QUERY SELECT NULL::uuid, v_kinds, c.user_turns_since_memory, c.iterations_since_skill;
+    RETURN;
   END IF;
   IF cardinality(v_kinds) > 0 THEN
     INSERT INTO reviews (id, turn_id, session_id, profile_id, user_id, kinds, user_turns, iterations, tool_definitions)

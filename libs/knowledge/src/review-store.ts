@@ -56,8 +56,8 @@ export interface TurnCompletedEvent {
   errored: boolean;
   /** A scheduled run (cron): never reviewed. */
   scheduled: boolean;
-  /** The exact JSON text of the tool definitions the turn's model calls carried. */
-  toolDefinitions: string;
+  /** The exact JSON text of the tool definitions the turn's model calls carried (made only for a review). */
+  toolDefinitions: () => string;
 }
 
 export interface CompletionOutcome {
@@ -74,7 +74,8 @@ function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Prom
 
 /**
  * Folds one completion event into the session's counters and, when a trigger fires, creates the
- * review row and sends its pg-boss job, in one transaction (pass the worker's, or get a new one):
+ * review row and sends its pg-boss job, in one transaction (pass the worker's, or get a new one
+ * when a review is due):
  * herald_record_completion holds the rules (Hermes': a memory review every N user turns without a
  * memory write, a skill review after N tool-loop iterations without a skill write, N per profile,
  * 0 disables; never after an interrupted or failed turn or a scheduled run, whose counts still add
@@ -82,20 +83,42 @@ function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Prom
  * reviewed at most once.
  */
 export async function recordTurnCompletion(db: Executor, event: TurnCompletedEvent): Promise<CompletionOutcome> {
+  if (!db.isTransaction) {
+    // The common turn fires nothing: one autocommit call records it. A due review is recorded
+    // again below, in a transaction with its job (the first call then changed nothing).
+    const counted = await completionCall(db, event, null);
+    if (counted.review_id !== null || counted.kinds.length === 0) return completionOutcome(counted);
+  }
   return inTransaction(db, async (trx) => {
-    const result = await sql<{ review_id: string | null; kinds: ReviewKind[]; user_turns_since_memory: number; iterations_since_skill: number }>`
-      SELECT * FROM herald_record_completion(${event.turnId}::uuid, ${event.sessionId}::uuid, ${event.profileId}, ${event.userId},
-        ${event.userTurns}::integer, ${event.iterations}::integer, ${event.interrupted}, ${event.errored}, ${event.scheduled},
-        ${event.toolDefinitions})`.execute(trx);
-    const row = result.rows[0];
-    if (!row) throw new Error('herald_record_completion returned nothing');
+    const row = await completionCall(trx, event, event.toolDefinitions());
     if (row.review_id !== null) await sendReviewJob(trx, row.review_id);
-    return {
-      reviewId: row.review_id,
-      kinds: row.kinds,
-      counters: { userTurnsSinceMemory: row.user_turns_since_memory, iterationsSinceSkill: row.iterations_since_skill },
-    };
+    return completionOutcome(row);
   });
+}
+
+interface CompletionRow {
+  review_id: string | null;
+  kinds: ReviewKind[];
+  user_turns_since_memory: number;
+  iterations_since_skill: number;
+}
+
+async function completionCall(db: Executor, event: TurnCompletedEvent, definitions: string | null): Promise<CompletionRow> {
+  const result = await sql<CompletionRow>`
+    SELECT * FROM herald_record_completion(${event.turnId}::uuid, ${event.sessionId}::uuid, ${event.profileId}, ${event.userId},
+      ${event.userTurns}::integer, ${event.iterations}::integer, ${event.interrupted}, ${event.errored}, ${event.scheduled},
+      ${definitions}::text)`.execute(db);
+  const row = result.rows[0];
+  if (!row) throw new Error('herald_record_completion returned nothing');
+  return row;
+}
+
+function completionOutcome(row: CompletionRow): CompletionOutcome {
+  return {
+    reviewId: row.review_id,
+    kinds: row.review_id === null ? [] : row.kinds,
+    counters: { userTurnsSinceMemory: row.user_turns_since_memory, iterationsSinceSkill: row.iterations_since_skill },
+  };
 }
 
 /** Sends a review's job; false when it exists already (the job id is the review id). */

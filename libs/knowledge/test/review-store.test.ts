@@ -21,7 +21,7 @@ describe('review triggers and runs', () => {
     interrupted: false,
     errored: false,
     scheduled: false,
-    toolDefinitions: '[]',
+    toolDefinitions: () => '[]',
     ...overrides,
   });
   /** A tool result of the turn, as the worker stores it. */

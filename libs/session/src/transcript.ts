@@ -32,6 +32,8 @@ export async function appendMessages(
 // Not selectAll: the search columns (a tsvector per message) would be serialized on every turn.
 export const MESSAGE_COLUMNS = ['id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at'] as const;
 
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+
 export interface MessageRow {
   id: string;
   seq: number;
@@ -64,6 +66,42 @@ export async function loadTranscript(
 ): Promise<StoredMessage[]> {
   const rows = await db.selectFrom('messages').select(MESSAGE_COLUMNS).where('session_id', '=', sessionId).orderBy('seq').execute();
   return rows.map(toStoredMessage);
+}
+
+/** What the start of a turn weighs a session by, read with its transcript. */
+export interface TranscriptState {
+  messages: StoredMessage[];
+  ineffectiveCompressions: number;
+  parentSessionId: string | null;
+  /** The whole prompt of the session's last model call as the provider counted it; null before any. */
+  lastInputTokens: number | null;
+}
+
+/**
+ * The transcript and the session's compression counters in one round trip (the start of every
+ * turn needs both): the session row joined to its messages, so a session with no message yet still
+ * answers with its counters.
+ */
+export async function loadTranscriptState(db: Kysely<Database>, sessionId: string): Promise<TranscriptState> {
+  // The last call's size in a LATERAL on the one session row: a sub-select in the select list
+  // would run once per message.
+  const { rows } = await sql<Nullable<MessageRow> & { ineffective_compressions: number; parent_session_id: string | null; last_input_tokens: number | null }>`
+    SELECT m.id, m.seq, m.turn_id, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name, m.created_at,
+           s.ineffective_compressions, s.parent_session_id, c.input_tokens AS last_input_tokens
+    FROM sessions s
+    LEFT JOIN LATERAL (SELECT input_tokens FROM model_calls WHERE session_id = s.id ORDER BY id DESC LIMIT 1) c ON true
+    LEFT JOIN messages m ON m.session_id = s.id
+    WHERE s.id = ${sessionId}
+    ORDER BY m.seq`.execute(db);
+  const first = rows[0];
+  if (!first) throw new Error(`session ${sessionId} not found`);
+  const messages = rows.flatMap((row) => (row.id === null ? [] : [toStoredMessage(row as MessageRow)]));
+  return {
+    messages,
+    ineffectiveCompressions: first.ineffective_compressions,
+    parentSessionId: first.parent_session_id,
+    lastInputTokens: first.last_input_tokens,
+  };
 }
 
 /**

@@ -7,6 +7,8 @@ import { LeaseLostError } from './leases.ts';
 import type { Lease } from './leases.ts';
 import { messagesJson, storableJson } from './transcript.ts';
 import type { NewMessage } from './transcript.ts';
+import { INBOX_LIMIT, inboxOf } from './open-inbox.ts';
+import type { InboxEntry, NextInbox } from './open-inbox.ts';
 
 /** The usage of one model call, as stored in model_calls. */
 export type ModelCallRow = Omit<Insertable<ModelCallsTable>, 'id' | 'session_id' | 'turn_id' | 'created_at'>;
@@ -76,19 +78,20 @@ export interface TurnEnd {
   modelCall: ModelCallRow | null;
 }
 
-export async function finishTurn(db: Executor, lease: Lease, turnId: string, eventIds: string[], end: TurnEnd): Promise<void> {
-  const finish = sql`herald_finish_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${eventIds}::uuid[],
+/**
+ * Ends the turn and reads what comes next in the same round trip (herald_finish_turn_next): the
+ * session's inbox, with the lease released when nothing is left to run.
+ */
+export async function finishTurn(db: Executor, lease: Lease, turnId: string, eventIds: string[], end: TurnEnd): Promise<NextInbox> {
+  // With tracing on, the reply's outbox row takes the turn's traceparent, so its delivery joins the same trace.
+  const rows = (await call(
+    db,
+    lease,
+    sql`SELECT * FROM herald_finish_turn_next(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${eventIds}::uuid[],
           ${storable(end.reply)}, ${end.failed}, ${end.error}::text, ${end.iterations}::integer,
-          ${end.modelCall === null ? null : storableJson(end.modelCall)}::jsonb)`;
-  const traceParent = currentTraceParent();
-  // With tracing on, the reply's outbox row takes the turn's traceparent (the column's default reads
-  // this transaction-local setting, migration 0012), so its delivery joins the same trace. The
-  // materialized CTE sets it before the function runs, in the same round trip.
-  const query =
-    traceParent === undefined
-      ? sql`SELECT ${finish}`
-      : sql`WITH traced AS MATERIALIZED (SELECT set_config('herald.trace_parent', ${traceParent}, true)) SELECT ${finish} FROM traced`;
-  await call(db, lease, query);
+          ${end.modelCall === null ? null : storableJson(end.modelCall)}::jsonb, ${currentTraceParent() ?? null}::text, ${INBOX_LIMIT}::integer)`,
+  )) as InboxEntry[];
+  return inboxOf(rows);
 }
 
 export interface NewWait {

@@ -2,7 +2,7 @@ import type { Config, Logger } from '@herald/core';
 import { compactTranscript, contextWindowFor, estimateRequestTokens, estimateTokens, thresholdTokens, toChatMessages } from '@herald/agent';
 import type { ChatMessage, Provider, ToolDefinition } from '@herald/agent';
 import { claimCompression, commitCompaction, loadTranscript, recordCompressionUnchanged, takeNotice } from '@herald/session';
-import type { Lease, NewMessage } from '@herald/session';
+import type { Lease, NewMessage, TranscriptState } from '@herald/session';
 import type { CompressionTrigger, Db } from '@herald/db';
 import { recordCompression } from '@herald/telemetry';
 
@@ -49,33 +49,16 @@ export interface SessionSize {
   firstCompaction: boolean;
 }
 
-/** How big the next request of a session will be, before it is made. */
-export async function sessionSize(db: Db, sessionId: string, system: string, history: ChatMessage[], incoming: string[], tools: ToolDefinition[]): Promise<SessionSize> {
-  // One round trip: the session's counters and its last reported prompt size, read on every turn.
-  const session = await db
-    .selectFrom('sessions')
-    .select((eb) => [
-      'ineffective_compressions',
-      'parent_session_id',
-      eb
-        .selectFrom('model_calls')
-        // input_tokens is the whole prompt as the provider counted it, cached and cache-written parts included.
-        .select('model_calls.input_tokens')
-        .where('model_calls.session_id', '=', sessionId)
-        .orderBy('model_calls.id', 'desc')
-        .limit(1)
-        .as('last_input_tokens'),
-    ])
-    .where('sessions.id', '=', sessionId)
-    .executeTakeFirstOrThrow();
+/** How big the next request of a session will be, before it is made (from loadTranscriptState). */
+export function sessionSize(state: TranscriptState, system: string, history: ChatMessage[], incoming: string[], tools: ToolDefinition[]): SessionSize {
   const added = incoming.reduce((sum, text) => sum + 4 + estimateTokens(text), 0);
-  const reported = session.last_input_tokens === null ? 0 : session.last_input_tokens + added;
+  const reported = state.lastInputTokens === null ? 0 : state.lastInputTokens + added;
   const estimate = estimateRequestTokens(system, history, tools) + added;
   return {
     tokens: Math.max(estimate, reported),
     messages: history.length + incoming.length,
-    ineffective: session.ineffective_compressions,
-    firstCompaction: session.parent_session_id === null,
+    ineffective: state.ineffectiveCompressions,
+    firstCompaction: state.parentSessionId === null,
   };
 }
 

@@ -121,12 +121,17 @@ async function drainOne(
       const result = await measuredTurn(options, lease, inbox.queueMode, events, control.forTurn());
       turns++;
       childId = result.childSessionId;
-      if (options.stopping.aborted || childId !== undefined) events = [];
+      // The turn's last write read the inbox already (and let the lease go when it was empty).
+      if (result.next?.released === true) {
+        clearInterval(renew);
+        released = true;
+      }
+      if (options.stopping.aborted || childId !== undefined || released) events = [];
       else {
-        inbox = await openInbox(db, sessionId);
+        inbox = result.next ?? (await openInbox(db, sessionId));
         events = nextTurnEvents(inbox);
       }
-      if (events.length === 0) {
+      if (events.length === 0 && !released) {
         // Release before telling the waiters: a person who answers at once finds the session free
         // instead of waiting out the busy-lease retry.
         clearInterval(renew);

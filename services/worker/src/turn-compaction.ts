@@ -1,6 +1,6 @@
 import { estimateRequestTokens, toChatMessages } from '@herald/agent';
 import type { ChatMessage } from '@herald/agent';
-import { answerCommand, compressCommandOf, loadTranscript, takeNotice } from '@herald/session';
+import { answerCommand, compressCommandOf, loadTranscriptState, takeNotice } from '@herald/session';
 import type { Lease, PendingEvent } from '@herald/session';
 import { autoTrigger, compressSession, contextBudget, MAX_INEFFECTIVE, sessionSize, THRASHING_NOTICE } from './compaction.ts';
 import type { CompactionDeps, CompactionOutcome } from './compaction.ts';
@@ -22,8 +22,11 @@ export type BeforeTurn =
   | { kind: 'compressed'; childId: string; answeredEventIds: string[] }
   /** A /compress that compressed nothing was answered; the turn is over. */
   | { kind: 'answered'; eventIds: string[] }
-  /** `ineffective`: the session's ineffective compressions, when read here (saves the turn a round trip). */
-  | { kind: 'go'; note: string | undefined; ineffective?: number };
+  /**
+   * `ineffective`: the session's ineffective compressions, and `history`: its transcript before the
+   * turn's messages, when read here (each saves the turn a round trip).
+   */
+  | { kind: 'go'; note: string | undefined; ineffective?: number; history?: ChatMessage[] };
 
 export function compressedReply(summarised: number, focus: string | undefined): string {
   return (
@@ -38,8 +41,8 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
   const command = events.length === 1 && events[0] ? compressCommandOf(events[0].text) : undefined;
   if (command && events[0]) {
     const eventId = events[0].id;
-    const history = toChatMessages(await loadTranscript(deps.db, lease.sessionId));
-    const size = await sessionSize(deps.db, lease.sessionId, tc.systemPrompt ?? '', history, [], deps.tools);
+    const state = await loadTranscriptState(deps.db, lease.sessionId);
+    const size = sessionSize(state, tc.systemPrompt ?? '', toChatMessages(state.messages), [], deps.tools);
     const outcome = await compressSession(deps, lease, tc.model, {
       trigger: 'command',
       focus: command.focus,
@@ -51,15 +54,16 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
     return { kind: 'answered', eventIds: [eventId] };
   }
   if (tc.systemPrompt === null) return { kind: 'go', note: undefined };
-  const history = toChatMessages(await loadTranscript(deps.db, lease.sessionId));
-  const size = await sessionSize(deps.db, lease.sessionId, tc.systemPrompt, history, events.map((e) => e.text), deps.tools);
+  const state = await loadTranscriptState(deps.db, lease.sessionId);
+  const history = toChatMessages(state.messages);
+  const size = sessionSize(state, tc.systemPrompt, history, events.map((e) => e.text), deps.tools);
   const budget = contextBudget(deps.config, tc.model);
   const trigger = autoTrigger(deps.config, budget, size);
   if (trigger === undefined) {
     // Compression stopped helping: say so once, and let the provider be the judge from here on.
     const thrashing = size.ineffective >= MAX_INEFFECTIVE && size.tokens >= budget.threshold;
     const note = thrashing && (await takeNotice(deps.db, lease, 'thrashing')) ? THRASHING_NOTICE : undefined;
-    return { kind: 'go', note, ineffective: size.ineffective };
+    return { kind: 'go', note, ineffective: size.ineffective, history };
   }
   const outcome = await compressSession(deps, lease, tc.model, { trigger, firstCompaction: size.firstCompaction });
   if (outcome.kind === 'compressed') return { kind: 'compressed', childId: outcome.childId, answeredEventIds: [] };

@@ -23,23 +23,29 @@ export async function emitTurnCompletion(deps: CompletionDependencies, result: T
   const turn = result.turn;
   if (!turn) return;
   const scheduled = turn.platform === SCHEDULED_PLATFORM;
+  const event = {
+    turnId: turn.turnId,
+    sessionId: turn.sessionId,
+    profileId: turn.profileId,
+    userId: turn.userId,
+    userTurns: 1,
+    iterations: turn.iterations,
+    interrupted: result.outcome === 'stopped' || result.outcome === 'attempts_exhausted',
+    errored: result.outcome !== 'answered' && result.outcome !== 'stopped' && result.outcome !== 'attempts_exhausted',
+    scheduled,
+    // The same call (and cache) the turn used, so the text is byte for byte what the model saw.
+    toolDefinitions: () => JSON.stringify(deps.registry.definitions(turn.offered)),
+  };
   try {
-    await deps.db.transaction().execute(async (trx) => {
-      await recordTurnCompletion(trx, {
-        turnId: turn.turnId,
-        sessionId: turn.sessionId,
-        profileId: turn.profileId,
-        userId: turn.userId,
-        userTurns: 1,
-        iterations: turn.iterations,
-        interrupted: result.outcome === 'stopped' || result.outcome === 'attempts_exhausted',
-        errored: result.outcome !== 'answered' && result.outcome !== 'stopped' && result.outcome !== 'attempts_exhausted',
-        scheduled,
-        // The same call (and cache) the turn used, so the text is byte for byte what the model saw.
-        toolDefinitions: JSON.stringify(deps.registry.definitions(turn.offered)),
+    // A scheduled run's finish job commits with its counts; any other turn needs no transaction of
+    // its own (recordTurnCompletion opens one only for a review and its job).
+    if (!scheduled) await recordTurnCompletion(deps.db, event);
+    else {
+      await deps.db.transaction().execute(async (trx) => {
+        await recordTurnCompletion(trx, event);
+        for (const eventId of result.eventIds) await sendRunFinished(trx, eventId);
       });
-      if (scheduled) for (const eventId of result.eventIds) await sendRunFinished(trx, eventId);
-    });
+    }
   } catch (error) {
     deps.logger.warn({ err: error, turnId: turn.turnId }, 'turn completion event not recorded; its counts are lost');
   }

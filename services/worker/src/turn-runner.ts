@@ -7,7 +7,7 @@ import { isConnectionError } from '@herald/db';
 import { compactMidTurn } from './turn-compaction.ts';
 import { MAX_INEFFECTIVE } from './compaction.ts';
 import type { Db, QueueMode } from '@herald/db';
-import type { Lease, LeasedSession, PendingEvent } from '@herald/session';
+import type { Lease, LeasedSession, NextInbox, PendingEvent } from '@herald/session';
 import type { ToolExposure, ToolRegistry, WaitRequest } from '@herald/tools';
 import type { Hooks } from '@herald/hooks';
 import { modelCallRow, turnLoop } from './turn-loop.ts';
@@ -49,6 +49,8 @@ export interface TurnResult {
   outcome: LoopResult['outcome'] | 'no_model' | 'attempts_exhausted' | 'stopped' | 'error' | 'compressed' | 'command';
   /** Outcome 'compressed': the session ended and this child carries on (with the open events). */
   childSessionId?: string;
+  /** The session's inbox as the turn's last write read it (the lease released when it was empty). */
+  next?: NextInbox;
   /** The finished turn, for its completion event (background review). */
   turn?: { turnId: string; sessionId: string; iterations: number; profileId: string; userId: string; platform: string; offered: string[] };
 }
@@ -82,7 +84,7 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
   return async (text, outcome, iterations, finalCall) => {
     if (setup.shape.run) await setup.hooks?.once('subagent_stop', subagentEvent(setup.shape.run, outcome));
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
-    await finishTurn(deps.db, lease, turnId, eventIds, {
+    const next = await finishTurn(deps.db, lease, turnId, eventIds, {
       reply: setup.note === undefined ? text : `${text}\n\n${setup.note}`,
       failed,
       error: failed ? outcome : outcome === 'iteration_limit' ? setup.shape.iterationLimitError : null,
@@ -91,7 +93,7 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
     });
     const userId = events[events.length - 1]?.userId ?? '';
     const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.offered };
-    return { eventIds, outcome, turn };
+    return { eventIds, outcome, turn, next };
   };
 }
 
@@ -103,7 +105,10 @@ async function turnHistory(
   setup: TurnSetup,
   events: PendingEvent[],
 ): Promise<ChatMessage[]> {
-  const history = toChatMessages(await loadTranscript(deps.db, sessionId));
+  // herald_start_turn appended the events as user messages, in this order, after what was read.
+  const history = setup.history
+    ? [...setup.history, ...events.map((event): ChatMessage => ({ role: 'user', content: event.text }))]
+    : toChatMessages(await loadTranscript(deps.db, sessionId));
   // A child of delegate_task works from its focused prompt only: no recall of the person's past.
   if (deps.recall === null || setup.shape.child) return history;
   const last = events[events.length - 1];

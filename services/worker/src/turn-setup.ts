@@ -10,7 +10,7 @@ import { buildSessionPrompt } from './session-prompt.ts';
 import { compactBeforeTurn } from './turn-compaction.ts';
 import type { TurnCompaction } from './turn-compaction.ts';
 import type { TurnDependencies, TurnResult } from './turn-runner.ts';
-import type { Provider } from '@herald/agent';
+import type { ChatMessage, Provider } from '@herald/agent';
 import { providerFor, turnShapeOf } from './subagent-turn.ts';
 import type { TurnShape } from './subagent-turn.ts';
 import type { TurnHooks } from './turn-hooks.ts';
@@ -37,6 +37,8 @@ export interface TurnSetup {
   note: string | undefined;
   /** The session's ineffective compressions, when the start of the turn read them already. */
   ineffective: number | undefined;
+  /** The transcript before this turn's messages, when the start of the turn read it already. */
+  history: ChatMessage[] | undefined;
   attempts: number;
 }
 
@@ -111,6 +113,7 @@ export async function setUpTurn(
     compaction,
     note: undefined,
     ineffective: undefined,
+    history: undefined,
     attempts: 1,
   };
   if (resumedTurnId !== null) {
@@ -124,6 +127,7 @@ export async function setUpTurn(
     if (before.kind === 'answered') return { done: { eventIds: before.eventIds, outcome: 'command' } };
     setup.note = before.note;
     setup.ineffective = before.ineffective;
+    setup.history = before.history;
   }
   const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '') : null;
   await startTurn(db, lease, turnId, eventIds, newPrompt);
