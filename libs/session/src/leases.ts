@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '@herald/db';
 import { recordFencingRejection, recordLeaseClaim } from '@herald/telemetry';
+import { INBOX_LIMIT, inboxOf } from './open-inbox.ts';
+import type { Inbox, InboxEntry } from './open-inbox.ts';
 
 export interface Lease {
   sessionId: string;
@@ -46,16 +48,17 @@ export interface LeasedSession {
 /**
  * Claims the session's lease if it is free or expired; returns undefined when a live holder has it.
  * The claim also bumps `wake_generation` (under the session row lock that ingress takes), which is
- * what makes a message arriving during this drain get its own wake-up job. The caller reads the
- * inbox only after this statement, so it sees every message whose wake-up it might have absorbed.
+ * what makes a message arriving during this drain get its own wake-up job. The inbox comes back
+ * with the claim: herald_open_inbox runs after the bump (a LATERAL on its row) with a snapshot of
+ * its own, so it sees every message whose wake-up this claim might have absorbed.
  */
 export async function claimLease(
   db: Kysely<Database>,
   sessionId: string,
   owner: string,
   ttlMs: number,
-): Promise<(Lease & { session: LeasedSession }) | undefined> {
-  const claimed = await sql<{
+): Promise<(Lease & { session: LeasedSession; inbox: Inbox }) | undefined> {
+  const claimed = await sql<InboxEntry & {
     token: string;
     took_over: boolean | null;
     wake_generation: string;
@@ -79,14 +82,18 @@ export async function claimLease(
     ), bumped AS (
       UPDATE sessions SET wake_generation = wake_generation + 1
       WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM claimed)
-      RETURNING wake_generation, system_prompt, platform, chat_type, profile_id, origin_user_id
+      RETURNING id, wake_generation, system_prompt, platform, chat_type, profile_id, origin_user_id
     )
-    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.chat_type, b.profile_id, b.origin_user_id, p.identity, p.tool_policy
-    FROM claimed c CROSS JOIN bumped b JOIN profiles p ON p.id = b.profile_id`.execute(db);
+    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.chat_type, b.profile_id, b.origin_user_id,
+           p.identity, p.tool_policy, i.*
+    FROM claimed c CROSS JOIN bumped b JOIN profiles p ON p.id = b.profile_id
+    CROSS JOIN LATERAL herald_open_inbox(b.id, NULL, ${INBOX_LIMIT}::integer) i`.execute(db);
   const row = claimed.rows[0];
   recordLeaseClaim(!row ? 'busy' : row.took_over === true ? 'taken_over' : 'claimed');
   if (!row) return undefined;
+  const { queueMode, events } = inboxOf(claimed.rows);
   return {
+    inbox: { queueMode, events },
     sessionId,
     owner,
     token: String(row.token),

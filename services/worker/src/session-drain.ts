@@ -114,7 +114,8 @@ async function drainOne(
   let stopActivity: (() => void) | undefined;
   let childId: string | undefined;
   try {
-    let inbox = await openInbox(db, sessionId);
+    // The claim read the inbox after taking the session (see claimLease).
+    let inbox = lease.inbox;
     let events = nextTurnEvents(inbox);
     if (events.length > 0) stopActivity = options.onSessionActive?.(sessionId, lease.session.platform);
     while (events.length > 0) {
