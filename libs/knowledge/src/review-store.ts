@@ -56,7 +56,11 @@ export interface TurnCompletedEvent {
   errored: boolean;
   /** A scheduled run (cron): never reviewed. */
   scheduled: boolean;
-  /** The exact JSON text of the tool definitions the turn's model calls carried (made only for a review). */
+  /**
+   * The exact JSON text of the tool definitions the turn's model calls carried, made only when a
+   * review is due (the worker's turn records the common turn's counts without them, in
+   * herald_finish_turn_next).
+   */
   toolDefinitions: () => string;
 }
 
@@ -74,8 +78,7 @@ function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Prom
 
 /**
  * Folds one completion event into the session's counters and, when a trigger fires, creates the
- * review row and sends its pg-boss job, in one transaction (pass the worker's, or get a new one
- * when a review is due):
+ * review row and sends its pg-boss job, in one transaction (pass the worker's, or get a new one):
  * herald_record_completion holds the rules (Hermes': a memory review every N user turns without a
  * memory write, a skill review after N tool-loop iterations without a skill write, N per profile,
  * 0 disables; never after an interrupted or failed turn or a scheduled run, whose counts still add
@@ -83,12 +86,6 @@ function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Prom
  * reviewed at most once.
  */
 export async function recordTurnCompletion(db: Executor, event: TurnCompletedEvent): Promise<CompletionOutcome> {
-  if (!db.isTransaction) {
-    // The common turn fires nothing: one autocommit call records it. A due review is recorded
-    // again below, in a transaction with its job (the first call then changed nothing).
-    const counted = await completionCall(db, event, null);
-    if (counted.review_id !== null || counted.kinds.length === 0) return completionOutcome(counted);
-  }
   return inTransaction(db, async (trx) => {
     const row = await completionCall(trx, event, event.toolDefinitions());
     if (row.review_id !== null) await sendReviewJob(trx, row.review_id);

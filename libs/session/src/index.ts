@@ -27,7 +27,7 @@ export type { PageAnchor, TranscriptPage } from './transcript-page.ts';
 export { findStrandedSessions } from './stranded.ts';
 export type { StrandedSession } from './stranded.ts';
 export { startTurn, resumeTurn, recordStep, finishTurn, suspendTurn } from './turn-store.ts';
-export type { ModelCallRow, NewWait, TurnEnd, WaitButton } from './turn-store.ts';
+export type { FinishedTurn, ModelCallRow, NewWait, TurnCompletionCounts, TurnEnd, WaitButton } from './turn-store.ts';
 export {
   expireWaits,
   findWait,

@@ -76,22 +76,40 @@ export interface TurnEnd {
   error: string | null;
   iterations: number;
   modelCall: ModelCallRow | null;
+  /** The turn's completion event, recorded in the same call (herald_record_completion); none when omitted. */
+  completion?: TurnCompletionCounts | undefined;
 }
+
+/** What the completion event of a finished turn counts (libs/knowledge/src/review-store.ts has the rules). */
+export interface TurnCompletionCounts {
+  profileId: string;
+  userId: string;
+  interrupted: boolean;
+  errored: boolean;
+  scheduled: boolean;
+}
+
+/** `reviewDue`: the completion found a review due and recorded nothing (record it with its job); null when it failed. */
+export type FinishedTurn = NextInbox & { reviewDue: boolean | null };
 
 /**
  * Ends the turn and reads what comes next in the same round trip (herald_finish_turn_next): the
- * session's inbox, with the lease released when nothing is left to run.
+ * turn's completion counts when given, and the session's inbox, with the lease released when
+ * nothing is left to run.
  */
-export async function finishTurn(db: Executor, lease: Lease, turnId: string, eventIds: string[], end: TurnEnd): Promise<NextInbox> {
+export async function finishTurn(db: Executor, lease: Lease, turnId: string, eventIds: string[], end: TurnEnd): Promise<FinishedTurn> {
+  const done = end.completion;
   // With tracing on, the reply's outbox row takes the turn's traceparent, so its delivery joins the same trace.
   const rows = (await call(
     db,
     lease,
     sql`SELECT * FROM herald_finish_turn_next(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${eventIds}::uuid[],
           ${storable(end.reply)}, ${end.failed}, ${end.error}::text, ${end.iterations}::integer,
-          ${end.modelCall === null ? null : storableJson(end.modelCall)}::jsonb, ${currentTraceParent() ?? null}::text, ${INBOX_LIMIT}::integer)`,
-  )) as InboxEntry[];
-  return inboxOf(rows);
+          ${end.modelCall === null ? null : storableJson(end.modelCall)}::jsonb, ${currentTraceParent() ?? null}::text, ${INBOX_LIMIT}::integer,
+          ${done?.profileId ?? null}::text, ${done?.userId ?? null}::text, ${done?.interrupted ?? false}, ${done?.errored ?? false},
+          ${done?.scheduled ?? false})`,
+  )) as (InboxEntry & { review_due: boolean | null })[];
+  return { ...inboxOf(rows), reviewDue: rows[0]?.review_due ?? false };
 }
 
 export interface NewWait {

@@ -4,6 +4,7 @@ import { recordTurnCompletion } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import type { ToolRegistry } from '@herald/tools';
 import type { TurnResult } from './turn-runner.ts';
+import type { TurnCompletionCounts } from '@herald/session';
 
 export interface CompletionDependencies {
   db: Db;
@@ -11,41 +12,46 @@ export interface CompletionDependencies {
   logger: Logger;
 }
 
+/** The completion event's flags for a turn's outcome: stopped and crashed turns are interrupted, the rest but answers errored. */
+export function completionCounts(outcome: TurnResult['outcome'], turn: { profileId: string; userId: string; platform: string }): TurnCompletionCounts {
+  return {
+    profileId: turn.profileId,
+    userId: turn.userId,
+    interrupted: outcome === 'stopped' || outcome === 'attempts_exhausted',
+    errored: outcome !== 'answered' && outcome !== 'stopped' && outcome !== 'attempts_exhausted',
+    scheduled: turn.platform === SCHEDULED_PLATFORM,
+  };
+}
+
 /**
- * Emits the completion event of a finished turn, in the turn's last transaction: its counts go into
- * the session's review counters and, when a trigger fires, the review row and its pg-boss job are
- * created; a scheduled run's turn also sends the pg-boss job that finishes its cron run. Called
- * after the reply is stored, and it never throws: a review can never hold up or break a reply. If
- * this worker dies between the reply and this transaction, the turn's counts are lost (the next
- * review comes one turn later) and the scheduler's sweep sends the cron run's finish.
+ * The rest of a finished turn's completion event. The turn's last write recorded its counts
+ * (herald_finish_turn_next). When a review is due, it recorded nothing and this records the event
+ * again with the review row and its pg-boss job in one transaction; a scheduled run's turn also
+ * sends the pg-boss job that finishes its cron run. Called after the reply is stored, and it never
+ * throws: a review can never hold up or break a reply. If this worker dies before a due review is
+ * recorded, that review comes one turn later; the scheduler's sweep sends a cron run's finish.
  */
 export async function emitTurnCompletion(deps: CompletionDependencies, result: TurnResult): Promise<void> {
   const turn = result.turn;
-  if (!turn) return;
-  const scheduled = turn.platform === SCHEDULED_PLATFORM;
-  const event = {
-    turnId: turn.turnId,
-    sessionId: turn.sessionId,
-    profileId: turn.profileId,
-    userId: turn.userId,
-    userTurns: 1,
-    iterations: turn.iterations,
-    interrupted: result.outcome === 'stopped' || result.outcome === 'attempts_exhausted',
-    errored: result.outcome !== 'answered' && result.outcome !== 'stopped' && result.outcome !== 'attempts_exhausted',
-    scheduled,
-    // The same call (and cache) the turn used, so the text is byte for byte what the model saw.
-    toolDefinitions: () => JSON.stringify(deps.registry.definitions(turn.offered)),
-  };
+  const due = result.next?.reviewDue;
+  if (!turn || !result.next) return;
+  const counts = completionCounts(result.outcome, turn);
+  if (due === null) deps.logger.warn({ turnId: turn.turnId }, 'turn completion event not recorded; its counts are lost');
   try {
-    // A scheduled run's finish job commits with its counts; any other turn needs no transaction of
-    // its own (recordTurnCompletion opens one only for a review and its job).
-    if (!scheduled) await recordTurnCompletion(deps.db, event);
-    else {
-      await deps.db.transaction().execute(async (trx) => {
-        await recordTurnCompletion(trx, event);
-        for (const eventId of result.eventIds) await sendRunFinished(trx, eventId);
-      });
+    if (due === true) {
+      await deps.db.transaction().execute((trx) =>
+        recordTurnCompletion(trx, {
+          ...counts,
+          turnId: turn.turnId,
+          sessionId: turn.sessionId,
+          userTurns: 1,
+          iterations: turn.iterations,
+          // The same call (and cache) the turn used, so the text is byte for byte what the model saw.
+          toolDefinitions: () => JSON.stringify(deps.registry.definitions(turn.offered)),
+        }),
+      );
     }
+    if (counts.scheduled) for (const eventId of result.eventIds) await sendRunFinished(deps.db, eventId);
   } catch (error) {
     deps.logger.warn({ err: error, turnId: turn.turnId }, 'turn completion event not recorded; its counts are lost');
   }

@@ -7,7 +7,8 @@ import { isConnectionError } from '@herald/db';
 import { compactMidTurn } from './turn-compaction.ts';
 import { MAX_INEFFECTIVE } from './compaction.ts';
 import type { Db, QueueMode } from '@herald/db';
-import type { Lease, LeasedSession, NextInbox, PendingEvent } from '@herald/session';
+import type { FinishedTurn, Lease, LeasedSession, PendingEvent } from '@herald/session';
+import { completionCounts } from './turn-completion.ts';
 import type { ToolExposure, ToolRegistry, WaitRequest } from '@herald/tools';
 import type { Hooks } from '@herald/hooks';
 import { modelCallRow, turnLoop } from './turn-loop.ts';
@@ -50,7 +51,7 @@ export interface TurnResult {
   /** Outcome 'compressed': the session ended and this child carries on (with the open events). */
   childSessionId?: string;
   /** The session's inbox as the turn's last write read it (the lease released when it was empty). */
-  next?: NextInbox;
+  next?: FinishedTurn;
   /** The finished turn, for its completion event (background review). */
   turn?: { turnId: string; sessionId: string; iterations: number; profileId: string; userId: string; platform: string; offered: string[] };
 }
@@ -84,15 +85,16 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
   return async (text, outcome, iterations, finalCall) => {
     if (setup.shape.run) await setup.hooks?.once('subagent_stop', subagentEvent(setup.shape.run, outcome));
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
+    const userId = events[events.length - 1]?.userId ?? '';
+    const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.offered };
     const next = await finishTurn(deps.db, lease, turnId, eventIds, {
       reply: setup.note === undefined ? text : `${text}\n\n${setup.note}`,
       failed,
       error: failed ? outcome : outcome === 'iteration_limit' ? setup.shape.iterationLimitError : null,
       iterations,
       modelCall: modelCallRow(finalCall),
+      completion: completionCounts(outcome, turn),
     });
-    const userId = events[events.length - 1]?.userId ?? '';
-    const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.offered };
     return { eventIds, outcome, turn, next };
   };
 }
