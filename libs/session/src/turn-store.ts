@@ -109,7 +109,7 @@ export async function finishTurn(db: Executor, lease: Lease, turnId: string, eve
           ${done?.profileId ?? null}::text, ${done?.userId ?? null}::text, ${done?.interrupted ?? false}, ${done?.errored ?? false},
           ${done?.scheduled ?? false})`,
   )) as (InboxEntry & { review_due: boolean | null })[];
-  return { ...inboxOf(rows), reviewDue: rows[0]?.review_due ?? false };
+  return { ...inboxOf(rows), reviewDue: rows[0] === undefined ? false : rows[0].review_due };
 }
 
 export interface NewWait {

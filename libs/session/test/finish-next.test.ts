@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { acceptInbound, claimLease, finishTurn, openInbox, startTurn } from '@herald/session';
 import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 
@@ -49,5 +50,30 @@ describe('finishing a turn', () => {
     // The plain read sees the same inbox and never releases.
     expect((await openInbox(database.db, first.sessionId)).events).toHaveLength(2);
     expect(await claimLease(database.db, first.sessionId, 'other', 30_000)).toBeUndefined();
+  });
+
+  it('counts the turn for the reviews in the same call, and a failure to count keeps the reply', async () => {
+    const counts = { profileId: 'main', userId: 'api:u', interrupted: false, errored: false, scheduled: false };
+    const counted = await message('finish-counts', 'one');
+    const lease = (await claimLease(database.db, counted.sessionId, 'w', 30_000))!;
+    const turnId = crypto.randomUUID();
+    await startTurn(database.db, lease, turnId, [counted.eventId], 'prompt');
+    expect(await finishTurn(database.db, lease, turnId, [counted.eventId], { ...end, completion: counts })).toMatchObject({ reviewDue: false });
+    const row = await database.db.selectFrom('review_counters').selectAll().where('session_id', '=', counted.sessionId).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ last_turn_id: turnId, user_turns_since_memory: 1 });
+
+    const broken = await message('finish-broken', 'two');
+    const brokenLease = (await claimLease(database.db, broken.sessionId, 'w', 30_000))!;
+    const brokenTurn = crypto.randomUUID();
+    await startTurn(database.db, brokenLease, brokenTurn, [broken.eventId], 'prompt');
+    await sql`ALTER TABLE review_counters RENAME TO review_counters_away`.execute(database.db);
+    try {
+      const next = await finishTurn(database.db, brokenLease, brokenTurn, [broken.eventId], { ...end, completion: counts });
+      expect(next).toMatchObject({ reviewDue: null, released: true });
+    } finally {
+      await sql`ALTER TABLE review_counters_away RENAME TO review_counters`.execute(database.db);
+    }
+    const event = await database.db.selectFrom('inbound_events').select(['status', 'reply_text']).where('id', '=', broken.eventId).executeTakeFirstOrThrow();
+    expect(event).toEqual({ status: 'done', reply_text: 'done' });
   });
 });
