@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, Shutdown, silentLogger } from '@herald/core';
 import type { Config } from '@herald/core';
-import { openDb, queueSettings, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
+import { openDb, openProfileCache, queueSettings, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
 import type { Db } from '@herald/db';
 import type { ChatInboundDependencies } from '@herald/platforms';
 import { openQueueTransport } from '@herald/queue';
@@ -115,11 +115,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const config = loadConfig(env);
   const shutdown = new Shutdown({ logger: silentLogger, deadlineMs: 10_000 });
   const db = openDb(config, silentLogger, shutdown);
+  const profiles = await openProfileCache(config, silentLogger, shutdown, db);
   const workers = options.workerProcesses ? 0 : (options.workers ?? 1);
-  for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db);
-  if (options.scheduler || options.workerProcesses) await startScheduler(config, silentLogger, shutdown, db);
+  for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db, profiles);
+  if (options.scheduler || options.workerProcesses) await startScheduler(config, silentLogger, shutdown, db, profiles);
   for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
-  const address = await startIngress(config, silentLogger, shutdown, db);
+  const address = await startIngress(config, silentLogger, shutdown, db, profiles);
   const url = address.replace('0.0.0.0', '127.0.0.1');
   const auth = { authorization: `Bearer ${TEST_TOKEN}` };
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
