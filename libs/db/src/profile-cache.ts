@@ -97,11 +97,14 @@ export class ProfileCache {
     await client?.end().catch(() => undefined);
   }
 
+  /** The copy a `get` would answer with now, without reading Postgres; undefined when it would read. */
+  cached(profileId: string): ProfileSettings | undefined {
+    return this.#client === undefined ? undefined : this.#entries.get(profileId);
+  }
+
   async get(profileId: string): Promise<ProfileSettings> {
-    if (this.#client !== undefined) {
-      const cached = this.#entries.get(profileId);
-      if (cached !== undefined) return cached;
-    }
+    const cached = this.cached(profileId);
+    if (cached !== undefined) return cached;
     const generation = this.#generation;
     const settings = await readProfileSettings(this.#db, profileId);
     // A notice that arrived during the read may be about a commit the read did not see, and a read
