@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, Shutdown, silentLogger } from '@herald/core';
 import type { Config } from '@herald/core';
 import { openDb, openProfileCache, queueSettings, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import type { ChatInboundDependencies } from '@herald/platforms';
 import { openQueueTransport } from '@herald/queue';
 import { acceptOptionsFrom } from '@herald/session';
@@ -50,6 +50,8 @@ export interface Stack {
   config: Config;
   env: Record<string, string>;
   database: TestDatabase;
+  /** The profile cache the in-process roles share (the spawned processes have their own). */
+  profiles: ProfileCache;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   patch(path: string, body: unknown): Promise<{ status: number; body: any }>;
@@ -149,6 +151,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     config,
     env,
     database,
+    profiles,
     post: (path, body, headers) => call('POST', path, body, headers),
     get: (path, headers) => call('GET', path, undefined, headers),
     patch: (path, body) => call('PATCH', path, body),
