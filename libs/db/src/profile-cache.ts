@@ -168,7 +168,9 @@ export class ProfileCache {
   #reconnectLater(): void {
     if (this.#stopped) return;
     const delay = Math.min(RECONNECT_MAX_MS, 50 * 2 ** Math.min(this.#failures++, 6));
-    setTimeout(() => void this.#connect(), delay).unref();
+    setTimeout(() => {
+      this.#connect().catch((error: unknown) => this.#onError?.(error as Error));
+    }, delay).unref();
   }
 
   #checkLater(client: pg.Client): void {
