@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config, Logger } from '@herald/core';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import { HookRegistry, Hooks, HooksFileError } from '@herald/hooks';
 import type { CommandRunner } from '@herald/hooks';
 import type { SandboxChoice } from '@herald/tools';
@@ -41,11 +41,11 @@ export function sandboxCommands(open: () => Promise<SandboxChoice>, outputChars 
  * The hooks of a role that fires events: HERALD_HOOKS_FILE validated and its modules loaded now, so
  * a bad file stops the start with the reason (HooksFileError), before the role takes any work.
  */
-export async function loadHooks(config: Config, logger: Logger, db: Db, commands: CommandRunner | null): Promise<Hooks> {
+export async function loadHooks(config: Config, logger: Logger, db: Db, profiles: ProfileCache, commands: CommandRunner | null): Promise<Hooks> {
   const registry = config.hooks.file === undefined ? HookRegistry.empty() : await HookRegistry.fromFile(config.hooks.file);
   if (registry.hasKind('url') && config.hooks.secret === undefined) {
     throw new HooksFileError('HERALD_HOOKS_SECRET: required when HERALD_HOOKS_FILE has a url hook (its events are signed with it), it is not set');
   }
   if (config.hooks.file !== undefined) logger.info({ hooksFile: config.hooks.file }, 'lifecycle hooks loaded');
-  return new Hooks({ registry, db, logger: logger.child({ component: 'hooks' }), commands });
+  return new Hooks({ registry, db, logger: logger.child({ component: 'hooks' }), commands, profiles });
 }

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
 import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
@@ -76,6 +76,7 @@ export async function startPlatformIngress(
   queue: RunQueue,
   notices: NoticeBus,
   hooks?: Hooks,
+  profiles?: ProfileCache,
 ): Promise<PlatformIngress> {
   // Both adapters commit messages the same way, through the shared inbox path.
   const inboundDeps = (log: Logger) => ({
@@ -84,7 +85,7 @@ export async function startPlatformIngress(
     queue,
     notices,
     queuePrefix: config.redis.queuePrefix,
-    accept: acceptOptionsFrom(config),
+    accept: acceptOptionsFrom(config, profiles),
     logger: log,
     hooks,
   });

@@ -1,6 +1,6 @@
 import { assertSafeBind } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
-import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
+import { openDb, openProfileCache, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
 import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
 
 /** What a long-running role needs from main: the config, its logger and a shutdown to register on. */
@@ -18,10 +18,11 @@ export async function runUp({ config, logger, newShutdown }: RoleContext): Promi
   await prepareDatabase(config, logger);
   const shutdown = newShutdown();
   const db = openDb(config, logger, shutdown);
-  await startWorker(config, logger, shutdown, db);
+  const profiles = await openProfileCache(config, logger, shutdown, db);
+  await startWorker(config, logger, shutdown, db, profiles);
   await startReviewer(config, logger, shutdown, db);
-  await startScheduler(config, logger, shutdown, db);
-  const address = await startIngress(config, logger, shutdown, db);
+  await startScheduler(config, logger, shutdown, db, profiles);
+  const address = await startIngress(config, logger, shutdown, db, profiles);
   startRoleHeartbeat(config, logger, shutdown, ['ingress', 'worker', 'reviewer', 'scheduler']);
   if (!config.model.endpoint) logger.warn({}, 'no model configured (HERALD_MODEL); messages get a note on how to set one');
   logger.info({ address, startMs: Math.round(performance.now() - started) }, `Herald is up: API on ${address}`);
@@ -31,34 +32,39 @@ export async function runUp({ config, logger, newShutdown }: RoleContext): Promi
 export async function runIngressRole({ config, logger, newShutdown }: RoleContext): Promise<void> {
   const shutdown = newShutdown();
   const db = openDb(config, logger, shutdown);
-  const address = await startIngress(config, logger, shutdown, db);
+  const address = await startIngress(config, logger, shutdown, db, await openProfileCache(config, logger, shutdown, db));
   startRoleHeartbeat(config, logger, shutdown, ['ingress']);
   logger.info({ address }, `ingress listening on ${address}`);
 }
 
-type Start = (config: Config, logger: Logger, shutdown: Shutdown, db: ReturnType<typeof openDb>) => Promise<unknown>;
+type Start = (shutdown: Shutdown, db: ReturnType<typeof openDb>) => Promise<unknown>;
 
 /** A consumer role alone: the role, its ops server (health, metrics) and its heartbeat. */
 async function runConsumerRole(context: RoleContext, role: string, start: Start): Promise<void> {
   const { config, logger } = context;
   const shutdown = context.newShutdown();
   const db = openDb(config, logger, shutdown);
-  await start(config, logger, shutdown, db);
+  await start(shutdown, db);
   await startRoleOpsServer(config, logger, shutdown, db);
   startRoleHeartbeat(config, logger, shutdown, [role]);
 }
 
+/** A role that fires hooks gets the process's profile cache (one LISTEN connection); the reviewer fires none. */
+function withProfiles({ config, logger }: RoleContext, start: typeof startWorker | typeof startScheduler): Start {
+  return async (shutdown, db) => start(config, logger, shutdown, db, await openProfileCache(config, logger, shutdown, db));
+}
+
 export async function runWorkerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'worker', startWorker);
+  await runConsumerRole(context, 'worker', withProfiles(context, startWorker));
   context.logger.info({ concurrency: context.config.roles.worker.concurrency }, 'worker started');
 }
 
 export async function runReviewerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'reviewer', startReviewer);
+  await runConsumerRole(context, 'reviewer', (shutdown, db) => startReviewer(context.config, context.logger, shutdown, db));
   context.logger.info({ concurrency: context.config.roles.reviewer.concurrency }, 'reviewer started');
 }
 
 export async function runSchedulerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'scheduler', startScheduler);
+  await runConsumerRole(context, 'scheduler', withProfiles(context, startScheduler));
   context.logger.info({ intervalMs: context.config.roles.reconcileIntervalMs }, 'scheduler started');
 }

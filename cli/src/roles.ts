@@ -2,7 +2,7 @@ import { assertSafeBind } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { createProvider, PastSessionsRecall } from '@herald/agent';
 import type { Provider } from '@herald/agent';
-import { createDb, ensureDatabase, migrate } from '@herald/db';
+import { createDb, ensureDatabase, migrate, ProfileCache } from '@herald/db';
 import { applyPolicies, prepareJobs } from '@herald/jobs';
 import type { QueueSpec } from '@herald/jobs';
 import { reviewQueues } from '@herald/knowledge';
@@ -63,6 +63,22 @@ export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
 }
 
 /**
+ * The process's one profile cache (stored hooks and reset rules, docs/decisions/2026-12-02-profile-cache.md),
+ * shared by its roles, on its own LISTEN connection; stopped at shutdown before the pool closes.
+ * Resolves once the listener connected or failed its first attempt: until then it reads through.
+ */
+export async function openProfileCache(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<ProfileCache> {
+  const profiles = new ProfileCache({
+    db,
+    url: config.database.url,
+    onError: (error) => logger.warn({ err: error }, 'profile cache listener down; profiles are read from Postgres until it is back'),
+  });
+  await profiles.start();
+  shutdown.add('profile cache', () => profiles.stop());
+  return profiles;
+}
+
+/**
  * The run queue's store for one role (Redis, or Postgres in HERALD_QUEUE=postgres), closed at
  * shutdown after the queues and workers made from it, which were registered later.
  */
@@ -97,7 +113,7 @@ export function summariserFromConfig(config: Config): Provider | null {
   });
 }
 
-export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
+export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<string> {
   assertSafeBind(config);
   const log = logger.child({ component: 'ingress' });
   const transport = openTransport(config, log, shutdown, 'ingress');
@@ -106,10 +122,10 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   shutdown.add('run queue', () => queue.close());
   // Reviews are pg-boss jobs in Postgres (GET /v1/admin/jobs lists them): only the run queue is BullMQ's.
   watchQueues(db, [queue], shutdown);
-  const hooks = await loadHooks(config, log, db, sandboxCommands(() => openToolSandbox(config, log)));
+  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => openToolSandbox(config, log)));
   const listener = new TurnDoneListener(transport.bus, config.redis.queuePrefix);
   await listener.start();
-  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus, hooks);
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus, hooks, profiles);
   const app = createIngressServer({
     config,
     db,
@@ -120,6 +136,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     logger: log,
     telegram: platforms.telegram,
     hooks,
+    profiles,
   });
   const address = await app.listen({ host: config.api.host, port: config.api.port });
   shutdown.add('http server', () => app.close());
@@ -156,14 +173,14 @@ export async function openToolSandbox(config: Config, log: Logger): Promise<Sand
   return choice;
 }
 
-export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<WorkerService> {
+export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
   const transport = openTransport(config, log, shutdown, 'worker');
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
   const toolSandbox = await openToolSandbox(config, log);
   const registry = builtinRegistry({ ...config.tools, toolSandbox });
-  const hooks = await loadHooks(config, log, db, sandboxCommands(() => Promise.resolve(toolSandbox)));
+  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
   const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
   const queue = registerDelegation(config, registry, transport, db, log, shutdown);
   // The worker sends review and cron-finish jobs: their queues carry this config's policy.
@@ -195,10 +212,10 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   return worker;
 }
 
-export async function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<Reconciler> {
+export async function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<Reconciler> {
   const log = logger.child({ component: 'scheduler' });
   // Loaded first, so a bad HERALD_HOOKS_FILE stops the start before any work is taken.
-  const hooks = await loadHooks(config, log, db, sandboxCommands(() => openToolSandbox(config, log)));
+  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => openToolSandbox(config, log)));
   const transport = openTransport(config, log, shutdown, 'scheduler');
   const queue = transport.createRunQueue();
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));

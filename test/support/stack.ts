@@ -5,8 +5,8 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, Shutdown, silentLogger } from '@herald/core';
 import type { Config } from '@herald/core';
-import { openDb, queueSettings, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
-import type { Db } from '@herald/db';
+import { openDb, openProfileCache, queueSettings, startIngress, startReviewer, startScheduler, startWorker } from '@herald/cli';
+import type { Db, ProfileCache } from '@herald/db';
 import type { ChatInboundDependencies } from '@herald/platforms';
 import { openQueueTransport } from '@herald/queue';
 import { acceptOptionsFrom } from '@herald/session';
@@ -50,6 +50,8 @@ export interface Stack {
   config: Config;
   env: Record<string, string>;
   database: TestDatabase;
+  /** The profile cache the in-process roles share (the spawned processes have their own). */
+  profiles: ProfileCache;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   patch(path: string, body: unknown): Promise<{ status: number; body: any }>;
@@ -115,11 +117,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const config = loadConfig(env);
   const shutdown = new Shutdown({ logger: silentLogger, deadlineMs: 10_000 });
   const db = openDb(config, silentLogger, shutdown);
+  const profiles = await openProfileCache(config, silentLogger, shutdown, db);
   const workers = options.workerProcesses ? 0 : (options.workers ?? 1);
-  for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db);
-  if (options.scheduler || options.workerProcesses) await startScheduler(config, silentLogger, shutdown, db);
+  for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db, profiles);
+  if (options.scheduler || options.workerProcesses) await startScheduler(config, silentLogger, shutdown, db, profiles);
   for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
-  const address = await startIngress(config, silentLogger, shutdown, db);
+  const address = await startIngress(config, silentLogger, shutdown, db, profiles);
   const url = address.replace('0.0.0.0', '127.0.0.1');
   const auth = { authorization: `Bearer ${TEST_TOKEN}` };
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -148,6 +151,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     config,
     env,
     database,
+    profiles,
     post: (path, body, headers) => call('POST', path, body, headers),
     get: (path, headers) => call('GET', path, undefined, headers),
     patch: (path, body) => call('PATCH', path, body),

@@ -5,3 +5,5 @@ export type { MigrationResult } from './migrate.ts';
 export { ALLOWED_VALUES } from './schema.ts';
 export { isConnectionError } from './infra-errors.ts';
 export type * from './schema.ts';
+export { PROFILE_CACHE_APPLICATION_NAME, PROFILE_CHANGED_CHANNEL, ProfileCache, readProfileSettings } from './profile-cache.ts';
+export type { ProfileCacheOptions, ProfileSettings } from './profile-cache.ts';

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from '@herald/core';
-import type { Database } from '@herald/db';
+import { readProfileSettings } from '@herald/db';
+import type { Database, ProfileCache } from '@herald/db';
 import type { AuditEntry } from '@herald/audit';
 import { HookRegistry } from './hook-registry.ts';
 import { HookSet } from './hook-set.ts';
@@ -13,9 +14,11 @@ export interface HooksOptions {
   logger: Logger;
   /** The sandbox runner for command hooks; null where the process has none (they then fail, per on_error). */
   commands: CommandRunner | null;
+  /** The process's profile cache; without one, each call reads the profile's hooks from Postgres. */
+  profiles?: ProfileCache | undefined;
 }
 
-/** A role's hooks: the file's, and each profile's own, read from Postgres when a turn or message needs them. */
+/** A role's hooks: the file's, and each profile's own (kept by the profile cache) when a turn or message needs them. */
 export class Hooks {
   readonly #options: HooksOptions;
 
@@ -29,8 +32,9 @@ export class Hooks {
   }
 
   async forProfile(profileId: string): Promise<HookSet> {
-    const row = await this.#options.db.selectFrom('profile_hooks').select('hooks').where('profile_id', '=', profileId).executeTakeFirst();
-    const hooks = this.#options.registry.hooksFor(profileId, row?.hooks ?? []);
+    const { db, profiles } = this.#options;
+    const settings = profiles === undefined ? await readProfileSettings(db, profileId) : await profiles.get(profileId);
+    const hooks = this.#options.registry.hooksFor(profileId, settings.hooks);
     return new HookSet(hooks, { db: this.#options.db, logger: this.#options.logger, commands: this.#options.commands });
   }
 }
@@ -61,7 +65,10 @@ export function decisionAudit(
     }));
 }
 
-/** Replaces a profile's API-set hooks (already validated) and records the change in the same transaction. */
+/**
+ * Replaces a profile's API-set hooks (already validated), in the caller's transaction. Other
+ * processes hear of it when it commits (herald_profile_changed); the caller invalidates its own cache.
+ */
 export async function saveProfileHooks(trx: Transaction<Database>, profileId: string, hooks: readonly unknown[]): Promise<void> {
   await trx
     .insertInto('profile_hooks')

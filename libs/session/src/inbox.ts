@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { parseUserId } from '@herald/core';
 import type { Config, QuotaConfig, ResetRule } from '@herald/core';
-import type { Database, QueueMode } from '@herald/db';
+import type { Database, ProfileCache, QueueMode } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
@@ -12,7 +12,7 @@ import { bareApprovalWord, parseCommand, runCommand } from './chat-commands.ts';
 import type { Command, SessionControl } from './chat-commands.ts';
 import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
 import { endSession } from './session-end.ts';
-import { resetIfExpired } from './session-reset.ts';
+import { checkReset } from './session-reset.ts';
 import type { LimitName } from './limit-refusal.ts';
 import { storableValue } from '@herald/core';
 
@@ -97,15 +97,18 @@ export interface AcceptOptions {
   limits?: QuotaConfig | undefined;
   /** Reset rules (HERALD_SESSION_RESET) tried after the profile's own; unset: no reset check at all. */
   resetRules?: readonly ResetRule[] | undefined;
+  /** The process's profile cache, where the profile's own reset rules are read; without one, from Postgres. */
+  profiles?: ProfileCache | undefined;
 }
 
-/** What every edge accepts messages with: the session backlog, the operators and the limits. */
-export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset'>): AcceptOptions {
+/** What every edge accepts messages with: the session backlog, the operators, the limits and the reset rules. */
+export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset'>, profiles?: ProfileCache): AcceptOptions {
   return {
     backlogLimit: config.limits.sessionBacklog,
     operators: config.people.operators,
     limits: config.people.quotas,
     resetRules: config.sessionReset.rules,
+    profiles,
   };
 }
 
@@ -129,7 +132,7 @@ export async function acceptInbound(
   // without them (the HTTP API refuses them earlier, with a 400 naming the field).
   message = storableValue(message);
   const key = sessionKey(message);
-  if (options.resetRules !== undefined) await resetIfExpired(db, key, message, options.resetRules);
+  if (options.resetRules !== undefined) await checkReset(db, key, message, options.resetRules, options.profiles);
   let command = parseCommand(message.text);
   const bare = command === undefined ? bareApprovalWord(message.text) : undefined;
   if (bare !== undefined && (await hasPendingWait(db, key, ['approval']))) {

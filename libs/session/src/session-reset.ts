@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { resetRuleFor, resetRulesSchema } from '@herald/core';
 import type { ResetRule } from '@herald/core';
-import type { Database } from '@herald/db';
+import { readProfileSettings } from '@herald/db';
+import type { Database, ProfileCache } from '@herald/db';
 import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
 import { endSession } from './session-end.ts';
 import type { RouteAddress } from './session-key.ts';
@@ -18,7 +19,6 @@ interface RoutedSession {
   id: string;
   last_active: Date;
   busy: boolean;
-  profile_rules: unknown;
 }
 
 /** Why the session expired under `rule`, or undefined when it has not. */
@@ -51,22 +51,26 @@ export function resetNotice(why: string): string {
 }
 
 /**
- * Ends the chat's session when its reset rule says it expired; true when it did. `rules` are the
- * config's (HERALD_SESSION_RESET), tried after the profile's own.
+ * The rule for this chat: the profile's own rules (`profiles.session_reset` as stored) first, then
+ * the config's (HERALD_SESSION_RESET). Undefined when none matches, or the match says 'none': the
+ * chat's session never resets, and the message needs no reset check at all.
  */
-export async function resetIfExpired(db: Kysely<Database>, key: string, address: RouteAddress, rules: readonly ResetRule[]): Promise<boolean> {
+export function chatResetRule(profileRules: unknown, configRules: readonly ResetRule[], address: RouteAddress): ResetRule | undefined {
+  const own = resetRulesSchema.safeParse(profileRules);
+  return resetRuleFor([...(own.success ? own.data : []), ...configRules], address.platform, address.chatType);
+}
+
+/** Ends the chat's session when `rule` (chatResetRule's) says it expired; true when it did. */
+export async function resetIfExpired(db: Kysely<Database>, key: string, address: RouteAddress, rule: ResetRule): Promise<boolean> {
   const found = await sql<RoutedSession>`
-    SELECT s.id, p.session_reset AS profile_rules,
+    SELECT s.id,
            GREATEST(s.created_at, (SELECT m.created_at FROM messages m WHERE m.session_id = s.id ORDER BY m.seq DESC LIMIT 1)) AS last_active,
            (EXISTS (SELECT 1 FROM inbound_events e WHERE e.session_id = s.id AND e.status IN ('pending', 'processing'))
             OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.status IN ('running', 'waiting'))) AS busy
-    FROM session_routes r JOIN sessions s ON s.id = r.session_id JOIN profiles p ON p.id = s.profile_id
+    FROM session_routes r JOIN sessions s ON s.id = r.session_id
     WHERE r.session_key = ${key} AND s.ended_at IS NULL`.execute(db);
   const session = found.rows[0];
   if (!session || session.busy) return false;
-  const own = resetRulesSchema.safeParse(session.profile_rules);
-  const rule = resetRuleFor([...(own.success ? own.data : []), ...rules], address.platform, address.chatType);
-  if (rule === undefined) return false;
   const why = await expiry(db, rule, session.last_active);
   if (why === undefined) return false;
   return db.transaction().execute(async (trx) => {
@@ -93,4 +97,21 @@ export async function resetIfExpired(db: Kysely<Database>, key: string, address:
     }
     return true;
   });
+}
+
+/**
+ * The reset check of an arriving message: ends the chat's session first when its rule says it
+ * expired. Most chats have no rule at all, and then cost no query: the profile's own rules come
+ * from the process's cache (from Postgres only without one, or while its listener is down).
+ */
+export async function checkReset(
+  db: Kysely<Database>,
+  key: string,
+  address: RouteAddress,
+  configRules: readonly ResetRule[],
+  profiles: ProfileCache | undefined,
+): Promise<boolean> {
+  const settings = profiles === undefined ? await readProfileSettings(db, address.profileId) : await profiles.get(address.profileId);
+  const rule = chatResetRule(settings.sessionReset, configRules, address);
+  return rule !== undefined && resetIfExpired(db, key, address, rule);
 }

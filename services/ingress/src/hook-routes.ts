@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { withAudit } from '@herald/audit';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import { profileHooksSchema, saveProfileHooks } from '@herald/hooks';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
@@ -11,9 +11,10 @@ const hooksBody = z.strictObject({ hooks: profileHooksSchema });
 /**
  * A profile's own hooks (`GET`/`PUT /v1/profiles/:profile/hooks`): command and url hooks that run
  * after the file's. Module hooks are refused here: they run inside the worker, so only the
- * operator's HERALD_HOOKS_FILE may name one. Each change is audited in its own transaction.
+ * operator's HERALD_HOOKS_FILE may name one. Each change is audited in its own transaction, and
+ * this process's profile cache is told at once (other processes hear of it by NOTIFY).
  */
-export function registerHookRoutes(app: FastifyInstance, db: Db, options: { signing: boolean }): void {
+export function registerHookRoutes(app: FastifyInstance, db: Db, options: { signing: boolean; profiles?: ProfileCache | undefined }): void {
   const profileExists = async (id: string) => (await db.selectFrom('profiles').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 
   app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', async (request, reply) => {
@@ -41,6 +42,7 @@ export function registerHookRoutes(app: FastifyInstance, db: Db, options: { sign
       const detail = { hooks: hooks.map((hook) => ({ name: hook.name, event: hook.event, kind: 'url' in hook ? 'url' : 'command' })) };
       return { result: undefined, audit: { kind: 'admin_change', actor: 'api', profileId, subject: `hooks:${profileId}`, detail } };
     });
+    options.profiles?.invalidate(profileId);
     return { hooks };
   });
 }

@@ -65,7 +65,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerHealthRoutes(app, options);
   registerMessageRoutes(app, options);
   registerSessionRecordRoutes(app, options.db);
-  registerProfileRoutes(app, options.db);
+  registerProfileRoutes(app, options.db, options.profiles);
   registerMemoryRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger, operators: options.config.people.operators });
   registerSkillRoutes(app, options.db);
@@ -82,6 +82,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerDeadLetterRoutes(app, options.db);
   registerConsoleRoutes(app);
   registerAuditRoutes(app, options.db);
-  registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined });
+  registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined, profiles: options.profiles });
   return app;
 }

@@ -3,7 +3,7 @@ import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError } from '@herald/session';
 import type { AcceptedEvent, EventView } from '@herald/session';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
 import type { Hooks } from '@herald/hooks';
@@ -24,6 +24,8 @@ export interface MessageRouteDependencies {
   logger: Logger;
   /** Lifecycle hooks: pre_gateway_dispatch may drop or rewrite a message before it is committed. */
   hooks?: Hooks | undefined;
+  /** The process's profile cache (the one the hooks use): reset rules come from it, writes invalidate it. */
+  profiles?: ProfileCache | undefined;
 }
 
 type Ids = { event_id: string; session_id: string };
@@ -70,7 +72,7 @@ async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body:
           text,
           dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
         },
-        acceptOptionsFrom(config),
+        acceptOptionsFrom(config, deps.profiles),
       );
       await announceAccepted({ queue, notices, queuePrefix: config.redis.queuePrefix, logger }, committed);
       return committed;

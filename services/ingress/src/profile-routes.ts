@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { resetRulesSchema } from '@herald/core';
 import { toolPolicySchema } from '@herald/tools';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { asActor, withAudit } from '@herald/audit';
 import type { AuditEntry } from '@herald/audit';
@@ -82,8 +82,12 @@ async function updateProfile(db: Db, profileId: string, patch: ProfilePatch): Pr
   });
 }
 
-/** People's view of a profile: identity, settings and context documents (memory: memory-routes.ts). */
-export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
+/**
+ * People's view of a profile: identity, settings and context documents (memory: memory-routes.ts).
+ * A change of its reset rules reaches other processes' profile caches by NOTIFY; this process's
+ * cache is told at once, so the next message here sees it.
+ */
+export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: ProfileCache): void {
   app.get<{ Params: { profile: string } }>('/v1/profiles/:profile', async (request, reply) => {
     return (await profileView(db, request.params.profile)) ?? sendError(reply, 404, 'not_found', 'no such profile');
   });
@@ -92,7 +96,10 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db): void {
     const parsed = profilePatch.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    if (Object.keys(parsed.data).length > 0) await updateProfile(db, request.params.profile, parsed.data);
+    if (Object.keys(parsed.data).length > 0) {
+      await updateProfile(db, request.params.profile, parsed.data);
+      profiles?.invalidate(request.params.profile);
+    }
     return profileView(db, request.params.profile);
   });
 
