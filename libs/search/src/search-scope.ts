@@ -47,14 +47,15 @@ export function ownedBy(scope: SearchScope): RawBuilder<unknown> {
 /**
  * The rest of visibleSessions: sessions the person sees without having started them, as an array
  * of ids the search reads before it plans. Two lookups that each read only what they return: the
- * profile's sessions of a shared chat type through sessions_profile_chat_type_idx (the types come
- * from a join, not a subquery, so the planner sees them as an index condition rather than an
- * init-plan parameter, which made it scan every session even when nothing is shared), and the
+ * profile's sessions of a shared chat type through sessions_profile_chat_type_idx (one equality
+ * lookup per shared type, none when nothing is shared; `chat_type = ANY (<the profile's types>)`
+ * is not an index condition, and scanned every session even with no type shared), and the
  * sessions of the person's own events through inbound_events_user_idx.
  */
 export function otherVisibleSessionIds(scope: SearchScope): RawBuilder<string[]> {
   return sql<string[]>`ARRAY(
-    SELECT s.id FROM profiles p JOIN sessions s ON s.profile_id = p.id AND s.chat_type = ANY (p.search_shared_chat_types)
+    SELECT s.id FROM profiles p CROSS JOIN LATERAL unnest(p.search_shared_chat_types) AS shared(chat_type)
+      JOIN sessions s ON s.profile_id = p.id AND s.chat_type = shared.chat_type
     WHERE p.id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId} AND ${delegation(scope, 's')}
     UNION
     SELECT s.id FROM (SELECT DISTINCT e.session_id FROM inbound_events e WHERE e.user_id = ${scope.userId}) e
