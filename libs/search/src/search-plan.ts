@@ -26,54 +26,15 @@ export interface Plan {
 export interface Lexemes {
   nodes: number;
   query: string;
-  /** Stems of longer words that begin with the operand (serializ -> serialization -> serial); see stemProbes. */
-  stems: string[];
 }
 
 /**
- * Endings the English (Porter2) stemmer removes, alone and chained: a word that starts with a
- * query word and ends with one of these may have a stem shorter than the query word.
+ * What `to_tsquery('english', ...)` makes of each word operand, as JSON (a `Lexemes[]` in operand
+ * order). A fragment, so the search runs it in the same round trip as the scope lookup.
  */
-const STEMMED_ENDINGS = [
-  's', 'es', 'ed', 'ing', 'ly', 'e', 'er', 'ers', 'ies', 'ied', 'edly', 'ingly', 'eed', 'eedly',
-  'ation', 'ations', 'ational', 'ization', 'izations', 'izer', 'izers', 'ize', 'izes', 'izing', 'ized',
-  'ise', 'ising', 'isation', 'ator', 'ators', 'alism', 'ality', 'alities', 'ally', 'alize', 'fulness',
-  'ousness', 'iveness', 'ivity', 'ability', 'ableness', 'ness', 'nesses', 'ful', 'less', 'lessly',
-  'ously', 'ently', 'ancy', 'ency', 'ably', 'ibly', 'ical', 'ically', 'icate', 'icity', 'ative',
-  'al', 'als', 'ance', 'ances', 'ence', 'ences', 'ic', 'ics', 'able', 'ible', 'ant', 'ants', 'ement',
-  'ements', 'ment', 'ments', 'ent', 'ents', 'ism', 'isms', 'ist', 'ists', 'ate', 'ates', 'ated', 'ity',
-  'ities', 'ous', 'ive', 'ives', 'ion', 'ions', 'tion', 'tions', 'ional', 'tional', 'logy', 'logies',
-];
-
-/**
- * Words to stem to learn which shorter stems a word beginning with `word` can have: `word` plus
- * every ending, and, where `word` stops inside an ending (`serializ` in `serialization`), plus
- * the rest of that ending. Stemming these in the database is what the query needs to find
- * `serialization` from `serializ` without reading the text of every row.
- */
-export function stemProbes(word: string): string[] {
-  const probes = new Set<string>();
-  for (const ending of STEMMED_ENDINGS) {
-    for (let split = 0; split < ending.length; split++) {
-      if (word.endsWith(ending.slice(0, split))) probes.add(word + ending.slice(split));
-    }
-  }
-  return [...probes];
-}
-
-/**
- * One statement that returns, per word operand, what `to_tsquery('english', ...)` makes of it
- * and the lexemes of its stem probes, as JSON (a `Lexemes[]` in operand order). A fragment, so
- * the search runs it in the same round trip as the scope lookup.
- */
-export function lexemesSql(operands: string[], probes: string[][]): RawBuilder<Lexemes[]> {
-  const probeWord = probes.flatMap((list, n) => list.map(() => n + 1));
-  const probeText = probes.flat();
+export function lexemesSql(operands: string[]): RawBuilder<Lexemes[]> {
   return sql<Lexemes[]>`coalesce((
-    SELECT json_agg(json_build_object('nodes', numnode(q), 'query', q::text, 'stems', ARRAY(
-             SELECT DISTINCT l.lexeme FROM unnest(${probeWord}::int[], ${probeText}::text[]) AS p(n, word),
-                    LATERAL unnest(to_tsvector('english'::regconfig, p.word)) AS l
-             WHERE p.n = o.n)) ORDER BY o.n)
+    SELECT json_agg(json_build_object('nodes', numnode(q), 'query', q::text) ORDER BY o.n)
     FROM unnest(${operands}::text[]) WITH ORDINALITY AS o(operand, n),
          LATERAL to_tsquery('english'::regconfig, o.operand) AS q), '[]'::json)`;
 }
@@ -98,26 +59,13 @@ function emptyAlternative(): Alternative {
   return { parts: [], ranks: [], headline: [], substrings: [], usesWords: false, usesSubstrings: false, indexed: false };
 }
 
-/** A lexeme quoted for tsquery input, which takes it as it is (no parser, no stemming). */
-function quotedLexeme(lexeme: string): string {
-  return `'${lexeme.replace(/['\\]/g, (c) => c + c)}'`;
-}
-
-/**
- * The stems, among the probes' (stemProbes), shorter than the word and starting it: a word that
- * begins with `text` and is stemmed to one of these is not found by the prefix `text:*`.
- */
-function shorterStems(text: string, lexemes: Lexemes | undefined): string[] {
-  const word = text.toLowerCase();
-  return (lexemes?.stems ?? []).filter((stem) => stem.length < word.length && word.startsWith(stem));
-}
-
 /**
  * Word terms. English stems ("deploying" finds "deployment") with every single word a prefix. A
  * prefix the stemmer leaves alone may still begin a word whose stem is shorter (`serializ` and
- * `serialization`, stemmed `serial`): the stem probes name those shorter stems, and rows holding
- * one of them (found by the same tsvector index) must also show the word at a word start in the
- * text. A word no probe shortens (most whole words) is a plain prefix query.
+ * `serialization`, stemmed `serial`): such words also match the unstemmed text at a word start,
+ * through the trigram index. That alternative also finds the word inside a path or dotted name
+ * (`server` in `src/server/index.ts`, one `file` lexeme to the parser), as FTS5 does; a tsvector
+ * prefix alone lost those (docs/decisions/2026-12-02-search-latency.md).
  */
 function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Lexemes>): void {
   const positive = words.filter((term) => !term.negated);
@@ -129,10 +77,7 @@ function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Le
     }
     return;
   }
-  const unstemmed = positive.filter((term) => {
-    const found = lexemes.get(term);
-    return !term.phrase && found?.query === `'${term.text.toLowerCase()}':*` && shorterStems(term.text, found).length > 0;
-  });
+  const unstemmed = positive.filter((term) => !term.phrase && lexemes.get(term)?.query === `'${term.text.toLowerCase()}':*`);
   const together = words.filter((term) => !unstemmed.includes(term));
   if (together.some((term) => !term.negated)) {
     alt.parts.push(sql`m.search_vector @@ to_tsquery('english'::regconfig, ${together.map(tsqueryOperand).join(' & ')})`);
@@ -140,12 +85,8 @@ function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Le
     alt.parts.push(sql`NOT (m.search_vector @@ to_tsquery('english'::regconfig, ${together.map((t) => tsqueryOperand({ ...t, negated: false })).join(' | ')}))`);
   }
   for (const term of unstemmed) {
-    const prefix = `${quotedLexeme(term.text.toLowerCase())}:*`;
-    const either = [prefix, ...shorterStems(term.text, lexemes.get(term)).map(quotedLexeme)].join(' | ');
-    // CASE, not OR: the word-start test only filters what the tsvector index found; as an OR
-    // branch the planner would answer it from the trigram index, reading every row with the word.
-    alt.parts.push(sql`(m.search_vector @@ ${either}::tsquery
-      AND CASE WHEN m.search_vector @@ ${prefix}::tsquery THEN true ELSE ${SEARCH_TEXT} ~* ${wordStartRegex(term.text)} END)`);
+    alt.parts.push(sql`(m.search_vector @@ to_tsquery('english'::regconfig, ${tsqueryOperand(term)})
+      OR (${SEARCH_TEXT} ILIKE ${likePattern(term.text)} AND ${SEARCH_TEXT} ~* ${wordStartRegex(term.text)}))`);
   }
   const operands = positive.map((term) => tsqueryOperand(term));
   alt.ranks.push(sql`ts_rank(m.search_vector, to_tsquery('english'::regconfig, ${operands.join(' & ')}))`);
@@ -203,16 +144,14 @@ function alternativeOf(terms: SearchTerm[], lexemes: Map<WordTerm, Lexemes>): Al
   return alt.usesWords || alt.usesSubstrings ? alt : null;
 }
 
-/** The word terms of a query, in the order lexemesSql reports on them. */
-export function wordTermsOf(parsed: ParsedQuery): WordTerm[] {
+/** The word terms of a query, in the order queryLexemesSql reports on them. */
+function wordTermsOf(parsed: ParsedQuery): WordTerm[] {
   return parsed.alternatives.flat().filter((term): term is WordTerm => term.kind === 'word');
 }
 
 /** lexemesSql for every word term of a query. */
 export function queryLexemesSql(parsed: ParsedQuery): RawBuilder<Lexemes[]> {
-  const words = wordTermsOf(parsed);
-  const probes = words.map((term) => (term.phrase || term.negated ? [] : stemProbes(term.text.toLowerCase())));
-  return lexemesSql(words.map((term) => tsqueryOperand({ ...term, negated: false })), probes);
+  return lexemesSql(wordTermsOf(parsed).map((term) => tsqueryOperand({ ...term, negated: false })));
 }
 
 /**
@@ -221,7 +160,7 @@ export function queryLexemesSql(parsed: ParsedQuery): RawBuilder<Lexemes[]> {
  */
 export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[]): Plan {
   const words = wordTermsOf(parsed);
-  const lexemes = new Map(words.map((term, i) => [term, found[i] ?? { nodes: 0, query: '', stems: [] }]));
+  const lexemes = new Map(words.map((term, i) => [term, found[i] ?? { nodes: 0, query: '' }]));
   const alternatives = parsed.alternatives.map((terms) => alternativeOf(terms, lexemes)).filter((alt): alt is Alternative => alt !== null);
   if (alternatives.length === 0) throw new SearchQueryError('query has no words or characters to search for');
   const usesWords = alternatives.some((alt) => alt.usesWords);
