@@ -59,10 +59,11 @@ function and(conditions: RawBuilder<unknown>[]): RawBuilder<unknown> {
 }
 
 /**
- * Common CTEs `walk`, `own_hits`, `other_hits` and `candidates` (id, created_at). The walk reads
- * the owner's messages in time order and stops after CANDIDATE_ROWS matches or
+ * Common CTEs `walk`, `walk_on`, `own_hits`, `other_hits` and `candidates` (id, created_at). The
+ * walk reads the owner's messages in time order and stops after CANDIDATE_ROWS matches or
  * CANDIDATE_WALK_ROWS rows (the inner LIMIT keeps the condition from being pushed into an index
- * choice the planner might get wrong); only when it falls short does own_hits ask the composite
+ * choice the planner might get wrong); walk_on reads further when the walk's density puts the
+ * candidates within CANDIDATE_WALK_MAX_ROWS; only when both fall short does own_hits ask the composite
  * GIN index (owner_id first) for every match, which a term rare in recent history has few of.
  * Sessions seen without being owned are searched through the same indexes by session_id, given
  * as a literal array; with none (the common case) that branch is left out of the statement.
