@@ -5,9 +5,10 @@ import type { MessageRole } from '@herald/db';
 import { recordSearch } from '@herald/telemetry';
 import { candidateCtes, CANDIDATE_ROWS, candidateRows } from './search-candidates.ts';
 import type { CandidateQuery } from './search-candidates.ts';
-import { planQuery, SEARCH_TEXT } from './search-plan.ts';
-import type { Plan, SearchRoute } from './search-plan.ts';
+import { planQuery, queryLexemesSql, SEARCH_TEXT } from './search-plan.ts';
+import type { Lexemes, Plan, SearchRoute } from './search-plan.ts';
 import { parseSearchQuery } from './search-query.ts';
+import { otherVisibleSessionIds } from './search-scope.ts';
 import type { SearchScope } from './search-scope.ts';
 
 export type SearchSort = 'relevance' | 'newest' | 'oldest';
@@ -118,9 +119,17 @@ export async function searchHistory(db: Db, scope: SearchScope, options: SearchO
   }
 }
 
-/** The parsed, planned query as SQL pieces: what searchSql runs and what tests EXPLAIN. */
+/**
+ * The parsed, planned query as SQL pieces: what searchSql runs and what tests EXPLAIN. One round
+ * trip first: what the English configuration makes of each word, and the sessions the person
+ * sees without owning them, so the statement is planned with both as constants.
+ */
 export async function candidateQuery(db: Db, scope: SearchScope, options: SearchOptions): Promise<CandidateQuery> {
-  const plan = await planQuery(db, parseSearchQuery(options.query));
+  const parsed = parseSearchQuery(options.query);
+  const before = await sql<{ words: Lexemes[]; others: string[] }>`
+    SELECT ${queryLexemesSql(parsed)} AS words, ${otherVisibleSessionIds(scope)} AS others`.execute(db);
+  const row = before.rows[0];
+  const plan = planQuery(parsed, row?.words ?? []);
   const filters: RawBuilder<unknown>[] = [];
   if (options.roles && options.roles.length > 0) filters.push(sql`m.role = ANY (${[...options.roles]}::text[])`);
   if (options.platforms && options.platforms.length > 0) filters.push(sql`m.platform = ANY (${[...options.platforms]}::text[])`);
@@ -132,7 +141,7 @@ export async function candidateQuery(db: Db, scope: SearchScope, options: Search
   if (options.from) timeRange.push(sql`m.created_at >= ${options.from}`);
   if (options.to) timeRange.push(sql`m.created_at < ${options.to}`);
   const rows = candidateRows(clamp(options.limit, DEFAULT_LIMIT, MAX_SEARCH_LIMIT), clamp(options.hitsPerSession, DEFAULT_HITS, MAX_HITS_PER_SESSION));
-  return { scope, plan, filters, timeRange, oldestFirst: options.sort === 'oldest', rows };
+  return { scope, others: row?.others ?? [], plan, filters, timeRange, oldestFirst: options.sort === 'oldest', rows };
 }
 
 /** The whole search statement: the candidate set, ranked or ordered in time, with its sessions. */
@@ -153,24 +162,14 @@ export function searchSql(query: CandidateQuery, sort: SearchSort): RawBuilder<H
     LIMIT ${query.rows}`;
 }
 
-/**
- * Runs searchSql with JIT and parallel workers off. The planner costs the whole statement,
- * including the GIN branch that runs only when the walk falls short; for a common word that
- * branch is estimated high enough to cross jit_above_cost, and compiling took 50-600 ms for a
- * query that then runs in a few. Parallel workers cost more to start than a bounded read saves.
- */
-async function searchRows(db: Db, query: CandidateQuery, sort: SearchSort): Promise<HitRow[]> {
-  return db.transaction().execute(async (trx) => {
-    await sql`SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`.execute(trx);
-    return (await searchSql(query, sort).execute(trx)).rows;
-  });
-}
-
 async function runSearch(db: Db, scope: SearchScope, options: SearchOptions): Promise<SearchResult> {
   const query = await candidateQuery(db, scope, options);
   const limit = clamp(options.limit, DEFAULT_LIMIT, MAX_SEARCH_LIMIT);
   const hitsPerSession = clamp(options.hitsPerSession, DEFAULT_HITS, MAX_HITS_PER_SESSION);
-  const rows = await searchRows(db, query, options.sort ?? 'relevance');
+  // One statement, no transaction: its plan costs stay under jit_above_cost and parallel setup
+  // (the walk is bounded, and the GIN branch is costed by its matches) on a million messages;
+  // see docs/decisions/2026-12-02-search-latency.md for where that stops holding.
+  const rows = (await searchSql(query, options.sort ?? 'relevance').execute(db)).rows;
   const grouped = new Map<string, { row: HitRow; hits: HitRow[] }>();
   for (const row of rows) {
     let group = grouped.get(row.session_id);

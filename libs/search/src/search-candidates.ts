@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import type { Plan } from './search-plan.ts';
-import { otherVisibleSessionIds, ownedBy } from './search-scope.ts';
+import { ownedBy } from './search-scope.ts';
 import type { SearchScope } from './search-scope.ts';
 
 /**
@@ -29,11 +29,21 @@ export function candidateRows(limit: number, hitsPerSession: number): number {
  * is answered by this walk alone, whatever its count over all history.
  */
 export const CANDIDATE_WALK_ROWS = 4000;
+/**
+ * The most rows the walk reads in all. When the first CANDIDATE_WALK_ROWS hold some matches but
+ * too few, their density says how far back CANDIDATE_ROWS would lie; the walk goes on that far
+ * (with a quarter to spare) if it is within this bound. Reading a person's messages in time order
+ * costs several times less per row than fetching scattered matches from the GIN index's bitmap, so
+ * a term with a few hundred matches per ten thousand messages is cheaper walked than looked up.
+ */
+export const CANDIDATE_WALK_MAX_ROWS = 20_000;
 /** The recent-scan route (nothing an index serves) reads at most this many of a person's newest messages. */
 export const RECENT_SCAN_WINDOW = 50_000;
 
 export interface CandidateQuery {
   scope: SearchScope;
+  /** Sessions the person sees without owning them (otherVisibleSessionIds), read before planning. */
+  others: readonly string[];
   plan: Plan;
   /** Conditions on `messages m` besides the query: roles, platforms, sessions. */
   filters: RawBuilder<unknown>[];
@@ -49,12 +59,14 @@ function and(conditions: RawBuilder<unknown>[]): RawBuilder<unknown> {
 }
 
 /**
- * Common CTEs `walk`, `own_hits`, `other_hits` and `candidates` (id, created_at). The walk reads
- * the owner's messages in time order and stops after CANDIDATE_ROWS matches or
+ * Common CTEs `walk`, `walk_on`, `own_hits`, `other_hits` and `candidates` (id, created_at). The
+ * walk reads the owner's messages in time order and stops after CANDIDATE_ROWS matches or
  * CANDIDATE_WALK_ROWS rows (the inner LIMIT keeps the condition from being pushed into an index
- * choice the planner might get wrong); only when it falls short does own_hits ask the composite
+ * choice the planner might get wrong); walk_on reads further when the walk's density puts the
+ * candidates within CANDIDATE_WALK_MAX_ROWS; only when both fall short does own_hits ask the composite
  * GIN index (owner_id first) for every match, which a term rare in recent history has few of.
- * Sessions seen without being owned are searched through the same indexes by session_id.
+ * Sessions seen without being owned are searched through the same indexes by session_id, given
+ * as a literal array; with none (the common case) that branch is left out of the statement.
  */
 export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   const { scope, plan } = query;
@@ -63,25 +75,35 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   const walkRows = recent ? RECENT_SCAN_WINDOW : CANDIDATE_WALK_ROWS;
   const matches = and([plan.condition, ...query.filters]);
   const within = and(query.timeRange);
-  const others = sql`m.session_id = ANY (ARRAY(SELECT id FROM others))`;
+  const others = sql`m.session_id = ANY (${[...query.others]}::uuid[])`;
   // Nothing indexes the recent-scan condition: the other sessions are read newest first up to the window.
   const otherHits = recent
     ? sql`SELECT m.id, m.created_at FROM (SELECT * FROM messages m WHERE ${others} AND ${within}
             ORDER BY m.created_at ${dir} LIMIT ${walkRows}) m WHERE ${matches}`
     : sql`SELECT m.id, m.created_at FROM messages m WHERE ${others} AND ${within} AND ${matches}`;
   const ownHits = recent
-    ? sql`SELECT m.id, m.created_at FROM messages m WHERE false`
+    ? null
     : sql`SELECT m.id, m.created_at FROM messages m
-          WHERE (SELECT count(*) FROM walk) < ${query.rows} AND ${ownedBy(scope)} AND ${within} AND ${matches}`;
-  return sql`
-    others AS MATERIALIZED (${otherVisibleSessionIds(scope)}),
-    walk AS MATERIALIZED (
+          WHERE (SELECT count(*) FROM walk) < ${query.rows} AND (SELECT count(*) FROM walk_on) < ${query.rows} AND ${ownedBy(scope)} AND ${within} AND ${matches}`;
+  // The second stage's length from the first's density; 0 (nothing read) when the first found
+  // enough or the matches are too sparse for the walk to be the cheaper way.
+  const further = sql`(SELECT CASE WHEN n >= ${query.rows} OR n = 0 THEN 0
+      WHEN ceil(${CANDIDATE_WALK_ROWS * 1.25 * query.rows}::numeric / n) <= ${CANDIDATE_WALK_MAX_ROWS}
+      THEN ceil(${CANDIDATE_WALK_ROWS * 1.25 * query.rows}::numeric / n)::int ELSE 0 END FROM (SELECT count(*) AS n FROM walk) w)`;
+  const walkSql = (rows: RawBuilder<unknown>) => sql`
       SELECT m.id, m.created_at FROM (
-        SELECT * FROM messages m WHERE ${ownedBy(scope)} AND ${within} ORDER BY m.created_at ${dir} LIMIT ${walkRows}) m
-      WHERE ${matches} ORDER BY m.created_at ${dir} LIMIT ${query.rows}),
-    own_hits AS MATERIALIZED (${ownHits}),
-    other_hits AS MATERIALIZED (${otherHits}),
+        SELECT * FROM messages m WHERE ${ownedBy(scope)} AND ${within} ORDER BY m.created_at ${dir} LIMIT ${rows}) m
+      WHERE ${matches} ORDER BY m.created_at ${dir} LIMIT ${query.rows}`;
+  const branches = [
+    sql`SELECT id, created_at FROM walk`,
+    ...(ownHits ? [sql`SELECT id, created_at FROM walk_on`, sql`SELECT id, created_at FROM own_hits`] : []),
+    ...(query.others.length > 0 ? [sql`SELECT id, created_at FROM other_hits`] : []),
+  ];
+  return sql`
+    walk AS MATERIALIZED (${walkSql(sql`${walkRows}`)}),
+    ${ownHits ? sql`walk_on AS MATERIALIZED (${walkSql(further)}), own_hits AS MATERIALIZED (${ownHits}),` : sql``}
+    ${query.others.length > 0 ? sql`other_hits AS MATERIALIZED (${otherHits}),` : sql``}
     candidates AS (
-      SELECT id, created_at FROM walk UNION SELECT id, created_at FROM own_hits UNION SELECT id, created_at FROM other_hits
+      ${sql.join(branches, sql` UNION `)}
       ORDER BY created_at ${dir}, id ${dir} LIMIT ${query.rows})`;
 }

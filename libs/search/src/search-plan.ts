@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
-import type { Db } from '@herald/db';
 import { likePattern, longestWordRun, SearchQueryError, tsqueryOperand } from './search-query.ts';
 import type { ParsedQuery, SearchTerm, SubstringTerm, WordTerm } from './search-query.ts';
 
@@ -24,19 +23,20 @@ export interface Plan {
 }
 
 /** What the english configuration makes of one word operand: its lexemes, as tsquery text. */
-interface Lexemes {
+export interface Lexemes {
   nodes: number;
   query: string;
 }
 
-async function lexemesOf(db: Db, operands: string[]): Promise<Lexemes[]> {
-  if (operands.length === 0) return [];
-  const rows = await sql<Lexemes>`
-    SELECT numnode(q) AS nodes, q::text AS query
+/**
+ * What `to_tsquery('english', ...)` makes of each word operand, as JSON (a `Lexemes[]` in operand
+ * order). A fragment, so the search runs it in the same round trip as the scope lookup.
+ */
+export function lexemesSql(operands: string[]): RawBuilder<Lexemes[]> {
+  return sql<Lexemes[]>`coalesce((
+    SELECT json_agg(json_build_object('nodes', numnode(q), 'query', q::text) ORDER BY o.n)
     FROM unnest(${operands}::text[]) WITH ORDINALITY AS o(operand, n),
-         LATERAL to_tsquery('english'::regconfig, o.operand) AS q
-    ORDER BY o.n`.execute(db);
-  return rows.rows;
+         LATERAL to_tsquery('english'::regconfig, o.operand) AS q), '[]'::json)`;
 }
 
 /** `\m` + the word with the regex metacharacters a cleaned word can hold escaped. */
@@ -63,7 +63,9 @@ function emptyAlternative(): Alternative {
  * Word terms. English stems ("deploying" finds "deployment") with every single word a prefix. A
  * prefix the stemmer leaves alone may still begin a word whose stem is shorter (`serializ` and
  * `serialization`, stemmed `serial`): such words also match the unstemmed text at a word start,
- * through the trigram index.
+ * through the trigram index. That alternative also finds the word inside a path or dotted name
+ * (`server` in `src/server/index.ts`, one `file` lexeme to the parser), as FTS5 does; a tsvector
+ * prefix alone lost those (docs/decisions/2026-12-02-search-latency.md).
  */
 function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Lexemes>): void {
   const positive = words.filter((term) => !term.negated);
@@ -142,10 +144,22 @@ function alternativeOf(terms: SearchTerm[], lexemes: Map<WordTerm, Lexemes>): Al
   return alt.usesWords || alt.usesSubstrings ? alt : null;
 }
 
-/** Turns a parsed query into one condition on `messages m`, a rank, and how indexes serve it. */
-export async function planQuery(db: Db, parsed: ParsedQuery): Promise<Plan> {
-  const words = parsed.alternatives.flat().filter((term): term is WordTerm => term.kind === 'word');
-  const found = await lexemesOf(db, words.map((term) => tsqueryOperand({ ...term, negated: false })));
+/** The word terms of a query, in the order queryLexemesSql reports on them. */
+function wordTermsOf(parsed: ParsedQuery): WordTerm[] {
+  return parsed.alternatives.flat().filter((term): term is WordTerm => term.kind === 'word');
+}
+
+/** lexemesSql for every word term of a query. */
+export function queryLexemesSql(parsed: ParsedQuery): RawBuilder<Lexemes[]> {
+  return lexemesSql(wordTermsOf(parsed).map((term) => tsqueryOperand({ ...term, negated: false })));
+}
+
+/**
+ * Turns a parsed query into one condition on `messages m`, a rank, and how indexes serve it;
+ * `found` is what queryLexemesSql returned for it.
+ */
+export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[]): Plan {
+  const words = wordTermsOf(parsed);
   const lexemes = new Map(words.map((term, i) => [term, found[i] ?? { nodes: 0, query: '' }]));
   const alternatives = parsed.alternatives.map((terms) => alternativeOf(terms, lexemes)).filter((alt): alt is Alternative => alt !== null);
   if (alternatives.length === 0) throw new SearchQueryError('query has no words or characters to search for');

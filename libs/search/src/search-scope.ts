@@ -45,22 +45,23 @@ export function ownedBy(scope: SearchScope): RawBuilder<unknown> {
 }
 
 /**
- * The rest of visibleSessions: sessions the person sees without having started them. Written as
- * two lookups that each read only what they return (the profile's sessions of a shared chat type
- * through sessions_profile_chat_type_idx, the person's own events through inbound_events_user_idx)
- * rather than a test of every session in the profile.
+ * The rest of visibleSessions: sessions the person sees without having started them, as an array
+ * of ids the search reads before it plans. Two lookups that each read only what they return: the
+ * profile's sessions of a shared chat type through sessions_profile_chat_type_idx (one equality
+ * lookup per shared type, none when nothing is shared; `chat_type = ANY (<the profile's types>)`
+ * is not an index condition, and scanned every session even with no type shared), and the
+ * sessions of the person's own events through inbound_events_user_idx.
  */
-export function otherVisibleSessionIds(scope: SearchScope): RawBuilder<unknown> {
-  return sql`
-    SELECT s.id FROM sessions s
-    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId} AND ${delegation(scope, 's')}
-      AND s.chat_type = ANY ((SELECT p.search_shared_chat_types FROM profiles p WHERE p.id = ${scope.profileId})::text[])
+export function otherVisibleSessionIds(scope: SearchScope): RawBuilder<string[]> {
+  return sql<string[]>`ARRAY(
+    SELECT s.id FROM profiles p CROSS JOIN LATERAL unnest(p.search_shared_chat_types) AS shared(chat_type)
+      JOIN sessions s ON s.profile_id = p.id AND s.chat_type = shared.chat_type
+    WHERE p.id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId} AND ${delegation(scope, 's')}
     UNION
     SELECT s.id FROM (SELECT DISTINCT e.session_id FROM inbound_events e WHERE e.user_id = ${scope.userId}) e
       JOIN sessions s ON s.id = e.session_id
-    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId} AND ${delegation(scope, 's')}`;
+    WHERE s.profile_id = ${scope.profileId} AND s.origin_user_id IS DISTINCT FROM ${scope.userId} AND ${delegation(scope, 's')})`;
 }
-
 
 export async function canSeeSession(db: Db, scope: SearchScope, sessionId: string): Promise<boolean> {
   if (!isUuid(sessionId)) return false;

@@ -5,7 +5,8 @@ import type { Db } from '@herald/db';
 import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 import { candidateQuery, searchHistory, searchSql } from '../src/history-search.ts';
 import type { SearchOptions, SearchSort } from '../src/history-search.ts';
-import { CANDIDATE_ROWS, CANDIDATE_WALK_ROWS, MIN_CANDIDATE_ROWS } from '../src/search-candidates.ts';
+import { CANDIDATE_ROWS, CANDIDATE_WALK_MAX_ROWS, CANDIDATE_WALK_ROWS, MIN_CANDIDATE_ROWS } from '../src/search-candidates.ts';
+import { otherVisibleSessionIds } from '../src/search-scope.ts';
 
 /** Messages in the generated history; u0 owns every other session, u1-u4 the rest. */
 const MESSAGES = 60_000;
@@ -17,7 +18,8 @@ const SESSION_KEY = 'messages_session_id_seq_key';
 /**
  * A history large enough that the planner weighs its indexes for real: words placed by message
  * number, so each test knows how many messages match. `ubiquity` is in a quarter of all messages;
- * `recentia` in a quarter of the newest 8,000 only; `rarexyz` in a dozen.
+ * `recentia` in a quarter of the newest 8,000 only; `middling` in one in a hundred; `rarexyz` and
+ * `serialization` in a dozen each.
  */
 async function seedHistory(db: Db): Promise<void> {
   await sql`
@@ -34,6 +36,8 @@ async function seedHistory(db: Db): Promise<void> {
         CASE WHEN g % 4 = 0 THEN 'ubiquity' END,
         CASE WHEN g % 4 = 1 AND g > ${MESSAGES - 8000} THEN 'recentia' END,
         CASE WHEN g % 5000 = 7 THEN 'rarexyz' END,
+        CASE WHEN g % 5000 = 9 THEN 'serialization' END,
+        CASE WHEN g % 100 = 3 THEN 'middling' END,
         CASE WHEN g % 17 = 0 THEN 'the deployment checklist is ready' END,
         CASE WHEN g % 13 = 0 THEN 'getUserById failed in src/users/repository.ts' END,
         CASE WHEN g % 7 = 0 THEN '服务器重启了' END,
@@ -130,6 +134,44 @@ describe('history search at scale: the scope inside the index, a bounded candida
     const gin = nodes.find((node) => node['Index Name'] === 'messages_scope_vector_idx' && (node['Actual Loops'] ?? 0) > 0);
     expect(gin?.['Index Cond']).toMatch(/owner_id = 'u0'.*search_vector @@/);
     expect((await search('rarexyz', { limit: 50 })).matched).toBe(12);
+  });
+
+  it('finds an unstemmed prefix (serializ: serialization, stemmed serial) through the owner-scoped indexes', async () => {
+    const { nodes } = await explain(database.db, 'serializ');
+    const gin = nodes.filter((node) => (node['Actual Loops'] ?? 0) > 0 && node['Index Name'] === 'messages_scope_trgm_idx');
+    expect(gin.map((node) => node['Index Cond'])).toEqual([expect.stringMatching(/owner_id = 'u0'/)]);
+    expect((await search('serializ', { limit: 50 })).matched).toBe(12);
+    expect((await search('serializx', { limit: 50 })).matched).toBe(0);
+  });
+
+  it('walks further, not through the GIN index, when the newest messages hold a term sparsely but often enough', async () => {
+    const { nodes } = await explain(database.db, 'middling');
+    const gin = nodes.find((node) => node['Index Name'] === 'messages_scope_vector_idx');
+    expect(gin?.['Actual Loops'] ?? 0).toBe(0);
+    expect(messageRowsRead(nodes)).toBeLessThan(CANDIDATE_WALK_ROWS + CANDIDATE_WALK_MAX_ROWS);
+    // The walk found the same newest candidates the index would have.
+    const result = await search('middling', { sort: 'newest', limit: 50, hitsPerSession: 10 });
+    const newest = await sql<{ id: string }>`
+      SELECT id::text AS id FROM messages WHERE owner_id = 'u0' AND search_vector @@ to_tsquery('english', 'middling')
+      ORDER BY created_at DESC LIMIT ${CANDIDATE_ROWS}`.execute(database.db);
+    const expected = new Set(newest.rows.map((row) => row.id));
+    const hits = result.sessions.flatMap((s) => s.hits.map((hit) => hit.messageId));
+    expect(hits.length).toBe(50);
+    expect(hits.every((id) => expected.has(id))).toBe(true);
+  });
+
+  it('looks up the sessions seen without being owned through indexes, and leaves that branch out when there are none', async () => {
+    const plan = await sql<{ 'QUERY PLAN': { Plan: PlanNode }[] }>`
+      EXPLAIN (ANALYZE, FORMAT JSON) SELECT ${otherVisibleSessionIds({ profileId: 'main', userId: 'u0' })} AS ids`.execute(database.db);
+    const root = plan.rows[0]?.['QUERY PLAN'][0]?.Plan;
+    expect(root).toBeDefined();
+    // Nothing shared, no events: the sessions are not read (a hash join may open its scan for a row or two).
+    const sessionRows = nodesOf(root!)
+      .filter((node) => node['Relation Name'] === 'sessions')
+      .reduce((sum, node) => sum + ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 0), 0);
+    expect(sessionRows).toBeLessThan(10);
+    const { nodes } = await explain(database.db, 'rarexyz');
+    expect(nodes.filter((node) => node['Index Name'] === SESSION_KEY)).toEqual([]);
   });
 
   it("bounds a common word's work: the rows read stay under the walk however many messages match", async () => {
