@@ -1,7 +1,16 @@
 import { assertSafeBind } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
-import { openDb, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
+import type { Db } from '@herald/db';
+import { openDb, prepareDatabase } from './role-wiring.ts';
 import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
+
+// Each role's wiring is imported when that role runs: a process loads the service packages (and
+// their SDKs: fastify, the model SDK, pg-boss's consumers) of its own roles only, which is most of
+// the start time of a compiled role (docs/decisions/2026-12-02-role-startup.md).
+const ingressRole = () => import('./ingress-role.ts');
+const workerRole = () => import('./worker-role.ts');
+const reviewerRole = () => import('./reviewer-role.ts');
+const schedulerRole = () => import('./scheduler-role.ts');
 
 /** What a long-running role needs from main: the config, its logger and a shutdown to register on. */
 export interface RoleContext {
@@ -18,6 +27,7 @@ export async function runUp({ config, logger, newShutdown }: RoleContext): Promi
   await prepareDatabase(config, logger);
   const shutdown = newShutdown();
   const db = openDb(config, logger, shutdown);
+  const [{ startWorker }, { startReviewer }, { startScheduler }, { startIngress }] = await Promise.all([workerRole(), reviewerRole(), schedulerRole(), ingressRole()]);
   await startWorker(config, logger, shutdown, db);
   await startReviewer(config, logger, shutdown, db);
   await startScheduler(config, logger, shutdown, db);
@@ -31,12 +41,13 @@ export async function runUp({ config, logger, newShutdown }: RoleContext): Promi
 export async function runIngressRole({ config, logger, newShutdown }: RoleContext): Promise<void> {
   const shutdown = newShutdown();
   const db = openDb(config, logger, shutdown);
+  const { startIngress } = await ingressRole();
   const address = await startIngress(config, logger, shutdown, db);
   startRoleHeartbeat(config, logger, shutdown, ['ingress']);
   logger.info({ address }, `ingress listening on ${address}`);
 }
 
-type Start = (config: Config, logger: Logger, shutdown: Shutdown, db: ReturnType<typeof openDb>) => Promise<unknown>;
+type Start = (config: Config, logger: Logger, shutdown: Shutdown, db: Db) => Promise<unknown>;
 
 /** A consumer role alone: the role, its ops server (health, metrics) and its heartbeat. */
 async function runConsumerRole(context: RoleContext, role: string, start: Start): Promise<void> {
@@ -49,16 +60,16 @@ async function runConsumerRole(context: RoleContext, role: string, start: Start)
 }
 
 export async function runWorkerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'worker', startWorker);
+  await runConsumerRole(context, 'worker', (await workerRole()).startWorker);
   context.logger.info({ concurrency: context.config.roles.worker.concurrency }, 'worker started');
 }
 
 export async function runReviewerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'reviewer', startReviewer);
+  await runConsumerRole(context, 'reviewer', (await reviewerRole()).startReviewer);
   context.logger.info({ concurrency: context.config.roles.reviewer.concurrency }, 'reviewer started');
 }
 
 export async function runSchedulerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'scheduler', startScheduler);
+  await runConsumerRole(context, 'scheduler', (await schedulerRole()).startScheduler);
   context.logger.info({ intervalMs: context.config.roles.reconcileIntervalMs }, 'scheduler started');
 }
