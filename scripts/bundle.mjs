@@ -6,7 +6,7 @@
 // the platform adapters and the tracing SDK remain separate chunks, loaded only when used.
 import { build } from 'esbuild';
 import { rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, URL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // Left to node_modules, each for a reason: they read their own files at run time (their package
