@@ -34,7 +34,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'bench/turns/count-statements.mjs'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bench/turns/count-statements.mjs', 'scripts/bundle.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -51,8 +51,10 @@ async function resolveIn(args: string[], specifier: string): Promise<string> {
 
 beforeAll(async () => {
   // tsc -b is incremental: a tree that is already built costs a second or two. Only this file
-  // builds, so no two test files write dist/ at once.
+  // builds, so no two test files write dist/ at once (the bundle, a few seconds, included).
   await exec(process.execPath, [TSC, '-b', 'tsconfig.build.json'], { cwd: ROOT });
+  // The bundle cli/bin/herald.js runs, made from that dist/ as `npm run build` makes it.
+  await exec(process.execPath, [join(ROOT, 'scripts/bundle.mjs')], { cwd: ROOT });
 }, 180_000);
 
 describe('the production build', () => {
@@ -100,12 +102,12 @@ describe('the production build', () => {
 
   it('builds the web console with Vite in the same step, where the ingress serves it', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    expect(manifest.scripts.build).toBe('tsc -b tsconfig.build.json && vite build --config services/ingress/console/vite.config.ts');
+    expect(manifest.scripts.build).toBe('tsc -b tsconfig.build.json && node scripts/bundle.mjs && vite build --config services/ingress/console/vite.config.ts');
     const viteConfig = readFileSync(join(ROOT, 'services/ingress/console/vite.config.ts'), 'utf8');
     expect(viteConfig).toContain("outDir: 'dist'");
     expect(viteConfig).toContain("base: '/ui/'");
-    // The ingress serves services/ingress/console/dist/ from src/ and from dist/ alike.
-    expect(readFileSync(join(ROOT, 'services/ingress/src/console-routes.ts'), 'utf8')).toContain("new URL('../console/dist/', import.meta.url)");
+    // The ingress serves services/ingress/console/dist/ from src/, dist/ and the CLI's bundle alike.
+    expect(readFileSync(join(ROOT, 'services/ingress/src/console-routes.ts'), 'utf8')).toContain("new URL('../../../services/ingress/console/dist/', import.meta.url)");
   });
 
   it('runs the compiled CLI with no TypeScript loader, and tsx is a development dependency only', async () => {

@@ -109,6 +109,9 @@ export async function measurePoint(target: TurnsTarget, meters: Meters, scenario
   };
   cpu.total = round(cpu.ingress + cpu.worker + cpu.postgres + cpu.redis);
   const rss = await Promise.all(target.pids.workers.map(rssMb));
+  // Every turn commits in Postgres: none counted means the counter patched another pg than the
+  // roles use (a bundled copy), and the SQL column would read 0 without saying so.
+  if (result.turns > 0 && after.statements === before.statements) throw new Error('no SQL statement counted in the role processes: is pg loaded from node_modules?');
   return {
     point: {
       workers: scenario.workers,

@@ -1,7 +1,16 @@
 import { assertSafeBind } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
-import { openDb, openProfileCache, prepareDatabase, startIngress, startReviewer, startScheduler, startWorker } from './roles.ts';
+import type { Db, ProfileCache } from '@herald/db';
+import { openDb, openProfileCache, prepareDatabase } from './role-wiring.ts';
 import { startRoleHeartbeat, startRoleOpsServer } from './observability.ts';
+
+// Each role's wiring is imported when that role runs: a process loads the service packages (and
+// their SDKs: fastify, the model SDK, pg-boss's consumers) of its own roles only, which is most of
+// the start time of a compiled role (docs/decisions/2026-12-02-role-startup.md).
+const ingressRole = () => import('./ingress-role.ts');
+const workerRole = () => import('./worker-role.ts');
+const reviewerRole = () => import('./reviewer-role.ts');
+const schedulerRole = () => import('./scheduler-role.ts');
 
 /** What a long-running role needs from main: the config, its logger and a shutdown to register on. */
 export interface RoleContext {
@@ -18,6 +27,7 @@ export async function runUp({ config, logger, newShutdown }: RoleContext): Promi
   await prepareDatabase(config, logger);
   const shutdown = newShutdown();
   const db = openDb(config, logger, shutdown);
+  const [{ startWorker }, { startReviewer }, { startScheduler }, { startIngress }] = await Promise.all([workerRole(), reviewerRole(), schedulerRole(), ingressRole()]);
   const profiles = await openProfileCache(config, logger, shutdown, db);
   await startWorker(config, logger, shutdown, db, profiles);
   await startReviewer(config, logger, shutdown, db);
@@ -32,39 +42,40 @@ export async function runUp({ config, logger, newShutdown }: RoleContext): Promi
 export async function runIngressRole({ config, logger, newShutdown }: RoleContext): Promise<void> {
   const shutdown = newShutdown();
   const db = openDb(config, logger, shutdown);
+  const { startIngress } = await ingressRole();
   const address = await startIngress(config, logger, shutdown, db, await openProfileCache(config, logger, shutdown, db));
   startRoleHeartbeat(config, logger, shutdown, ['ingress']);
   logger.info({ address }, `ingress listening on ${address}`);
 }
 
-type Start = (shutdown: Shutdown, db: ReturnType<typeof openDb>) => Promise<unknown>;
+type Start = (config: Config, logger: Logger, shutdown: Shutdown, db: Db) => Promise<unknown>;
 
 /** A consumer role alone: the role, its ops server (health, metrics) and its heartbeat. */
 async function runConsumerRole(context: RoleContext, role: string, start: Start): Promise<void> {
   const { config, logger } = context;
   const shutdown = context.newShutdown();
   const db = openDb(config, logger, shutdown);
-  await start(shutdown, db);
+  await start(config, logger, shutdown, db);
   await startRoleOpsServer(config, logger, shutdown, db);
   startRoleHeartbeat(config, logger, shutdown, [role]);
 }
 
 /** A role that fires hooks gets the process's profile cache (one LISTEN connection); the reviewer fires none. */
-function withProfiles({ config, logger }: RoleContext, start: typeof startWorker | typeof startScheduler): Start {
-  return async (shutdown, db) => start(config, logger, shutdown, db, await openProfileCache(config, logger, shutdown, db));
+function withProfiles(start: (config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache) => Promise<unknown>): Start {
+  return async (config, logger, shutdown, db) => start(config, logger, shutdown, db, await openProfileCache(config, logger, shutdown, db));
 }
 
 export async function runWorkerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'worker', withProfiles(context, startWorker));
+  await runConsumerRole(context, 'worker', withProfiles((await workerRole()).startWorker));
   context.logger.info({ concurrency: context.config.roles.worker.concurrency }, 'worker started');
 }
 
 export async function runReviewerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'reviewer', (shutdown, db) => startReviewer(context.config, context.logger, shutdown, db));
+  await runConsumerRole(context, 'reviewer', (await reviewerRole()).startReviewer);
   context.logger.info({ concurrency: context.config.roles.reviewer.concurrency }, 'reviewer started');
 }
 
 export async function runSchedulerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'scheduler', withProfiles(context, startScheduler));
+  await runConsumerRole(context, 'scheduler', withProfiles((await schedulerRole()).startScheduler));
   context.logger.info({ intervalMs: context.config.roles.reconcileIntervalMs }, 'scheduler started');
 }

@@ -5,7 +5,7 @@ import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import { builtinRegistry, openSandbox, ToolExposure, toolPolicySchema } from '@herald/tools';
 import type { CallerRole } from '@herald/tools';
-import { loadToolPlugins } from './roles.ts';
+import { loadToolPlugins } from './role-wiring.ts';
 
 const USAGE = `herald tools [--profile P] [--platform X] [--user ID] [--role chat|cron|review]
     the toolsets and the tools a session on that platform is offered (and, with --user, may run)

@@ -11,8 +11,11 @@ export const CONSOLE_PATH = '/ui/';
  */
 export const CONSOLE_ROUTES: readonly string[] = ['/ui', '/ui/*'];
 
-/** Where `npm run build` writes the console (vite.config.ts); the same path from src/ and from dist/. */
-export const CONSOLE_DIR = fileURLToPath(new URL('../console/dist/', import.meta.url));
+/**
+ * Where `npm run build` writes the console (vite.config.ts). Taken from the repository root, three
+ * directories up: the same from src/, from dist/ and from the CLI's bundle in cli/dist/bundle/.
+ */
+export const CONSOLE_DIR = fileURLToPath(new URL('../../../services/ingress/console/dist/', import.meta.url));
 
 /**
  * Every console response carries it: scripts, styles and calls only from this origin, no inline

@@ -1,0 +1,39 @@
+import { assertSafeBind } from '@herald/core';
+import type { Config, Logger, Shutdown } from '@herald/core';
+import type { Db, ProfileCache } from '@herald/db';
+import { TurnDoneListener } from '@herald/queue';
+import { createIngressServer } from '@herald/ingress';
+import { loadHooks, sandboxCommands } from './hook-wiring.ts';
+import { watchQueues } from './observability.ts';
+import { startPlatformIngress } from './platform-roles.ts';
+import { openToolSandbox, openTransport } from './role-wiring.ts';
+
+export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<string> {
+  assertSafeBind(config);
+  const log = logger.child({ component: 'ingress' });
+  const transport = openTransport(config, log, shutdown, 'ingress');
+  const queue = transport.createRunQueue();
+  queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
+  shutdown.add('run queue', () => queue.close());
+  // Reviews are pg-boss jobs in Postgres (GET /v1/admin/jobs lists them): only the run queue is BullMQ's.
+  watchQueues(db, [queue], shutdown);
+  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => openToolSandbox(config, log)));
+  const listener = new TurnDoneListener(transport.bus, config.redis.queuePrefix);
+  await listener.start();
+  const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus, hooks, profiles);
+  const app = createIngressServer({
+    config,
+    db,
+    queue,
+    adminQueues: [queue],
+    notices: transport.bus,
+    listener,
+    logger: log,
+    telegram: platforms.telegram,
+    hooks,
+    profiles,
+  });
+  const address = await app.listen({ host: config.api.host, port: config.api.port });
+  shutdown.add('http server', () => app.close());
+  return address;
+}

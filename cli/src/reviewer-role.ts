@@ -1,0 +1,19 @@
+import type { Config, Logger, Shutdown } from '@herald/core';
+import type { Db } from '@herald/db';
+import { builtinRegistry } from '@herald/tools';
+import { ReviewerService } from '@herald/reviewer';
+import { providerFromConfig } from './provider-wiring.ts';
+import { loadToolPlugins } from './role-wiring.ts';
+
+export async function startReviewer(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<ReviewerService> {
+  const log = logger.child({ component: 'reviewer' });
+  // The reviewer executes only memory and skill tools, but it loads the plugins too, so a review
+  // of a session that offered plugin tools refuses them by name rather than as unknown.
+  // It never runs terminal or file tools, so it opens no sandbox: they are registered, not offered.
+  const registry = builtinRegistry(config.tools);
+  await loadToolPlugins(registry, config.tools.plugins);
+  const reviewer = new ReviewerService({ config, db, provider: providerFromConfig(config), registry, logger: log });
+  await reviewer.start();
+  shutdown.add('reviewer', () => reviewer.close(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
+  return reviewer;
+}

@@ -1,0 +1,52 @@
+import type { Config, Logger, Shutdown } from '@herald/core';
+import type { Db, ProfileCache } from '@herald/db';
+import { applyPolicies } from '@herald/jobs';
+import { PastSessionsRecall } from '@herald/agent';
+import { builtinRegistry, ToolExposure } from '@herald/tools';
+import { CHAT_PLATFORMS } from '@herald/delivery';
+import { SessionLifecycle, WorkerService } from '@herald/worker';
+import { WebhookSender } from '@herald/scheduler';
+import { childProviderFromConfig, registerDelegation } from './delegation-wiring.ts';
+import { loadHooks, sandboxCommands } from './hook-wiring.ts';
+import { startDelivery } from './platform-roles.ts';
+import { providerFromConfig, summariserFromConfig } from './provider-wiring.ts';
+import { jobQueues, loadToolPlugins, openToolSandbox, openTransport } from './role-wiring.ts';
+
+export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
+  const log = logger.child({ component: 'worker' });
+  const transport = openTransport(config, log, shutdown, 'worker');
+  // Cron reports to webhooks go through the same outbox consumer as chat replies.
+  const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
+  const toolSandbox = await openToolSandbox(config, log);
+  const registry = builtinRegistry({ ...config.tools, toolSandbox });
+  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
+  const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
+  const queue = registerDelegation(config, registry, transport, db, log, shutdown);
+  // The worker sends review and cron-finish jobs: their queues carry this config's policy.
+  await applyPolicies(db, jobQueues(config));
+  const worker = new WorkerService({
+    config,
+    db,
+    transport,
+    provider: providerFromConfig(config),
+    summariser: summariserFromConfig(config),
+    registry,
+    // Availability checks read the worker's environment: a tool needing a missing key is not offered.
+    exposure: new ToolExposure(registry, { pluginTools, env: process.env }),
+    logger: log,
+    recall: config.roles.worker.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
+    onSessionActive: delivery.onSessionActive,
+    hooks,
+    queue,
+    childProvider: childProviderFromConfig(config),
+  });
+  await worker.start();
+  // Leave a few seconds of the deadline for the steps after it.
+  shutdown.add('worker', () => worker.close(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
+  // Handoffs and on_session_end hooks: the worker has the platforms' senders and the hooks.
+  const livePlatforms = new Set(CHAT_PLATFORMS.filter((platform) => config.platforms[platform] !== null));
+  const lifecycle = new SessionLifecycle({ db, logger: log.child({ component: 'lifecycle' }), owner: worker.owner, livePlatforms, hooks });
+  lifecycle.start();
+  shutdown.add('session lifecycle', () => lifecycle.stop());
+  return worker;
+}
