@@ -142,7 +142,7 @@ describe('/handoff from the API to the Telegram home chat', () => {
     expect(fired.filter((end) => end.session_id === session.body.session_id)).toEqual([expect.objectContaining({ reason: 'new' })]);
   });
 
-  it('with no operators configured, any member may /sethome, and a group\'s conversation is handed off only by whoever started it', async () => {
+  it('with no operators configured, any member may /sethome, and a group conversation is handed off only by whoever started it', async () => {
     llm.handler = (request) => ({ text: `noted: ${request.lastUserText}` });
     const ask = async (chatId: number, from: { id: number; username: string }, text: string) => {
       const group = chatId < 0;

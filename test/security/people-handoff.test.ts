@@ -9,7 +9,7 @@ import { startStack, waitFor } from '../support/stack.ts';
 import type { Stack } from '../support/stack.ts';
 
 /**
- * /sethome and /handoff with HERALD_OPERATORS set (docs/chat-commands.md#who-may-move-a-conversation):
+ * /sethome and /handoff with HERALD_OPERATORS set (docs/chat-commands.md, "Who may set a home chat or move a conversation"):
  * the home chat is profile-wide, so only an operator sets it; a group's conversation moves only at
  * the word of the person who started it or of an operator. Another member is told who can, and
  * neither home_chats nor session_handoffs changes. With no operators, see
