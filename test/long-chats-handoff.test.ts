@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HANDOFF_NOT_YOURS_REPLY } from '@herald/session';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
@@ -13,11 +14,14 @@ import type { Stack } from './support/stack.ts';
 // /handoff (docs/long-chats.md#handoff): a session started over the API moves to the Telegram home
 // chat, set with /sethome there; a handoff asked before there is a home chat fails with the reason
 // and changes nothing, and asking again after /sethome goes through. on_session_end fires once for
-// the home chat's own session, with the reason 'handoff'.
+// the home chat's own session, with the reason 'handoff'. No HERALD_OPERATORS here: anyone may
+// /sethome, and a group's conversation still moves only at the word of the person who started it.
 
 const SECRET = 'handoff-webhook-secret';
 const ALICE = { id: 42, username: 'alice' };
+const BOB = { id: 43, username: 'bob' };
 const HOME = 4242;
+const GROUP = -100_4242;
 
 function endHook(log: string): Record<string, string> {
   return {
@@ -47,7 +51,7 @@ describe('/handoff from the API to the Telegram home chat', () => {
         HERALD_DELIVERY_POLL_MS: '100',
         TELEGRAM_MODE: 'webhook',
         TELEGRAM_WEBHOOK_SECRET: SECRET,
-        TELEGRAM_ALLOWED_USERS: String(ALICE.id),
+        TELEGRAM_ALLOWED_USERS: `${ALICE.id},${BOB.id}`,
         HERALD_HOOKS_FILE: hooks,
       },
     });
@@ -136,5 +140,34 @@ describe('/handoff from the API to the Telegram home chat', () => {
     expect(ended.body.error.code).toBe('session_ended');
     const fired = await waitFor(async () => (ends().some((end) => end.session_id === session.body.session_id) ? ends() : undefined), { what: 'on_session_end for /new' });
     expect(fired.filter((end) => end.session_id === session.body.session_id)).toEqual([expect.objectContaining({ reason: 'new' })]);
+  });
+
+  it('with no operators configured, any member may /sethome, and a group conversation is handed off only by whoever started it', async () => {
+    llm.handler = (request) => ({ text: `noted: ${request.lastUserText}` });
+    const ask = async (chatId: number, from: { id: number; username: string }, text: string) => {
+      const group = chatId < 0;
+      const mention = group && !text.startsWith('/');
+      const seen = telegram.botMessages(chatId).length;
+      const update = telegram.userMessage({ chatId, chatType: group ? 'group' : 'private', from, text: mention ? `@${telegram.bot.username} ${text}` : text, mentionBot: mention });
+      expect((await stack.post('/telegram/webhook', update, { 'x-telegram-bot-api-secret-token': SECRET })).status).toBe(200);
+      return waitFor(async () => telegram.botMessages(chatId)[seen]?.text, { what: `the answer to ${text}` });
+    };
+    expect(await ask(GROUP, ALICE, 'the budget is due friday')).toBe('noted: the budget is due friday');
+    const session = await stack.database.db.selectFrom('sessions').select('id').where('chat_id', '=', String(GROUP)).executeTakeFirstOrThrow();
+    const handoffs = () => stack.database.db.selectFrom('session_handoffs').select(['status', 'requested_by', 'target_chat_id']).where('session_id', '=', session.id).execute();
+
+    // Bob is no operator (there are none), yet his /sethome is taken, as before operators existed.
+    expect(await ask(BOB.id, BOB, '/sethome')).toMatch(/now the telegram home chat/);
+    const home = await stack.database.db.selectFrom('home_chats').select(['chat_id', 'set_by']).where('platform', '=', 'telegram').executeTakeFirstOrThrow();
+    expect(home).toEqual({ chat_id: String(BOB.id), set_by: `telegram:${BOB.id}` });
+
+    expect(await ask(GROUP, BOB, '/handoff telegram')).toBe(HANDOFF_NOT_YOURS_REPLY);
+    expect(await handoffs()).toEqual([]);
+    expect(await ask(GROUP, ALICE, '/handoff telegram')).toMatch(/^Handing this conversation off/);
+    const done = await waitFor(async () => {
+      const rows = await handoffs();
+      return rows[0]?.status === 'done' ? rows : undefined;
+    }, { what: 'the handoff to finish' });
+    expect(done).toEqual([{ status: 'done', requested_by: `telegram:${ALICE.id}`, target_chat_id: String(BOB.id) }]);
   });
 });

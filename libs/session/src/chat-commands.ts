@@ -205,7 +205,7 @@ export async function runCommand(
   if (command.kind === 'approve' || command.kind === 'deny') return runApprovalCommand(trx, sessionId, userId, operators, command);
   if (command.kind === 'status') return runStatusCommand(trx, sessionId);
   if (command.kind === 'help') return { reply: HELP_REPLY };
-  if (command.kind === 'sethome' || command.kind === 'handoff') return runHandoffCommand(trx, sessionId, userId, command);
+  if (command.kind === 'sethome' || command.kind === 'handoff') return runHandoffCommand(trx, sessionId, userId, operators, command);
   // /compress reaches here only while a question or approval waits; otherwise the worker runs it.
   if (command.kind === 'compress') return { reply: COMPRESS_WHILE_WAITING_REPLY };
   return runStopCommand(trx, sessionId, userId, operators);

@@ -61,6 +61,7 @@ export type { DeadLetterView, FailureRecord, FailureStrike } from './dead-letter
 export { endSession, fireNextSessionEnd } from './session-end.ts';
 export type { SessionEnd } from './session-end.ts';
 export { homeChat, setHomeChat } from './home-chats.ts';
+export { HANDOFF_NOT_YOURS_REPLY, SETHOME_OPERATORS_ONLY_REPLY } from './handoff-commands.ts';
 export type { HomeChat } from './home-chats.ts';
 export { claimHandoff, getHandoff, HANDOFF_STALE_SECONDS, HandoffRefused, latestHandoff, requestHandoff, runHandoff } from './handoff.ts';
 export type { HandoffClaim, HandoffRequest, HandoffResult, HandoffView } from './handoff.ts';
