@@ -8,6 +8,8 @@ COPY package.json package-lock.json tsconfig.base.json tsconfig.package.json tsc
 COPY libs ./libs
 COPY services ./services
 COPY cli ./cli
+# The build bundles each role's code with esbuild (scripts/bundle.mjs).
+COPY scripts ./scripts
 # No install scripts: nothing the build or the roles need compiles natively (better-sqlite3 is an
 # optional dependency of the search benchmark only).
 RUN npm ci --no-audit --no-fund --ignore-scripts
@@ -15,7 +17,7 @@ RUN npm ci --no-audit --no-fund --ignore-scripts
 # which the ingress serves at /ui/.
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
- && rm -rf node_modules/better-sqlite3 libs/*/src libs/*/test services/*/src services/*/test cli/src \
+ && rm -rf node_modules/better-sqlite3 scripts libs/*/src libs/*/test services/*/src services/*/test cli/src \
     services/ingress/console/src services/ingress/console/index.html services/ingress/console/vite.config.ts \
  && find libs services cli -name '.tsbuildinfo' -delete \
  && find libs services cli -name 'tsconfig*.json' -delete

@@ -129,6 +129,11 @@ describe('the image (Dockerfile)', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     for (const stage of stages) expect(stage.from).toMatch(/^node:22-[a-z]+-slim$/);
     expect(stages[0]!.run).toContain('npm run build');
+    // Every file the build script names comes into the build stage (a missing one fails the image build only).
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const named = [...String(manifest.scripts.build).matchAll(/\S+\.(?:mjs|json|ts)\b/g)].map((match) => match[0]);
+    expect(named.length).toBeGreaterThan(0);
+    for (const file of named) expect(stages[0]!.copied.some((source) => file === source || file.startsWith(`${source}/`)), file).toBe(true);
     expect(stages[0]!.run).toContain('npm prune --omit=dev');
     // The console's built files stay in the image (its sources do not).
     expect(stages[0]!.run).toContain('services/ingress/console/src');

@@ -9,6 +9,8 @@ export interface ImageStage {
   entrypoint: string[];
   cmd: string[];
   run: string;
+  /** What its COPY lines take from the build context (not from another stage), as written. */
+  copied: string[];
 }
 
 /** Joins continuation lines, drops comments, and splits the file into its build stages. */
@@ -29,10 +31,17 @@ function parseEnv(rest: string, into: Record<string, string>): void {
   }
 }
 
+/** The sources of a COPY from the build context: every word but the flags and the destination. */
+function copySources(rest: string): string[] {
+  const words = rest.split(/\s+/);
+  if (words.some((word) => word.startsWith('--from='))) return [];
+  return words.filter((word) => !word.startsWith('--')).slice(0, -1);
+}
+
 /** Only the exec (JSON array) forms of ENTRYPOINT and CMD: the shell form would hide signals. */
 export function readImageStages(path: string): ImageStage[] {
   return instructions(readFileSync(path, 'utf8')).map((stage) => {
-    const image: ImageStage = { from: '', workdir: '/', user: 'root', env: {}, entrypoint: [], cmd: [], run: '' };
+    const image: ImageStage = { from: '', workdir: '/', user: 'root', env: {}, entrypoint: [], cmd: [], run: '', copied: [] };
     for (const line of stage) {
       const [, keyword = '', rest = ''] = /^(\S+)\s+(.*)$/.exec(line) ?? [];
       switch (keyword.toUpperCase()) {
@@ -43,6 +52,7 @@ export function readImageStages(path: string): ImageStage[] {
         case 'ENTRYPOINT': image.entrypoint = JSON.parse(rest); break;
         case 'CMD': image.cmd = JSON.parse(rest); break;
         case 'RUN': image.run += `${rest}\n`; break;
+        case 'COPY': image.copied.push(...copySources(rest)); break;
         default: break;
       }
     }
