@@ -18,7 +18,8 @@ BEGIN
        SELECT 1 FROM inbound_events e WHERE e.session_id = p_session AND e.status IN ('pending', 'processing'))) THEN
     UPDATE session_leases SET expires_at = clock_timestamp(), released = true
       WHERE session_id = p_session AND token = p_token;
-    v_released := true;
+    -- Not ours any more (only possible for a caller that did not check the lease first): say so.
+    v_released := FOUND;
   END IF;
   RETURN QUERY
     SELECT s.queue_mode, v_parked, e.id, e.text, e.user_id, e.user_name, e.status, e.turn_id, v_released
