@@ -7,6 +7,7 @@ import { candidateCtes, CANDIDATE_ROWS, candidateRows } from './search-candidate
 import type { CandidateQuery } from './search-candidates.ts';
 import { planQuery, queryLexemesSql, SEARCH_TEXT } from './search-plan.ts';
 import type { Lexemes, Plan, SearchRoute } from './search-plan.ts';
+import { messageStats, ownerDensityBound } from './term-shares.ts';
 import { parseSearchQuery } from './search-query.ts';
 import { otherVisibleSessionIds } from './search-scope.ts';
 import type { SearchScope } from './search-scope.ts';
@@ -126,10 +127,13 @@ export async function searchHistory(db: Db, scope: SearchScope, options: SearchO
  */
 export async function candidateQuery(db: Db, scope: SearchScope, options: SearchOptions): Promise<CandidateQuery> {
   const parsed = parseSearchQuery(options.query);
-  const before = await sql<{ words: Lexemes[]; others: string[] }>`
-    SELECT ${queryLexemesSql(parsed)} AS words, ${otherVisibleSessionIds(scope)} AS others`.execute(db);
+  const [before, stats] = await Promise.all([
+    sql<{ words: Lexemes[]; others: string[] }>`
+      SELECT ${queryLexemesSql(parsed)} AS words, ${otherVisibleSessionIds(scope)} AS others`.execute(db),
+    messageStats(db),
+  ]);
   const row = before.rows[0];
-  const plan = planQuery(parsed, row?.words ?? []);
+  const plan = planQuery(parsed, row?.words ?? [], stats);
   const filters: RawBuilder<unknown>[] = [];
   if (options.roles && options.roles.length > 0) filters.push(sql`m.role = ANY (${[...options.roles]}::text[])`);
   if (options.platforms && options.platforms.length > 0) filters.push(sql`m.platform = ANY (${[...options.platforms]}::text[])`);
@@ -141,7 +145,8 @@ export async function candidateQuery(db: Db, scope: SearchScope, options: Search
   if (options.from) timeRange.push(sql`m.created_at >= ${options.from}`);
   if (options.to) timeRange.push(sql`m.created_at < ${options.to}`);
   const rows = candidateRows(clamp(options.limit, DEFAULT_LIMIT, MAX_SEARCH_LIMIT), clamp(options.hitsPerSession, DEFAULT_HITS, MAX_HITS_PER_SESSION));
-  return { scope, others: row?.others ?? [], plan, filters, timeRange, oldestFirst: options.sort === 'oldest', rows };
+  const sparse = plan.share !== null && stats !== null ? ownerDensityBound(stats, scope.userId, plan.share) : null;
+  return { scope, others: row?.others ?? [], plan, filters, timeRange, oldestFirst: options.sort === 'oldest', rows, densityBound: sparse };
 }
 
 /** The whole search statement: the candidate set, ranked or ordered in time, with its sessions. */

@@ -52,6 +52,20 @@ export interface CandidateQuery {
   oldestFirst: boolean;
   /** How many candidates: candidateRows(). */
   rows: number;
+  /**
+   * The most the query can be of the person's messages, from the column statistics
+   * (ownerDensityBound); null when unknown. Below walkPays' threshold the walk is left out.
+   */
+  densityBound?: number | null | undefined;
+}
+
+/**
+ * Whether walking the person's newest messages can find `rows` candidates within
+ * CANDIDATE_WALK_MAX_ROWS: not when even every match of the term being theirs leaves them sparser
+ * than walk_on's own threshold. Unknown (no statistics) walks, as a term may be common.
+ */
+export function walkPays(densityBound: number | null | undefined, rows: number): boolean {
+  return densityBound === null || densityBound === undefined || densityBound * CANDIDATE_WALK_MAX_ROWS >= 1.25 * rows;
 }
 
 function and(conditions: RawBuilder<unknown>[]): RawBuilder<unknown> {
@@ -72,7 +86,8 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   const { scope, plan } = query;
   const dir = query.oldestFirst ? sql`ASC` : sql`DESC`;
   const recent = plan.route === 'recent-scan';
-  const walkRows = recent ? RECENT_SCAN_WINDOW : CANDIDATE_WALK_ROWS;
+  // A term the statistics show too sparse for the walk goes straight to the GIN index (own_hits).
+  const walkRows = recent ? RECENT_SCAN_WINDOW : walkPays(query.densityBound, query.rows) ? CANDIDATE_WALK_ROWS : 0;
   const matches = and([plan.condition, ...query.filters]);
   const within = and(query.timeRange);
   const others = sql`m.session_id = ANY (${[...query.others]}::uuid[])`;

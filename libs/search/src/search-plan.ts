@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import { likePattern, longestWordRun, SearchQueryError, tsqueryOperand } from './search-query.ts';
 import type { ParsedQuery, SearchTerm, SubstringTerm, WordTerm } from './search-query.ts';
+import { operandShare } from './term-shares.ts';
+import type { MessageStats } from './term-shares.ts';
 
 /**
  * How the query was answered: the tsvector index, the trigram index, both, or a scan of the most
@@ -20,6 +22,11 @@ export interface Plan {
   /** For ts_headline: every positive word operand ORed, or null when there is none. */
   headlineQuery: string | null;
   substrings: string[];
+  /**
+   * At most about this share of all messages matches (term-shares.ts), from the column
+   * statistics; null when unknown (no statistics, or a substring or stop-word term).
+   */
+  share: number | null;
 }
 
 /** What the english configuration makes of one word operand: its lexemes, as tsquery text. */
@@ -53,10 +60,12 @@ interface Alternative {
   usesSubstrings: boolean;
   /** A positive term an index serves: without one the alternative needs the recent scan. */
   indexed: boolean;
+  /** The alternative's share of messages, at most: its rarest positive word's; null when unknown. */
+  share: number | null;
 }
 
 function emptyAlternative(): Alternative {
-  return { parts: [], ranks: [], headline: [], substrings: [], usesWords: false, usesSubstrings: false, indexed: false };
+  return { parts: [], ranks: [], headline: [], substrings: [], usesWords: false, usesSubstrings: false, indexed: false, share: null };
 }
 
 /**
@@ -67,7 +76,7 @@ function emptyAlternative(): Alternative {
  * (`server` in `src/server/index.ts`, one `file` lexeme to the parser), as FTS5 does; a tsvector
  * prefix alone lost those (docs/decisions/2026-12-02-search-latency.md).
  */
-function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Lexemes>): void {
+function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Lexemes>, stats: MessageStats | null): void {
   const positive = words.filter((term) => !term.negated);
   if (positive.length === 0) {
     if (words.length > 0) {
@@ -88,11 +97,26 @@ function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Le
     alt.parts.push(sql`(m.search_vector @@ to_tsquery('english'::regconfig, ${tsqueryOperand(term)})
       OR (${SEARCH_TEXT} ILIKE ${likePattern(term.text)} AND ${SEARCH_TEXT} ~* ${wordStartRegex(term.text)}))`);
   }
+  alt.share = stats === null ? null : wordsShare(stats, positive, lexemes);
   const operands = positive.map((term) => tsqueryOperand(term));
   alt.ranks.push(sql`ts_rank(m.search_vector, to_tsquery('english'::regconfig, ${operands.join(' & ')}))`);
   alt.headline.push(...operands);
   alt.usesWords = true;
   alt.indexed = true;
+}
+
+/**
+ * The share of messages holding every positive word: the rarest one's. (An unstemmed word also
+ * matches at a word start inside a path through the trigram index, which the statistics do not
+ * count; such matches are few beside the word's own.)
+ */
+function wordsShare(stats: MessageStats, positive: WordTerm[], lexemes: Map<WordTerm, Lexemes>): number | null {
+  let least: number | null = null;
+  for (const term of positive) {
+    const share = operandShare(stats, lexemes.get(term)?.query ?? '');
+    if (share !== null) least = least === null ? share : Math.min(least, share);
+  }
+  return least;
 }
 
 /**
@@ -133,14 +157,16 @@ function addSubstrings(alt: Alternative, terms: SubstringTerm[]): void {
   }
 }
 
-function alternativeOf(terms: SearchTerm[], lexemes: Map<WordTerm, Lexemes>): Alternative | null {
+function alternativeOf(terms: SearchTerm[], lexemes: Map<WordTerm, Lexemes>, stats: MessageStats | null): Alternative | null {
   const alt = emptyAlternative();
   const words = terms.filter((term): term is WordTerm => term.kind === 'word');
   // A negated stop word cannot be excluded by the index and excludes almost everything.
   const stop = words.filter((term) => lexemes.get(term)?.nodes === 0 && !term.negated);
-  addWords(alt, words.filter((term) => lexemes.get(term)?.nodes !== 0), lexemes);
+  addWords(alt, words.filter((term) => lexemes.get(term)?.nodes !== 0), lexemes, stats);
   addStopWords(alt, stop);
   addSubstrings(alt, terms.filter((term): term is SubstringTerm => term.kind === 'substring'));
+  // A substring or stop-word term has no share in the statistics: the alternative's is unknown.
+  if (alt.usesSubstrings) alt.share = null;
   return alt.usesWords || alt.usesSubstrings ? alt : null;
 }
 
@@ -158,10 +184,10 @@ export function queryLexemesSql(parsed: ParsedQuery): RawBuilder<Lexemes[]> {
  * Turns a parsed query into one condition on `messages m`, a rank, and how indexes serve it;
  * `found` is what queryLexemesSql returned for it.
  */
-export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[]): Plan {
+export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[], stats: MessageStats | null = null): Plan {
   const words = wordTermsOf(parsed);
   const lexemes = new Map(words.map((term, i) => [term, found[i] ?? { nodes: 0, query: '' }]));
-  const alternatives = parsed.alternatives.map((terms) => alternativeOf(terms, lexemes)).filter((alt): alt is Alternative => alt !== null);
+  const alternatives = parsed.alternatives.map((terms) => alternativeOf(terms, lexemes, stats)).filter((alt): alt is Alternative => alt !== null);
   if (alternatives.length === 0) throw new SearchQueryError('query has no words or characters to search for');
   const usesWords = alternatives.some((alt) => alt.usesWords);
   const usesSubstrings = alternatives.some((alt) => alt.usesSubstrings);
@@ -180,5 +206,7 @@ export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[]): Plan 
     rank: ranks.length > 0 ? sql`(${sql.join(ranks, sql` + `)})` : sql`0`,
     headlineQuery: headline.length > 0 ? headline.join(' | ') : null,
     substrings: alternatives.flatMap((alt) => alt.substrings),
+    // OR: the alternatives' shares add up; one unknown makes the whole unknown.
+    share: alternatives.some((alt) => alt.share === null) ? null : Math.min(1, alternatives.reduce((sum, alt) => sum + (alt.share ?? 0), 0)),
   };
 }

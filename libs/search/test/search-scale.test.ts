@@ -5,7 +5,8 @@ import type { Db } from '@herald/db';
 import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 import { candidateQuery, searchHistory, searchSql } from '../src/history-search.ts';
 import type { SearchOptions, SearchSort } from '../src/history-search.ts';
-import { CANDIDATE_ROWS, CANDIDATE_WALK_MAX_ROWS, CANDIDATE_WALK_ROWS, MIN_CANDIDATE_ROWS } from '../src/search-candidates.ts';
+import { CANDIDATE_ROWS, CANDIDATE_WALK_MAX_ROWS, CANDIDATE_WALK_ROWS, MIN_CANDIDATE_ROWS, walkPays } from '../src/search-candidates.ts';
+import { messageStats, operandShare, ownerDensityBound } from '../src/term-shares.ts';
 import { otherVisibleSessionIds } from '../src/search-scope.ts';
 
 /** Messages in the generated history; u0 owns every other session, u1-u4 the rest. */
@@ -133,6 +134,21 @@ describe('history search at scale: the scope inside the index, a bounded candida
     const { nodes } = await explain(database.db, 'rarexyz');
     const gin = nodes.find((node) => node['Index Name'] === 'messages_scope_vector_idx' && (node['Actual Loops'] ?? 0) > 0);
     expect(gin?.['Index Cond']).toMatch(/owner_id = 'u0'.*search_vector @@/);
+    expect((await search('rarexyz', { limit: 50 })).matched).toBe(12);
+  });
+
+  it('skips the walk for a term the statistics show too sparse for it, and finds the same messages', async () => {
+    const walked = (nodes: PlanNode[]) =>
+      nodes.filter((node) => node['Index Name'] === 'messages_scope_time_idx' && (node['Actual Loops'] ?? 0) > 0).reduce((sum, node) => sum + (node['Actual Rows'] ?? 0), 0);
+    const stats = await messageStats(database.db);
+    expect(stats?.owners.get('u0')).toBeGreaterThan(0.3);
+    // rarexyz: 12 of 60,000 messages, not among the listed lexemes; middling: 1 in 100, listed.
+    expect(walkPays(ownerDensityBound(stats!, 'u0', operandShare(stats!, "'rarexyz':*")!), MIN_CANDIDATE_ROWS)).toBe(false);
+    expect(walkPays(ownerDensityBound(stats!, 'u0', operandShare(stats!, "'middl':*")!), MIN_CANDIDATE_ROWS)).toBe(true);
+    expect(walked((await explain(database.db, 'rarexyz')).nodes)).toBe(0);
+    expect(walked((await explain(database.db, 'middling')).nodes)).toBeGreaterThan(0);
+    // Someone the statistics do not list among the common owners (a small history) is walked.
+    expect(ownerDensityBound(stats!, 'nobody', 0.001)).toBeNull();
     expect((await search('rarexyz', { limit: 50 })).matched).toBe(12);
   });
 
