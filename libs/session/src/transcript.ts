@@ -86,7 +86,7 @@ export async function loadTranscriptState(db: Kysely<Database>, sessionId: strin
   // The last call's size in a LATERAL on the one session row: a sub-select in the select list
   // would run once per message.
   const { rows } = await sql<Nullable<MessageRow> & { ineffective_compressions: number; parent_session_id: string | null; last_input_tokens: number | null }>`
-    SELECT m.id, m.seq, m.turn_id, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_name, m.created_at,
+    SELECT ${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(`m.${column}`)))},
            s.ineffective_compressions, s.parent_session_id, c.input_tokens AS last_input_tokens
     FROM sessions s
     LEFT JOIN LATERAL (SELECT input_tokens FROM model_calls WHERE session_id = s.id ORDER BY id DESC LIMIT 1) c ON true
