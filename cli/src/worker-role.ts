@@ -6,10 +6,10 @@ import { builtinRegistry, ToolExposure } from '@herald/tools';
 import { CHAT_PLATFORMS } from '@herald/delivery';
 import { SessionLifecycle, WorkerService } from '@herald/worker';
 import { WebhookSender } from '@herald/scheduler';
-import { childProviderFromConfig, registerDelegation } from './delegation-wiring.ts';
+import { registerDelegation } from './delegation-wiring.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
-import { providerFromConfig, summariserFromConfig } from './provider-wiring.ts';
+import { childProviderFromConfig, providerFromConfig, summariserFromConfig } from './provider-wiring.ts';
 import { jobQueues, loadToolPlugins, openToolSandbox, openTransport } from './role-wiring.ts';
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
