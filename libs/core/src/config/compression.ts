@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { integer, oneOf, optionalText } from './fields.ts';
+import { endpointFor, modelName } from './model.ts';
 import type { ModelEndpoint } from './model.ts';
 
 /** When and how a long session is compacted into a child session (docs/long-chats.md). */
@@ -23,9 +24,7 @@ const compressionEnv = z.object({
     .gt(0, { error: 'expected a share above 0' })
     .max(0.95, { error: 'expected at most 0.95' })
     .default(0.5),
-  HERALD_SUMMARY_MODEL: optionalText.refine((value) => value === undefined || /^(openai|anthropic)\/\S+$/.test(value), {
-    error: 'expected provider/model with provider openai or anthropic, e.g. openai/gpt-4.1-mini',
-  }),
+  HERALD_SUMMARY_MODEL: modelName,
   HERALD_COMPRESSION_ON_FAILURE: oneOf(['fallback', 'abort']).default('fallback'),
   HERALD_COMPRESSION_MESSAGE_LIMIT: integer(10, 1_000_000).default(5000),
   // The summariser reaches its provider with the model section's key and base URL.
@@ -35,24 +34,12 @@ const compressionEnv = z.object({
   ANTHROPIC_BASE_URL: optionalText,
 });
 
-function summaryModelOf(e: z.output<typeof compressionEnv>): ModelEndpoint | undefined {
-  const summary = e.HERALD_SUMMARY_MODEL;
-  if (summary === undefined) return undefined;
-  const slash = summary.indexOf('/');
-  const provider = summary.slice(0, slash) as ModelEndpoint['provider'];
-  return {
-    provider,
-    model: summary.slice(slash + 1),
-    apiKey: provider === 'openai' ? e.OPENAI_API_KEY : e.ANTHROPIC_API_KEY,
-    baseURL: provider === 'openai' ? e.OPENAI_BASE_URL : e.ANTHROPIC_BASE_URL,
-  };
-}
 
 export const compressionSection = compressionEnv.transform(
   (e): CompressionConfig => ({
     contextTokens: e.HERALD_CONTEXT_TOKENS,
     threshold: e.HERALD_COMPRESSION_THRESHOLD,
-    summaryModel: summaryModelOf(e),
+    summaryModel: endpointFor(e.HERALD_SUMMARY_MODEL, e),
     onFailure: e.HERALD_COMPRESSION_ON_FAILURE,
     messageLimit: e.HERALD_COMPRESSION_MESSAGE_LIMIT,
   }),

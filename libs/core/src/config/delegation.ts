@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { integer, optionalText } from './fields.ts';
+import { endpointFor, modelName } from './model.ts';
 import type { ModelEndpoint } from './model.ts';
 
 /** delegate_task's limits (docs/subagents.md); the defaults are Hermes' `delegation:` defaults. */
@@ -26,9 +27,7 @@ const delegationEnv = z.object({
   HERALD_DELEGATION_MAX_ITERATIONS: integer(1, 1000).default(50),
   HERALD_DELEGATION_ORCHESTRATOR_ENABLED: flag.default(true),
   HERALD_DELEGATION_MAX_SUMMARY_CHARS: integer(2000, 1_000_000).default(24_000),
-  HERALD_DELEGATION_MODEL: optionalText.refine((value) => value === undefined || /^(openai|anthropic)\/\S+$/.test(value), {
-    error: 'expected provider/model with provider openai or anthropic, e.g. openai/gpt-4.1-mini',
-  }),
+  HERALD_DELEGATION_MODEL: modelName,
   // Children reach their provider with the model section's key and base URL.
   OPENAI_API_KEY: optionalText,
   OPENAI_BASE_URL: optionalText,
@@ -36,18 +35,6 @@ const delegationEnv = z.object({
   ANTHROPIC_BASE_URL: optionalText,
 });
 
-function childModelOf(e: z.output<typeof delegationEnv>): ModelEndpoint | undefined {
-  const value = e.HERALD_DELEGATION_MODEL;
-  if (value === undefined) return undefined;
-  const slash = value.indexOf('/');
-  const provider = value.slice(0, slash) as ModelEndpoint['provider'];
-  return {
-    provider,
-    model: value.slice(slash + 1),
-    apiKey: provider === 'openai' ? e.OPENAI_API_KEY : e.ANTHROPIC_API_KEY,
-    baseURL: provider === 'openai' ? e.OPENAI_BASE_URL : e.ANTHROPIC_BASE_URL,
-  };
-}
 
 export const delegationSection = delegationEnv.transform(
   (e): DelegationConfig => ({
@@ -56,6 +43,6 @@ export const delegationSection = delegationEnv.transform(
     maxIterations: e.HERALD_DELEGATION_MAX_ITERATIONS,
     orchestratorEnabled: e.HERALD_DELEGATION_ORCHESTRATOR_ENABLED,
     maxSummaryChars: e.HERALD_DELEGATION_MAX_SUMMARY_CHARS,
-    model: childModelOf(e),
+    model: endpointFor(e.HERALD_DELEGATION_MODEL, e),
   }),
 );

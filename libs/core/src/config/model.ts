@@ -26,10 +26,24 @@ export interface ModelConfig {
 const KEY_VARIABLE = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
 const URL_VARIABLE = { openai: 'OPENAI_BASE_URL', anthropic: 'ANTHROPIC_BASE_URL' } as const;
 
+/** A `provider/model` variable (HERALD_MODEL, HERALD_SUMMARY_MODEL, HERALD_DELEGATION_MODEL). */
+export const modelName = optionalText.refine((value) => value === undefined || /^(openai|anthropic)\/\S+$/.test(value), {
+  error: 'expected provider/model with provider openai or anthropic, e.g. openai/gpt-4.1-mini',
+});
+
+/** The providers' keys and base URLs as the environment holds them. */
+export type ProviderEnv = { [K in (typeof KEY_VARIABLE)[ProviderName] | (typeof URL_VARIABLE)[ProviderName]]?: string | undefined };
+
+/** The endpoint a `provider/model` value names, reached with that provider's key and base URL. */
+export function endpointFor(value: string | undefined, e: ProviderEnv): ModelEndpoint | undefined {
+  if (value === undefined) return undefined;
+  const slash = value.indexOf('/');
+  const provider = value.slice(0, slash) as ProviderName;
+  return { provider, model: value.slice(slash + 1), apiKey: e[KEY_VARIABLE[provider]], baseURL: e[URL_VARIABLE[provider]] };
+}
+
 const modelEnv = z.object({
-  HERALD_MODEL: optionalText.refine((value) => value === undefined || /^(openai|anthropic)\/\S+$/.test(value), {
-    error: 'expected provider/model with provider openai or anthropic, e.g. openai/gpt-4.1-mini',
-  }),
+  HERALD_MODEL: modelName,
   OPENAI_API_KEY: optionalText,
   OPENAI_BASE_URL: optionalText.pipe(url(/^https?:$/, 'http://127.0.0.1:11434/v1').optional()),
   ANTHROPIC_API_KEY: optionalText,
@@ -40,15 +54,7 @@ const modelEnv = z.object({
 });
 
 function endpointOf(e: z.output<typeof modelEnv>): ModelEndpoint | null {
-  if (e.HERALD_MODEL === undefined) return null;
-  const slash = e.HERALD_MODEL.indexOf('/');
-  const provider = e.HERALD_MODEL.slice(0, slash) as ProviderName;
-  return {
-    provider,
-    model: e.HERALD_MODEL.slice(slash + 1),
-    apiKey: e[KEY_VARIABLE[provider]],
-    baseURL: e[URL_VARIABLE[provider]],
-  };
+  return endpointFor(e.HERALD_MODEL, e) ?? null;
 }
 
 export const modelSection = modelEnv
