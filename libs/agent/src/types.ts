@@ -39,6 +39,12 @@ export interface CompletionRequest {
   messages: ChatMessage[];
   tools: ToolDefinition[];
   signal?: AbortSignal;
+  /**
+   * When given, the provider streams the answer and hands each piece of text here as it arrives.
+   * The result is the same as a non-streamed call's (text, tool calls, usage); a stream that breaks
+   * mid-way throws like a failed call, so nothing half-received is ever returned.
+   */
+  onDelta?: (text: string) => void;
 }
 
 export interface CompletionResult {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { integer, optionalText, url } from './fields.ts';
+import { integer, oneOf, optionalText, url } from './fields.ts';
 
 /** Providers Herald speaks natively; any OpenAI-compatible server goes through `openai`. */
 export const PROVIDERS = ['openai', 'anthropic'] as const;
@@ -21,6 +21,8 @@ export interface ModelConfig {
   /** Retries of a failed model call, the first after retryBaseMs, doubling. */
   maxRetries: number;
   retryBaseMs: number;
+  /** Models answer as a stream and running turns publish their progress (HERALD_STREAMING). */
+  streaming: boolean;
 }
 
 const KEY_VARIABLE = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
@@ -51,6 +53,7 @@ const modelEnv = z.object({
   HERALD_MODEL_TIMEOUT_MS: integer(100, 3_600_000).default(120_000),
   HERALD_PROVIDER_MAX_RETRIES: integer(0, 20).default(3),
   HERALD_PROVIDER_RETRY_BASE_MS: integer(0, 60_000).default(1000),
+  HERALD_STREAMING: oneOf(['on', 'off'] as const).default('on'),
 });
 
 function endpointOf(e: z.output<typeof modelEnv>): ModelEndpoint | null {
@@ -74,5 +77,6 @@ export const modelSection = modelEnv
       timeoutMs: e.HERALD_MODEL_TIMEOUT_MS,
       maxRetries: e.HERALD_PROVIDER_MAX_RETRIES,
       retryBaseMs: e.HERALD_PROVIDER_RETRY_BASE_MS,
+      streaming: e.HERALD_STREAMING === 'on',
     }),
   );

@@ -459,6 +459,13 @@ export interface Turns {
   worker: string | null;
 }
 
+export interface TurnStreamEntries {
+  created_at: Generated<Timestamp>;
+  entry: Json;
+  event_id: string;
+  id: Generated<Int8>;
+}
+
 export interface UsageDays {
   day: Timestamp;
   tokens: Generated<Int8>;
@@ -498,6 +505,7 @@ export interface DB {
   subagent_runs: SubagentRuns;
   tool_refusals: ToolRefusals;
   tool_waits: ToolWaits;
+  turn_stream_entries: TurnStreamEntries;
   turns: Turns;
   usage_days: UsageDays;
 }
