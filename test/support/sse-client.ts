@@ -44,3 +44,16 @@ export async function collectSse(response: Response, until: (event: SseEvent) =>
   }
   return events;
 }
+
+/**
+ * Reads events into `into` until one satisfies `until` (or the stream ends), leaving the stream
+ * open for more: unlike `break` in a for-await loop, which closes the generator.
+ */
+export async function readUntil(reader: AsyncGenerator<SseEvent>, into: SseEvent[], until: (event: SseEvent) => boolean): Promise<SseEvent | undefined> {
+  for (;;) {
+    const next = await reader.next();
+    if (next.done) return undefined;
+    into.push(next.value);
+    if (until(next.value)) return next.value;
+  }
+}
