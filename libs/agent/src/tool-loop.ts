@@ -236,7 +236,7 @@ async function callModel<W>(options: LoopOptions<W>, messages: ChatMessage[]): P
         messages,
         tools: tools.definitions,
         signal: callSignal,
-        ...(stream ? { onDelta: stream.onDelta } : {}),
+        ...(stream ? { onDelta: stream.onDelta, onRestart: stream.onRestart } : {}),
       },
       stream?.retry ?? options.retry,
     );
@@ -246,7 +246,7 @@ async function callModel<W>(options: LoopOptions<W>, messages: ChatMessage[]): P
     if (!ProviderError.isInstance(error)) throw error;
     return error;
   }
-  return { provider: provider.name, model: result.model, latencyMs: Math.round(performance.now() - started), result };
+  return { provider: result.provider ?? provider.name, model: result.model, latencyMs: Math.round(performance.now() - started), result };
 }
 
 /**
@@ -257,21 +257,25 @@ function deltaStream(
   onProgress: LoopOptions['onProgress'],
   step: number,
   retry: RetryOptions,
-): { onDelta: (text: string) => void; retry: RetryOptions } | undefined {
+): { onDelta: (text: string) => void; onRestart: () => void; retry: RetryOptions } | undefined {
   if (!onProgress) return undefined;
   const newAttempt = () => randomBytes(6).toString('hex');
   let attempt = newAttempt();
   let offset = 0;
+  const restart = () => {
+    attempt = newAttempt();
+    offset = 0;
+  };
   return {
     onDelta: (text) => {
       onProgress({ type: 'delta', step, attempt, offset, text });
       offset += text.length;
     },
+    onRestart: restart,
     retry: {
       ...retry,
       onRetry: (error, number, delayMs) => {
-        attempt = newAttempt();
-        offset = 0;
+        restart();
         retry.onRetry?.(error, number, delayMs);
       },
     },

@@ -45,6 +45,8 @@ export interface CompletionRequest {
    * mid-way throws like a failed call, so nothing half-received is ever returned.
    */
   onDelta?: (text: string) => void;
+  /** A provider that tries again inside one call (failover) says so before the new try's deltas. */
+  onRestart?: () => void;
 }
 
 export interface CompletionResult {
@@ -53,6 +55,10 @@ export interface CompletionResult {
   finishReason: FinishReason;
   usage: Usage;
   model: string;
+  /** The named provider that answered, when it differs from the Provider's own name (failover). */
+  provider?: string;
+  /** The environment variable naming the key that answered (failover); never the key. */
+  keyName?: string;
 }
 
 export interface Provider {

@@ -28,6 +28,7 @@ export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | 
     cache_write_tokens: usage.cacheWriteTokens,
     latency_ms: call.latencyMs,
     finish_reason: call.result.finishReason,
+    key_name: call.result.keyName ?? null,
   };
 }
 

@@ -179,6 +179,7 @@ export interface ModelCalls {
   finish_reason: string;
   id: Generated<Int8>;
   input_tokens: Generated<number>;
+  key_name: string | null;
   latency_ms: number;
   model: string;
   output_tokens: Generated<number>;
@@ -242,6 +243,12 @@ export interface Profiles {
   skill_review_interval: Generated<number>;
   tool_policy: Generated<Json>;
   user_char_limit: Generated<number>;
+}
+
+export interface ProviderCooldowns {
+  key_id: string;
+  reason: string;
+  until: Timestamp;
 }
 
 export interface ReviewCounters {
@@ -490,6 +497,7 @@ export interface DB {
   profile_documents: ProfileDocuments;
   profile_hooks: ProfileHooks;
   profiles: Profiles;
+  provider_cooldowns: ProviderCooldowns;
   review_counters: ReviewCounters;
   reviews: Reviews;
   session_approvals: SessionApprovals;
