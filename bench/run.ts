@@ -161,6 +161,14 @@ async function consoleBench(): Promise<void> {
   progress(`wrote ${CONSOLE_RESULTS_FILE.pathname}`);
 }
 
+async function streamingBench(): Promise<void> {
+  const bench = await import('./streaming-bench.ts');
+  const result = await bench.runStreamingBench(progress);
+  bench.printStreamingBench(result);
+  await bench.writeStreamingJson(result);
+  progress(`wrote ${bench.STREAMING_RESULTS_FILE.pathname}`);
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- search` runs only the history search part, `-- import` only the Hermes
   // import, `-- delivery` only the delivery latency.
@@ -202,6 +210,11 @@ async function main(): Promise<void> {
   if (process.argv.slice(2).includes('subagents')) {
     console.log(`# Herald benchmarks: subagents\n\n${machineLine()}`);
     return (await import('./subagents-bench.ts')).subagentsBench(progress);
+  }
+  // `-- streaming`: time to the first streamed delta beside the whole reply.
+  if (process.argv.slice(2).includes('streaming')) {
+    console.log(`# Herald benchmarks: live turns\n\n${machineLine()}`);
+    return streamingBench();
   }
   if (process.argv.slice(2).includes('delivery')) {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
@@ -248,6 +261,8 @@ async function main(): Promise<void> {
   await importBench();
   progress('delivery latency');
   await deliveryBench();
+  progress('live turns');
+  await streamingBench();
   progress('lifecycle hooks');
   await hooksBench();
   await compressionBench();

@@ -1,7 +1,7 @@
 import { assertSafeBind } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db, ProfileCache } from '@herald/db';
-import { TurnDoneListener } from '@herald/queue';
+import { TurnDoneListener, TurnStreamListener } from '@herald/queue';
 import { createIngressServer } from '@herald/ingress';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { watchQueues } from './observability.ts';
@@ -20,6 +20,8 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => openToolSandbox(config, log)));
   const listener = new TurnDoneListener(transport.bus, config.redis.queuePrefix);
   await listener.start();
+  const streamListener = new TurnStreamListener(transport.bus, config.redis.queuePrefix);
+  await streamListener.start();
   const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus, hooks, profiles);
   const app = createIngressServer({
     config,
@@ -28,6 +30,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     adminQueues: [queue],
     notices: transport.bus,
     listener,
+    turnStream: { store: transport.stream, listener: streamListener },
     logger: log,
     telegram: platforms.telegram,
     hooks,

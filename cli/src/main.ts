@@ -73,8 +73,9 @@ async function runCommand(name: string, command: Command, args: string[], config
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`herald: invalid configuration: ${error.message.split('\n').join('\nherald: invalid configuration: ')}\n`);
+  // A providers file or a model chain that cannot be used is a configuration error too (provider-wiring.ts).
+  if (error instanceof ConfigError || (error as Error | undefined)?.name === 'ProviderConfigError') {
+    process.stderr.write(`herald: invalid configuration: ${(error as Error).message.split('\n').join('\nherald: invalid configuration: ')}\n`);
   } else {
     process.stderr.write(`herald: ${(error as Error)?.message ?? String(error)}\n`);
   }

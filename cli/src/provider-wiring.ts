@@ -1,32 +1,88 @@
-import type { Config, ModelEndpoint } from '@herald/core';
-import { createProvider } from '@herald/agent';
-import type { Provider } from '@herald/agent';
+import { readFileSync } from 'node:fs';
+import type { Config, Logger, ModelEndpoint } from '@herald/core';
+import type { Db } from '@herald/db';
+import { FailoverProvider, LocalCooldowns, loadProviders, modelChain, ProviderConfigError, SharedCooldowns } from '@herald/agent';
+import type { FailoverEvent, KeyCooldowns, NamedProvider, Provider } from '@herald/agent';
+import type { NoticeBus } from '@herald/queue';
 
-/** A provider for one configured endpoint, with the main model's timeout. */
-function providerAt(config: Config, endpoint: ModelEndpoint): Provider {
-  return createProvider({
-    provider: endpoint.provider,
-    model: endpoint.model,
-    // Local OpenAI-compatible servers ignore the key, but the SDK insists on one.
-    apiKey: endpoint.apiKey ?? 'unused',
-    baseURL: endpoint.baseURL,
-    timeoutMs: config.model.timeoutMs,
-  });
+/** What every model of a process is built from: the named providers and the keys resting. */
+export interface ModelWiring {
+  config: Config;
+  providers: ReadonlyMap<string, NamedProvider>;
+  cooldowns: KeyCooldowns;
+  logger: Logger;
 }
 
-/** The main model: HERALD_MODEL, else none. */
-export function providerFromConfig(config: Config): Provider | null {
-  return config.model.endpoint ? providerAt(config, config.model.endpoint) : null;
+/** The named providers of HERALD_PROVIDERS_FILE (and the implicit two), checked now: a bad file stops the start. */
+function providersOf(config: Config, env: Readonly<Record<string, string | undefined>>): Map<string, NamedProvider> {
+  const path = config.model.providersFile;
+  if (path === undefined) return loadProviders(undefined, env);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ProviderConfigError(`HERALD_PROVIDERS_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  return loadProviders({ path, text }, env);
+}
+
+const refOf = (endpoint: ModelEndpoint) => `${endpoint.provider}/${endpoint.model}`;
+
+/** One model variable's chain behind failover: `field` names it in errors, its fallbacks HERALD_MODEL_FALLBACKS. */
+function chainProvider(wiring: ModelWiring, refs: readonly string[], field: string): Provider {
+  const fieldOf = (index: number) => (index === 0 ? field : `HERALD_MODEL_FALLBACKS[${index - 1}]`);
+  const { config, cooldowns, logger } = wiring;
+  const log = (event: FailoverEvent) => {
+    if (event.type === 'auth-failed') logger.warn({ key: event.keyId, model: event.ref }, 'the provider refused this key (auth); skipping it for 10 minutes');
+    else if (event.type === 'key-failed') logger.warn({ key: event.keyId, model: event.ref, kind: event.kind, status: event.status, restMs: event.restMs }, 'model call failed on this key; trying the next');
+    else logger.warn({ from: event.from, to: event.to, reason: event.reason }, 'model failover');
+  };
+  return new FailoverProvider({ chain: modelChain(refs, wiring.providers, fieldOf), cooldowns, timeoutMs: config.model.timeoutMs, onEvent: log });
+}
+
+/**
+ * Reads and checks the providers and every configured model chain: an unknown provider, an unset
+ * key variable or a broken file is refused here, at the start, naming the field.
+ */
+export function modelWiring(config: Config, env: Readonly<Record<string, string | undefined>>, cooldowns: KeyCooldowns, logger: Logger): ModelWiring {
+  const wiring = { config, providers: providersOf(config, env), cooldowns, logger };
+  providerFromConfig(wiring);
+  summariserFromConfig(wiring);
+  childProviderFromConfig(wiring);
+  return wiring;
+}
+
+/** Cool-downs shared with every other process through the notice bus and Postgres. */
+export async function sharedCooldowns(config: Config, db: Db, bus: NoticeBus, logger: Logger): Promise<KeyCooldowns> {
+  const cooldowns = new SharedCooldowns({
+    db,
+    notices: bus,
+    channel: `${config.redis.queuePrefix}:provider-cooldown`,
+    onError: (error) => logger.warn({ err: error }, 'sharing a key cool-down failed; other processes learn of it when the key fails for them'),
+  });
+  await cooldowns.start();
+  return cooldowns;
+}
+
+/** A process's models without sharing (tools and tests that call a model once). */
+export function localModelWiring(config: Config, env: Readonly<Record<string, string | undefined>>, logger: Logger): ModelWiring {
+  return modelWiring(config, env, new LocalCooldowns(), logger);
+}
+
+/** The main model: HERALD_MODEL then HERALD_MODEL_FALLBACKS, else none. */
+export function providerFromConfig(wiring: ModelWiring): Provider | null {
+  const { endpoint, fallbacks } = wiring.config.model;
+  return endpoint ? chainProvider(wiring, [refOf(endpoint), ...fallbacks], 'HERALD_MODEL') : null;
 }
 
 /** The model that writes compression summaries: HERALD_SUMMARY_MODEL, else the main model. */
-export function summariserFromConfig(config: Config): Provider | null {
-  const summary = config.compression.summaryModel;
-  return summary ? providerAt(config, summary) : providerFromConfig(config);
+export function summariserFromConfig(wiring: ModelWiring): Provider | null {
+  const summary = wiring.config.compression.summaryModel;
+  return summary ? chainProvider(wiring, [refOf(summary)], 'HERALD_SUMMARY_MODEL') : providerFromConfig(wiring);
 }
 
 /** The model of delegate_task's children: HERALD_DELEGATION_MODEL, else none (the main model runs them). */
-export function childProviderFromConfig(config: Config): Provider | null {
-  const endpoint = config.delegation.model;
-  return endpoint ? providerAt(config, endpoint) : null;
+export function childProviderFromConfig(wiring: ModelWiring): Provider | null {
+  const endpoint = wiring.config.delegation.model;
+  return endpoint ? chainProvider(wiring, [refOf(endpoint)], 'HERALD_DELEGATION_MODEL') : null;
 }

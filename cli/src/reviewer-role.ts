@@ -2,7 +2,7 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db } from '@herald/db';
 import { builtinRegistry } from '@herald/tools';
 import { ReviewerService } from '@herald/reviewer';
-import { providerFromConfig } from './provider-wiring.ts';
+import { localModelWiring, providerFromConfig } from './provider-wiring.ts';
 import { loadToolPlugins } from './role-wiring.ts';
 
 export async function startReviewer(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<ReviewerService> {
@@ -12,7 +12,9 @@ export async function startReviewer(config: Config, logger: Logger, shutdown: Sh
   // It never runs terminal or file tools, so it opens no sandbox: they are registered, not offered.
   const registry = builtinRegistry(config.tools);
   await loadToolPlugins(registry, config.tools.plugins);
-  const reviewer = new ReviewerService({ config, db, provider: providerFromConfig(config), registry, logger: log });
+  // Reviews are background work retried by pg-boss: resting keys are tracked here, not shared.
+  const provider = providerFromConfig(localModelWiring(config, config.environment, log));
+  const reviewer = new ReviewerService({ config, db, provider, registry, logger: log });
   await reviewer.start();
   shutdown.add('reviewer', () => reviewer.close(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
   return reviewer;

@@ -1,4 +1,5 @@
 import { relative } from 'node:path';
+import { reconfigured } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 import { portAnswers, startEmbeddedPostgres } from './embedded-postgres.ts';
 
@@ -61,6 +62,6 @@ export async function enterRunMode(config: Config, logger: Logger): Promise<RunM
     database = { ...database, url: embedded.url };
     stop = embedded.stop;
   }
-  const settled: Config = { ...config, database: Object.freeze(database), redis: Object.freeze({ ...config.redis, queueMode: modes.queue }) };
+  const settled = reconfigured(config, { database: Object.freeze(database), redis: Object.freeze({ ...config.redis, queueMode: modes.queue }) });
   return { config: Object.freeze(settled), line: modeLine(config, modes), stop };
 }

@@ -9,12 +9,13 @@ import { WebhookSender } from '@herald/scheduler';
 import { registerDelegation } from './delegation-wiring.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
-import { childProviderFromConfig, providerFromConfig, summariserFromConfig } from './provider-wiring.ts';
+import { childProviderFromConfig, modelWiring, providerFromConfig, sharedCooldowns, summariserFromConfig } from './provider-wiring.ts';
 import { jobQueues, loadToolPlugins, openToolSandbox, openTransport } from './role-wiring.ts';
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
   const transport = openTransport(config, log, shutdown, 'worker');
+  const models = modelWiring(config, config.environment, await sharedCooldowns(config, db, transport.bus, log), log);
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
   const toolSandbox = await openToolSandbox(config, log);
@@ -28,8 +29,8 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     config,
     db,
     transport,
-    provider: providerFromConfig(config),
-    summariser: summariserFromConfig(config),
+    provider: providerFromConfig(models),
+    summariser: summariserFromConfig(models),
     registry,
     // Availability checks read the worker's environment: a tool needing a missing key is not offered.
     exposure: new ToolExposure(registry, { pluginTools, env: process.env }),
@@ -38,7 +39,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     onSessionActive: delivery.onSessionActive,
     hooks,
     queue,
-    childProvider: childProviderFromConfig(config),
+    childProvider: childProviderFromConfig(models),
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

@@ -9,10 +9,11 @@ BEGIN
     RETURN;
   END IF;
   INSERT INTO model_calls (session_id, turn_id, provider, model, input_tokens, output_tokens,
-                           cached_input_tokens, cache_write_tokens, latency_ms, finish_reason)
+                           cached_input_tokens, cache_write_tokens, latency_ms, finish_reason, key_name)
   SELECT p_session, p_turn, p_call ->> 'provider', p_call ->> 'model', (p_call ->> 'input_tokens')::integer,
          (p_call ->> 'output_tokens')::integer, (p_call ->> 'cached_input_tokens')::integer,
-         (p_call ->> 'cache_write_tokens')::integer, (p_call ->> 'latency_ms')::integer, p_call ->> 'finish_reason';
+         (p_call ->> 'cache_write_tokens')::integer, (p_call ->> 'latency_ms')::integer, p_call ->> 'finish_reason',
+         p_call ->> 'key_name';
   INSERT INTO usage_days (day, user_id, tokens)
   SELECT (clock_timestamp() AT TIME ZONE 'UTC')::date, e.user_id,
          coalesce((p_call ->> 'input_tokens')::bigint, 0) + coalesce((p_call ->> 'output_tokens')::bigint, 0)

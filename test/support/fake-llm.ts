@@ -32,6 +32,10 @@ export interface FakeRequest {
   refused?: boolean;
   /** Milliseconds from the request's arrival to its answer being written: the model's share. */
   serviceMs?: number;
+  /** The request asked for a streamed answer. */
+  stream?: boolean;
+  /** Streamed answers: when each text piece was written (performance.now()), with its text. */
+  chunksSent?: { at: number; text: string }[];
 }
 
 interface ToolCallReply {
@@ -39,9 +43,18 @@ interface ToolCallReply {
   arguments: Record<string, unknown>;
 }
 
+/**
+ * A streamed answer (the request asked `stream: true`) is cut into `chunks` pieces of text, written
+ * `chunkDelayMs` apart; `breakAfter` drops the connection after that many pieces, mid-stream.
+ */
+export interface StreamShape {
+  chunkDelayMs?: number;
+  breakAfter?: number;
+}
+
 export type FakeReply =
-  | { text: string }
-  | { toolCalls: ToolCallReply[]; text?: string }
+  | ({ text: string } & StreamShape)
+  | ({ toolCalls: ToolCallReply[]; text?: string } & StreamShape)
   | { error: { status: number; body?: unknown; headers?: Record<string, string> } }
   | { malformed: true }
   | { hang: true };
@@ -56,6 +69,8 @@ export interface FakeLLMOptions {
   sessionKeyOf?: (request: FakeRequest) => string | undefined;
   /** The model's context window: a larger prompt gets the provider's own 400 (see `overflowError`). */
   contextTokens?: number;
+  /** Streamed answers: milliseconds between pieces of text (default 0). */
+  chunkDelayMs?: number;
 }
 
 export interface FakeLLM {
@@ -319,6 +334,90 @@ function anthropicAnswer(body: any, text: string, calls: ToolCallReply[], output
   };
 }
 
+/** One server-sent event of a streamed answer; `text` marks a piece of the answer's text. */
+interface StreamEvent {
+  event?: string;
+  data: unknown;
+  text?: string;
+}
+
+/** Cuts text into pieces of about `size` characters (never inside a surrogate pair). */
+function pieces(text: string, size = 6): string[] {
+  const chars = Array.from(text);
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
+  return out;
+}
+
+/** OpenAI's chat.completion.chunk stream of the same answer, usage in a last chunk when asked. */
+function openaiStreamEvents(body: any, answer: any): StreamEvent[] {
+  const choice = answer.choices[0];
+  const base = { id: answer.id, object: 'chat.completion.chunk', created: answer.created, model: answer.model };
+  const chunk = (delta: unknown, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const events: StreamEvent[] = [{ data: chunk({ role: 'assistant', content: '' }) }];
+  for (const text of pieces(choice.message.content ?? '')) events.push({ data: chunk({ content: text }), text });
+  (choice.message.tool_calls ?? []).forEach((call: any, index: number) => {
+    events.push({ data: chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }) });
+    for (const part of pieces(call.function.arguments, 12)) {
+      events.push({ data: chunk({ tool_calls: [{ index, function: { arguments: part } }] }) });
+    }
+  });
+  events.push({ data: chunk({}, choice.finish_reason) });
+  if (body.stream_options?.include_usage === true) events.push({ data: { ...base, choices: [], usage: answer.usage } });
+  events.push({ data: '[DONE]' });
+  return events;
+}
+
+/** Anthropic's Messages stream of the same answer: message_start, blocks, message_delta, message_stop. */
+function anthropicStreamEvents(answer: any): StreamEvent[] {
+  const { content, usage, stop_reason: stopReason, ...message } = answer;
+  const events: StreamEvent[] = [
+    { event: 'message_start', data: { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } } },
+  ];
+  content.forEach((block: any, index: number) => {
+    if (block.type === 'text') {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
+      for (const text of pieces(block.text)) {
+        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } }, text });
+      }
+    } else {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } } });
+      for (const part of pieces(JSON.stringify(block.input), 12)) {
+        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: part } } });
+      }
+    }
+    events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
+  });
+  events.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } } });
+  events.push({ event: 'message_stop', data: { type: 'message_stop' } });
+  return events;
+}
+
+/** Writes a stream's events; `breakAfter` text pieces in, the connection is destroyed mid-answer. */
+async function writeStream(
+  response: ServerResponse,
+  events: StreamEvent[],
+  shape: { chunkDelayMs: number; breakAfter: number | undefined },
+  sent: { at: number; text: string }[],
+  isGone: () => boolean,
+): Promise<void> {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const event of events) {
+    if (isGone()) return;
+    if (event.text !== undefined) {
+      if (shape.breakAfter !== undefined && sent.length >= shape.breakAfter) {
+        response.destroy();
+        return;
+      }
+      if (sent.length > 0 && shape.chunkDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, shape.chunkDelayMs));
+      sent.push({ at: performance.now(), text: event.text });
+    }
+    const data = typeof event.data === 'string' ? event.data : JSON.stringify(event.data);
+    response.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${data}\n\n`);
+  }
+  response.end();
+}
+
 function neutralRequest(provider: Provider, body: any, headers: IncomingMessage['headers']): FakeRequest {
   const neutral = provider === 'openai' ? neutralOpenAI(body) : neutralAnthropic(body);
   const users = neutral.messages.filter((m) => m.role === 'user');
@@ -398,13 +497,19 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
       const text = reply.text ?? '';
       const calls = 'toolCalls' in reply ? reply.toolCalls : [];
       const outputTokens = tokens(bytes(text) + (calls.length > 0 ? bytes(JSON.stringify(calls)) : 0));
-      sendJson(
-        response,
-        200,
+      const answer =
         provider === 'openai'
           ? openaiAnswer(body, text, calls, outputTokens, openaiCache)
-          : anthropicAnswer(body, text, calls, outputTokens, anthropicCache),
-      );
+          : anthropicAnswer(body, text, calls, outputTokens, anthropicCache);
+      if (body.stream === true) {
+        fakeRequest.stream = true;
+        fakeRequest.chunksSent = [];
+        const shape = { chunkDelayMs: reply.chunkDelayMs ?? options.chunkDelayMs ?? 0, breakAfter: reply.breakAfter };
+        const events = provider === 'openai' ? openaiStreamEvents(body, answer) : anthropicStreamEvents(answer);
+        await writeStream(response, events, shape, fakeRequest.chunksSent, isGone);
+        return;
+      }
+      sendJson(response, 200, answer);
     } finally {
       fakeRequest.serviceMs = performance.now() - arrived;
       release();

@@ -19,7 +19,7 @@ export {
   INTERRUPTED_RESULT,
   MAX_INVALID_TOOL_ROUNDS,
 } from './tool-loop.ts';
-export type { LoopHooks, LoopOptions, LoopOutcome, LoopResult, ModelCallRecord, ToolRunner, ToolRunOutcome, ToolResultMessage } from './tool-loop.ts';
+export type { LoopHooks, LoopOptions, LoopProgress, LoopOutcome, LoopResult, ModelCallRecord, ToolRunner, ToolRunOutcome, ToolResultMessage } from './tool-loop.ts';
 export { buildSystemPrompt, DEFAULT_IDENTITY } from './system-prompt.ts';
 export type { SystemPromptInput } from './system-prompt.ts';
 export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/index.ts';
@@ -38,3 +38,9 @@ export { compactTranscript } from './compression/compact-transcript.ts';
 export type { CompactionRequest, CompactionResult, OnSummaryFailure, Summariser } from './compression/compact-transcript.ts';
 export { withoutOrphans, pruneToolOutputs, DUPLICATE_RESULT } from './compression/tool-output-pruning.ts';
 export { SUMMARY_PREFIX, SUMMARY_SUFFIX, summaryIn, redactSecrets } from './compression/summary.ts';
+export { FailoverProvider } from './failover/failover-provider.ts';
+export type { FailoverEvent, FailoverOptions } from './failover/failover-provider.ts';
+export { LocalCooldowns, SharedCooldowns } from './failover/key-cooldowns.ts';
+export type { CooldownNotices, KeyCooldowns } from './failover/key-cooldowns.ts';
+export { loadProviders, modelChain, ProviderConfigError } from './failover/providers-file.ts';
+export type { ChainEntry, NamedProvider } from './failover/providers-file.ts';

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { completeWithRetry } from './complete-with-retry.ts';
 import type { RetryOptions } from './complete-with-retry.ts';
 import { recordToolCall, setSpanAttributes, withSpan } from '@herald/telemetry';
@@ -65,7 +66,20 @@ export interface LoopResult<W = never> {
 /** Rounds in a row where every tool call was unknown, refused or invalid before the turn ends. */
 export const MAX_INVALID_TOOL_ROUNDS = 3;
 
+/**
+ * What a running turn shows while it runs: pieces of the model's text and tool calls starting and
+ * ending. A view only: the committed reply is the answer. A piece of text is placed by `step` (the
+ * number of messages before the model call, the same on any worker that resumes the turn),
+ * `attempt` (one id per model call attempt: a retried or resumed call starts again at offset 0)
+ * and `offset` within that attempt's text, so a follower can skip what it has already shown.
+ */
+export type LoopProgress =
+  | { type: 'delta'; step: number; attempt: string; offset: number; text: string }
+  | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' };
+
 export interface LoopOptions<W = never> {
+  /** Streams the model's answers and reports tool calls as they run; without it nothing is streamed. */
+  onProgress?: (event: LoopProgress) => void;
   provider: Provider;
   sessionId: string;
   system: string;
@@ -123,7 +137,13 @@ interface CallsResult<W> {
  * never to have started, and any other unsafe call is reported as interrupted instead of repeated.
  * A call that must wait for a person stops the step: the calls after it have not started.
  */
-async function runCalls<W>(calls: ToolCall[], tools: ToolRunner<W>, signal: AbortSignal, fresh: Set<string> | null): Promise<CallsResult<W>> {
+async function runCalls<W>(
+  calls: ToolCall[],
+  tools: ToolRunner<W>,
+  signal: AbortSignal,
+  fresh: Set<string> | null,
+  onProgress?: LoopOptions<W>['onProgress'],
+): Promise<CallsResult<W>> {
   const results: ToolResultMessage[] = [];
   let invalid = 0;
   let lastError: string | undefined;
@@ -133,7 +153,9 @@ async function runCalls<W>(calls: ToolCall[], tools: ToolRunner<W>, signal: Abor
       results.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: INTERRUPTED_RESULT });
       continue;
     }
+    onProgress?.({ type: 'tool', name: call.name, status: 'start' });
     const outcome = await measuredExecute(tools, call, signal);
+    if (outcome.wait === undefined) onProgress?.({ type: 'tool', name: call.name, status: outcome.isError ? 'error' : 'end' });
     if (outcome.wait !== undefined) {
       return {
         results,
@@ -203,12 +225,20 @@ async function callModel<W>(options: LoopOptions<W>, messages: ChatMessage[]): P
   const { provider, tools, signal } = options;
   const started = performance.now();
   const callSignal = options.modelSignal ? AbortSignal.any([signal, options.modelSignal()]) : signal;
+  const stream = deltaStream(options.onProgress, messages.length, options.retry);
   let result: CompletionResult;
   try {
     result = await completeWithRetry(
       provider,
-      { sessionId: options.sessionId, system: options.system, messages, tools: tools.definitions, signal: callSignal },
-      options.retry,
+      {
+        sessionId: options.sessionId,
+        system: options.system,
+        messages,
+        tools: tools.definitions,
+        signal: callSignal,
+        ...(stream ? { onDelta: stream.onDelta, onRestart: stream.onRestart } : {}),
+      },
+      stream?.retry ?? options.retry,
     );
   } catch (error) {
     if (signal.aborted) throw signal.reason ?? error;
@@ -216,7 +246,40 @@ async function callModel<W>(options: LoopOptions<W>, messages: ChatMessage[]): P
     if (!ProviderError.isInstance(error)) throw error;
     return error;
   }
-  return { provider: provider.name, model: result.model, latencyMs: Math.round(performance.now() - started), result };
+  return { provider: result.provider ?? provider.name, model: result.model, latencyMs: Math.round(performance.now() - started), result };
+}
+
+/**
+ * The deltas of one model call as progress events: a retry starts a new attempt at offset 0 (the
+ * broken attempt's text is never part of the answer).
+ */
+function deltaStream(
+  onProgress: LoopOptions['onProgress'],
+  step: number,
+  retry: RetryOptions,
+): { onDelta: (text: string) => void; onRestart: () => void; retry: RetryOptions } | undefined {
+  if (!onProgress) return undefined;
+  const newAttempt = () => randomBytes(6).toString('hex');
+  let attempt = newAttempt();
+  let offset = 0;
+  const restart = () => {
+    attempt = newAttempt();
+    offset = 0;
+  };
+  return {
+    onDelta: (text) => {
+      onProgress({ type: 'delta', step, attempt, offset, text });
+      offset += text.length;
+    },
+    onRestart: restart,
+    retry: {
+      ...retry,
+      onRetry: (error, number, delayMs) => {
+        restart();
+        retry.onRetry?.(error, number, delayMs);
+      },
+    },
+  };
 }
 
 export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<LoopResult<W>> {
@@ -224,7 +287,7 @@ export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<L
   const messages = [...options.history];
   const pending = unansweredToolCalls(messages);
   if (pending.length > 0) {
-    const done = await runCalls(pending, tools, signal, (await tools.notStarted?.()) ?? new Set());
+    const done = await runCalls(pending, tools, signal, (await tools.notStarted?.()) ?? new Set(), options.onProgress);
     if (done.results.length > 0) await hooks.onToolResults(done.results);
     messages.push(...done.results);
     if (done.wait) return { text: '', outcome: 'waiting', iterations: 0, finalCall: undefined, wait: done.wait };
@@ -253,7 +316,7 @@ export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<L
     };
     await hooks.onToolStep(step, call);
     messages.push(step);
-    const done = await runCalls(result.toolCalls, tools, signal, null);
+    const done = await runCalls(result.toolCalls, tools, signal, null, options.onProgress);
     if (done.results.length > 0) await hooks.onToolResults(done.results);
     messages.push(...done.results);
     if (done.wait) return { text: result.content, outcome: 'waiting', iterations: iteration, finalCall: undefined, wait: done.wait };

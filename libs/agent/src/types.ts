@@ -39,6 +39,14 @@ export interface CompletionRequest {
   messages: ChatMessage[];
   tools: ToolDefinition[];
   signal?: AbortSignal;
+  /**
+   * When given, the provider streams the answer and hands each piece of text here as it arrives.
+   * The result is the same as a non-streamed call's (text, tool calls, usage); a stream that breaks
+   * mid-way throws like a failed call, so nothing half-received is ever returned.
+   */
+  onDelta?: (text: string) => void;
+  /** A provider that tries again inside one call (failover) says so before the new try's deltas. */
+  onRestart?: () => void;
 }
 
 export interface CompletionResult {
@@ -47,6 +55,10 @@ export interface CompletionResult {
   finishReason: FinishReason;
   usage: Usage;
   model: string;
+  /** The named provider that answered, when it differs from the Provider's own name (failover). */
+  provider?: string;
+  /** The environment variable naming the key that answered (failover); never the key. */
+  keyName?: string;
 }
 
 export interface Provider {

@@ -36,7 +36,14 @@ const SECTIONS = {
   delegation: delegationSection,
 };
 
-export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> };
+export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> } & {
+  /**
+   * The environment the config was read from, where variables a file names are looked up at start
+   * (a providers file's api_key_env). Not enumerable: a config that is logged or serialised never
+   * carries it.
+   */
+  readonly environment: Readonly<Record<string, string | undefined>>;
+};
 
 /** Every environment variable Herald reads, from the sections' schemas. */
 export const SETTING_NAMES: readonly string[] = [
@@ -81,6 +88,16 @@ function grantProblems(config: Config): string[] {
  * Parses the environment once into a frozen Config. Every invalid variable is reported, one line
  * each, naming the variable and what is wrong, so a bad deployment fails at start and says why.
  */
+function withEnvironment(sections: Record<string, unknown>, environment: Config['environment']): Config {
+  Object.defineProperty(sections, 'environment', { value: environment, enumerable: false });
+  return Object.freeze(sections) as Config;
+}
+
+/** A config with some sections replaced (the start settling a mode); keeps its environment. */
+export function reconfigured(config: Config, changes: Partial<Omit<Config, 'environment'>>): Config {
+  return withEnvironment({ ...config, ...changes }, config.environment);
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const problems: string[] = [];
   const sections: Record<string, unknown> = {};
@@ -89,7 +106,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (parsed.success) sections[name] = Object.freeze(parsed.data);
     else problems.push(...parsed.error.issues.map((issue) => describeIssue(issue, env)));
   }
-  const config = Object.freeze(sections) as Config;
+  const config = withEnvironment(sections, Object.freeze({ ...env }));
   if (problems.length === 0) problems.push(...grantProblems(config));
   if (problems.length > 0) throw new ConfigError(problems.join('\n'));
   return config;

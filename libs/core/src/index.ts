@@ -1,4 +1,4 @@
-export { assertSafeBind, loadConfig, ConfigError, SETTING_NAMES } from './config.ts';
+export { assertSafeBind, loadConfig, ConfigError, reconfigured, SETTING_NAMES } from './config.ts';
 export { isLoopbackHost } from './config/api.ts';
 export { redactSecrets } from './redact.ts';
 export type { Config } from './config.ts';

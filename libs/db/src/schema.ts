@@ -230,6 +230,9 @@ export interface Database {
   dead_letters: DeadLettersTable;
   hook_events: HookEventsTable;
   subagent_runs: SubagentRunsTable;
+  /** A view of running turns (libs/queue turn-stream.ts, raw pg there): listed so it cannot be forgotten. */
+  turn_stream_entries: Tables.TurnStreamEntries;
+  provider_cooldowns: Tables.ProviderCooldowns;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

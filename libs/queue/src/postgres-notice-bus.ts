@@ -92,6 +92,11 @@ export class PostgresNoticeBus implements NoticeBus {
     this.#pool.on('error', (error) => onError?.(error));
   }
 
+  /** The bus's small pool, for the turn stream's own statements. */
+  get pool(): pg.Pool {
+    return this.#pool;
+  }
+
   async publish(channel: string, payload: string): Promise<void> {
     await this.#pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
   }

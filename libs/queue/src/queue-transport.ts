@@ -5,6 +5,8 @@ import { usesPostgresQueue } from './notice-bus.ts';
 import type { NoticeBus, QueueSettings } from './notice-bus.ts';
 import { RedisNoticeBus } from './redis-notice-bus.ts';
 import { PostgresNoticeBus } from './postgres-notice-bus.ts';
+import { PostgresTurnStreamStore, RedisTurnStreamStore } from './turn-stream.ts';
+import type { TurnStreamStore } from './turn-stream.ts';
 import { createPostgresRunQueue, createPostgresRunWorker, createRunQueue, createRunWorker } from './run-queue.ts';
 import type { RunQueue, RunWorker, WakeJob } from './run-queue.ts';
 
@@ -15,6 +17,8 @@ import type { RunQueue, RunWorker, WakeJob } from './run-queue.ts';
 export interface QueueTransport {
   readonly store: 'redis' | 'postgres';
   readonly bus: NoticeBus;
+  /** Where running turns' streams are kept for followers (SSE, chat edits). */
+  readonly stream: TurnStreamStore;
   createRunQueue(): RunQueue;
   createRunWorker(processor: Processor<WakeJob, void>, concurrency: number): RunWorker;
   /** Closes the bus and the connections the transport opened (not the queues and workers it made). */
@@ -27,6 +31,7 @@ export function openQueueTransport(settings: QueueSettings, onError?: (error: Er
     return {
       store: 'postgres',
       bus,
+      stream: new PostgresTurnStreamStore(bus.pool, bus, settings.queuePrefix),
       createRunQueue: () => createPostgresRunQueue(settings.databaseUrl),
       createRunWorker: (processor, concurrency) => createPostgresRunWorker(settings.databaseUrl, processor, concurrency),
       close: () => bus.close(),
@@ -37,6 +42,7 @@ export function openQueueTransport(settings: QueueSettings, onError?: (error: Er
   return {
     store: 'redis',
     bus,
+    stream: new RedisTurnStreamStore(bus.connection, bus, settings.queuePrefix),
     createRunQueue: () => createRunQueue(bus.connection, settings.queuePrefix),
     createRunWorker: (processor, concurrency) => {
       // BullMQ workers block on their connection and must wait out an outage: a connection of their own.

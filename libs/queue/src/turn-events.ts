@@ -1,4 +1,4 @@
-import { subscribeJson } from './json-channel.ts';
+import { EventNoticeListener } from './event-notices.ts';
 import type { NoticeBus } from './notice-bus.ts';
 
 export function turnDoneChannel(prefix: string): string {
@@ -10,43 +10,9 @@ export async function publishTurnDone(bus: NoticeBus, prefix: string, eventIds: 
   await bus.publish(turnDoneChannel(prefix), JSON.stringify({ eventIds }));
 }
 
-/**
- * Waits for events' completion notices on one shared subscriber connection. Waiters register an
- * event id and are woken when a notice names it.
- */
-export class TurnDoneListener {
-  readonly #waiters = new Map<string, Set<() => void>>();
-  readonly #bus: NoticeBus;
-  readonly #channel: string;
-  #started: Promise<void> | undefined;
-
+/** Waits for events' completion notices on one shared subscriber connection. */
+export class TurnDoneListener extends EventNoticeListener {
   constructor(bus: NoticeBus, prefix: string) {
-    this.#bus = bus;
-    this.#channel = turnDoneChannel(prefix);
-  }
-
-  start(): Promise<void> {
-    this.#started ??= subscribeJson(this.#bus, this.#channel, (message) => {
-      const ids = (message as { eventIds?: unknown } | null)?.eventIds;
-      if (!Array.isArray(ids)) return;
-      for (const id of ids) {
-        for (const wake of this.#waiters.get(String(id)) ?? []) wake();
-      }
-    });
-    return this.#started;
-  }
-
-  /** Returns an unsubscribe function; `wake` may be called more than once. */
-  watch(eventId: string, wake: () => void): () => void {
-    let set = this.#waiters.get(eventId);
-    if (!set) {
-      set = new Set();
-      this.#waiters.set(eventId, set);
-    }
-    set.add(wake);
-    return () => {
-      set.delete(wake);
-      if (set.size === 0) this.#waiters.delete(eventId);
-    };
+    super(bus, turnDoneChannel(prefix));
   }
 }

@@ -38,3 +38,14 @@ export async function getEvent(db: Kysely<Database>, eventId: string): Promise<E
       : null;
   return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, waiting };
 }
+
+/** Tokens the models spent on an event's turn (every model call of it), for an API answer's usage. */
+export async function eventUsage(db: Kysely<Database>, eventId: string): Promise<{ inputTokens: number; outputTokens: number }> {
+  const row = await db
+    .selectFrom('inbound_events as e')
+    .innerJoin('model_calls as m', (join) => join.onRef('m.session_id', '=', 'e.session_id').onRef('m.turn_id', '=', 'e.turn_id'))
+    .select((eb) => [eb.fn.sum<string>('m.input_tokens').as('input'), eb.fn.sum<string>('m.output_tokens').as('output')])
+    .where('e.id', '=', eventId)
+    .executeTakeFirst();
+  return { inputTokens: Number(row?.input ?? 0), outputTokens: Number(row?.output ?? 0) };
+}

@@ -9,6 +9,7 @@ export {
   recordFencingRejection,
   recordLeaseClaim,
   recordModelCall,
+  recordModelFailover,
   recordReview,
   recordSearch,
   recordToolCall,

@@ -16,6 +16,7 @@ const turnSeconds = new Histogram({ name: 'herald_turn_duration_seconds', help: 
 const modelCalls = new Counter({ name: 'herald_model_calls_total', help: 'Model calls (each attempt), by provider, model and outcome (ok or the error kind).', labelNames: ['provider', 'model', 'outcome'], registers });
 const modelSeconds = new Histogram({ name: 'herald_model_call_duration_seconds', help: 'Latency of one model call attempt.', labelNames: ['provider', 'model'], buckets: LATENCY_BUCKETS, registers });
 const modelTokens = new Counter({ name: 'herald_model_tokens_total', help: 'Tokens of answered model calls, by kind: input, output, cached_input (served from the provider cache), cache_write.', labelNames: ['provider', 'model', 'kind'], registers });
+const modelFailovers = new Counter({ name: 'herald_model_failovers_total', help: 'Model calls moved to the next model of a failover chain, by the model left, the one tried next and why (the error kind, or resting: every key of it cooling down).', labelNames: ['from', 'to', 'reason'], registers });
 const toolCalls = new Counter({ name: 'herald_tool_calls_total', help: 'Tool calls, by tool and outcome (ok, failed, refused, invalid, unknown, waiting).', labelNames: ['tool', 'outcome'], registers });
 const toolSeconds = new Histogram({ name: 'herald_tool_call_duration_seconds', help: 'Latency of one tool call, approval checks included.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers });
 const leaseClaims = new Counter({ name: 'herald_lease_claims_total', help: 'Session lease claims: claimed (free), taken_over (the holder died or stalled), busy (a live holder has it).', labelNames: ['result'], registers });
@@ -50,6 +51,10 @@ export function recordModelCall(provider: string, model: string, outcome: string
   modelTokens.inc({ provider, model, kind: 'output' }, usage.outputTokens);
   modelTokens.inc({ provider, model, kind: 'cached_input' }, usage.cachedInputTokens);
   modelTokens.inc({ provider, model, kind: 'cache_write' }, usage.cacheWriteTokens);
+}
+
+export function recordModelFailover(from: string, to: string, reason: string): void {
+  modelFailovers.inc({ from, to, reason });
 }
 
 export function recordToolCall(tool: string, outcome: string, seconds: number): void {

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RunQueue } from '@herald/queue';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMessageRoutes } from './message-routes.ts';
+import { registerOpenAiCompatRoutes } from './openai-compat-routes.ts';
 import type { MessageRouteDependencies } from './message-routes.ts';
 import { registerSessionRecordRoutes } from './session-record-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
@@ -64,6 +65,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
   registerHealthRoutes(app, options);
   registerMessageRoutes(app, options);
+  registerOpenAiCompatRoutes(app, options);
   registerSessionRecordRoutes(app, options.db);
   registerProfileRoutes(app, options.db, options.profiles);
   registerMemoryRoutes(app, options.db);

@@ -14,6 +14,9 @@ import { messageBody, waitQuery } from './message-body.ts';
 import type { MessageBody } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { waitingView } from './wait-views.ts';
+import { followTurn } from './turn-follow.ts';
+import type { TurnStreamFollow } from './turn-follow.ts';
+import { lastEventId, openEventStream, wantsEventStream } from './sse.ts';
 
 export interface MessageRouteDependencies {
   config: Config;
@@ -26,6 +29,8 @@ export interface MessageRouteDependencies {
   hooks?: Hooks | undefined;
   /** The process's profile cache (the one the hooks use): reset rules come from it, writes invalidate it. */
   profiles?: ProfileCache | undefined;
+  /** Running turns' streams: SSE followers see text and tool calls as they happen, else only the end. */
+  turnStream?: TurnStreamFollow | undefined;
 }
 
 type Ids = { event_id: string; session_id: string };
@@ -90,7 +95,25 @@ async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body:
   }
 }
 
-/** `POST /v1/messages` (optionally waiting for the reply) and `GET /v1/events/:id`. */
+/**
+ * Answers with a server-sent event stream of the event's turn (delta, tool, waiting, done, error)
+ * until it ends or the client leaves; the event and session ids are in the response headers.
+ */
+async function streamEvent(deps: MessageRouteDependencies, request: FastifyRequest, reply: FastifyReply, ids: Ids): Promise<void> {
+  const stream = openEventStream(request, reply, { 'x-herald-event-id': ids.event_id, 'x-herald-session-id': ids.session_id });
+  try {
+    for await (const item of followTurn(deps, ids.event_id, lastEventId(request), stream.signal)) {
+      stream.send(item.event, item.data, 'id' in item ? item.id : undefined);
+    }
+  } catch (error) {
+    deps.logger.warn({ err: error, eventId: ids.event_id }, 'event stream failed');
+    stream.send('error', { code: 'unavailable', message: 'the stream broke; reconnect to GET /v1/events/:id/stream' });
+  } finally {
+    stream.end();
+  }
+}
+
+/** `POST /v1/messages` (optionally waiting for the reply, or streaming it) and `GET /v1/events/:id` (and its stream). */
 export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
   const { config, db, listener } = deps;
 
@@ -104,6 +127,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     const accepted = await accept(deps, reply, body, dispatch.text);
     if (!('eventId' in accepted)) return accepted;
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
+    if (wantsEventStream(request)) return streamEvent(deps, request, reply, ids);
     const waitSeconds = query.data.wait;
     if (waitSeconds === undefined || waitSeconds === 0) {
       // Without a wait, a reply already there (a duplicate, a chat command) is still returned.
@@ -114,6 +138,12 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     request.raw.once('close', () => closed.abort());
     const event = await waitForReply(db, listener, accepted.eventId, waitSeconds * 1000, closed.signal, !accepted.duplicate && accepted.needsWake);
     return eventAnswer(reply, ids, event);
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/events/:id/stream', async (request, reply) => {
+    const event = await getEvent(db, request.params.id);
+    if (!event) return sendError(reply, 404, 'not_found', 'no such event');
+    return streamEvent(deps, request, reply, { event_id: event.id, session_id: event.sessionId });
   });
 
   app.get<{ Params: { id: string } }>('/v1/events/:id', async (request, reply) => {

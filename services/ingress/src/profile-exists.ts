@@ -4,3 +4,8 @@ import type { Db } from '@herald/db';
 export async function profileExists(db: Db, id: string): Promise<boolean> {
   return (await db.selectFrom('profiles').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
+
+/** Every profile's id, in name order: the models the OpenAI-compatible endpoint offers. */
+export async function profileIds(db: Db): Promise<string[]> {
+  return (await db.selectFrom('profiles').select('id').orderBy('id').execute()).map((row) => row.id);
+}

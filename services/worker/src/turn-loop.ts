@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import type { Transaction } from 'kysely';
 import { runToolLoop } from '@herald/agent';
-import type { ChatMessage, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
+import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
+import { TurnStreamWriter } from '@herald/queue';
+import type { Logger } from '@herald/core';
 import { appendMessages, fenced, recordStep, takeAnsweredWaits } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
@@ -26,6 +28,7 @@ export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | 
     cache_write_tokens: usage.cacheWriteTokens,
     latency_ms: call.latencyMs,
     finish_reason: call.result.finishReason,
+    key_name: call.result.keyName ?? null,
   };
 }
 
@@ -103,6 +106,17 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
   return { turnHooks, tools };
 }
 
+/** The turn's progress into its events' streams (for SSE followers and chat edits), when streaming is on. */
+function progressWriter(deps: TurnDependencies, setup: TurnSetup, logger: Logger): TurnStreamWriter | undefined {
+  if (!deps.stream) return undefined;
+  const { turnId } = setup;
+  return new TurnStreamWriter(deps.stream, setup.eventIds, (error) => logger.warn({ err: error, turnId }, 'turn stream write failed; followers see the reply when it is committed'));
+}
+
+function onProgressOf(writer: TurnStreamWriter | undefined): ((event: LoopProgress) => void) | undefined {
+  return writer ? (event) => writer.write(event) : undefined;
+}
+
 /** Runs the tool loop from a history, with or without the mid-turn compaction estimate. */
 export type TurnLoop = (from: ChatMessage[], compact: boolean) => Promise<LoopResult<WaitRequest>>;
 
@@ -124,8 +138,11 @@ export async function turnLoop(
   const { turnHooks, tools } = await turnTools(deps, lease, session, setup, write);
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
   const pollInjected = injects ? injectedMessages(db, write, sessionId, setup) : undefined;
-  return (from, compact) =>
-    runToolLoop<WaitRequest>({
+  const writer = progressWriter(deps, setup, logger);
+  const onProgress = onProgressOf(writer);
+  return async (from, compact) => {
+    const result = await runToolLoop<WaitRequest>({
+      ...(onProgress ? { onProgress } : {}),
       provider: turnHooks?.provider(provider) ?? provider,
       ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, systemPrompt) } } : {}),
       modelSignal: () => control.modelSignal(),
@@ -152,4 +169,8 @@ export async function turnLoop(
           ),
       },
     });
+    // Followers must have every piece of text before the reply's commit tells them the turn is done.
+    await writer?.flush();
+    return result;
+  };
 }

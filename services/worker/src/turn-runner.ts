@@ -16,6 +16,7 @@ import type { TurnLoop } from './turn-loop.ts';
 import { setUpTurn } from './turn-setup.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import { subagentEvent } from './subagent-turn.ts';
+import type { TurnStreamStore } from '@herald/queue';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -43,6 +44,8 @@ export interface TurnDependencies {
   hooks?: Hooks | undefined;
   /** The model of delegate_task's children (HERALD_DELEGATION_MODEL); the main provider when not given. */
   childProvider?: Provider | null | undefined;
+  /** Where running turns publish their progress for followers; nothing is streamed without it. */
+  stream?: TurnStreamStore | undefined;
 }
 
 export interface TurnResult {

@@ -107,6 +107,7 @@ export class WorkerService {
     return drainSession(
       {
         ...this.#options,
+        ...(this.#options.config.model.streaming ? { stream: this.#options.transport.stream } : {}),
         owner: this.#owner,
         stopping: this.#stopping.signal,
         hardStop: this.#hardStop.signal,

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,
   Message,
+  MessageCreateParamsNonStreaming,
   MessageParam,
   Tool as AnthropicTool,
 } from '@anthropic-ai/sdk/resources/messages';
@@ -118,6 +119,19 @@ export class AnthropicProvider implements Provider {
     return this.#client;
   }
 
+  /** One Messages call, streamed and assembled when the caller takes deltas. */
+  async #send(body: MessageCreateParamsNonStreaming, request: CompletionRequest): Promise<Message> {
+    const sdk = await this.#sdk();
+    if (!request.onDelta) return sdk.messages.create(body, { signal: request.signal });
+    const assembly = new EventAssembly();
+    const stream = await sdk.messages.create({ ...body, stream: true }, { signal: request.signal });
+    for await (const event of stream) {
+      const text = assembly.add(event as unknown);
+      if (text !== '') request.onDelta(text);
+    }
+    return assembly.message(this.name);
+  }
+
   async complete(request: CompletionRequest): Promise<CompletionResult> {
     const tools: AnthropicTool[] = request.tools.map((tool, index) => ({
       name: tool.name,
@@ -125,19 +139,17 @@ export class AnthropicProvider implements Provider {
       input_schema: tool.parameters as AnthropicTool['input_schema'],
       ...(index === request.tools.length - 1 ? { cache_control: EPHEMERAL } : {}),
     }));
+    const body: MessageCreateParamsNonStreaming = {
+      model: this.model,
+      max_tokens: this.#maxTokens,
+      // The API rejects empty text blocks, so an empty system prompt is left out.
+      ...(request.system !== '' ? { system: [{ type: 'text' as const, text: request.system, cache_control: EPHEMERAL }] } : {}),
+      messages: toAnthropicMessages(request.messages),
+      ...(tools.length > 0 ? { tools } : {}),
+    };
     let response: Message;
     try {
-      response = await (await this.#sdk()).messages.create(
-        {
-          model: this.model,
-          max_tokens: this.#maxTokens,
-          // The API rejects empty text blocks, so an empty system prompt is left out.
-          ...(request.system !== '' ? { system: [{ type: 'text' as const, text: request.system, cache_control: EPHEMERAL }] } : {}),
-          messages: toAnthropicMessages(request.messages),
-          ...(tools.length > 0 ? { tools } : {}),
-        },
-        { signal: request.signal },
-      );
+      response = await this.#send(body, request);
     } catch (error) {
       if (request.signal?.aborted && !ProviderError.isInstance(error)) {
         throw new ProviderError(`${this.name}: call aborted`, { kind: 'aborted', cause: error });
@@ -177,5 +189,81 @@ export class AnthropicProvider implements Provider {
         cacheWriteTokens: cacheWrite,
       },
     };
+  }
+}
+
+/**
+ * Rebuilds a Message from its stream events: message_start carries the model and the input usage,
+ * each content block is opened, grown by text or partial JSON and closed, message_delta carries the
+ * stop reason and the output tokens. Without message_stop the stream was cut short (retried).
+ */
+class EventAssembly {
+  #message: Record<string, unknown> | undefined;
+  #stopped = false;
+  readonly #blocks: Record<string, unknown>[] = [];
+  readonly #json: string[] = [];
+
+  /** Takes one event; returns the text it added. */
+  add(event: unknown): string {
+    if (!isRecord(event)) return '';
+    switch (event['type']) {
+      case 'message_start':
+        if (isRecord(event['message'])) this.#message = { ...event['message'] };
+        return '';
+      case 'content_block_start':
+        if (typeof event['index'] === 'number' && isRecord(event['content_block'])) this.#blocks[event['index']] = { ...event['content_block'] };
+        return '';
+      case 'content_block_delta':
+        return this.#delta(event);
+      case 'message_delta':
+        this.#messageDelta(event);
+        return '';
+      case 'message_stop':
+        this.#stopped = true;
+        return '';
+      default:
+        return '';
+    }
+  }
+
+  #delta(event: Record<string, unknown>): string {
+    const index = event['index'];
+    const delta = event['delta'];
+    if (typeof index !== 'number' || !isRecord(delta)) return '';
+    const block = this.#blocks[index];
+    if (!block) return '';
+    if (delta['type'] === 'text_delta' && typeof delta['text'] === 'string') {
+      block['text'] = `${typeof block['text'] === 'string' ? block['text'] : ''}${delta['text']}`;
+      return delta['text'];
+    }
+    if (delta['type'] === 'input_json_delta' && typeof delta['partial_json'] === 'string') {
+      this.#json[index] = (this.#json[index] ?? '') + delta['partial_json'];
+    }
+    return '';
+  }
+
+  #messageDelta(event: Record<string, unknown>): void {
+    if (!this.#message) return;
+    const delta = isRecord(event['delta']) ? event['delta'] : {};
+    if (typeof delta['stop_reason'] === 'string') this.#message['stop_reason'] = delta['stop_reason'];
+    const usage = isRecord(event['usage']) ? event['usage'] : {};
+    const started = isRecord(this.#message['usage']) ? this.#message['usage'] : {};
+    this.#message['usage'] = { ...started, ...usage };
+  }
+
+  message(provider: string): Message {
+    if (!this.#message || !this.#stopped) {
+      throw new ProviderError(`${provider}: stream ended before the answer was complete`, { kind: 'connection' });
+    }
+    const content = this.#blocks.map((block, index) => {
+      if (block['type'] !== 'tool_use') return block;
+      const json = this.#json[index];
+      try {
+        return { ...block, input: json === undefined || json === '' ? {} : (JSON.parse(json) as unknown) };
+      } catch {
+        throw malformed(provider, 'tool_use input is not JSON');
+      }
+    });
+    return { ...this.#message, content } as unknown as Message;
   }
 }

@@ -29,7 +29,7 @@ export interface OpenAIProviderOptions {
   fetch?: typeof fetch;
 }
 
-/** OpenAI Chat Completions (and compatible servers) through the official SDK, non-streaming. */
+/** OpenAI Chat Completions (and compatible servers) through the official SDK, streamed when the caller takes deltas. */
 export class OpenAIProvider implements Provider {
   readonly name = 'openai';
   readonly model: string;
@@ -56,6 +56,7 @@ export class OpenAIProvider implements Provider {
     };
     if (request.tools.length > 0) params.tools = request.tools.map(toOpenAITool);
 
+    if (request.onDelta) return this.#stream(params, request.onDelta, request.signal);
     let response: unknown;
     try {
       response = await this.#client.chat.completions.create(params, { signal: request.signal });
@@ -63,6 +64,78 @@ export class OpenAIProvider implements Provider {
       throw toProviderError(error, request.signal);
     }
     return normalizeResponse(response, this.model);
+  }
+
+  /** The same call streamed (usage asked for in the last chunk), assembled into the non-streamed shape. */
+  async #stream(
+    params: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
+    onDelta: (text: string) => void,
+    signal: AbortSignal | undefined,
+  ): Promise<CompletionResult> {
+    const assembly = new ChunkAssembly();
+    try {
+      const stream = await this.#client.chat.completions.create(
+        { ...params, stream: true, stream_options: { include_usage: true } },
+        { signal },
+      );
+      for await (const chunk of stream) {
+        const text = assembly.add(chunk as unknown);
+        if (text !== '') onDelta(text);
+      }
+    } catch (error) {
+      throw toProviderError(error, signal);
+    }
+    return normalizeResponse(assembly.response(), this.model);
+  }
+}
+
+/**
+ * Rebuilds a chat.completion body from its chunks: text appended, tool calls gathered by index with
+ * their arguments joined, the finish reason and the usage of the last chunks. A stream that ends
+ * without a finish reason was cut short and is reported as a broken connection (retried).
+ */
+class ChunkAssembly {
+  #content = '';
+  #model: unknown;
+  #finish: unknown;
+  #usage: unknown;
+  readonly #calls: { id?: string; type?: string; function: { name: string; arguments: string } }[] = [];
+
+  /** Takes one chunk; returns the text it added. */
+  add(chunk: unknown): string {
+    if (!isRecord(chunk)) throw malformed('stream chunk is not a JSON object', chunk);
+    if (typeof chunk['model'] === 'string') this.#model = chunk['model'];
+    if (isRecord(chunk['usage'])) this.#usage = chunk['usage'];
+    const choice: unknown = Array.isArray(chunk['choices']) ? chunk['choices'][0] : undefined;
+    if (!isRecord(choice)) return '';
+    if (choice['finish_reason'] !== null && choice['finish_reason'] !== undefined) this.#finish = choice['finish_reason'];
+    const delta = isRecord(choice['delta']) ? choice['delta'] : {};
+    for (const call of Array.isArray(delta['tool_calls']) ? (delta['tool_calls'] as unknown[]) : []) this.#addCall(call);
+    const text = typeof delta['content'] === 'string' ? delta['content'] : '';
+    this.#content += text;
+    return text;
+  }
+
+  #addCall(call: unknown): void {
+    if (!isRecord(call) || typeof call['index'] !== 'number') throw malformed('stream tool call without an index', call);
+    const slot = (this.#calls[call['index']] ??= { function: { name: '', arguments: '' } });
+    if (typeof call['id'] === 'string') slot.id = call['id'];
+    if (typeof call['type'] === 'string') slot.type = call['type'];
+    const fn = isRecord(call['function']) ? call['function'] : {};
+    if (typeof fn['name'] === 'string') slot.function.name += fn['name'];
+    if (typeof fn['arguments'] === 'string') slot.function.arguments += fn['arguments'];
+  }
+
+  response(): unknown {
+    if (this.#finish === undefined) {
+      throw new ProviderError('openai stream ended before the answer was complete', { kind: 'connection' });
+    }
+    const calls = this.#calls.filter((call) => call !== undefined);
+    return {
+      model: this.#model,
+      choices: [{ finish_reason: this.#finish, message: { content: this.#content, ...(calls.length > 0 ? { tool_calls: calls } : {}) } }],
+      ...(this.#usage === undefined ? {} : { usage: this.#usage }),
+    };
   }
 }
 

@@ -179,6 +179,7 @@ export interface ModelCalls {
   finish_reason: string;
   id: Generated<Int8>;
   input_tokens: Generated<number>;
+  key_name: string | null;
   latency_ms: number;
   model: string;
   output_tokens: Generated<number>;
@@ -242,6 +243,12 @@ export interface Profiles {
   skill_review_interval: Generated<number>;
   tool_policy: Generated<Json>;
   user_char_limit: Generated<number>;
+}
+
+export interface ProviderCooldowns {
+  key_id: string;
+  reason: string;
+  until: Timestamp;
 }
 
 export interface ReviewCounters {
@@ -459,6 +466,13 @@ export interface Turns {
   worker: string | null;
 }
 
+export interface TurnStreamEntries {
+  created_at: Generated<Timestamp>;
+  entry: Json;
+  event_id: string;
+  id: Generated<Int8>;
+}
+
 export interface UsageDays {
   day: Timestamp;
   tokens: Generated<Int8>;
@@ -483,6 +497,7 @@ export interface DB {
   profile_documents: ProfileDocuments;
   profile_hooks: ProfileHooks;
   profiles: Profiles;
+  provider_cooldowns: ProviderCooldowns;
   review_counters: ReviewCounters;
   reviews: Reviews;
   session_approvals: SessionApprovals;
@@ -498,6 +513,7 @@ export interface DB {
   subagent_runs: SubagentRuns;
   tool_refusals: ToolRefusals;
   tool_waits: ToolWaits;
+  turn_stream_entries: TurnStreamEntries;
   turns: Turns;
   usage_days: UsageDays;
 }

@@ -1,0 +1,137 @@
+import { recordModelFailover } from '@herald/telemetry';
+import { ProviderError } from '../provider-error.ts';
+import { createProvider } from '../providers/index.ts';
+import type { CompletionRequest, CompletionResult, Provider } from '../types.ts';
+import type { KeyCooldowns } from './key-cooldowns.ts';
+import type { ChainEntry } from './providers-file.ts';
+
+/** What the failover did, for the log: a key skipped or cooled, a move to the next model. */
+export type FailoverEvent =
+  | { type: 'key-failed'; keyId: string; ref: string; kind: string; status: number | undefined; restMs: number }
+  | { type: 'auth-failed'; keyId: string; ref: string }
+  | { type: 'model-failover'; from: string; to: string; reason: string };
+
+export interface FailoverOptions {
+  chain: readonly ChainEntry[];
+  cooldowns: KeyCooldowns;
+  timeoutMs: number;
+  onEvent?: (event: FailoverEvent) => void;
+  /** The provider for one model and key (tests); the official SDKs otherwise. */
+  create?: (entry: ChainEntry, key: string) => Provider;
+}
+
+// How long a key rests when the provider gave no Retry-After.
+const REST_MS: Partial<Record<ProviderError['kind'], number>> = {
+  rate_limit: 30_000,
+  server: 10_000,
+  timeout: 10_000,
+  connection: 10_000,
+  malformed: 5_000,
+  // A refused key will not heal by itself: out of the way for a good while, and said in the log.
+  auth: 10 * 60_000,
+};
+
+/** Failures that another key or model may not have; a bad request or an overflow they all would. */
+const failsOver = (error: ProviderError) => REST_MS[error.kind] !== undefined;
+
+function asProviderError(error: unknown): ProviderError {
+  if (ProviderError.isInstance(error)) return error;
+  return new ProviderError(`model call failed: ${(error as Error)?.message ?? String(error)}`, { kind: 'connection', cause: error });
+}
+
+/**
+ * A chain of models, each with its provider's pool of keys, behind one Provider. A call goes to the
+ * first key that is not resting; a rate limit, an overload, a server error, a timeout or a refused
+ * connection rests that key for everyone (Retry-After honoured) and moves to the next key, then to
+ * the next model; an auth error rests the key and says so; an invalid request or a context overflow
+ * is thrown at once (compression handles the overflow). When every key rests, the error says how
+ * long until the first is back, and the caller's retry waits that long.
+ */
+export class FailoverProvider implements Provider {
+  readonly name: string;
+  readonly model: string;
+  readonly #options: FailoverOptions;
+  readonly #clients = new Map<string, Provider>();
+
+  constructor(options: FailoverOptions) {
+    const primary = options.chain[0];
+    if (!primary) throw new Error('a failover chain needs at least one model');
+    this.name = primary.provider.name;
+    this.model = primary.model;
+    this.#options = options;
+  }
+
+  #client(entry: ChainEntry, key: { name: string; value: string }): Provider {
+    const id = `${entry.ref}#${key.name}`;
+    let client = this.#clients.get(id);
+    if (!client) {
+      client = this.#options.create?.(entry, key.value) ??
+        createProvider({ provider: entry.provider.type, model: entry.model, apiKey: key.value, baseURL: entry.provider.baseURL, timeoutMs: this.#options.timeoutMs });
+      this.#clients.set(id, client);
+    }
+    return client;
+  }
+
+  async complete(request: CompletionRequest): Promise<CompletionResult> {
+    const { chain, cooldowns } = this.#options;
+    let last: ProviderError | undefined;
+    // The model the call last gave up on, and why: a failure, or every key of it resting.
+    let leaving: { entry: ChainEntry; reason: string } | undefined;
+    let soonest = Number.POSITIVE_INFINITY;
+    let tried = false;
+    for (const entry of chain) {
+      for (const key of entry.provider.keys) {
+        const keyId = `${entry.provider.name}:${key.name}`;
+        const rest = cooldowns.remainingMs(keyId);
+        if (rest > 0) {
+          soonest = Math.min(soonest, rest);
+          leaving ??= { entry, reason: 'resting' };
+          continue;
+        }
+        if (leaving && leaving.entry !== entry) this.#movedOn(leaving.entry, entry, leaving.reason);
+        leaving = undefined;
+        // A call before this one may have streamed some text: what follows starts the answer again.
+        if (tried) request.onRestart?.();
+        tried = true;
+        try {
+          const result = await this.#client(entry, key).complete(request);
+          return { ...result, provider: entry.provider.name, keyName: key.name };
+        } catch (caught) {
+          const error = asProviderError(caught);
+          if (request.signal?.aborted || !failsOver(error)) throw error;
+          this.#rest(keyId, entry, error);
+          soonest = Math.min(soonest, error.retryAfterMs ?? REST_MS[error.kind] ?? 0);
+          last = error;
+          leaving = { entry, reason: error.kind };
+        }
+      }
+    }
+    throw this.#exhausted(last, soonest, tried);
+  }
+
+  #rest(keyId: string, entry: ChainEntry, error: ProviderError): void {
+    const restMs = error.retryAfterMs ?? REST_MS[error.kind] ?? 0;
+    this.#options.cooldowns.coolDown(keyId, restMs, error.kind);
+    if (error.kind === 'auth') this.#options.onEvent?.({ type: 'auth-failed', keyId, ref: entry.ref });
+    else this.#options.onEvent?.({ type: 'key-failed', keyId, ref: entry.ref, kind: error.kind, status: error.status, restMs });
+  }
+
+  #movedOn(from: ChainEntry, to: ChainEntry, reason: string): void {
+    recordModelFailover(from.ref, to.ref, reason);
+    this.#options.onEvent?.({ type: 'model-failover', from: from.ref, to: to.ref, reason });
+  }
+
+  /** Every key of every model failed or rests: the last failure, with how long until a key is back. */
+  #exhausted(last: ProviderError | undefined, soonest: number, tried: boolean): ProviderError {
+    const retryAfterMs = Number.isFinite(soonest) ? Math.ceil(soonest) : undefined;
+    const message = tried
+      ? `every key of every model failed; the last: ${last?.message ?? 'unknown'}`
+      : 'every key of every model is resting after failures';
+    return new ProviderError(message, {
+      kind: last?.kind === 'auth' && !tried ? 'auth' : (last?.kind ?? 'rate_limit'),
+      ...(last?.status === undefined ? {} : { status: last.status }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      cause: last,
+    });
+  }
+}

@@ -1,0 +1,160 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { apiUserId } from '@herald/core';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, eventUsage, getEvent, LimitExceededError } from '@herald/session';
+import type { AcceptedEvent } from '@herald/session';
+import { announceAccepted } from '@herald/queue';
+import type { MessageRouteDependencies } from './message-routes.ts';
+import { chatCompletionBody, newestUserText } from './openai-compat-body.ts';
+import type { ChatCompletionBody } from './openai-compat-body.ts';
+import { firstIssue } from './message-body.ts';
+import { profileExists, profileIds } from './profile-exists.ts';
+import { waitForReply } from './reply-waiter.ts';
+import { followTurn } from './turn-follow.ts';
+import { openEventStream } from './sse.ts';
+
+/** How long a non-streamed completion waits for its turn before answering what it has. */
+const COMPLETION_WAIT_MS = 600_000;
+const CHAT_ID = /^[\w.:@-]{1,128}$/;
+
+/** Errors in OpenAI's shape (what its clients read) with Herald's `code` in it as on every route. */
+function openAiError(reply: FastifyReply, status: number, code: string, message: string, param: string | null = null): FastifyReply {
+  const type = status === 401 ? 'authentication_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
+  return reply.code(status).send({ error: { message, type, param, code } });
+}
+
+/** The conversation a front end's chat maps to: X-Herald-Chat-Id, else the `user` field, else one shared chat. */
+function chatIdOf(request: FastifyRequest, body: ChatCompletionBody): string | undefined {
+  const header = request.headers['x-herald-chat-id'];
+  const chat = (typeof header === 'string' ? header.trim() : undefined) ?? body.user ?? 'default';
+  return CHAT_ID.test(chat) ? chat : undefined;
+}
+
+type Parsed = { body: ChatCompletionBody; chatId: string; text: string };
+
+async function parse(deps: MessageRouteDependencies, request: FastifyRequest, reply: FastifyReply): Promise<Parsed | FastifyReply> {
+  const parsed = chatCompletionBody.safeParse(request.body);
+  if (!parsed.success) {
+    const issue = firstIssue(parsed.error);
+    return openAiError(reply, 400, 'invalid_request', issue.message, issue.field);
+  }
+  const body = parsed.data;
+  if (!(await profileExists(deps.db, body.model))) {
+    return openAiError(reply, 404, 'model_not_found', `model: no profile named ${JSON.stringify(body.model)} (GET /v1/models lists them)`, 'model');
+  }
+  const chatId = chatIdOf(request, body);
+  if (chatId === undefined) return openAiError(reply, 400, 'invalid_request', 'X-Herald-Chat-Id / user: 1-128 letters, digits and . : @ _ -', 'user');
+  const text = newestUserText(body);
+  if (text === undefined || text.trim() === '') return openAiError(reply, 400, 'invalid_request', 'messages: no user message with text', 'messages');
+  if (text.length > deps.config.limits.maxMessageChars) {
+    return openAiError(reply, 413, 'payload_too_large', `messages: the newest user message is over ${deps.config.limits.maxMessageChars} characters (HERALD_MAX_MESSAGE_CHARS)`, 'messages');
+  }
+  return { body, chatId, text };
+}
+
+async function accept(deps: MessageRouteDependencies, reply: FastifyReply, input: Parsed): Promise<AcceptedEvent | FastifyReply> {
+  const { config, db, queue, notices, logger } = deps;
+  try {
+    const committed = await acceptInbound(
+      db,
+      {
+        profileId: input.body.model,
+        platform: 'api',
+        chatType: 'dm',
+        chatId: input.chatId,
+        threadId: undefined,
+        userId: apiUserId(input.body.user ?? input.chatId),
+        userName: undefined,
+        text: input.text,
+        dedupeKey: undefined,
+      },
+      acceptOptionsFrom(config, deps.profiles),
+    );
+    await announceAccepted({ queue, notices, queuePrefix: config.redis.queuePrefix, logger }, committed);
+    return committed;
+  } catch (error) {
+    if (error instanceof BacklogFullError) return openAiError(reply, 429, 'backlog_full', error.message);
+    if (error instanceof LimitExceededError) {
+      reply.header('retry-after', String(error.retryAfterSeconds));
+      return openAiError(reply, 429, 'limit_exceeded', error.message);
+    }
+    throw error;
+  }
+}
+
+/** What a person is asked when the turn waits on them, as the assistant's words. */
+function waitingText(data: { kind: string; prompt: string; choices: string[] | null }): string {
+  const answer = data.kind === 'approval' ? 'Reply /approve, /approve session or /deny.' : 'Reply with your answer.';
+  return `${data.prompt}${data.choices ? `\n\nChoices: ${data.choices.join(', ')}` : ''}\n\n${answer}`;
+}
+
+function completionBase(eventId: string, model: string) {
+  return { id: `chatcmpl-${eventId}`, created: Math.floor(Date.now() / 1000), model, system_fingerprint: null };
+}
+
+async function usageOf(deps: MessageRouteDependencies, eventId: string) {
+  const usage = await eventUsage(deps.db, eventId);
+  return { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
+}
+
+/** The turn streamed as chat.completion.chunk events, ended by a finish chunk (and usage when asked) and [DONE]. */
+async function streamCompletion(deps: MessageRouteDependencies, request: FastifyRequest, reply: FastifyReply, accepted: AcceptedEvent, body: ChatCompletionBody): Promise<void> {
+  const stream = openEventStream(request, reply, { 'x-herald-event-id': accepted.eventId, 'x-herald-session-id': accepted.sessionId });
+  const base = { ...completionBase(accepted.eventId, body.model), object: 'chat.completion.chunk' };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  try {
+    stream.send(undefined, chunk({ role: 'assistant', content: '' }));
+    for await (const item of followTurn(deps, accepted.eventId, undefined, stream.signal)) {
+      if (item.event === 'delta') stream.send(undefined, chunk({ content: item.data.text }));
+      else if (item.event === 'waiting') {
+        stream.send(undefined, chunk({ content: waitingText(item.data) }));
+        break;
+      } else if (item.event === 'error') stream.send(undefined, { error: { message: item.data.message, type: 'server_error', param: null, code: item.data.code } });
+    }
+    stream.send(undefined, chunk({}, 'stop'));
+    if (body.stream_options?.include_usage === true) stream.send(undefined, { ...base, choices: [], usage: await usageOf(deps, accepted.eventId) });
+    stream.send(undefined, '[DONE]');
+  } catch (error) {
+    deps.logger.warn({ err: error, eventId: accepted.eventId }, 'chat completion stream failed');
+  } finally {
+    stream.end();
+  }
+}
+
+/** The turn's committed reply (or the question it waits on) as one chat.completion. */
+async function wholeCompletion(deps: MessageRouteDependencies, request: FastifyRequest, reply: FastifyReply, accepted: AcceptedEvent, body: ChatCompletionBody) {
+  const closed = new AbortController();
+  request.raw.once('close', () => closed.abort());
+  const event = accepted.needsWake && !accepted.duplicate
+    ? await waitForReply(deps.db, deps.listener, accepted.eventId, COMPLETION_WAIT_MS, closed.signal, true)
+    : await getEvent(deps.db, accepted.eventId);
+  const finished = event?.status === 'done' || event?.status === 'failed';
+  if (!finished && !event?.waiting) return openAiError(reply, 504, 'timeout', `the turn is still running; follow it at GET /v1/events/${accepted.eventId}`);
+  const content = finished ? (event.replyText ?? '') : waitingText(event!.waiting!);
+  return reply.code(200).send({
+    ...completionBase(accepted.eventId, body.model),
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    usage: await usageOf(deps, accepted.eventId),
+  });
+}
+
+/**
+ * The OpenAI-compatible endpoint (chat front ends such as Open WebUI or LibreChat): `model` names a
+ * profile, the chat is keyed by X-Herald-Chat-Id or `user`, only the newest user message is new
+ * input, and tools run inside Herald: the answer is an ordinary assistant message with usage.
+ */
+export function registerOpenAiCompatRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
+  app.get('/v1/models', async () => ({
+    object: 'list',
+    data: (await profileIds(deps.db)).map((id) => ({ id, object: 'model', created: 0, owned_by: 'herald' })),
+  }));
+
+  app.post('/v1/chat/completions', async (request, reply) => {
+    const input = await parse(deps, request, reply);
+    if (!('text' in input)) return input;
+    const accepted = await accept(deps, reply, input);
+    if (!('eventId' in accepted)) return accepted;
+    if (input.body.stream === true) return streamCompletion(deps, request, reply, accepted, input.body);
+    return wholeCompletion(deps, request, reply, accepted, input.body);
+  });
+}
