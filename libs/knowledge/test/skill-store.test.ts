@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scanForInjection } from '@herald/knowledge';
+import { scanInPlace } from '@herald/knowledge';
 import { applySkillChange, importSkills, listSkills, parseSkillMd, readSkillFiles, setSkillPinned, skillHistory, supportPathError, viewedKey } from '@herald/knowledge';
 import type { SkillChange, SkillWriteOptions } from '@herald/knowledge';
 import { useTestDatabase } from '../../../test/support/use-test-database.ts';
@@ -53,7 +53,7 @@ describe('SKILL.md validation', () => {
 
 describe('skill store', () => {
   const database = useTestDatabase();
-  const session: SkillWriteOptions = { origin: 'session', author: 'session:test', scan: scanForInjection };
+  const session: SkillWriteOptions = { origin: 'session', author: 'session:test', scan: scanInPlace };
   const apply = (change: SkillChange, options: SkillWriteOptions = session) =>
     database.db.transaction().execute((trx) => applySkillChange(trx, 'main', change, options));
 
@@ -94,7 +94,7 @@ describe('skill store', () => {
 
   it('guards reviews: a file must be viewed before it is patched, and pinned skills are off limits', async () => {
     const viewed = new Set<string>();
-    const review: SkillWriteOptions = { origin: 'review', author: 'review:r1', scan: scanForInjection, viewed };
+    const review: SkillWriteOptions = { origin: 'review', author: 'review:r1', scan: scanInPlace, viewed };
     const patch: SkillChange = { action: 'patch', name: 'release', old_string: 'Tag, then push.', new_string: 'Tag, push, announce.' };
     const blind = await apply(patch, review);
     expect(!blind.ok && blind.error).toMatch(/view it first: call skill_view\(name='release'\)/);
@@ -115,10 +115,10 @@ describe('skill store', () => {
   it('imports all or nothing', async () => {
     const good = { files: { 'SKILL.md': Buffer.from(skillMd('alpha')), 'templates/t.txt': Buffer.from('tpl') } };
     const bad = { files: { 'SKILL.md': Buffer.from(skillMd('beta')), 'notes/x.md': Buffer.from('x') } };
-    const refused = await importSkills(database.db, 'main', [good, bad], { author: 'test', scan: scanForInjection });
+    const refused = await importSkills(database.db, 'main', [good, bad], { author: 'test', scan: scanInPlace });
     expect(refused).toMatchObject({ ok: false, index: 1 });
     expect((await listSkills(database.db, 'main')).map((s) => s.name)).toEqual(['release']);
-    const imported = await importSkills(database.db, 'main', [good], { author: 'test', scan: scanForInjection });
+    const imported = await importSkills(database.db, 'main', [good], { author: 'test', scan: scanInPlace });
     expect(imported).toMatchObject({ ok: true, skills: [{ name: 'alpha', version: 1 }] });
   });
 });
