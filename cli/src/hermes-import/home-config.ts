@@ -21,9 +21,9 @@ export async function homeTimezone(home: string, given: { timezone?: string | un
   const path = join(home, 'config.yaml');
   const bytes = await readRegularFile(path, CONFIG_MAX_BYTES);
   if (bytes === undefined) return { zone: 'UTC', from: 'default' };
-  const document = parseDocument(bytes.toString('utf8'), { prettyErrors: false });
+  const document = parseDocument(bytes.toString('utf8'));
   const problem = document.errors[0];
-  if (problem !== undefined) throw new HomeError(`${path}: line ${problem.linePos?.[0]?.line ?? '?'}: ${problem.message.split('\n')[0]}`);
+  if (problem !== undefined) throw new HomeError(`${path}: line ${problem.linePos?.[0]?.line ?? '?'}: ${problem.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
   const config = document.toJS({ maxAliasCount: 100 }) as unknown;
   const zone = config !== null && typeof config === 'object' ? (config as { timezone?: unknown }).timezone : undefined;
   if (zone === undefined || zone === null || (typeof zone === 'string' && zone.trim() === '')) return { zone: 'UTC', from: 'default' };

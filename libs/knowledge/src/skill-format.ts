@@ -35,12 +35,12 @@ export function parseFrontmatter(text: string): { data: Record<string, unknown>;
   if (end === -1) throw new FrontmatterError('the frontmatter is not closed by a line "---"');
   const afterClose = normalized.indexOf('\n', end + 4);
   const body = afterClose === -1 ? '' : normalized.slice(afterClose + 1);
-  const document = parseDocument(normalized.slice(4, end + 1), { prettyErrors: false, uniqueKeys: true });
+  const document = parseDocument(normalized.slice(4, end + 1), { uniqueKeys: true });
   const problem = document.errors[0];
   if (problem !== undefined) {
     // The frontmatter starts on line 2 of the file.
     const line = (problem.linePos?.[0]?.line ?? 0) + 1;
-    throw new FrontmatterError(`line ${line}: ${problem.message.split('\n')[0]}`);
+    throw new FrontmatterError(`line ${line}: ${problem.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
   }
   const data: unknown = document.toJS({ maxAliasCount: 100 });
   if (data === null || data === undefined) return { data: {}, body };
