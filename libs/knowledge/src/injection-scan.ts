@@ -91,7 +91,7 @@ const RULES: Rule[] = [
     reason: 'secret exfiltration',
     form: 'prose',
     pattern: new RegExp(
-      `\\b(send|post|upload|exfiltrate|exfil|forward|leak|transmit|email|mail|submit|report|copy)\\b(?: \\w+){0,10}? (${SECRETS})\\b(?: \\w+){0,10}? (to|at|into|via) (https? |www |[a-z0-9-]+ (com|net|org|io|xyz|ru|cn|site|online)\\b)`,
+      `\\b(send|post|upload|exfiltrate|exfil|forward|leak|transmit|email|mail|submit|report|copy)\\b(?: \\w+){0,10}? (${SECRETS})\\b(?: \\w+){0,10}? (to|at|into|via) (https? |www |(?:[a-z0-9]+ ){1,4}(com|net|org|io|xyz|ru|cn|site|online|app|dev)\\b)`,
     ),
   },
   {
