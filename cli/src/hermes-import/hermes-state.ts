@@ -107,13 +107,13 @@ export async function openHermesState(path: string): Promise<HermesState> {
   const db = new SQL.Database(bytes);
   try {
     const columns = columnsOf(db, path);
-    checkRows(db, path);
+    const unplaced = survey(db, path, columns);
     const prompts = columns.has('system_prompts') ? systemPrompts(db) : new Map<string, string>();
     return {
       sessions: () => readSessions(db, columns.get('sessions')!, prompts),
       messageCount: () => Number(db.exec('SELECT count(*) FROM messages')[0]?.values[0]?.[0] ?? 0),
       messages: () => readMessages(db, columns.get('messages')!),
-      unplaced: () => unplacedFields(db, columns),
+      unplaced: () => unplaced,
       close: () => db.close(),
     };
   } catch (error) {
@@ -144,28 +144,53 @@ function columnsOf(db: SqliteDatabase, path: string): Map<string, Set<string>> {
   return result;
 }
 
-/** Rows without what every row needs are refused before anything is written, never imported as empty or as 1970. */
-function checkRows(db: SqliteDatabase, path: string): void {
-  const checks: Record<string, [string, string][]> = {
-    sessions: [
-      ['id', `id IS NULL OR id = ''`],
-      ['started_at', `started_at IS NULL OR typeof(started_at) NOT IN ('integer', 'real')`],
-    ],
-    messages: [
-      ['session_id', `session_id IS NULL`],
-      ['role', `role IS NULL OR role = ''`],
-      ['timestamp', `timestamp IS NULL OR typeof(timestamp) NOT IN ('integer', 'real')`],
-    ],
-  };
-  // One pass per table: a million messages are read once here, not once per field.
-  for (const [table, fields] of Object.entries(checks)) {
-    const counts = fields.map(([, bad]) => `sum(CASE WHEN ${bad} THEN 1 ELSE 0 END), min(CASE WHEN ${bad} THEN rowid END)`);
-    const row = db.exec(`SELECT ${counts.join(', ')} FROM ${table}`)[0]?.values[0] ?? [];
+/** What every row needs, per table: the field and the SQL that finds a row without it. */
+const ROW_CHECKS: Record<string, [string, string][]> = {
+  sessions: [
+    ['id', `id IS NULL OR id = ''`],
+    ['started_at', `started_at IS NULL OR typeof(started_at) NOT IN ('integer', 'real')`],
+  ],
+  messages: [
+    ['session_id', `session_id IS NULL`],
+    ['role', `role IS NULL OR role = ''`],
+    ['timestamp', `timestamp IS NULL OR typeof(timestamp) NOT IN ('integer', 'real')`],
+  ],
+};
+
+/** The columns of a table the import neither reads nor upstream derives. */
+function otherColumns(table: string, columns: Set<string>): string[] {
+  const read: readonly string[] = table === 'sessions' ? SESSION_COLUMNS : MESSAGE_COLUMNS;
+  return [...columns].filter((column) => !read.includes(column) && !DERIVED.has(`${table}.${column}`) && /^[A-Za-z0-9_]+$/.test(column));
+}
+
+/**
+ * One pass per table (a million messages are read once here): rows without what every row needs
+ * refuse the file before anything is written, never imported as empty or as 1970; and per column
+ * Herald has no place for, how many rows hold a value.
+ */
+function survey(db: SqliteDatabase, path: string, columns: Map<string, Set<string>>): Record<string, number> {
+  const unplaced: Record<string, number> = {};
+  for (const [table, fields] of Object.entries(ROW_CHECKS)) {
+    const others = otherColumns(table, columns.get(table)!);
+    const parts = [
+      ...fields.map(([, bad]) => `sum(CASE WHEN ${bad} THEN 1 ELSE 0 END), min(CASE WHEN ${bad} THEN rowid END)`),
+      ...others.map((column) => `sum(CASE WHEN "${column}" IS NULL OR "${column}" = '' OR "${column}" = 0 THEN 0 ELSE 1 END)`),
+    ];
+    const row = db.exec(`SELECT ${parts.join(', ')} FROM ${table}`)[0]?.values[0] ?? [];
     fields.forEach(([field], index) => {
       const count = Number(row[index * 2] ?? 0);
       if (count > 0) throw new HomeError(`${path}: table ${table}, field ${field}: ${count} row(s) have none or a bad value (first rowid ${String(row[index * 2 + 1])})`);
     });
+    others.forEach((column, index) => {
+      const count = Number(row[fields.length * 2 + index] ?? 0);
+      if (count > 0) unplaced[`${table}.${column}`] = count;
+    });
   }
+  if (columns.has('session_model_usage')) {
+    const count = Number(db.exec('SELECT count(*) FROM session_model_usage')[0]?.values[0]?.[0] ?? 0);
+    if (count > 0) unplaced['session_model_usage (per-model usage rows; the session totals are kept)'] = count;
+  }
+  return unplaced;
 }
 
 function systemPrompts(db: SqliteDatabase): Map<string, string> {
@@ -228,14 +253,17 @@ function readSessions(db: SqliteDatabase, columns: Set<string>, prompts: Map<str
 }
 
 function* readMessages(db: SqliteDatabase, columns: Set<string>): Generator<HermesMessage> {
-  const select = ['session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp', 'reasoning', 'reasoning_content', 'platform_message_id']
+  // Older rows kept reasoning in reasoning_content: one value per row either way.
+  const reasoning = ['reasoning', 'reasoning_content'].filter((name) => columns.has(name));
+  const select = ['session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp']
     .map((name) => pick(columns, name))
+    .concat(reasoning.length > 0 ? `coalesce(${reasoning.join(', ')}, NULL) AS reasoning` : 'NULL AS reasoning', pick(columns, 'platform_message_id'))
     .concat(pick(columns, 'active', '1'), pick(columns, 'compacted', '0'))
     .join(', ');
   const statement = db.prepare(`SELECT ${select} FROM messages ORDER BY session_id, id`);
   try {
     while (statement.step()) {
-      const [sessionId, role, content, toolCallId, toolCalls, toolName, timestamp, reasoning, reasoningContent, platformId, active, compacted] = statement.get();
+      const [sessionId, role, content, toolCallId, toolCalls, toolName, timestamp, reasoning, platformId, active, compacted] = statement.get();
       const readable = readableContent(text(content) ?? '');
       const hidden = Number(active ?? 1) === 0;
       yield {
@@ -246,7 +274,7 @@ function* readMessages(db: SqliteDatabase, columns: Set<string>): Generator<Herm
         toolCalls: text(toolCalls),
         toolName: text(toolName),
         timestamp: Number(timestamp),
-        reasoning: text(reasoning) ?? text(reasoningContent),
+        reasoning: text(reasoning),
         platformMessageId: text(platformId),
         rewound: hidden && Number(compacted ?? 0) === 0,
         archived: hidden && Number(compacted ?? 0) !== 0,
@@ -256,29 +284,6 @@ function* readMessages(db: SqliteDatabase, columns: Set<string>): Generator<Herm
   } finally {
     statement.free();
   }
-}
-
-/** Per column the import does not read (nor upstream derives), how many rows hold a value: one pass per table. */
-function unplacedFields(db: SqliteDatabase, columns: Map<string, Set<string>>): Record<string, number> {
-  const result: Record<string, number> = {};
-  const read: Record<string, readonly string[]> = { sessions: SESSION_COLUMNS, messages: MESSAGE_COLUMNS };
-  for (const table of ['sessions', 'messages']) {
-    const others = [...(columns.get(table) ?? [])].filter((column) => !read[table]!.includes(column) && !DERIVED.has(`${table}.${column}`) && /^[A-Za-z0-9_]+$/.test(column));
-    if (others.length === 0) continue;
-    const counts = others.map((column) => `sum(CASE WHEN "${column}" IS NULL OR "${column}" = '' OR "${column}" = 0 THEN 0 ELSE 1 END)`);
-    const row = db.exec(`SELECT ${counts.join(', ')} FROM ${table}`)[0]?.values[0] ?? [];
-    others.forEach((column, index) => {
-      const count = Number(row[index] ?? 0);
-      if (count > 0) result[`${table}.${column}`] = count;
-    });
-  }
-  for (const [table, cols] of columns) {
-    if (table === 'session_model_usage' && cols.size > 0) {
-      const count = Number(db.exec('SELECT count(*) FROM session_model_usage')[0]?.values[0]?.[0] ?? 0);
-      if (count > 0) result['session_model_usage (per-model usage rows; the session totals are kept)'] = count;
-    }
-  }
-  return result;
 }
 
 function text(value: unknown): string | null {
