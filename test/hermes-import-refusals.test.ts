@@ -120,4 +120,23 @@ describe('herald import hermes: refusals and older layouts', () => {
     const session = await database.db.selectFrom('sessions').select(['title', 'system_prompt', 'platform']).where('session_key', '=', 'hermes:old1').executeTakeFirstOrThrow();
     expect(session).toEqual({ title: 'Old times', system_prompt: 'Inline prompt.', platform: 'discord' });
   });
+
+  it('reads cron times in --timezone, else HERMES_TIMEZONE, else config.yaml; "all" means the home chats', async () => {
+    await database.db.insertInto('home_chats').values({ profile_id: 'main', platform: 'telegram', chat_id: '777', chat_type: 'dm', set_by: 'telegram:1' }).execute();
+    const jobs = { jobs: [{ id: 'd4e5f6a1b2c3', name: 'tz job', prompt: 'p', skill: null, schedule: { kind: 'cron', expr: '0 8 * * *' }, deliver: 'all', origin: null }] };
+    const path = await home(null, { 'config.yaml': 'timezone: Asia/Tokyo\n', 'cron/jobs.json': JSON.stringify(jobs) });
+    const fromEnv = await importHermesHome(config(), path, { profileId: 'main', userId: 'api:tz1', envTimezone: 'Europe/Berlin' });
+    expect(fromEnv.timezone).toEqual({ zone: 'Europe/Berlin', from: 'HERMES_TIMEZONE' });
+    const given = await importHermesHome(config(), path, { profileId: 'main', userId: 'api:tz2', timezone: 'America/New_York', envTimezone: 'Europe/Berlin' });
+    expect(given.timezone).toEqual({ zone: 'America/New_York', from: '--timezone' });
+    const fromFile = await importHermesHome(config(), path, { profileId: 'main', userId: 'api:tz3' });
+    expect(fromFile.timezone).toEqual({ zone: 'Asia/Tokyo', from: 'config.yaml' });
+    const rows = await database.db.selectFrom('cron_jobs').select(['creator_user_id', 'timezone', 'targets']).where('name', '=', 'tz job').orderBy('creator_user_id').execute();
+    expect(rows.map((row) => [row.creator_user_id, row.timezone])).toEqual([
+      ['api:tz1', 'Europe/Berlin'],
+      ['api:tz2', 'America/New_York'],
+      ['api:tz3', 'Asia/Tokyo'],
+    ]);
+    expect(rows[0]!.targets).toEqual([{ platform: 'telegram', chatId: '777' }]);
+  });
 });

@@ -173,7 +173,8 @@ function* sessionRows(sessions: HermesSession[], profileId: string, known: Set<s
       session.endedAt === null ? null : new Date(session.endedAt * 1000).toISOString(),
       session.endedAt === null ? null : heraldEndReason(session.endReason),
       clean(session.endReason),
-      JSON.stringify(session.usage),
+      // A session upstream recorded no usage for keeps none (a Herald-born session on its way back, an old layout).
+      Object.values(session.usage).some((value) => value !== null && value !== 0) ? JSON.stringify(session.usage) : null,
     ];
   }
 }
