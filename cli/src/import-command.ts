@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiUserId } from '@herald/core';
@@ -18,6 +18,7 @@ import { homeTimezone } from './hermes-import/home-config.ts';
 import { withSingleClient } from './hermes-import/single-client.ts';
 import { summarise } from './hermes-import/import-summary.ts';
 import type { ImportSummary } from './hermes-import/import-summary.ts';
+import { UnsafeFileError } from './safe-files.ts';
 import { readSkillTree } from './skill-tree.ts';
 import type { SkillTree } from './skill-tree.ts';
 
@@ -74,7 +75,7 @@ export async function runImport(argv: string[], config: Config): Promise<void> {
     });
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : describe(report));
   } catch (error) {
-    if (!(error instanceof HomeError)) throw error;
+    if (!(error instanceof HomeError || error instanceof UnsafeFileError)) throw error;
     process.stderr.write(`herald: import refused, nothing was written: ${error.message}\n`);
     process.exitCode = 1;
   }
@@ -89,17 +90,26 @@ interface ReadHome {
   timezone: { zone: string; from: string };
 }
 
-async function readHome(home: string, target: ImportTarget): Promise<ReadHome> {
-  const info = await lstat(home).catch(() => undefined);
-  if (info === undefined) throw new HomeError(`${home}: no such directory`);
-  if (!info.isDirectory()) throw new HomeError(`${home}: not a directory (a Hermes home is one; links are not followed)`);
+/** The skill tree, or nothing when the home has none; a skills folder that is a link is reported, not followed. */
+async function homeSkills(home: string): Promise<SkillTree> {
+  try {
+    return await readSkillTree(join(home, 'skills'));
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return { bundles: [], skipped: [] };
+    if (error instanceof UnsafeFileError) return { bundles: [], skipped: [{ what: error.path, why: error.message }] };
+    throw error;
+  }
+}
+
+async function readHome(given: string, target: ImportTarget): Promise<ReadHome> {
+  // The path the operator names may be a link (~/.hermes on another disk); links inside it are not followed.
+  const home = await realpath(given).catch(() => undefined);
+  if (home === undefined) throw new HomeError(`${given}: no such directory`);
+  if (!(await lstat(home)).isDirectory()) throw new HomeError(`${given}: not a directory (a Hermes home is one)`);
   const timezone = await homeTimezone(home, target);
   const jobs = (await readJobs(home)) ?? [];
   const memory = await readMemoryFiles(home);
-  const skills = await readSkillTree(join(home, 'skills')).catch((error: { code?: string }) => {
-    if (error.code === 'ENOENT') return { bundles: [], skipped: [] };
-    throw error;
-  });
+  const skills = await homeSkills(home);
   const statePath = join(home, 'state.db');
   const state = (await lstat(statePath).catch(() => undefined)) === undefined ? null : await openHermesState(statePath);
   return { state, memory, skills, jobs, timezone };

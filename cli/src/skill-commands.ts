@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
 import { scanInPlace } from '@herald/knowledge';
@@ -69,7 +70,8 @@ async function showSkill(db: Db, profileId: string, name: string, file: string |
 }
 
 async function importTree(db: Db, profileId: string, dir: string): Promise<void> {
-  const { bundles, skipped } = await readSkillTree(dir);
+  // The folder the person names may be a link; links inside it are not followed.
+  const { bundles, skipped } = await readSkillTree(await realpath(dir).catch(() => dir));
   if (skipped.length > 0) {
     process.stderr.write(`herald: import refused, nothing was imported:\n${skipped.map((s) => `  ${s.what}: ${s.why}\n`).join('')}`);
     process.exitCode = 1;
