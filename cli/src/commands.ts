@@ -49,6 +49,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   cron: { summary: 'cron jobs: list, add, pause, resume, remove, run, runs (herald cron help)', database: true, run: async (args, { config }) => (await import('./cron-command.ts')).runCronCommand(args, config) },
   search: { summary: 'search past conversations (herald search QUERY --user ID; see herald search --help)', database: true, run: async (args, { config }) => (await import('./search-command.ts')).runSearch(args, config) },
   import: { summary: 'bring a Hermes install along: herald import hermes HERMES_HOME --user ID', database: true, run: async (args, { config }) => (await import('./import-command.ts')).runImport(args, config) },
+  export: { summary: 'the way back: herald export hermes DIR --user ID writes a Hermes home', database: true, run: async (args, { config }) => (await import('./export-command.ts')).runExport(args, config) },
   status: { summary: 'the cluster through the API: live roles, queue depths, oldest waiting turn, dead letters (--json)', run: async (args, { config }) => (await import('./status-command.ts')).runStatus(args, config) },
   doctor: { summary: 'which mode runs (embedded or external Postgres, queue on Redis or Postgres) and whether each service answers', run: async (_args, { config }) => (await import('./doctor-command.ts')).runDoctor(config) },
   audit: { summary: 'the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)', run: async (args, { config }) => (await import('./audit-command.ts')).runAudit(args, config) },

@@ -1,6 +1,7 @@
+import { realpath } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
-import { scanForInjection } from '@herald/knowledge';
+import { scanInPlace } from '@herald/knowledge';
 import { createDb } from '@herald/db';
 import { getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, SKILL_MD, skillText } from '@herald/knowledge';
 import type { Db } from '@herald/db';
@@ -69,9 +70,15 @@ async function showSkill(db: Db, profileId: string, name: string, file: string |
 }
 
 async function importTree(db: Db, profileId: string, dir: string): Promise<void> {
-  const bundles = await readSkillTree(dir);
+  // The folder the person names may be a link; links inside it are not followed.
+  const { bundles, skipped } = await readSkillTree(await realpath(dir).catch(() => dir));
+  if (skipped.length > 0) {
+    process.stderr.write(`herald: import refused, nothing was imported:\n${skipped.map((s) => `  ${s.what}: ${s.why}\n`).join('')}`);
+    process.exitCode = 1;
+    return;
+  }
   if (bundles.length === 0) fail(`no SKILL.md found in ${dir} or its subdirectories`);
-  const result = await importSkills(db, profileId, bundles, { author: 'cli', scan: scanForInjection });
+  const result = await importSkills(db, profileId, bundles, { author: 'cli', scan: scanInPlace });
   if (!result.ok) {
     process.stderr.write(`herald: import refused, nothing was imported: ${result.error}\n`);
     process.exitCode = 1;

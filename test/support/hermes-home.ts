@@ -1,13 +1,16 @@
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import initSqlJs from 'sql.js';
+import { HERMES_SCHEMA_30 } from '../../cli/src/hermes-import/hermes-layout.ts';
 import type { Database as SqliteDatabase } from 'sql.js';
 
-// The tables of Hermes' state.db (hermes_state.py, SCHEMA_VERSION 21) as
-// ../shared/reference/hermes.md §4 lists them: what a real Hermes home holds.
-const HERMES_SCHEMA = `
+// The tables of Hermes' state.db as an older release wrote them (SCHEMA_VERSION 21,
+// ../shared/reference/hermes.md §4, the prompt inline); today's layout (30) is the one
+// herald export hermes writes (cli/src/hermes-import/hermes-layout.ts).
+const HERMES_SCHEMA_21 = `
   CREATE TABLE schema_version (version INTEGER NOT NULL);
   INSERT INTO schema_version VALUES (21);
   CREATE TABLE state_meta (key TEXT PRIMARY KEY, value TEXT);
@@ -34,61 +37,103 @@ const HERMES_SCHEMA = `
   );
   CREATE INDEX idx_messages_session ON messages(session_id, timestamp);`;
 
+
+
 export interface HermesSessionSeed {
   id: string;
   source: string;
   userId?: string;
   chatId?: string;
+  chatType?: string;
+  threadId?: string;
   parentId?: string;
-  startedAt: number;
+  startedAt: number | null;
+  endedAt?: number;
   endReason?: string;
+  title?: string;
+  model?: string;
+  /** Schema 30: stored once in system_prompts, referenced by hash; older: inline. */
+  systemPrompt?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  estimatedCostUsd?: number;
+  cwd?: string;
 }
 
 export interface HermesMessageSeed {
   sessionId: string;
   role: string;
-  content: string;
+  content: string | null;
   toolCalls?: string;
   toolCallId?: string;
   toolName?: string;
   timestamp: number;
   active?: number;
   compacted?: number;
+  reasoning?: string;
+  platformMessageId?: string;
+  tokenCount?: number;
 }
 
 const require = createRequire(import.meta.url);
 
-export async function newHermesDb(): Promise<SqliteDatabase> {
+/** An empty state.db: upstream's current layout (30) unless an older one (21) is asked for; or a given schema. */
+export async function newHermesDb(layout: 21 | 30 | string = 30): Promise<SqliteDatabase> {
   const SQL = await initSqlJs({ locateFile: (file) => require.resolve(`sql.js/dist/${file}`) });
   const db = new SQL.Database();
-  db.exec(HERMES_SCHEMA);
+  db.exec(layout === 21 ? HERMES_SCHEMA_21 : layout === 30 ? HERMES_SCHEMA_30 : layout);
   return db;
 }
 
+function hasColumn(db: SqliteDatabase, table: string, column: string): boolean {
+  return (db.exec(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = '${column}'`)[0]?.values.length ?? 0) > 0;
+}
+
+/** Stores a prompt as upstream does since schema 25: once, by its SHA-256. */
+function promptHash(db: SqliteDatabase, prompt: string): string {
+  const hash = createHash('sha256').update(prompt).digest('hex');
+  db.run('INSERT OR IGNORE INTO system_prompts (hash, prompt) VALUES (?, ?)', [hash, prompt]);
+  return hash;
+}
+
 export function addSessions(db: SqliteDatabase, sessions: HermesSessionSeed[]): void {
+  const byHash = hasColumn(db, 'sessions', 'system_prompt_hash');
   const statement = db.prepare(
-    'INSERT INTO sessions (id, source, user_id, chat_id, parent_session_id, started_at, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    `INSERT INTO sessions (id, source, user_id, chat_id, chat_type, thread_id, parent_session_id, started_at, ended_at, end_reason, title, model,
+       ${byHash ? 'system_prompt_hash' : 'system_prompt'}, input_tokens, output_tokens, estimated_cost_usd, cwd)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  for (const s of sessions) statement.run([s.id, s.source, s.userId ?? null, s.chatId ?? null, s.parentId ?? null, s.startedAt, s.endReason ?? null]);
+  for (const s of sessions) {
+    const prompt = s.systemPrompt === undefined ? null : byHash ? promptHash(db, s.systemPrompt) : s.systemPrompt;
+    statement.run([
+      s.id, s.source, s.userId ?? null, s.chatId ?? null, s.chatType ?? null, s.threadId ?? null, s.parentId ?? null, s.startedAt,
+      s.endedAt ?? null, s.endReason ?? null, s.title ?? null, s.model ?? null, prompt, s.inputTokens ?? 0, s.outputTokens ?? 0,
+      s.estimatedCostUsd ?? null, s.cwd ?? null,
+    ]);
+  }
   statement.free();
 }
 
 export function addMessages(db: SqliteDatabase, messages: Iterable<HermesMessageSeed>): void {
   const statement = db.prepare(
-    'INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, timestamp, active, compacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, timestamp, active, compacted, reasoning,
+       platform_message_id, token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   db.exec('BEGIN');
   for (const m of messages) {
-    statement.run([m.sessionId, m.role, m.content, m.toolCalls ?? null, m.toolCallId ?? null, m.toolName ?? null, m.timestamp, m.active ?? 1, m.compacted ?? 0]);
+    statement.run([
+      m.sessionId, m.role, m.content, m.toolCalls ?? null, m.toolCallId ?? null, m.toolName ?? null, m.timestamp, m.active ?? 1,
+      m.compacted ?? 0, m.reasoning ?? null, m.platformMessageId ?? null, m.tokenCount ?? null,
+    ]);
   }
   db.exec('COMMIT');
   statement.free();
 }
 
 /** A Hermes home in a temporary directory: state.db and whatever files the caller adds. */
-export async function writeHermesHome(db: SqliteDatabase, files: Record<string, string> = {}): Promise<string> {
+export async function writeHermesHome(db: SqliteDatabase | null, files: Record<string, string | Buffer> = {}): Promise<string> {
   const home = await mkdtemp(join(tmpdir(), 'hermes-home-'));
-  await writeFile(join(home, 'state.db'), db.export());
+  if (db !== null) await writeFile(join(home, 'state.db'), db.export());
   for (const [path, content] of Object.entries(files)) {
     await mkdir(join(home, path, '..'), { recursive: true });
     await writeFile(join(home, path), content);

@@ -9,6 +9,8 @@ import type { HermesMessage, HermesSession, HermesState } from './hermes-state.t
 
 export interface HistoryReport {
   sessions: { imported: number; alreadyThere: number };
+  /** Multimodal messages kept as readable text (Herald has no attachments yet). */
+  multimodalAsText: number;
   messages: { imported: number; alreadyThere: number; skipped: Record<string, number> };
   /** Whether the search indexes were built once after the rows (a large import) or kept up row by row. */
   searchIndexes: 'rebuilt' | 'kept';
@@ -37,7 +39,7 @@ export function importedSessionId(profileId: string, hermesId: string): string {
 }
 
 /**
- * Sessions and messages in one transaction. Sessions go through a staging table (INSERT ..
+ * Sessions and messages, inside the caller's transaction. Sessions go through a staging table (INSERT ..
  * ON CONFLICT DO NOTHING, so a repeated import adds none); messages are COPYed straight into
  * messages with their session's scope columns, skipping those an earlier import stored, so
  * Postgres turns rows into search columns while this process reads the next ones. A large import
@@ -46,12 +48,12 @@ export function importedSessionId(profileId: string, hermesId: string): string {
 export async function importHistory(client: pg.PoolClient, state: HermesState, target: HistoryTarget): Promise<HistoryReport> {
   const sessions = state.sessions();
   const known = new Set(sessions.map((session) => session.id));
-  await client.query('BEGIN');
-  try {
+  // The caller's transaction holds the whole home: nothing here commits.
+  {
     await client.query(STAGING_SESSIONS);
     await copyRows(client, 'COPY hermes_sessions FROM STDIN', sessionRows(sessions, target.profileId, known));
     const importedSessions = await client.query(INSERT_SESSIONS, [target.profileId, target.userId]);
-    const rows: MessageTally = { skipped: {}, alreadyThere: 0, imported: 0, stored: await storedSessions(client, sessions, target.profileId) };
+    const rows: MessageTally = { skipped: {}, alreadyThere: 0, imported: 0, multimodal: 0, stored: await storedSessions(client, sessions, target.profileId) };
     // What this run adds: the home's rows less those an earlier import stored.
     const stored = [...rows.stored.values()].reduce((sum, session) => sum + session.lastSeq, 0);
     const rebuild = await shouldRebuild(client, 'messages', state.messageCount() - stored);
@@ -61,32 +63,38 @@ export async function importHistory(client: pg.PoolClient, state: HermesState, t
     await copyRows(client, `COPY messages (${MESSAGE_COLUMNS.join(', ')}) FROM STDIN`, messageRows(state.messages(), target, known, rows));
     if (rebuild) target.onProgress?.(`building the search indexes of ${rows.imported.toLocaleString('en')} messages`);
     await buildIndexes(client, aside);
-    await client.query('COMMIT');
-    if (rebuild) await client.query('ANALYZE messages');
-    else if (rows.imported > 0) await mergeGinPendingLists(client);
+    await client.query('DROP TABLE hermes_sessions');
     return {
       sessions: { imported: importedSessions.rowCount ?? 0, alreadyThere: sessions.length - (importedSessions.rowCount ?? 0) },
+      multimodalAsText: rows.multimodal,
       messages: { imported: rows.imported, alreadyThere: rows.alreadyThere, skipped: rows.skipped },
       searchIndexes: rebuild ? 'rebuilt' : 'kept',
     };
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
   }
+}
+
+/** After the commit: fresh statistics for a rebuilt table, or the GIN pending lists merged. */
+export async function settleIndexes(client: pg.PoolClient, report: HistoryReport): Promise<void> {
+  if (report.searchIndexes === 'rebuilt') await client.query('ANALYZE messages');
+  else if (report.messages.imported > 0) await mergeGinPendingLists(client);
 }
 
 const STAGING_SESSIONS = `
   CREATE TEMPORARY TABLE hermes_sessions (
     id uuid, hermes_id text, platform text, chat_type text, chat_id text, thread_id text,
-    system_prompt text, parent_id uuid, created_at timestamptz
+    system_prompt text, parent_id uuid, created_at timestamptz, title text, model text, ended_at timestamptz,
+    end_reason text, imported_end_reason text, imported_usage jsonb
   ) ON COMMIT DROP`;
 
 // Imported sessions get no route: they are history, not a chat that takes new messages.
 const INSERT_SESSIONS = `
   INSERT INTO sessions (id, profile_id, session_key, platform, chat_type, chat_id, thread_id, origin_user_id,
-                        system_prompt, parent_session_id, created_at, updated_at)
+                        system_prompt, parent_session_id, created_at, updated_at, title, model, ended_at, end_reason,
+                        imported_end_reason, imported_usage, end_hooks_fired_at)
   SELECT id, $1, 'hermes:' || hermes_id, platform, chat_type, chat_id, thread_id, $2, system_prompt, parent_id,
-         created_at, created_at
+         created_at, coalesce(ended_at, created_at), title, model, ended_at, end_reason, imported_end_reason, imported_usage,
+         -- An ending that happened upstream is history: on_session_end does not fire for it here.
+         ended_at
     FROM hermes_sessions
   ON CONFLICT (id) DO NOTHING`;
 
@@ -94,7 +102,7 @@ const INSERT_SESSIONS = `
  * What the COPY writes. The last three are the session's scope, read from the stored sessions
  * (the one source, as herald_message_scope reads it), so the per-row scope trigger stays idle.
  */
-const MESSAGE_COLUMNS = ['session_id', 'seq', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at', 'profile_id', 'owner_id', 'platform'];
+const MESSAGE_COLUMNS = ['session_id', 'seq', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at', 'reasoning', 'platform_message_id', 'profile_id', 'owner_id', 'platform'];
 
 interface StoredSession {
   /** The last seq an earlier import stored (0: none). */
@@ -160,12 +168,29 @@ function* sessionRows(sessions: HermesSession[], profileId: string, known: Set<s
       clean(session.systemPrompt),
       parent,
       new Date(session.startedAt * 1000).toISOString(),
+      clean(session.title),
+      clean(session.model),
+      session.endedAt === null ? null : new Date(session.endedAt * 1000).toISOString(),
+      session.endedAt === null ? null : heraldEndReason(session.endReason),
+      clean(session.endReason),
+      // A session upstream recorded no usage for keeps none (a Herald-born session on its way back, an old layout).
+      Object.values(session.usage).some((value) => value !== null && value !== 0) ? JSON.stringify(session.usage) : null,
     ];
   }
 }
 
+/** Hermes' end reasons in Herald's four words where one means the same; the rest keep only their upstream word. */
+function heraldEndReason(reason: string | null): string | null {
+  if (reason === 'compression') return 'compression';
+  if (reason === 'new_session') return 'new';
+  if (reason !== null && ['session_reset', 'session_switch', 'idle', 'daily', 'suspended'].includes(reason)) return 'reset';
+  if (reason === 'handoff') return 'handoff';
+  return null;
+}
+
 interface MessageTally {
   skipped: Record<string, number>;
+  multimodal: number;
   alreadyThere: number;
   imported: number;
   /** Per Herald session id, as stored when the import began. */
@@ -196,6 +221,7 @@ function* messageRows(messages: Iterable<HermesMessage>, target: HistoryTarget, 
       continue;
     }
     tally.imported += 1;
+    if (message.multimodal) tally.multimodal += 1;
     yield [
       sessionId,
       String(seq),
@@ -205,6 +231,8 @@ function* messageRows(messages: Iterable<HermesMessage>, target: HistoryTarget, 
       clean(message.toolCallId),
       clean(message.toolName),
       new Date(message.timestamp * 1000).toISOString(),
+      clean(message.reasoning),
+      clean(message.platformMessageId),
       ...session!.scope,
     ];
   }
@@ -213,6 +241,7 @@ function* messageRows(messages: Iterable<HermesMessage>, target: HistoryTarget, 
 function skipReason(message: HermesMessage, known: Set<string>): string | undefined {
   if (!known.has(message.sessionId)) return 'no such session';
   if (message.rewound) return 'rewound in Hermes (hidden there too)';
+  if (message.archived) return 'archived by an in-place compaction (Hermes replays the summary, not these)';
   if (!HERALD_ROLES.has(message.role)) return `role ${message.role}`;
   return undefined;
 }

@@ -1,13 +1,19 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Db } from '@herald/db';
-import type { MemoryStore } from '@herald/db';
-import { importSkills, readSkillFiles, scanForInjection, SKILL_MD, writeMemory, parseSkillMd, skillText } from '@herald/knowledge';
+import type { Transaction } from 'kysely';
+import type { Database, MemoryStore } from '@herald/db';
+import { applySkillChange, parseSkillMd, readSkillFiles, scanForInjection, scanInPlace, SKILL_MD, skillText, writeMemory } from '@herald/knowledge';
 import type { SkillBundle } from '@herald/knowledge';
-import { readSkillTree } from '../skill-tree.ts';
+import { readRegularFile, UnsafeFileError } from '../safe-files.ts';
+import type { SkillTree } from '../skill-tree.ts';
 
 /** Hermes' entry delimiter in MEMORY.md and USER.md (tools/memory_tool.py). */
 const ENTRY_DELIMITER = '\n§\n';
+/** Hermes caps these files at a few thousand characters; anything far past that is not a memory file. */
+export const MEMORY_FILE_MAX_BYTES = 1024 * 1024;
+const MEMORY_FILES: [MemoryStore, string][] = [
+  ['memory', 'MEMORY.md'],
+  ['user', 'USER.md'],
+];
 
 export interface Skipped {
   what: string;
@@ -19,18 +25,33 @@ export interface KnowledgeReport {
   skills: { imported: string[]; alreadyThere: string[]; skipped: Skipped[] };
 }
 
-async function readIfThere(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT') return undefined;
-    throw error;
-  }
+/** A memory file as read before anything is written: its entries, or why it was not read. */
+export interface MemoryFile {
+  store: MemoryStore;
+  file: string;
+  entries: string[];
+  refused?: string;
 }
 
 /** Split, strip, drop empties, dedupe keeping the first: how Hermes reads its own files. */
 export function memoryEntries(text: string): string[] {
   return [...new Set(text.split(ENTRY_DELIMITER).map((entry) => entry.trim()).filter((entry) => entry !== ''))];
+}
+
+/** memories/MEMORY.md and USER.md, read safely: a link, a device or an oversized file is refused by path, unread. */
+export async function readMemoryFiles(home: string): Promise<MemoryFile[]> {
+  const files: MemoryFile[] = [];
+  for (const [store, file] of MEMORY_FILES) {
+    const path = join(home, 'memories', file);
+    try {
+      const bytes = await readRegularFile(path, MEMORY_FILE_MAX_BYTES);
+      if (bytes !== undefined) files.push({ store, file: path, entries: memoryEntries(bytes.toString('utf8')) });
+    } catch (error) {
+      if (!(error instanceof UnsafeFileError)) throw error;
+      files.push({ store, file: path, entries: [], refused: error.message });
+    }
+  }
+  return files;
 }
 
 /**
@@ -39,17 +60,15 @@ export function memoryEntries(text: string): string[] {
  * there is a no-op, one past the store's character limit or one that reads like prompt injection is
  * skipped and reported, never silently dropped.
  */
-export async function importMemory(db: Db, home: string, profileId: string, userId: string, report: KnowledgeReport): Promise<void> {
-  const files: [MemoryStore, string][] = [['memory', 'MEMORY.md'], ['user', 'USER.md']];
-  for (const [store, file] of files) {
-    const text = await readIfThere(join(home, 'memories', file));
-    if (text === undefined) continue;
-    for (const entry of memoryEntries(text)) await importEntry(db, { profileId, store, userId }, file, entry, report);
+export async function importMemory(trx: Transaction<Database>, files: MemoryFile[], owner: { profileId: string; userId: string }, report: KnowledgeReport): Promise<void> {
+  for (const file of files) {
+    if (file.refused !== undefined) report.memory.skipped.push({ what: file.file, why: file.refused });
+    for (const entry of file.entries) await importEntry(trx, { ...owner, store: file.store }, file.file, entry, report);
   }
 }
 
 async function importEntry(
-  db: Db,
+  trx: Transaction<Database>,
   scope: { profileId: string; store: MemoryStore; userId: string },
   file: string,
   entry: string,
@@ -61,44 +80,41 @@ async function importEntry(
     report.memory.skipped.push({ what, why: `looks like prompt injection (${threat})` });
     return;
   }
-  const result = await db.transaction().execute(async (trx) => {
-    const before = await writeMemory(trx, scope, []);
-    const after = await writeMemory(trx, scope, [{ action: 'add', content: entry }]);
-    return { before: before.state.entries.length, after };
-  });
-  if (!result.after.ok) report.memory.skipped.push({ what, why: result.after.error });
-  else if (result.after.state.entries.length === result.before) report.memory.alreadyThere += 1;
+  const before = await writeMemory(trx, scope, []);
+  const after = await writeMemory(trx, scope, [{ action: 'add', content: entry }]);
+  if (!after.ok) report.memory.skipped.push({ what, why: after.error });
+  else if (after.state.entries.length === before.state.entries.length) report.memory.alreadyThere += 1;
   else report.memory.imported += 1;
 }
 
-/** $HERMES_HOME/skills/[<category>/]<name>/SKILL.md trees; an unchanged skill gets no new version. */
-export async function importHermesSkills(db: Db, home: string, profileId: string, report: KnowledgeReport): Promise<void> {
-  let bundles: SkillBundle[];
-  try {
-    bundles = await readSkillTree(join(home, 'skills'));
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT') return;
-    throw error;
-  }
-  for (const bundle of bundles) await importSkill(db, profileId, bundle, report);
+/** $HERMES_HOME/skills/[<category>/...]<name>/SKILL.md trees; an unchanged skill gets no new version. */
+export async function importHermesSkills(trx: Transaction<Database>, tree: SkillTree, profileId: string, report: KnowledgeReport): Promise<void> {
+  report.skills.skipped.push(...tree.skipped);
+  for (const bundle of tree.bundles) await importSkill(trx, profileId, bundle, report);
 }
 
-async function importSkill(db: Db, profileId: string, bundle: SkillBundle, report: KnowledgeReport): Promise<void> {
+async function importSkill(trx: Transaction<Database>, profileId: string, bundle: SkillBundle, report: KnowledgeReport): Promise<void> {
+  const where = bundle.source ?? 'a skill folder';
   const text = bundle.files[SKILL_MD] === undefined ? undefined : skillText(bundle.files[SKILL_MD]);
   const parsed = text === undefined ? undefined : parseSkillMd(text);
   if (parsed === undefined || !parsed.ok) {
-    report.skills.skipped.push({ what: 'a skill folder', why: parsed?.error ?? 'SKILL.md is not UTF-8 text' });
+    report.skills.skipped.push({ what: join(where, SKILL_MD), why: parsed?.error ?? 'SKILL.md is not UTF-8 text' });
     return;
   }
   const name = parsed.meta.name;
-  const current = await readSkillFiles(db, profileId, name);
+  const current = await readSkillFiles(trx, profileId, name);
   if (current !== undefined && sameFiles(current, bundle.files)) {
     report.skills.alreadyThere.push(name);
     return;
   }
-  const result = await importSkills(db, profileId, [bundle], { author: 'import:hermes', scan: scanForInjection });
+  const result = await applySkillChange(
+    trx,
+    profileId,
+    { action: 'import', name, files: bundle.files, category: bundle.category },
+    { origin: 'import', author: 'import:hermes', scan: scanInPlace },
+  );
   if (result.ok) report.skills.imported.push(name);
-  else report.skills.skipped.push({ what: name, why: result.error });
+  else report.skills.skipped.push({ what: where, why: result.error });
 }
 
 function sameFiles(current: Map<string, Buffer>, files: Record<string, Buffer>): boolean {

@@ -6,6 +6,7 @@ export {
   parseSkillMd,
   parseFrontmatter,
   skillNameError,
+  categoryError,
   supportPathError,
   SKILL_DESCRIPTION_MAX,
   SKILL_FILE_MAX_BYTES,
@@ -46,4 +47,5 @@ export {
   ReviewSupersededError,
 } from './review-store.ts';
 export type { CompletionOutcome, ReviewJob, ReviewResult, ReviewRow, ReviewRun, ReviewView, TurnCompletedEvent } from './review-store.ts';
-export { scanForInjection, promptSafe } from './injection-scan.ts';
+export { findInjection, scanForInjection, scanInPlace, promptSafe } from './injection-scan.ts';
+export type { InjectionFinding, ScanPlace } from './injection-scan.ts';

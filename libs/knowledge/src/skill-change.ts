@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import type { Database } from '@herald/db';
-import { parseSkillMd, SKILL_FILE_MAX_BYTES, SKILL_MD, SKILL_MD_MAX_CHARS, skillNameError, supportPathError } from './skill-format.ts';
+import { categoryError, parseSkillMd, SKILL_FILE_MAX_BYTES, SKILL_MD, SKILL_MD_MAX_CHARS, skillNameError, supportPathError } from './skill-format.ts';
 import { readSkillFiles, sha256, skillText, viewedKey } from './skill-store.ts';
 import type { SkillOrigin } from './skill-store.ts';
+import type { ScanPlace } from './injection-scan.ts';
 
 export type SkillChange =
   | { action: 'create'; name: string; content: string; category?: string | undefined }
@@ -20,14 +21,17 @@ export type SkillChange =
   | { action: 'write_file'; name: string; file_path: string; file_content: string }
   | { action: 'remove_file'; name: string; file_path: string }
   /** A whole tree from a person (API or CLI import): creates the skill or replaces all its files. */
-  | { action: 'import'; name: string; files: Record<string, Buffer> };
+  | { action: 'import'; name: string; files: Record<string, Buffer>; category?: string | undefined };
 
 export interface SkillWriteOptions {
   origin: SkillOrigin;
   /** 'session:<id>', 'review:<id>', 'api', 'cli': kept on the version. */
   author: string;
-  /** Injection scanner: returns why a text looks like prompt injection, or undefined. */
-  scan(text: string): string | undefined;
+  /**
+   * Injection scanner: why a text looks like prompt injection where it goes, or undefined. The
+   * description is scanned for the standing prompt, every file as a skill file (scanInPlace).
+   */
+  scan(text: string, place: ScanPlace): string | undefined;
   /** Review only: the files viewed in this review, as `name/path`; existing files must be viewed first. */
   viewed?: ReadonlySet<string>;
 }
@@ -73,6 +77,9 @@ function validateTree(name: string, files: Map<string, Buffer>, changed: Readonl
   const parsed = parseSkillMd(text);
   if (!parsed.ok) return refuse(parsed.error);
   if (parsed.meta.name !== name) refuse(`the frontmatter name '${parsed.meta.name}' differs from the skill name '${name}'`);
+  // The description sits in every system prompt's skill list: it is scanned as prompt text.
+  const promptReason = changed.has(SKILL_MD) ? options.scan(parsed.meta.description, 'prompt') : undefined;
+  if (promptReason !== undefined) refuse(`the description was refused by the security scan (${promptReason}); nothing was changed. Rewrite it without that content.`);
   for (const [path, content] of files) {
     const pathError = supportPathError(path);
     if (pathError) refuse(pathError);
@@ -80,7 +87,7 @@ function validateTree(name: string, files: Map<string, Buffer>, changed: Readonl
     if (!changed.has(path)) continue;
     const fileText = skillText(content);
     if (fileText === undefined) continue;
-    const reason = options.scan(fileText);
+    const reason = options.scan(fileText, 'skill-file');
     if (reason !== undefined) {
       refuse(`${path} was refused by the security scan (${reason}); nothing was changed. Rewrite it without that content.`);
     }
@@ -178,8 +185,9 @@ async function storeSkill(
   const { row, version, plan } = state;
   const live = row !== undefined && row.deleted_at === null;
   const meta = validateTree(change.name, plan.next, plan.changed, options);
-  const fallback = change.action === 'create' && change.category ? change.category : undefined;
-  if (fallback !== undefined && skillNameError(fallback) !== undefined) refuse(`the category '${fallback}' must be lowercase letters, digits, '.', '_' or '-'`);
+  // A category given to create or import (the folder a skill sits in), when the frontmatter names none.
+  const fallback = (change.action === 'create' || change.action === 'import') && change.category ? change.category : undefined;
+  if (fallback !== undefined && categoryError(fallback) !== undefined) refuse(categoryError(fallback)!);
   const values = {
     version,
     description: meta.description,

@@ -1,6 +1,9 @@
 // The SKILL.md format (agentskills.io / Hermes): YAML frontmatter between `---` lines, then a
-// Markdown body. Only the frontmatter subset skills use is parsed (scalars, quoted strings, inline
-// and block lists, nested maps, `|` and `>` blocks), so no YAML dependency is needed.
+// Markdown body. The frontmatter is read by a real YAML parser (the `yaml` package): real skills
+// use lists of maps, anchors and multi-line strings, and a broken quote must be an error with a
+// line, never a half-read value.
+
+import { parseDocument } from 'yaml';
 
 export const SKILL_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
 export const SKILL_NAME_MAX = 64;
@@ -9,6 +12,8 @@ export const SKILL_MD_MAX_CHARS = 100_000;
 export const SKILL_FILE_MAX_BYTES = 1024 * 1024;
 export const SKILL_SUPPORT_DIRS = ['references', 'templates', 'scripts', 'assets'] as const;
 export const SKILL_MD = 'SKILL.md';
+/** A category is a folder path of skill-name parts (Hermes nests them: `mlops/inference`). */
+export const SKILL_CATEGORY_PATTERN = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/;
 
 export interface SkillMeta {
   name: string;
@@ -16,109 +21,50 @@ export interface SkillMeta {
   category: string | null;
   tags: string[];
   requiresToolsets: string[];
-}
-
-type Yaml = string | Yaml[] | { [key: string]: Yaml };
-
-interface Line {
-  indent: number;
-  text: string;
-  number: number;
-}
-
-function unquote(value: string): string {
-  const v = value.trim();
-  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) {
-    return v.slice(1, -1).replace(/\\(["\\nt])/g, (_m, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : c));
-  }
-  if (v.length >= 2 && v.startsWith("'") && v.endsWith("'")) return v.slice(1, -1).replace(/''/g, "'");
-  // A trailing comment, outside quotes.
-  return v.replace(/\s+#.*$/, '');
-}
-
-function scalar(raw: string): Yaml {
-  const v = raw.trim();
-  if (v.startsWith('[') && v.endsWith(']')) {
-    const inner = v.slice(1, -1).trim();
-    return inner === '' ? [] : inner.split(',').map((item) => unquote(item));
-  }
-  return unquote(v);
+  /** Every frontmatter field as written (license, platforms, metadata, prerequisites, ...). */
+  fields: Record<string, unknown>;
 }
 
 class FrontmatterError extends Error {}
 
-function parseBlock(lines: Line[], start: number, indent: number): { value: Yaml; next: number } {
-  const first = lines[start];
-  if (first === undefined || first.indent < indent) return { value: '', next: start };
-  if (first.text.startsWith('- ') || first.text === '-') {
-    const items: Yaml[] = [];
-    let i = start;
-    while (i < lines.length && lines[i]!.indent === first.indent && (lines[i]!.text.startsWith('- ') || lines[i]!.text === '-')) {
-      items.push(scalar(lines[i]!.text.slice(1)));
-      i++;
-    }
-    return { value: items, next: i };
-  }
-  const map: Record<string, Yaml> = {};
-  let i = start;
-  while (i < lines.length) {
-    const line = lines[i]!;
-    if (line.indent < first.indent) break;
-    if (line.indent > first.indent) throw new FrontmatterError(`line ${line.number}: unexpected indentation`);
-    const match = /^([A-Za-z0-9_.-]+)\s*:(.*)$/.exec(line.text);
-    if (!match) throw new FrontmatterError(`line ${line.number}: expected "key: value"`);
-    const key = match[1]!;
-    const rest = match[2]!.trim();
-    i++;
-    if (rest === '|' || rest === '>' || rest === '|-' || rest === '>-') {
-      const parts: string[] = [];
-      while (i < lines.length && lines[i]!.indent > line.indent) {
-        parts.push(lines[i]!.text);
-        i++;
-      }
-      map[key] = rest.startsWith('|') ? parts.join('\n') : parts.join(' ');
-    } else if (rest === '') {
-      const nested = parseBlock(lines, i, line.indent + 1);
-      map[key] = nested.value;
-      i = nested.next;
-    } else {
-      map[key] = scalar(rest);
-    }
-  }
-  return { value: map, next: i };
-}
-
 /** Splits SKILL.md into its frontmatter (parsed) and body; throws with a line number when invalid. */
-export function parseFrontmatter(text: string): { data: Record<string, Yaml>; body: string } {
+export function parseFrontmatter(text: string): { data: Record<string, unknown>; body: string } {
   const normalized = text.replace(/^\uFEFF/, '').replace(/\r\n/g, '\n');
   if (!normalized.startsWith('---\n')) throw new FrontmatterError('SKILL.md must start with YAML frontmatter: a line "---"');
-  const end = normalized.indexOf('\n---', 4);
+  const end = normalized.search(/\n---[ \t]*(\n|$)/);
   if (end === -1) throw new FrontmatterError('the frontmatter is not closed by a line "---"');
   const afterClose = normalized.indexOf('\n', end + 4);
   const body = afterClose === -1 ? '' : normalized.slice(afterClose + 1);
-  const lines: Line[] = [];
-  normalized
-    .slice(4, end)
-    .split('\n')
-    .forEach((raw, index) => {
-      if (raw.trim() === '' || raw.trimStart().startsWith('#')) return;
-      if (/^\t/.test(raw)) throw new FrontmatterError(`line ${index + 2}: tabs are not allowed for indentation`);
-      lines.push({ indent: raw.length - raw.trimStart().length, text: raw.trim(), number: index + 2 });
-    });
-  if (lines.length === 0) return { data: {}, body };
-  const parsed = parseBlock(lines, 0, 0);
-  if (parsed.next < lines.length) throw new FrontmatterError(`line ${lines[parsed.next]!.number}: unexpected indentation`);
-  if (Array.isArray(parsed.value) || typeof parsed.value === 'string') {
-    throw new FrontmatterError('the frontmatter must be a map of keys');
+  const document = parseDocument(normalized.slice(4, end + 1), { uniqueKeys: true });
+  const problem = document.errors[0];
+  if (problem !== undefined) {
+    // The frontmatter starts on line 2 of the file.
+    const line = (problem.linePos?.[0]?.line ?? 0) + 1;
+    throw new FrontmatterError(`line ${line}: ${problem.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
   }
-  return { data: parsed.value, body };
+  const data: unknown = document.toJS({ maxAliasCount: 100 });
+  if (data === null || data === undefined) return { data: {}, body };
+  if (typeof data !== 'object' || Array.isArray(data)) throw new FrontmatterError('the frontmatter must be a map of keys');
+  return { data: data as Record<string, unknown>, body };
 }
 
-function stringList(value: Yaml | undefined, field: string): string[] {
-  if (value === undefined || value === '') return [];
+function asMap(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function stringList(value: unknown, field: string): string[] {
+  if (value === undefined || value === null || value === '') return [];
   if (typeof value === 'string') return value.split(',').map((v) => v.trim()).filter((v) => v !== '');
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return (value as string[]).filter((v) => v !== '');
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')) return value.map(String).filter((v) => v !== '');
   throw new FrontmatterError(`${field} must be a list of strings`);
+}
+
+/** Validates a category (a folder path such as `devops` or `mlops/inference`); returns the problem or undefined. */
+export function categoryError(category: string): string | undefined {
+  if (category.length > 200 || !SKILL_CATEGORY_PATTERN.test(category)) {
+    return `the category '${category}' must be lowercase letters, digits, '.', '_' or '-' (nested with '/')`;
+  }
+  return undefined;
 }
 
 /** Validates a name; returns the problem or undefined. */
@@ -141,9 +87,7 @@ export function parseSkillMd(text: string): { ok: true; meta: SkillMeta; body: s
   }
   try {
     const { data, body } = parseFrontmatter(text);
-    const metadata = data.metadata;
-    const hermesBlock = metadata !== undefined && typeof metadata === 'object' && !Array.isArray(metadata) ? metadata.hermes : undefined;
-    const hermes = hermesBlock !== undefined && typeof hermesBlock === 'object' && !Array.isArray(hermesBlock) ? hermesBlock : {};
+    const hermes = asMap(asMap(data.metadata).hermes);
     const name = data.name;
     if (typeof name !== 'string' || name.trim() === '') return { ok: false, error: "the frontmatter needs 'name'" };
     const nameError = skillNameError(name.trim());
@@ -157,9 +101,7 @@ export function parseSkillMd(text: string): { ok: true; meta: SkillMeta; body: s
     }
     const category = data.category ?? hermes.category;
     if (category !== undefined && typeof category !== 'string') return { ok: false, error: 'category must be a string' };
-    if (category !== undefined && category !== '' && skillNameError(category) !== undefined) {
-      return { ok: false, error: `the category '${category}' must be lowercase letters, digits, '.', '_' or '-'` };
-    }
+    if (category !== undefined && category !== '' && categoryError(category) !== undefined) return { ok: false, error: categoryError(category)! };
     const tags = stringList(data.tags ?? hermes.tags, 'tags');
     const requiresToolsets = stringList(data.requires_toolsets ?? hermes.requires_toolsets, 'requires_toolsets');
     if (body.trim() === '') return { ok: false, error: 'the body after the frontmatter is empty; write the procedure there' };
@@ -171,6 +113,7 @@ export function parseSkillMd(text: string): { ok: true; meta: SkillMeta; body: s
         category: category === undefined || category === '' ? null : category,
         tags,
         requiresToolsets,
+        fields: data,
       },
       body,
     };

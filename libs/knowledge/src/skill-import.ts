@@ -8,6 +8,10 @@ import type { SkillWriteOptions } from './skill-change.ts';
 export interface SkillBundle {
   /** Relative path -> content; must include SKILL.md, whose frontmatter names the skill. */
   files: Record<string, Buffer>;
+  /** The folder path the skill sat in under the skills root (`devops`, `mlops/inference`), if any. */
+  category?: string | undefined;
+  /** Where it was read from, to name it when it is skipped. */
+  source?: string | undefined;
 }
 
 export type SkillImportResult =
@@ -44,7 +48,7 @@ export async function importSkills(
         const result = await applySkillChange(
           trx,
           profileId,
-          { action: 'import', name: parsed.meta.name, files: bundle.files },
+          { action: 'import', name: parsed.meta.name, files: bundle.files, category: bundle.category },
           { ...options, origin: 'import' },
         );
         if (!result.ok) throw new ImportFailed(`${parsed.meta.name}: ${result.error}`, index);

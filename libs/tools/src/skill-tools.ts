@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { scanForInjection } from '@herald/knowledge';
+import { scanInPlace } from '@herald/knowledge';
 import { applySkillChange, getSkill, listSkills, readSkillFiles, SKILL_MD, skillText, viewedKey } from '@herald/knowledge';
 import type { SkillChange } from '@herald/knowledge';
 import { defineTool } from './tool.ts';
@@ -147,7 +147,7 @@ async function manage(args: ManageArgs, context: ToolContext): Promise<string> {
     applySkillChange(trx, context.profileId, toChange(args), {
       origin: context.review ? 'review' : 'session',
       author: context.review ? `review:${context.review.id}` : `session:${context.sessionId}`,
-      scan: scanForInjection,
+      scan: scanInPlace,
       viewed: context.review?.viewed,
     }),
   );

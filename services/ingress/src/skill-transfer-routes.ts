@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { importSkills, listSkills, readSkillFiles, scanForInjection } from '@herald/knowledge';
+import { importSkills, listSkills, readSkillFiles, scanInPlace } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { profileExists } from './profile-exists.ts';
@@ -40,7 +40,7 @@ export function registerSkillTransferRoutes(app: FastifyInstance, db: Db): void 
     const bundles = parsed.data.skills.map((skill) => ({
       files: Object.fromEntries(Object.entries(skill.files).map(([path, file]) => [path, decodeSkillFile(file)])),
     }));
-    const result = await importSkills(db, request.params.profile, bundles, { author: 'api', scan: scanForInjection });
+    const result = await importSkills(db, request.params.profile, bundles, { author: 'api', scan: scanInPlace });
     if (!result.ok) {
       return sendError(reply, 400, 'invalid_request', `skills.${result.index}: ${result.error}`, `skills.${result.index}`);
     }

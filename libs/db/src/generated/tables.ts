@@ -160,7 +160,9 @@ export interface Messages {
   id: Generated<Int8>;
   owner_id: string | null;
   platform: string;
+  platform_message_id: string | null;
   profile_id: string;
+  reasoning: string | null;
   role: string;
   search_vector: Generated<string | null>;
   seq: number;
@@ -348,7 +350,10 @@ export interface Sessions {
   end_reason: string | null;
   ended_at: Timestamp | null;
   id: string;
+  imported_end_reason: string | null;
+  imported_usage: Json | null;
   ineffective_compressions: Generated<number>;
+  model: string | null;
   origin_user_id: string | null;
   parent_session_id: string | null;
   platform: string;
