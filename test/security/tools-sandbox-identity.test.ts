@@ -110,6 +110,12 @@ describe.runIf(isRoot)('the sandbox of a root worker (issue 39, point 1)', () =>
     expect(processes).toBeLessThanOrEqual(24);
   });
 
+  it("counts each sandbox's processes on their own: three sessions at once each start 18 under a limit of 24", async () => {
+    const workspaces = await Promise.all(['one', 'two', 'three'].map(workspaceNamed));
+    const outputs = await Promise.all(workspaces.map((workspace) => run('for i in $(seq 18); do sleep 2 & done; echo "started=$(jobs -p | wc -l)"; wait', workspace)));
+    expect(outputs.map((output) => output.trim())).toEqual(['started=18', 'started=18', 'started=18']);
+  });
+
   it('holds the memory and file size limits although the worker is root', async () => {
     const workspace = await workspaceNamed('memory');
     const output = await run('(x=$(head -c 200000000 /dev/zero | tr "\\0" a); echo "length=${#x}"); echo "memory=$?"; head -c 3000000 /dev/zero > big; echo "file=$?"', workspace);
