@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@herald/core';
-import { createTerminalTool, openSandbox } from '@herald/tools';
+import { createTerminalTool, offeredFileTools, openSandbox } from '@herald/tools';
 import type { Sandbox } from '@herald/tools';
 import { offlineContext } from '../../libs/tools/test/call-context.ts';
 import { startFakeOpenAI } from '../support/fake-llm.ts';
@@ -126,6 +126,18 @@ describe.runIf(isRoot)('the sandbox of a root worker (issue 39, point 1)', () =>
     // SIGXFSZ at the 1 MB file limit.
     expect(output).toMatch(/file=153/);
     expect((await stat(join(workspace, 'big'))).size).toBeLessThanOrEqual(1024 * 1024);
+  });
+
+  it('keeps the file tools working at the smallest process limit, where the limit now holds for the commands', async () => {
+    const settings = loadConfig({ HERALD_SANDBOX_MAX_PROCESSES: '8' }).tools.sandbox;
+    const small = (await openSandbox({ settings, env: WORKER_ENV, workspaceRoot: base })).sandbox!;
+    const [, writeFile, , searchFiles] = offeredFileTools(small, undefined);
+    const context = offlineContext({ workspaceDir: join(base, 'profile-b', 'session-files') });
+    expect(await writeFile!.execute(writeFile!.schema.parse({ path: 'notes.md', content: 'limits hold' }), context)).toMatch(/Wrote/);
+    expect(await searchFiles!.execute(searchFiles!.schema.parse({ pattern: 'limits' }), context)).toContain('notes.md:1: limits hold');
+    const terminal = createTerminalTool({ sandbox: small, maxTimeoutMs: 10_000 });
+    const forks = await terminal.execute(terminal.schema.parse({ command: 'for i in $(seq 20); do sleep 2 & done 2>&1 | head -1' }), context);
+    expect(forks).toMatch(/Resource temporarily unavailable/);
   });
 
   it('creates each session workspace 0700, owned by the sandbox user, and narrows an old wide one', async () => {

@@ -58,6 +58,12 @@ export interface SandboxOptions {
 }
 
 const OPEN_FILES = 4096;
+/**
+ * Processes the file tools' own Node program may have at least, whatever HERALD_SANDBOX_MAX_PROCESSES
+ * says: its threads (libuv's pool, V8's, the search worker) count as processes, and it runs our
+ * code, not the model's. Below about 16 it cannot start.
+ */
+const FILE_TOOL_PROCESSES = 64;
 const PROBE_TIMEOUT_MS = 15_000;
 
 /** Found on the worker's own PATH: that is where an operator installs or withholds it. */
@@ -120,8 +126,11 @@ class Bubblewrap implements Sandbox {
     });
   }
 
-  async run(command: SandboxCommand, readOnlyPaths: readonly string[] = [], input?: string): Promise<ProcessResult> {
-    const [shell, shellArgs] = limitedShell(command.command, this.#options.settings, command.timeoutMs);
+  async run(command: SandboxCommand, extra: { readOnlyPaths?: readonly string[]; input?: string; minProcesses?: number } = {}): Promise<ProcessResult> {
+    const { readOnlyPaths = [], input, minProcesses = 0 } = extra;
+    const settings = this.#options.settings;
+    const limits = { ...settings, maxProcesses: Math.max(settings.maxProcesses, minProcesses) };
+    const [shell, shellArgs] = limitedShell(command.command, limits, command.timeoutMs);
     const nodeBin = join(nodePrefixOf(process.execPath), 'bin');
     const path = SANDBOX_PATH.split(':').includes(nodeBin) ? SANDBOX_PATH : `${SANDBOX_PATH}:${nodeBin}`;
     // bwrap itself gets the clean environment too: the sandbox's PID 1 is a copy of it, and its
@@ -153,7 +162,7 @@ class Bubblewrap implements Sandbox {
   /** Through the same shell, so the program gets the terminal's rlimits; no network. */
   runNode(script: SandboxScript): Promise<ProcessResult> {
     const command = ['exec', process.execPath, ...script.nodeArgs].map(shellQuote).join(' ');
-    return this.run({ ...script, command, network: false }, script.readOnlyPaths, script.input);
+    return this.run({ ...script, command, network: false }, { readOnlyPaths: script.readOnlyPaths, input: script.input, minProcesses: FILE_TOOL_PROCESSES });
   }
 }
 
