@@ -140,6 +140,15 @@ describe.runIf(isRoot)('the sandbox of a root worker (issue 39, point 1)', () =>
     expect(forks).toMatch(/Resource temporarily unavailable/);
   });
 
+  it('turns the tools off with a clear message where the sandbox user cannot reach the workspace root', async () => {
+    const closed = join(base, 'closed');
+    await mkdir(closed, { mode: 0o700 });
+    const settings = loadConfig({}).tools.sandbox;
+    const choice = await openSandbox({ settings, env: WORKER_ENV, workspaceRoot: join(closed, 'workspaces') });
+    expect(choice.sandbox).toBeNull();
+    expect(choice.notice).toMatch(/the worker runs as root, and bubblewrap cannot create a sandbox as the unprivileged user 61000:61000 .*Permission denied.*run the worker as an unprivileged user/);
+  });
+
   it('creates each session workspace 0700, owned by the sandbox user, and narrows an old wide one', async () => {
     const terminal = createTerminalTool({ sandbox, maxTimeoutMs: 10_000 });
     const fresh = join(base, 'profile-a', 'session-new');
