@@ -104,7 +104,7 @@ describe.runIf(isRoot)('the sandbox of a root worker (issue 39, point 1)', () =>
 
   it('holds the process limit although the worker is root', async () => {
     const workspace = await workspaceNamed('procs');
-    const output = await run('for i in $(seq 60); do sleep 3 & done 2>&1 | head -3; echo "started=$(jobs -p | wc -l)"; ps -e --no-headers | wc -l', workspace);
+    const output = await run('for i in $(seq 60); do sleep 3 & done 2>&1 | head -3; ls -d /proc/[0-9]* | wc -l', workspace);
     expect(output).toMatch(/Resource temporarily unavailable/);
     const processes = Number(output.trim().split('\n').at(-1));
     expect(processes).toBeLessThanOrEqual(24);
@@ -112,7 +112,7 @@ describe.runIf(isRoot)('the sandbox of a root worker (issue 39, point 1)', () =>
 
   it("counts each sandbox's processes on their own: three sessions at once each start 18 under a limit of 24", async () => {
     const workspaces = await Promise.all(['one', 'two', 'three'].map(workspaceNamed));
-    const outputs = await Promise.all(workspaces.map((workspace) => run('for i in $(seq 18); do sleep 2 & done; echo "started=$(jobs -p | wc -l)"; wait', workspace)));
+    const outputs = await Promise.all(workspaces.map((workspace) => run('for i in $(seq 18); do sleep 2 & done; wait', workspace)));
     expect(outputs.map((output) => output.trim())).toEqual(['started=18', 'started=18', 'started=18']);
   });
 
