@@ -112,7 +112,7 @@ describe.runIf(isRoot)('the sandbox of a root worker (issue 39, point 1)', () =>
 
   it("counts each sandbox's processes on their own: three sessions at once each start 18 under a limit of 24", async () => {
     const workspaces = await Promise.all(['one', 'two', 'three'].map(workspaceNamed));
-    const outputs = await Promise.all(workspaces.map((workspace) => run('for i in $(seq 18); do sleep 2 & done; wait', workspace)));
+    const outputs = await Promise.all(workspaces.map((workspace) => run('for i in $(seq 18); do sleep 2 & done; echo "started=$(jobs -p | wc -l)"; wait', workspace)));
     expect(outputs.map((output) => output.trim())).toEqual(['started=18', 'started=18', 'started=18']);
   });
 
