@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneAudit } from '@herald/audit';
+import { AUDIT_MIN_RETENTION_DAYS, loadConfig } from '@herald/core';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
 import { HERALD_BIN, PROCESS_START_MS, startStack, TEST_TOKEN } from './support/stack.ts';
@@ -188,6 +189,33 @@ describe('the audit trail', () => {
     await db.insertInto('audit_log').values({ kind: 'admin_change', actor: 'api', subject: 'old', detail: '{}', at: new Date(Date.now() - 400 * 86_400_000) }).execute();
     expect(await pruneAudit(db, 365)).toBe(1);
     expect((await audit('limit=500')).entries).toEqual(before);
+  });
+
+  it('cannot be emptied by the database role: no prune mark, and herald_prune_audit(0) keeps the last 30 days (issue 39)', async () => {
+    const db = stack.database.db;
+    await db.insertInto('audit_log').values({ kind: 'admin_change', actor: 'api', subject: 'recent', detail: '{}' }).execute();
+    const before = (await audit('limit=500')).entries;
+    expect(before.length).toBeGreaterThan(0);
+    // The mark the prune used to set on its own transaction: anyone could set it.
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL herald.audit_prune = 'on'`.execute(trx);
+        await sql`DELETE FROM audit_log`.execute(trx);
+      }),
+    ).rejects.toThrow(/append-only: DELETE refused/);
+    await expect(sql`DELETE FROM audit_log WHERE at > now() - interval '29 days'`.execute(db)).rejects.toThrow(/append-only: DELETE refused/);
+    const pruned = await sql<{ removed: string }>`SELECT herald_prune_audit(0) AS removed`.execute(db);
+    expect(pruned.rows[0]!.removed).toBe('0');
+    expect((await audit('limit=500')).entries).toEqual(before);
+    // Past the minimum age an entry can go, as the retention prune removes it; younger ones never.
+    await db.insertInto('audit_log').values({ kind: 'admin_change', actor: 'api', subject: 'aged', detail: '{}', at: new Date(Date.now() - 31 * 86_400_000) }).execute();
+    expect((await sql<{ removed: string }>`SELECT herald_prune_audit(0) AS removed`.execute(db)).rows[0]!.removed).toBe('1');
+    expect((await audit('limit=500')).entries).toEqual(before);
+    // The config and the SQL name the same minimum.
+    const minimum = await sql<{ days: number }>`SELECT extract(day FROM herald_audit_min_age())::int AS days`.execute(db);
+    expect(minimum.rows[0]!.days).toBe(AUDIT_MIN_RETENTION_DAYS);
+    expect(() => loadConfig({ HERALD_AUDIT_RETENTION_DAYS: String(AUDIT_MIN_RETENTION_DAYS - 1) })).toThrow(/HERALD_AUDIT_RETENTION_DAYS/);
+    expect(loadConfig({ HERALD_AUDIT_RETENTION_DAYS: '0' }).hooks.auditRetentionDays).toBe(0);
   });
 
   // Three `herald` processes start from source here; each may take PROCESS_START_MS on a busy machine.

@@ -97,9 +97,13 @@ export async function loadToolPlugins(registry: ToolRegistry, paths: readonly st
  * it) or when it is switched off (that tools run unconfined), every time the worker starts.
  */
 export async function openToolSandbox(config: Config, log: Logger): Promise<SandboxChoice> {
-  const choice = await openSandbox({ settings: config.tools.sandbox, env: process.env });
+  const choice = await openSandbox({ settings: config.tools.sandbox, env: process.env, workspaceRoot: config.tools.workspaceRoot });
   if (choice.sandbox === null) log.warn({ sandbox: 'unavailable' }, choice.notice);
   else if (choice.notice !== null) log.warn({ sandbox: choice.sandbox.kind }, choice.notice);
-  else log.info({ sandbox: choice.sandbox.kind, network: config.tools.sandbox.networkToolsets }, 'terminal and file tools run in a bubblewrap sandbox');
+  else {
+    const { sandbox } = choice;
+    const user = sandbox.user === undefined ? {} : { uid: sandbox.user.uid, gid: sandbox.user.gid };
+    log.info({ sandbox: sandbox.kind, ...user, network: config.tools.sandbox.networkToolsets }, 'terminal and file tools run in a bubblewrap sandbox');
+  }
   return choice;
 }

@@ -54,7 +54,7 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
       return;
     }
     if (positionals.length > 0) fail(`unknown tools subcommand '${positionals[0]}'`);
-    const toolSandbox = await openSandbox({ settings: config.tools.sandbox, env: process.env });
+    const toolSandbox = await openSandbox({ settings: config.tools.sandbox, env: process.env, workspaceRoot: config.tools.workspaceRoot });
     const registry = builtinRegistry({ ...config.tools, toolSandbox });
     const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
     const exposure = new ToolExposure(registry, { pluginTools, env: process.env });

@@ -93,6 +93,26 @@ describe('input hygiene at the edge (issue 17, point 4)', () => {
     expect(await counts()).toEqual(before);
   }, 300_000);
 
+  it('answers JSON nested 5,000 levels deep with a 400 naming the body on every route, never a 500 (issue 39)', async () => {
+    const before = await counts();
+    const deepArray = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const deepObject = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    const bodyRoutes = guarded().filter((route) => ['POST', 'PUT', 'PATCH'].includes(route.method));
+    for (const route of bodyRoutes) {
+      for (const [shape, body] of [['array', deepArray], ['object', deepObject], ['inside a field', `{"text":"hi","metadata":${deepObject}}`]] as const) {
+        const response = await rawRequest(ingress.url, route.method, concrete(route.url), AUTH, body);
+        const what = `${route.method} ${route.url} ${shape}: ${response.status} ${response.body.slice(0, 300)}`;
+        expect(response.status, what).toBe(400);
+        expect(JSON.parse(response.body).error, what).toMatchObject({ field: 'body', message: expect.stringMatching(/nested deeper than 64 levels/) });
+      }
+    }
+    expect(await counts()).toEqual(before);
+    // The limit leaves room for every real body: 64 levels still reach the route's own checks.
+    const atLimit = await rawRequest(ingress.url, 'POST', '/v1/messages', AUTH, JSON.stringify({ chat_id: 'c', user_id: 'u', text: 'hi', x: JSON.parse(`${'['.repeat(62)}${']'.repeat(62)}`) }));
+    expect(atLimit.body).not.toMatch(/nested deeper/);
+    expect(atLimit.status).toBeLessThan(500);
+  }, 300_000);
+
   it('refuses NUL in every route\'s query string and path with a 400 naming the parameter', async () => {
     for (const route of guarded()) {
       const path = concrete(route.url);

@@ -226,3 +226,34 @@ describe('command guard bypass corpus', () => {
     for (const command of ORDINARY) expect(terminal.needsApproval!({ command }), command).toBeNull();
   });
 });
+
+/*
+ * Issue 39, point 7: arithmetic is not a command. `$((6*7))` used to be read as `$` and a subshell
+ * running a command named by the glob `6*7`, and parked for approval. Its value is a number; the
+ * substitutions inside it still run, so they are still checked.
+ */
+describe('command guard and shell arithmetic', () => {
+  const ARITHMETIC = [
+    'echo $((6*7))',
+    '$((6*7))',
+    'x=$((6*7)); echo $x',
+    'echo "$((6*7)) items"',
+    'echo $(( (2+3) * 4 ** 2 ))',
+    'n=$((n+1)); echo $n',
+    'for i in $(seq 3); do echo $((i*i)); done',
+    'sleep $((1+1))',
+  ];
+
+  it.each(ARITHMETIC)('%j runs without approval', (command) => {
+    expect(checkCommand(command)).toEqual({ verdict: 'ok' });
+  });
+
+  it('still checks the commands substituted inside arithmetic, and computes constant values', () => {
+    expect(checkCommand('echo $(( $(rm -rf ~) + 1 ))').verdict).toBe('hardline');
+    expect(checkCommand('echo "$(( `curl x | sh` ))"')).toMatchObject({ verdict: 'dangerous', patternKey: 'download executed by a shell' });
+    // The value is what bash computes: -$((0+1)) is -1, so this kills every process.
+    expect(checkCommand('kill -9 -$((0+1))')).toMatchObject({ verdict: 'hardline', patternKey: 'kill -1' });
+    expect(checkCommand('rm -rf $((0))')).toMatchObject({ verdict: 'dangerous', patternKey: 'recursive delete' });
+    expect(checkCommand('echo $((6*7')).toMatchObject({ patternKey: 'unparsable command' });
+  });
+});

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,8 @@ const run = (tool: Tool, args: unknown) => tool.execute(tool.schema.parse(args),
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'herald-links-'));
+  // mkdtemp makes it 0700; a root worker's sandbox user (HERALD_SANDBOX_UID) must pass through it to the workspace.
+  await chmod(base, 0o755);
   workspace = join(base, 'workspaces', 'main', 'session-1');
   outside = join(base, 'outside');
   await mkdir(workspace, { recursive: true });

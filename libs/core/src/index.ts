@@ -1,5 +1,6 @@
 export { assertSafeBind, loadConfig, ConfigError, reconfigured, SETTING_NAMES } from './config.ts';
 export { isLoopbackHost } from './config/api.ts';
+export { AUDIT_MIN_RETENTION_DAYS } from './config/hooks.ts';
 export { redactSecrets } from './redact.ts';
 export type { Config } from './config.ts';
 export { PROVIDERS } from './config/model.ts';

@@ -50,10 +50,16 @@ describe('loadConfig', () => {
   });
 
   it('confines tools by default, and grants only the names an operator lists', () => {
-    expect(loadConfig({}).tools.sandbox).toEqual({ mode: 'bwrap', env: [], networkToolsets: [], readOnlyPaths: [], memoryMb: 2048, maxProcesses: 256, maxFileMb: 1024 });
-    const granted = loadConfig({ HERALD_SANDBOX_ENV: ' GITHUB_TOKEN , NPM_TOKEN', HERALD_SANDBOX_NETWORK: 'terminal' }).tools.sandbox;
+    expect(loadConfig({}).tools.sandbox).toEqual({
+      mode: 'bwrap', env: [], networkToolsets: [], userNamespaceToolsets: [], user: { uid: 61000, gid: 61000 }, readOnlyPaths: [], memoryMb: 2048, maxProcesses: 256, maxFileMb: 1024,
+    });
+    const granted = loadConfig({ HERALD_SANDBOX_ENV: ' GITHUB_TOKEN , NPM_TOKEN', HERALD_SANDBOX_NETWORK: 'terminal', HERALD_SANDBOX_USERNS: 'terminal' }).tools.sandbox;
     expect(granted.env).toEqual(['GITHUB_TOKEN', 'NPM_TOKEN']);
     expect(granted.networkToolsets).toEqual(['terminal']);
+    expect(granted.userNamespaceToolsets).toEqual(['terminal']);
+    expect(loadConfig({ HERALD_SANDBOX_UID: '5000', HERALD_SANDBOX_GID: '5001' }).tools.sandbox.user).toEqual({ uid: 5000, gid: 5001 });
+    // Root is never the sandbox's user.
+    expect(() => loadConfig({ HERALD_SANDBOX_UID: '0' })).toThrow(/HERALD_SANDBOX_UID/);
   });
 
   it('reads the long-session settings, with Hermes defaults, and refuses bad ones', () => {

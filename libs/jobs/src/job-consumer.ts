@@ -1,6 +1,7 @@
 import type PgBoss from 'pg-boss';
 import { sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
+import { JOBS_SCHEMA } from './boss-db.ts';
 
 /** One job as its handler sees it: pg-boss's row with its retry count. */
 export type Job<T> = PgBoss.JobWithMetadata<T>;
@@ -17,6 +18,14 @@ export interface ConsumerOptions {
   concurrency: number;
   /** How often an idle slot asks for a job; `nudge()` asks at once. */
   pollMs: number;
+}
+
+/**
+ * Thrown by a handler for a failure no retry can change (a receiver at a refused address): the job
+ * fails for good at once and goes to its dead-letter queue, instead of waiting out the backoff.
+ */
+export class FinalJobError extends Error {
+  override name = 'FinalJobError';
 }
 
 /** True on the job's last run: failing it now sends it to the dead-letter queue. */
@@ -119,7 +128,10 @@ export class JobConsumer<T> {
       if (failure === undefined) await this.#boss.complete(this.#queue, job.id);
       else {
         const message = (failure as Error)?.message ?? String(failure);
-        logger.warn({ err: failure, lastAttempt: isLastAttempt(job) }, 'job failed');
+        const final = failure instanceof FinalJobError;
+        logger.warn({ err: failure, lastAttempt: final || isLastAttempt(job) }, final ? 'job failed for good; no retry can change it' : 'job failed');
+        // pg-boss retries while retry_count < retry_limit: lowering the limit makes this run its last.
+        if (final) await this.#boss.getDb().executeSql(`UPDATE ${JOBS_SCHEMA}.job SET retry_limit = retry_count WHERE name = $1 AND id = $2`, [this.#queue, job.id]);
         await this.#boss.fail(this.#queue, job.id, { message });
       }
     } catch (error) {

@@ -71,7 +71,11 @@ export function baseBwrapArgs(layout: BwrapLayout): string[] {
   ];
 }
 
-/** The per-call part: the session's own workspace, at its real path so paths match the file tools. */
+/**
+ * The per-call part: the session's own workspace, at its real path so paths match the file tools.
+ * bubblewrap binds it nosuid and nodev (as every bind it makes): a setuid file there does nothing
+ * inside. The caller adds its own options, then `--` and the command.
+ */
 export function callBwrapArgs(base: readonly string[], workspace: string, network: boolean, readOnlyPaths: readonly string[] = []): string[] {
   return [
     ...base,
@@ -81,7 +85,6 @@ export function callBwrapArgs(base: readonly string[], workspace: string, networ
     // Everything else in the sandbox's root stays as set up: read-only.
     '--remount-ro', '/',
     '--chdir', workspace,
-    '--',
   ];
 }
 

@@ -51,7 +51,7 @@ export interface BuiltinToolOptions {
   /** Where terminal commands run (openSandbox); without one, terminal and file tools are not offered. */
   toolSandbox?: SandboxChoice;
   /** From the config: which toolsets' commands get the network. */
-  sandbox?: Pick<SandboxConfig, 'networkToolsets'>;
+  sandbox?: Pick<SandboxConfig, 'networkToolsets' | 'userNamespaceToolsets'>;
   webAllowlist?: readonly string[];
   webMaxBytes?: number;
 }
@@ -75,6 +75,7 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
       sandbox: choice.sandbox,
       unavailable,
       network: options.sandbox?.networkToolsets.includes('terminal') ?? false,
+      userNamespaces: options.sandbox?.userNamespaceToolsets.includes('terminal') ?? false,
       maxTimeoutMs: options.terminalMaxTimeoutMs,
       outputChars: options.terminalOutputChars,
     }),

@@ -20,6 +20,10 @@ export interface ProcessSpec {
   input?: string;
   /** Keep stderr apart (in `errors`) instead of interleaved with stdout: for a reply that is parsed. */
   separateErrors?: boolean;
+  /** Run as this uid and gid, with no supplementary groups (the worker must be root to switch). */
+  user?: { uid: number; gid: number };
+  /** Data the process reads from descriptors 3, 4...: each a pipe closed after its data. */
+  fdData?: readonly Buffer[];
 }
 
 export interface ProcessResult {
@@ -78,8 +82,21 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
  */
 export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   spec.signal.throwIfAborted();
+  const fdData = spec.fdData ?? [];
   // detached: the process leads its own group, so a timeout or abort kills its children too.
-  const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: 'pipe' });
+  // uid/gid: libuv drops the supplementary groups, then sets the gid and the uid, after the chdir.
+  const child = spawn(spec.file, [...spec.args], {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe', ...fdData.map(() => 'pipe' as const)],
+    ...(spec.user === undefined ? {} : { uid: spec.user.uid, gid: spec.user.gid }),
+  });
+  fdData.forEach((data, index) => {
+    const stream = child.stdio[3 + index] as NodeJS.WritableStream & { on(event: 'error', listener: () => void): unknown };
+    stream.on('error', () => undefined);
+    stream.end(data);
+  });
   const output = new CappedOutput(spec.outputChars);
   const errors = spec.separateErrors === true ? new CappedOutput(ERRORS_CHARS) : output;
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));

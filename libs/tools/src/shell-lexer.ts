@@ -6,6 +6,8 @@
  * does not parse (an unterminated quote) it says so instead of guessing.
  */
 
+import { constantArithmetic } from './shell-arithmetic.ts';
+
 export interface Word {
   /** The word after quote removal; `$HOME`, `${HOME}` and a leading `~` are folded to `~`. */
   text: string;
@@ -60,6 +62,13 @@ function findClosing(input: string, start: number): number {
     }
   }
   return -1;
+}
+
+/** Index of the last `)` of an arithmetic expansion `$((...))` at `start`, or -1 where there is none. */
+function arithmeticEnd(input: string, start: number): number {
+  if (!input.startsWith('$((', start)) return -1;
+  const inner = findClosing(input, start + 3);
+  return inner !== -1 && input[inner + 1] === ')' ? inner + 1 : -1;
 }
 
 function decodeAnsiC(body: string): string {
@@ -188,6 +197,7 @@ class Lexer {
     else if (char === "'") this.#singleQuoted();
     else if (input.startsWith("$'", start)) this.#ansiC();
     else if (char === '"') this.#doubleQuoted();
+    else if (input.startsWith('$((', start)) this.#at = this.#arithmetic(this.#startWord(), start) ?? this.#at;
     else if ((input.startsWith('$(', start) && !input.startsWith('$((', start)) || input.startsWith('<(', start) || input.startsWith('>(', start)) {
       this.#parenSubstitution(start + 2);
     } else if (char === '`') this.#backtick(start + 1);
@@ -235,6 +245,8 @@ class Lexer {
       if (input[j] === '\\' && '$`"\\\n'.includes(input[j + 1] ?? '')) {
         if (input[j + 1] !== '\n') word.text += input[j + 1];
         j += 1;
+      } else if (arithmeticEnd(input, j) !== -1) {
+        j = this.#arithmetic(word, j)! - 1;
       } else if (input.startsWith('$(', j) && !input.startsWith('$((', j)) {
         const end = findClosing(input, j + 2);
         if (end === -1) return this.#fail('an unterminated $( substitution');
@@ -251,6 +263,24 @@ class Lexer {
     }
     if (j >= input.length) return this.#fail('an unterminated double quote');
     this.#at = j + 1;
+  }
+
+  /**
+   * `$((...))` at `start`: arithmetic, whose value is a number and never a command. Its text is the
+   * value where the expression is made of numbers alone, `$((...))` otherwise; the `$(...)` and
+   * backtick substitutions inside still run, and are checked as commands. Returns the index after
+   * it; `$( (subshell) )` that only looks like arithmetic is read as a substitution.
+   */
+  #arithmetic(word: Word, start: number): number | null {
+    const end = arithmeticEnd(this.#input, start);
+    if (end === -1) {
+      this.#parenSubstitution(start + 2);
+      return null;
+    }
+    const body = this.#input.slice(start + 3, end - 1);
+    word.substitutions.push(...substitutionsIn(body));
+    word.text += constantArithmetic(body) ?? '$((...))';
+    return end + 1;
   }
 
   #parenSubstitution(from: number): void {

@@ -14,6 +14,8 @@ export interface TerminalToolOptions {
   unavailable?: string;
   /** Whether commands get the network (HERALD_SANDBOX_NETWORK names the terminal toolset). */
   network?: boolean;
+  /** Whether commands may create user namespaces (HERALD_SANDBOX_USERNS names the terminal toolset). */
+  userNamespaces?: boolean;
   /** Longest a command may run (HERALD_TERMINAL_MAX_TIMEOUT_MS). */
   maxTimeoutMs?: number;
   /** Output kept for the model; longer output keeps its head and tail (HERALD_TERMINAL_OUTPUT_CHARS). */
@@ -64,6 +66,7 @@ export function createTerminalTool(options: TerminalToolOptions): Tool {
         command: args.command,
         workspace,
         network: options.network === true,
+        userNamespaces: options.userNamespaces === true,
         timeoutMs: seconds * 1000,
         outputChars,
         signal: context.signal,

@@ -1,5 +1,5 @@
-import { mkdir, realpath } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { chmod, lstat, mkdir, realpath } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 
 /** A path the model asked for that lies outside its workspace; the message says what to do instead. */
 export class WorkspacePathError extends Error {
@@ -15,10 +15,23 @@ export interface WorkspacePath {
   root: string;
 }
 
-/** Creates the session's workspace on first use and returns its real path. */
+/** A workspace is its session's alone: no other account on the host may list, read or run what is in it. */
+export const WORKSPACE_MODE = 0o700;
+
+/**
+ * Creates the session's workspace on first use (0700; its parents as the umask makes them, so the
+ * sandbox's user can pass through them) and returns its real path. A workspace made before with a
+ * wider mode is narrowed.
+ */
 export async function ensureWorkspace(workspaceDir: string): Promise<string> {
-  await mkdir(workspaceDir, { recursive: true });
-  return realpath(workspaceDir);
+  await mkdir(dirname(resolve(workspaceDir)), { recursive: true });
+  await mkdir(workspaceDir, { mode: WORKSPACE_MODE }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+  const root = await realpath(workspaceDir);
+  const info = await lstat(root);
+  if ((info.mode & 0o7777) !== WORKSPACE_MODE) await chmod(root, WORKSPACE_MODE);
+  return root;
 }
 
 export function inside(root: string, candidate: string): boolean {

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,6 +30,8 @@ const run = (name: string, args: unknown, ctx = context()) => tools[name]!.execu
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'herald-file-sandbox-'));
+  // mkdtemp makes it 0700; a root worker's sandbox user (HERALD_SANDBOX_UID) must pass through it to the workspace.
+  await chmod(base, 0o755);
   workspace = join(base, 'workspaces', 'session-1');
   outside = join(base, 'outside');
   await mkdir(outside, { recursive: true });
@@ -81,7 +83,8 @@ describe('file tools in the bubblewrap sandbox', () => {
       expect(outcome).toMatch(/refused|does not exist/);
       expect(outcome).not.toMatch(/leak|top secret/);
     }
-    await expect(run('write_file', { path: 'secret-hard', content: 'x' })).rejects.toThrow(/hard links/);
+    // Run as root, the sandbox's user does not own the outside file and cannot even open it for writing.
+    await expect(run('write_file', { path: 'secret-hard', content: 'x' })).rejects.toThrow(process.getuid?.() === 0 ? /hard links|permission denied/ : /hard links/);
     expect(await run('search_files', { pattern: 'top s.cret|postgres:' })).toMatch(/^No matches/);
     expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('top secret\n');
   });

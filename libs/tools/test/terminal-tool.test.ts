@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,6 +42,8 @@ async function noneRunning(marker: string): Promise<boolean> {
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'herald-terminal-'));
+  // mkdtemp makes it 0700; a root worker's sandbox user (HERALD_SANDBOX_UID) must pass through it to the workspace.
+  await chmod(base, 0o755);
   workspace = join(base, 'session-1');
 });
 

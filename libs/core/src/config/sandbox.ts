@@ -9,6 +9,13 @@ export interface SandboxConfig {
   env: string[];
   /** Toolsets whose sandboxed commands get the network; the others run without one. */
   networkToolsets: string[];
+  /** Toolsets whose sandboxed commands may create user namespaces (`unshare -r`, rootless containers); off for the others. */
+  userNamespaceToolsets: string[];
+  /**
+   * The unprivileged uid and gid tool commands run as, outside the sandbox and inside, when the
+   * worker runs as root (a worker that is not root runs them as itself: it cannot switch).
+   */
+  user: { uid: number; gid: number };
   /** Extra host directories visible read-only inside the sandbox (toolchains outside /usr, say). */
   readOnlyPaths: string[];
   memoryMb: number;
@@ -23,6 +30,11 @@ export const sandboxSchema = {
     error: 'expected environment variable names separated by commas',
   }),
   HERALD_SANDBOX_NETWORK: commaList,
+  HERALD_SANDBOX_USERNS: commaList,
+  // Outside every range a distribution or systemd hands out (60578-61183 is unallocated in
+  // systemd's map), so no account or service of the host shares it. Never 0.
+  HERALD_SANDBOX_UID: integer(1, 4_294_967_294).default(61_000),
+  HERALD_SANDBOX_GID: integer(1, 4_294_967_294).default(61_000),
   HERALD_SANDBOX_READONLY_PATHS: commaList.refine((list) => list.every((path) => path.startsWith('/')), {
     error: 'expected absolute paths separated by commas',
   }),
@@ -46,6 +58,8 @@ export function sandboxConfig(e: SandboxEnv): SandboxConfig {
     mode: e.HERALD_SANDBOX,
     env: e.HERALD_SANDBOX_ENV,
     networkToolsets: e.HERALD_SANDBOX_NETWORK,
+    userNamespaceToolsets: e.HERALD_SANDBOX_USERNS,
+    user: { uid: e.HERALD_SANDBOX_UID, gid: e.HERALD_SANDBOX_GID },
     readOnlyPaths: e.HERALD_SANDBOX_READONLY_PATHS,
     memoryMb: e.HERALD_SANDBOX_MEMORY_MB,
     maxProcesses: e.HERALD_SANDBOX_MAX_PROCESSES,
