@@ -51,7 +51,7 @@ describe('FailoverProvider', () => {
     const calls: string[] = [];
     const provider = chainOf([entry('a/m1', ['K1'])], { 'a/m1#K1': fail('rate_limit', 60_000) }, calls, cooldowns);
     await expect(provider.complete(request)).rejects.toMatchObject({ kind: 'rate_limit' });
-    const error = await provider.complete(request).catch((caught: unknown) => caught as ProviderError);
+    const error = (await provider.complete(request).catch((caught: unknown) => caught)) as ProviderError;
     expect(calls).toEqual(['a/m1#K1']);
     expect(error.kind).toBe('rate_limit');
     expect(error.retryAfterMs).toBeGreaterThan(55_000);
