@@ -46,16 +46,22 @@ describe('FailoverProvider', () => {
     expect(calls).toEqual(['a/m1#K1', 'a/m1#K2', 'b/m2#K3']);
   });
 
-  it('skips resting keys, and when every key rests says how long until the first is back', async () => {
-    const cooldowns = new LocalCooldowns();
+  it('skips a resting key on later calls while another is usable', async () => {
     const calls: string[] = [];
-    const provider = chainOf([entry('a/m1', ['K1'])], { 'a/m1#K1': fail('rate_limit', 60_000) }, calls, cooldowns);
-    await expect(provider.complete(request)).rejects.toMatchObject({ kind: 'rate_limit' });
-    const error = (await provider.complete(request).catch((caught: unknown) => caught)) as ProviderError;
-    expect(calls).toEqual(['a/m1#K1']);
-    expect(error.kind).toBe('rate_limit');
-    expect(error.retryAfterMs).toBeGreaterThan(55_000);
-    expect(error.isRetryable).toBe(true);
+    const provider = chainOf([entry('a/m1', ['K1', 'K2'])], { 'a/m1#K1': fail('rate_limit', 60_000), 'a/m1#K2': () => ok('k2') }, calls);
+    expect((await provider.complete(request)).keyName).toBe('K2');
+    expect((await provider.complete(request)).keyName).toBe('K2');
+    expect(calls).toEqual(['a/m1#K1', 'a/m1#K2', 'a/m1#K2']);
+  });
+
+  it('when every key rests, tries the one back soonest, and passes its Retry-After on to the caller', async () => {
+    const calls: string[] = [];
+    const provider = chainOf([entry('a/m1', ['K1', 'K2'])], { 'a/m1#K1': fail('rate_limit', 60_000), 'a/m1#K2': fail('rate_limit', 5_000) }, calls);
+    const first = (await provider.complete(request).catch((caught: unknown) => caught)) as ProviderError;
+    expect(first).toMatchObject({ kind: 'rate_limit', retryAfterMs: 5_000 });
+    expect(first.isRetryable).toBe(true);
+    await provider.complete(request).catch(() => undefined);
+    expect(calls).toEqual(['a/m1#K1', 'a/m1#K2', 'a/m1#K2']);
   });
 
   it('throws a bad request or a context overflow at once, without touching the other keys', async () => {

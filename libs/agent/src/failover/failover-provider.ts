@@ -72,41 +72,44 @@ export class FailoverProvider implements Provider {
     return client;
   }
 
+  /**
+   * The keys to try, in chain order, with the model each belongs to: those not resting; when every
+   * key rests, the one back soonest, so a chain with nothing else to try behaves as a single key
+   * did (the caller's retry has already waited out its Retry-After).
+   */
+  #candidates(): { entry: ChainEntry; key: { name: string; value: string }; keyId: string }[] {
+    const all = this.#options.chain.flatMap((entry) => entry.provider.keys.map((key) => ({ entry, key, keyId: `${entry.provider.name}:${key.name}` })));
+    const rests = all.map((candidate) => this.#options.cooldowns.remainingMs(candidate.keyId));
+    const usable = all.filter((_, index) => rests[index] === 0);
+    if (usable.length > 0) return usable;
+    const soonest = rests.indexOf(Math.min(...rests));
+    return all.slice(soonest, soonest + 1);
+  }
+
   async complete(request: CompletionRequest): Promise<CompletionResult> {
-    const { chain, cooldowns } = this.#options;
     let last: ProviderError | undefined;
-    // The model the call last gave up on, and why: a failure, or every key of it resting.
-    let leaving: { entry: ChainEntry; reason: string } | undefined;
-    let soonest = Number.POSITIVE_INFINITY;
-    let tried = false;
-    for (const entry of chain) {
-      for (const key of entry.provider.keys) {
-        const keyId = `${entry.provider.name}:${key.name}`;
-        const rest = cooldowns.remainingMs(keyId);
-        if (rest > 0) {
-          soonest = Math.min(soonest, rest);
-          leaving ??= { entry, reason: 'resting' };
-          continue;
-        }
-        if (leaving && leaving.entry !== entry) this.#movedOn(leaving.entry, entry, leaving.reason);
-        leaving = undefined;
-        // A call before this one may have streamed some text: what follows starts the answer again.
-        if (tried) request.onRestart?.();
-        tried = true;
-        try {
-          const result = await this.#client(entry, key).complete(request);
-          return { ...result, provider: entry.provider.name, keyName: key.name };
-        } catch (caught) {
-          const error = asProviderError(caught);
-          if (request.signal?.aborted || !failsOver(error)) throw error;
-          this.#rest(keyId, entry, error);
-          soonest = Math.min(soonest, error.retryAfterMs ?? REST_MS[error.kind] ?? 0);
-          last = error;
-          leaving = { entry, reason: error.kind };
-        }
+    // The model the call last gave up on, and why.
+    let leaving: { entry: ChainEntry; reason: string } | undefined = undefined;
+    const candidates = this.#candidates();
+    const first = candidates[0];
+    if (first && first.entry !== this.#options.chain[0]) leaving = { entry: this.#options.chain[0]!, reason: 'resting' };
+    for (const [index, { entry, key, keyId }] of candidates.entries()) {
+      if (leaving && leaving.entry !== entry) this.#movedOn(leaving.entry, entry, leaving.reason);
+      leaving = undefined;
+      // A call before this one may have streamed some text: what follows starts the answer again.
+      if (index > 0) request.onRestart?.();
+      try {
+        const result = await this.#client(entry, key).complete(request);
+        return { ...result, provider: entry.provider.name, keyName: key.name };
+      } catch (caught) {
+        const error = asProviderError(caught);
+        if (request.signal?.aborted || !failsOver(error)) throw error;
+        this.#rest(keyId, entry, error);
+        last = error;
+        leaving = { entry, reason: error.kind };
       }
     }
-    throw this.#exhausted(last, soonest, tried);
+    throw this.#exhausted(last);
   }
 
   #rest(keyId: string, entry: ChainEntry, error: ProviderError): void {
@@ -121,16 +124,14 @@ export class FailoverProvider implements Provider {
     this.#options.onEvent?.({ type: 'model-failover', from: from.ref, to: to.ref, reason });
   }
 
-  /** Every key of every model failed or rests: the last failure, with how long until a key is back. */
-  #exhausted(last: ProviderError | undefined, soonest: number, tried: boolean): ProviderError {
-    const retryAfterMs = Number.isFinite(soonest) ? Math.ceil(soonest) : undefined;
-    const message = tried
-      ? `every key of every model failed; the last: ${last?.message ?? 'unknown'}`
-      : 'every key of every model is resting after failures';
-    return new ProviderError(message, {
-      kind: last?.kind === 'auth' && !tried ? 'auth' : (last?.kind ?? 'rate_limit'),
-      ...(last?.status === undefined ? {} : { status: last.status }),
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  /** Every key tried failed: the last failure, as the caller's retry should see it. */
+  #exhausted(last: ProviderError | undefined): ProviderError {
+    if (!last) return new ProviderError('the failover chain has no key to try', { kind: 'bad_request' });
+    if (this.#options.chain.length === 1 && this.#options.chain[0]!.provider.keys.length === 1) return last;
+    return new ProviderError(`every key of every model failed; the last: ${last.message}`, {
+      kind: last.kind,
+      ...(last.status === undefined ? {} : { status: last.status }),
+      ...(last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs }),
       cause: last,
     });
   }
