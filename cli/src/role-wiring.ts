@@ -6,7 +6,7 @@ import { createDb, ensureDatabase, migrate, ProfileCache } from '@herald/db';
 import type { Db } from '@herald/db';
 import { prepareJobs } from '@herald/jobs';
 import type { QueueSpec } from '@herald/jobs';
-import { reviewQueues } from '@herald/knowledge';
+import { findInjection, reviewQueues } from '@herald/knowledge';
 import { cronQueues } from '@herald/cron';
 import { hookQueues } from '@herald/hooks';
 import { openQueueTransport } from '@herald/queue';
@@ -75,6 +75,17 @@ export function openTransport(config: Config, log: Logger, shutdown: Shutdown, r
 }
 
 /**
+ * A tool's description and guidance sit in every prompt that offers it: scanned like any prompt
+ * text, and a plugin whose text reads like an injection stops the worker at start, naming it.
+ */
+function checkToolText(path: string, tool: Tool): void {
+  for (const [field, text] of [['description', tool.description], ['guidance', tool.guidance]] as const) {
+    const found = typeof text === 'string' ? findInjection(text, 'prompt') : undefined;
+    if (found !== undefined) throw new Error(`HERALD_TOOL_PLUGINS: ${path}: tool ${tool.name}: the ${field} was refused by the injection scan (${found.reason}, line ${found.line})`);
+  }
+}
+
+/**
  * Plugin tools: each module in HERALD_TOOL_PLUGINS exports `tools`, an array of tools built with
  * `defineTool` (the same shape, schema and replay-safety declaration as the built-ins).
  */
@@ -85,6 +96,7 @@ export async function loadToolPlugins(registry: ToolRegistry, paths: readonly st
     const module = (await import(url)) as { tools?: unknown };
     if (!Array.isArray(module.tools)) throw new Error(`HERALD_TOOL_PLUGINS: ${path} does not export an array named tools`);
     for (const tool of module.tools as Tool[]) {
+      checkToolText(path, tool);
       registry.register(tool);
       names.push(tool.name);
     }
