@@ -14,6 +14,10 @@ import { messageBody, waitQuery } from './message-body.ts';
 import type { MessageBody } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { waitingView } from './wait-views.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { z } from 'zod';
+import { idParams } from './contracts/common.ts';
+import { eventView, messageAccepted, messageSkipped } from './contracts/message-views.ts';
 
 export interface MessageRouteDependencies {
   config: Config;
@@ -94,7 +98,14 @@ async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body:
 export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
   const { config, db, listener } = deps;
 
-  app.post('/v1/messages', async (request, reply) => {
+  const postMessage = {
+    summary: 'Send a message (optionally waiting up to ?wait= seconds for the reply)',
+    tags: ['messages'],
+    querystring: waitQuery,
+    body: messageBody,
+    response: { 200: z.union([messageAccepted, messageSkipped]), 202: messageAccepted },
+  };
+  app.post('/v1/messages', withContract(postMessage), async (request, reply) => {
     const query = waitQuery.safeParse(request.query);
     if (!query.success) return sendInvalid(reply, query.error);
     const body = checkedBody(request, reply, config);
@@ -116,7 +127,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     return eventAnswer(reply, ids, event);
   });
 
-  app.get<{ Params: { id: string } }>('/v1/events/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/events/:id', withContract({ summary: 'An event: its status, reply or wait', tags: ['messages'], params: idParams, response: { 200: eventView } }), async (request, reply) => {
     const event = await getEvent(db, request.params.id);
     if (!event) return sendError(reply, 404, 'not_found', 'no such event');
     const done = event.status === 'done' || event.status === 'failed';
