@@ -47,7 +47,7 @@ describe('route contracts and GET /v1/openapi.json (issue 30, point 5)', () => {
   it('serves a document that validates as OpenAPI 3.1', async () => {
     expect(document.openapi).toBe('3.1.0');
     const validator = new Validator();
-    const result = await validator.validate(structuredClone(document) as unknown as object);
+    const result = await validator.validate(structuredClone(document) as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');

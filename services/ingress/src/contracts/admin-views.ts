@@ -6,9 +6,10 @@ const count = z.number().int();
 export const clusterStatus = z.object({
   roles: z.record(z.string(), count),
   queues: z.array(
-    z.object({ queue: z.string(), waiting: count, active: count, delayed: count.optional(), failed: count.optional(), oldest_waiting_seconds: z.number() }).loose(),
+    z.object({ queue: z.string(), waiting: count, active: count, delayed: count, failed: count, oldest_waiting_seconds: z.number() }),
   ),
-  oldest_waiting_turn: z.object({ event_id: z.string(), session_id: z.string().nullable(), waiting_seconds: z.number() }).nullable(),
+  // The oldest pending event and its session come from one row: both set, or no turn waits.
+  oldest_waiting_turn: z.object({ event_id: z.string(), session_id: z.string(), waiting_seconds: z.number() }).nullable(),
   dead_letters: z.record(z.string(), count),
 });
 

@@ -71,12 +71,10 @@ export const transcriptMessage = z.object({
   created_at: isoTime,
 });
 
-/** The whole transcript, or one keyset page of it (with has_before / has_after). */
-export const transcriptPage = z.object({
-  messages: z.array(transcriptMessage),
-  has_before: z.boolean().optional(),
-  has_after: z.boolean().optional(),
-});
+/** One keyset page of a transcript (any of limit, before, after, around asked for). */
+export const transcriptPaged = z.object({ messages: z.array(transcriptMessage), has_before: z.boolean(), has_after: z.boolean() });
+/** The whole transcript, or one keyset page of it. */
+export const transcriptPage = z.union([transcriptPaged, z.object({ messages: z.array(transcriptMessage) })]);
 
 export const deliveryList = z.object({
   deliveries: z.array(
@@ -139,7 +137,7 @@ export type SessionRecord = z.infer<typeof sessionRecord>;
 export type SessionSummary = z.infer<typeof sessionSummary>;
 export type SessionList = z.infer<typeof sessionList>;
 export type TranscriptMessage = z.infer<typeof transcriptMessage>;
-export type TranscriptPage = z.infer<typeof transcriptPage>;
+export type TranscriptPage = z.infer<typeof transcriptPaged>;
 export type DeliveryList = z.infer<typeof deliveryList>;
 export type RunView = z.infer<typeof runView>;
 export type RunList = z.infer<typeof runList>;
