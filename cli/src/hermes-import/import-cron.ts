@@ -1,3 +1,4 @@
+import { isChatPlatform } from '@herald/core';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -45,7 +46,7 @@ function scheduleText(job: HermesJob): string {
 }
 
 function originOf(job: HermesJob): CronOrigin | null {
-  if (!job.origin || !['telegram', 'discord'].includes(job.origin.platform)) return null;
+  if (!job.origin || !isChatPlatform(job.origin.platform)) return null;
   const origin: CronOrigin = { platform: job.origin.platform, chatType: 'dm', chatId: String(job.origin.chat_id) };
   if (job.origin.thread_id !== null && job.origin.thread_id !== undefined) origin.threadId = String(job.origin.thread_id);
   return origin;

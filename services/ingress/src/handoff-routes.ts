@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { apiUserId } from '@herald/core';
 import type { Db } from '@herald/db';
-import { CHAT_PLATFORMS } from '@herald/delivery';
+import { CHAT_PLATFORMS } from '@herald/core';
 import { latestHandoff, requestHandoff } from '@herald/session';
 import type { HandoffView } from '@herald/session';
 import { sendError } from './api-errors.ts';
