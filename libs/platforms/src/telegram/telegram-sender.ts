@@ -1,9 +1,9 @@
-import { parseWaitButtons } from './wait-buttons.ts';
+import { parseWaitButtons } from '../wait-buttons.ts';
 import { readStoredTarget } from '@herald/core';
 import { Api, GrammyError, HttpError } from 'grammy';
 import { DeliveryError } from '@herald/delivery';
 import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
-import { splitMarkdown } from './markdown-split.ts';
+import { splitMarkdown } from '../markdown-split.ts';
 import { markdownToTelegramHtml } from './telegram-format.ts';
 
 export const TELEGRAM_LIMIT = 4096;
