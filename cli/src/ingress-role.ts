@@ -8,7 +8,8 @@ import { watchQueues } from './observability.ts';
 import { startPlatformIngress } from './platform-roles.ts';
 import { openToolSandbox, openTransport } from './role-wiring.ts';
 
-export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<string> {
+/** `checks.responses`: every JSON answer is held to its route's contract (the test stack turns it on). */
+export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache, checks: { responses?: boolean } = {}): Promise<string> {
   assertSafeBind(config);
   const log = logger.child({ component: 'ingress' });
   const transport = openTransport(config, log, shutdown, 'ingress');
@@ -35,6 +36,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     telegram: platforms.telegram,
     hooks,
     profiles,
+    checkResponses: checks.responses,
   });
   const address = await app.listen({ host: config.api.host, port: config.api.port });
   shutdown.add('http server', () => app.close());

@@ -1,30 +1,32 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { CHAT_PLATFORMS } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db, ProfileCache } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
 import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
-import type { DiscordIngress, TelegramIngress } from '@herald/platforms';
+import type { TelegramIngress } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
 
 const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
 /**
- * The platform adapters and their SDKs (discord.js, grammy), loaded only by a process that has a
+ * The platform adapters and their SDKs, loaded only by a process that has a
  * platform configured: importing them costs about a second of CPU and 60 MB (docs/decisions/
  * 2026-12-02-lazy-adapters.md), which every role paid before at start.
  */
 const platforms = () => import('@herald/platforms');
 
-/** One sender per configured platform; other code (cron webhooks) may add its own. */
+/** One sender per configured platform, from the adapters' registry; other code (cron webhooks) may add its own. */
 export async function platformSenders(config: Config): Promise<Map<string, OutboundSender>> {
   const senders = new Map<string, OutboundSender>();
-  if (!config.platforms.telegram && !config.platforms.discord) return senders;
-  const { DiscordSender, TelegramSender } = await platforms();
-  if (config.platforms.telegram) senders.set('telegram', TelegramSender.fromConfig(config.platforms.telegram));
-  if (config.platforms.discord) senders.set('discord', DiscordSender.fromConfig(config.platforms.discord));
+  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return senders;
+  for (const adapter of Object.values((await platforms()).PLATFORM_ADAPTERS)) {
+    const sender = adapter.senderFor(config.platforms);
+    if (sender) senders.set(adapter.name, sender);
+  }
   return senders;
 }
 
@@ -60,13 +62,14 @@ export async function startDelivery(
 }
 
 export interface PlatformIngress {
+  /** Set when a Telegram bot is configured: the webhook route hands it its updates. */
   telegram: TelegramIngress | undefined;
-  discord: DiscordIngress | undefined;
 }
 
 /**
- * The ingress side of the platforms: Telegram's webhook handler or its (leased) poller, and the
- * Discord gateway (leased per shard). Every ingress replica runs this; the leases pick the holders.
+ * The ingress side of the platforms, each adapter's `startFor` (Telegram's webhook handler or its
+ * leased poller, the Discord gateway leased per shard). Every ingress replica runs this; the
+ * leases pick the holders.
  */
 export async function startPlatformIngress(
   config: Config,
@@ -78,45 +81,18 @@ export async function startPlatformIngress(
   hooks?: Hooks,
   profiles?: ProfileCache,
 ): Promise<PlatformIngress> {
-  // Both adapters commit messages the same way, through the shared inbox path.
-  const inboundDeps = (log: Logger) => ({
-    owner: processOwner,
-    db,
-    queue,
-    notices,
-    queuePrefix: config.redis.queuePrefix,
-    accept: acceptOptionsFrom(config, profiles),
-    logger: log,
-    hooks,
-  });
+  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return { telegram: undefined };
+  const { PLATFORM_ADAPTERS } = await platforms();
+  // Every adapter commits messages the same way, through the shared inbox path.
+  const deps = { owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks };
   let telegram: TelegramIngress | undefined;
-  if (config.platforms.telegram) {
-    const log = logger.child({ component: 'telegram' });
-    if (config.platforms.telegram.allowedUsers.length === 0) {
-      log.warn({}, 'TELEGRAM_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
-    }
-    const { TelegramIngress } = await platforms();
-    telegram = new TelegramIngress({ config: config.platforms.telegram, ...inboundDeps(log) });
-    if (config.platforms.telegram.mode === 'polling') {
-      const poller = telegram.startPolling();
-      shutdown.add('telegram poller', () => poller.stop());
-    } else {
-      // Telegram being unreachable must not keep the API down; the webhook route works regardless.
-      await telegram.registerWebhook().catch((error: unknown) =>
-        log.error({ err: error }, 'setWebhook failed; set it by hand or restart once Telegram is reachable'),
-      );
-    }
+  for (const adapter of Object.values(PLATFORM_ADAPTERS)) {
+    const log = logger.child({ component: adapter.name });
+    const inbound = await adapter.startFor(config.platforms, { ...deps, logger: log }, log);
+    if (!inbound) continue;
+    // The webhook route hands updates to the Telegram ingress itself (telegramAdapter's TelegramInbound).
+    if ('ingress' in inbound) telegram = inbound.ingress as TelegramIngress;
+    shutdown.add(`${adapter.name} inbound`, () => inbound.stop());
   }
-  let discord: DiscordIngress | undefined;
-  if (config.platforms.discord) {
-    const log = logger.child({ component: 'discord' });
-    if (config.platforms.discord.allowedUsers.length === 0) {
-      log.warn({}, 'DISCORD_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
-    }
-    const { DiscordIngress } = await platforms();
-    discord = new DiscordIngress({ config: config.platforms.discord, ...inboundDeps(log) });
-    const gateway = discord.start();
-    shutdown.add('discord gateway', () => gateway.stop());
-  }
-  return { telegram, discord };
+  return { telegram };
 }

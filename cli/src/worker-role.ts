@@ -3,7 +3,7 @@ import type { Db, ProfileCache } from '@herald/db';
 import { applyPolicies } from '@herald/jobs';
 import { PastSessionsRecall } from '@herald/agent';
 import { builtinRegistry, ToolExposure } from '@herald/tools';
-import { CHAT_PLATFORMS } from '@herald/delivery';
+import { CHAT_PLATFORMS } from '@herald/core';
 import { SessionLifecycle, WorkerService } from '@herald/worker';
 import { WebhookSender } from '@herald/scheduler';
 import { registerDelegation } from './delegation-wiring.ts';

@@ -34,6 +34,7 @@ export async function startWalkableIngress(stack: Stack): Promise<WalkableIngres
     listener,
     logger: silentLogger,
     telegram,
+    checkResponses: true,
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {

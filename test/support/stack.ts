@@ -122,7 +122,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db, profiles);
   if (options.scheduler || options.workerProcesses) await startScheduler(config, silentLogger, shutdown, db, profiles);
   for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
-  const address = await startIngress(config, silentLogger, shutdown, db, profiles);
+  // Every answer of the API tests is held to its route's contract (services/ingress/src/contracts).
+  const address = await startIngress(config, silentLogger, shutdown, db, profiles, { responses: true });
   const url = address.replace('0.0.0.0', '127.0.0.1');
   const auth = { authorization: `Bearer ${TEST_TOKEN}` };
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {

@@ -1,3 +1,4 @@
+import { isChatPlatform } from '@herald/core';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createCronJob, CronJobInputError, DeliverSpecError, pauseCronJob, ScheduleError } from '@herald/cron';
@@ -61,7 +62,7 @@ const GROUP_TYPES = new Set(['group', 'supergroup', 'channel', 'forum', 'guild',
 
 /** The chat a job was created from; a group or a topic in one stays a group (Telegram group ids are negative). */
 export function originOf(job: HermesJob): CronOrigin | null {
-  if (!job.origin || !['telegram', 'discord'].includes(job.origin.platform)) return null;
+  if (!job.origin || !isChatPlatform(job.origin.platform)) return null;
   const chatId = String(job.origin.chat_id);
   const declared = job.origin.chat_type?.toLowerCase();
   const group = declared !== undefined ? GROUP_TYPES.has(declared) : job.origin.platform === 'telegram' && chatId.startsWith('-');

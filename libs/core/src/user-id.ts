@@ -1,12 +1,12 @@
 /**
- * People are named by their platform and the platform's own id: `telegram:42`, `discord:42`,
- * `api:u1`. Two platforms may hand out the same bare id to different people, so a bare id never
+ * People are named by their platform and the platform's own id (`<platform>:42`,
+ * `api:u1`). Two platforms may hand out the same bare id to different people, so a bare id never
  * decides whose memory, search scope or approval something is. This module is the one definition
  * of the qualified form; everything that stores or compares a person's id goes through it.
  */
 
-/** Platforms whose people Herald knows; the HTTP API (and `herald chat`) is the platform `api`. */
-export const PERSON_PLATFORMS = ['telegram', 'discord', 'api'] as const;
+import { PERSON_PLATFORMS } from './platform-registry.ts';
+
 export type PersonPlatform = (typeof PERSON_PLATFORMS)[number];
 
 export interface PersonId {

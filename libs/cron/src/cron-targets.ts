@@ -1,7 +1,8 @@
+import { CHAT_PLATFORMS, formatNamedChat, isChatPlatform, parseNamedChat, PLATFORM_FACTS, TargetSyntaxError } from '@herald/core';
 import type { CronOrigin, CronTarget } from '@herald/db';
 
 /** Platforms a report can be posted to; a chat on any other platform (the API, the CLI) cannot. */
-export const DELIVERABLE_PLATFORMS = ['telegram', 'discord', 'webhook'] as const;
+export const DELIVERABLE_PLATFORMS = [...CHAT_PLATFORMS, 'webhook'] as const;
 
 export class DeliverSpecError extends Error {
   override readonly name = 'DeliverSpecError';
@@ -9,14 +10,14 @@ export class DeliverSpecError extends Error {
 
 export const DELIVER_HELP =
   "use 'origin' (the chat the job is created from), 'local' (keep the output, post nothing), " +
-  "'telegram:<chat_id>[:<topic_id>]', 'discord:<channel_id>[:<thread_id>]' or 'webhook:<https url>', comma-separated";
+  `${CHAT_PLATFORMS.map((platform) => `'${PLATFORM_FACTS[platform].targetSyntax}'`).join(', ')} or 'webhook:<https url>', comma-separated`;
 
 function originTarget(origin: CronOrigin | null | undefined, platform?: string): CronTarget {
   if (!origin) throw new DeliverSpecError(`there is no chat to deliver to as 'origin' here: ${DELIVER_HELP}`);
   if (platform !== undefined && origin.platform !== platform) {
     throw new DeliverSpecError(`this job is not created from a ${platform} chat: name one as ${platform}:<chat_id>`);
   }
-  if (origin.platform !== 'telegram' && origin.platform !== 'discord') {
+  if (!isChatPlatform(origin.platform)) {
     throw new DeliverSpecError(`the ${origin.platform} chat this job is created from cannot receive reports: ${DELIVER_HELP}`);
   }
   return { platform: origin.platform, chatId: origin.chatId, ...(origin.threadId ? { threadId: origin.threadId } : {}) };
@@ -35,13 +36,19 @@ function webhookTarget(raw: string): CronTarget {
   return { platform: 'webhook', url: url.toString() };
 }
 
-function chatTarget(platform: 'telegram' | 'discord', rest: string): CronTarget {
-  const [chatId, threadId, extra] = rest.split(':');
-  const valid = /^-?[A-Za-z0-9_@.-]{1,128}$/;
-  if (!chatId || !valid.test(chatId) || (threadId !== undefined && !valid.test(threadId)) || extra !== undefined) {
-    throw new DeliverSpecError(`cannot read '${platform}:${rest}': write ${platform}:<chat_id> or ${platform}:<chat_id>:<thread_id>`);
+/** `<chat platform>:<chat_id>[:<thread_id>]`, read by the one parser of named chats. */
+function chatTarget(item: string): CronTarget {
+  try {
+    return parseNamedChat(item);
+  } catch (error) {
+    if (error instanceof TargetSyntaxError) throw new DeliverSpecError(error.message);
+    throw error;
   }
-  return { platform, chatId, ...(threadId ? { threadId } : {}) };
+}
+
+function chatPlatformPrefix(lower: string): boolean {
+  const colon = lower.indexOf(':');
+  return colon > 0 && isChatPlatform(lower.slice(0, colon));
 }
 
 function targetKey(target: CronTarget): string {
@@ -54,7 +61,7 @@ function targetKey(target: CronTarget): string {
  */
 export function parseDeliver(spec: string | readonly string[] | undefined, origin: CronOrigin | null | undefined): CronTarget[] {
   if (spec === undefined) {
-    return origin && (origin.platform === 'telegram' || origin.platform === 'discord') ? [originTarget(origin)] : [];
+    return origin && isChatPlatform(origin.platform) ? [originTarget(origin)] : [];
   }
   const items = (typeof spec === 'string' ? spec.split(',') : [...spec]).map((item) => item.trim()).filter((item) => item !== '');
   const targets = new Map<string, CronTarget>();
@@ -63,9 +70,8 @@ export function parseDeliver(spec: string | readonly string[] | undefined, origi
     let target: CronTarget | undefined;
     if (lower === 'local' || lower === 'none') continue;
     if (lower === 'origin') target = originTarget(origin);
-    else if (lower === 'telegram' || lower === 'discord') target = originTarget(origin, lower);
-    else if (lower.startsWith('telegram:')) target = chatTarget('telegram', item.slice('telegram:'.length));
-    else if (lower.startsWith('discord:')) target = chatTarget('discord', item.slice('discord:'.length));
+    else if (isChatPlatform(lower)) target = originTarget(origin, lower);
+    else if (chatPlatformPrefix(lower)) target = chatTarget(item);
     else if (lower.startsWith('webhook:')) target = webhookTarget(item.slice('webhook:'.length));
     else if (/^https?:\/\//i.test(item)) target = webhookTarget(item);
     else throw new DeliverSpecError(`unknown delivery target '${item}': ${DELIVER_HELP}`);
@@ -77,5 +83,5 @@ export function parseDeliver(spec: string | readonly string[] | undefined, origi
 /** A target as people write it, for listings and receipts. */
 export function describeTarget(target: CronTarget): string {
   if ('url' in target) return `webhook:${target.url}`;
-  return `${target.platform}:${target.chatId}${target.threadId ? `:${target.threadId}` : ''}`;
+  return formatNamedChat(target);
 }

@@ -7,7 +7,6 @@ export {
   listDeliveries,
   DeliveryError,
   ClaimLostError,
-  CHAT_PLATFORMS,
 } from './outbox.ts';
 export type {
   OutboundRequest,

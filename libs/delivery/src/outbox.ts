@@ -5,9 +5,6 @@ import type { Database, InFlightPart, OutboxStatus, OutboxTable } from '@herald/
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-/** Platforms whose sessions get their replies through the outbox (see herald_finish_turn). */
-export const CHAT_PLATFORMS = ['telegram', 'discord'] as const;
-
 export interface OutboundRequest {
   /** One logical message: 'reply:<turn_id>', 'cron:<run_id>', ... A second enqueue is a no-op. */
   idempotencyKey: string;

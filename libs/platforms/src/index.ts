@@ -1,20 +1,27 @@
 export { splitMarkdown } from './markdown-split.ts';
-export { markdownToTelegramHtml, escapeHtml } from './telegram-format.ts';
-export { TelegramSender, telegramChunks, classifyTelegramError, TELEGRAM_LIMIT } from './telegram-sender.ts';
-export type { TelegramChunk } from './telegram-sender.ts';
-export { TelegramIngress, normalizeTelegramUpdate, isUpdate, botIdOf } from './telegram-ingress.ts';
-export type { TelegramBotIdentity, TelegramIngressOptions, TelegramUpdateOutcome } from './telegram-ingress.ts';
+export { markdownToTelegramHtml, escapeHtml } from './telegram/telegram-format.ts';
+export { TelegramSender, telegramChunks, classifyTelegramError, TELEGRAM_LIMIT } from './telegram/telegram-sender.ts';
+export type { TelegramChunk } from './telegram/telegram-sender.ts';
+export { TelegramIngress, normalizeTelegramUpdate, isUpdate, botIdOf } from './telegram/telegram-ingress.ts';
+export type { TelegramBotIdentity, TelegramIngressOptions, TelegramUpdateOutcome } from './telegram/telegram-ingress.ts';
 export { handleChatInbound, isAllowed, REFUSAL_TEXT } from './chat-inbound.ts';
 export type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from './chat-inbound.ts';
 export { LeasedTask } from './leased-task.ts';
 export type { LeasedTaskOptions } from './leased-task.ts';
 export { TypingIndicator } from './typing-indicator.ts';
-export { DiscordSender, discordNonce, classifyDiscordError, DISCORD_LIMIT } from './discord-sender.ts';
+export { DiscordSender, discordNonce, classifyDiscordError, DISCORD_LIMIT } from './discord/discord-sender.ts';
 export {
   DiscordIngress,
   normalizeDiscordMessage,
   discordBotIdOf,
   discordCommandDefinitions,
   deployDiscordCommands,
-} from './discord-ingress.ts';
-export type { DiscordIngressOptions } from './discord-ingress.ts';
+} from './discord/discord-ingress.ts';
+export type { DiscordIngressOptions } from './discord/discord-ingress.ts';
+export { defineAdapter } from './platform-adapter.ts';
+export type { AnyPlatformAdapter, ConfiguredCalls, InboundDependencies, InboundHandle, PlatformAdapter, PlatformAdapterSpec, RateLimitRules } from './platform-adapter.ts';
+export { PLATFORM_ADAPTERS } from './platform-adapters.ts';
+export { telegramAdapter } from './telegram/telegram-adapter.ts';
+export type { TelegramInbound } from './telegram/telegram-adapter.ts';
+export { discordAdapter } from './discord/discord-adapter.ts';
+export { verifyTelegramSecret } from './telegram/telegram-ingress.ts';

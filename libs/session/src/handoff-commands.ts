@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '@herald/db';
-import { CHAT_PLATFORMS } from '@herald/delivery';
+import { CHAT_PLATFORMS, isChatPlatform } from '@herald/core';
 import { requestHandoff } from './handoff.ts';
 import { setHomeChat } from './home-chats.ts';
 
@@ -49,14 +49,14 @@ export async function runHandoffCommand(
   if (command.kind === 'sethome') {
     if (!maySetHome(userId, operators)) return { reply: SETHOME_OPERATORS_ONLY_REPLY };
     const home = await setHomeChat(trx, sessionId, userId);
-    if (!(CHAT_PLATFORMS as readonly string[]).includes(home.platform)) {
+    if (!isChatPlatform(home.platform)) {
       return { reply: `Noted, but /handoff only moves conversations to chat platforms (${CHAT_PLATFORMS.join(', ')}).` };
     }
     return { reply: `This chat is now the ${home.platform} home chat: /handoff ${home.platform} moves a conversation here.` };
   }
   const platform = command.platform;
   if (platform === undefined) return { reply: handoffUsage() };
-  if (!(CHAT_PLATFORMS as readonly string[]).includes(platform)) return { reply: `Unknown platform '${platform}'. ${handoffUsage()}` };
+  if (!isChatPlatform(platform)) return { reply: `Unknown platform '${platform}'. ${handoffUsage()}` };
   if (!(await mayHandOff(trx, sessionId, userId, operators))) return { reply: HANDOFF_NOT_YOURS_REPLY };
   const outcome = await requestHandoff(trx, sessionId, platform, userId);
   if (outcome.kind === 'open') return { reply: `A handoff to ${outcome.handoff.platform} is already under way.` };

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { parseUserId } from '@herald/core';
+import { isChatPlatform, parseUserId, storedTarget } from '@herald/core';
 import type { Config, QuotaConfig, ResetRule } from '@herald/core';
 import type { Database, ProfileCache, QueueMode } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
-import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
+import { enqueueOutbound } from '@herald/delivery';
 import { bareApprovalWord, parseCommand, runCommand } from './chat-commands.ts';
 import type { Command, SessionControl } from './chat-commands.ts';
 import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
@@ -193,7 +193,7 @@ async function storeCommandEvent(trx: Transaction<Database>, eventId: string, se
 
 /** On a chat platform the answer goes out through the outbox, committed with the command's effect. */
 async function answerInChat(trx: Transaction<Database>, eventId: string, sessionId: string, message: InboundMessage, reply: string): Promise<void> {
-  if (!(CHAT_PLATFORMS as readonly string[]).includes(message.platform)) return;
+  if (!isChatPlatform(message.platform)) return;
   await enqueueOutbound(trx, {
     idempotencyKey: `command:${eventId}`,
     platform: message.platform,
@@ -308,15 +308,9 @@ async function markCommand(db: Kysely<Database>, accepted: AcceptedEvent): Promi
   return accepted;
 }
 
-/** Where a chat platform delivers a reply to this message (the same shape herald_finish_turn builds). */
+/** Where a chat platform delivers a reply to this message, in the stored form (@herald/core delivery-target.ts). */
 export function chatTarget(message: InboundMessage): Record<string, string> {
-  return {
-    chatId: message.chatId,
-    chatType: message.chatType,
-    ...(message.threadId === undefined || message.threadId === '' ? {} : { threadId: message.threadId }),
-    ...(message.platformMessageId === undefined ? {} : { replyTo: message.platformMessageId }),
-    ...message.replyVia,
-  };
+  return storedTarget({ chatId: message.chatId, chatType: message.chatType, threadId: message.threadId, replyTo: message.platformMessageId, via: message.replyVia });
 }
 
 class DuplicateRace extends Error {

@@ -1,8 +1,9 @@
+import { isChatPlatform } from '@herald/core';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { CompressionTrigger, Database } from '@herald/db';
-import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
+import { enqueueOutbound } from '@herald/delivery';
 import { fenced } from './leases.ts';
 import type { Lease } from './leases.ts';
 import { endSession } from './session-end.ts';
@@ -149,7 +150,7 @@ async function answerEvent(trx: Transaction<Database>, eventId: string, text: st
     .where('id', '=', eventId)
     .returning(['session_id', 'platform', 'platform_message_id'])
     .executeTakeFirst();
-  if (!event || !(CHAT_PLATFORMS as readonly string[]).includes(event.platform)) return;
+  if (!event || !isChatPlatform(event.platform)) return;
   const session = await trx.selectFrom('sessions').select(['chat_id', 'chat_type', 'thread_id']).where('id', '=', event.session_id).executeTakeFirstOrThrow();
   await enqueueOutbound(trx, {
     idempotencyKey: `command:${eventId}`,

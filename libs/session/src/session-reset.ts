@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { resetRuleFor, resetRulesSchema } from '@herald/core';
+import { isChatPlatform, resetRuleFor, resetRulesSchema } from '@herald/core';
 import type { ResetRule } from '@herald/core';
 import { readProfileSettings } from '@herald/db';
 import type { Database, ProfileCache } from '@herald/db';
-import { CHAT_PLATFORMS, enqueueOutbound } from '@herald/delivery';
+import { enqueueOutbound } from '@herald/delivery';
 import { endSession } from './session-end.ts';
 import type { RouteAddress } from './session-key.ts';
 
@@ -80,7 +80,7 @@ export async function resetIfExpired(db: Kysely<Database>, key: string, address:
     if (await hasOpenWork(trx, session.id)) return false;
     if (!(await endSession(trx, session.id, 'reset'))) return false;
     await trx.deleteFrom('session_routes').where('session_key', '=', key).where('session_id', '=', session.id).execute();
-    if ((CHAT_PLATFORMS as readonly string[]).includes(address.platform)) {
+    if (isChatPlatform(address.platform)) {
       await enqueueOutbound(trx, {
         idempotencyKey: `reset:${session.id}`,
         platform: address.platform,

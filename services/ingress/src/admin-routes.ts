@@ -12,6 +12,8 @@ import { countDeadLetters, inboxDepth } from '@herald/session';
 import { sendError } from './api-errors.ts';
 import { ADMIN_VIEW_PATH } from './api-auth.ts';
 import { firstIssue } from './message-body.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { clusterStatus as clusterStatusSchema, postgresJobs } from './contracts/admin-views.ts';
 
 export interface AdminDependencies {
   config: Config;
@@ -80,9 +82,9 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDependencie
     await scope.register(board.registerPlugin(), { prefix: ADMIN_VIEW_PATH });
   });
 
-  app.get('/v1/admin/status', async () => clusterStatus(deps));
+  app.get('/v1/admin/status', withContract({ summary: 'Cluster status: live roles, queue depths, dead letters', tags: ['admin'], response: { 200: clusterStatusSchema } }), async () => clusterStatus(deps));
 
-  app.get('/v1/admin/jobs', async (request, reply) => {
+  app.get('/v1/admin/jobs', withContract({ summary: 'The Postgres-side queues jobs', tags: ['admin'], querystring: jobsQuery, response: { 200: postgresJobs } }), async (request, reply) => {
     const parsed = jobsQuery.safeParse(request.query);
     if (!parsed.success) {
       const issue = firstIssue(parsed.error);

@@ -7,6 +7,8 @@ import { ALLOWED_VALUES } from '@herald/db';
 import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { auditPage } from './contracts/admin-views.ts';
 
 const date = z.string().refine((value) => !Number.isNaN(Date.parse(value)), { error: 'expected an ISO date or date-time' }).transform((value) => new Date(value));
 
@@ -41,7 +43,7 @@ function entryView(entry: AuditView) {
  * trigger refuses UPDATE and DELETE besides the retention prune).
  */
 export function registerAuditRoutes(app: FastifyInstance, db: Db): void {
-  app.get('/v1/audit', async (request, reply) => {
+  app.get('/v1/audit', withContract({ summary: 'The audit trail, newest first, keyset paged', tags: ['audit'], querystring: auditQuery, response: { 200: auditPage } }), async (request, reply) => {
     const parsed = auditQuery.safeParse(request.query);
     if (!parsed.success) {
       const issue = firstIssue(parsed.error);

@@ -8,6 +8,9 @@ import { asActor } from '@herald/audit';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { jobJson, runJson } from './cron-views.ts';
 import { profileExists } from './profile-exists.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { idParams, noContent } from './contracts/common.ts';
+import { cronJobList, cronJobView, cronRunList, cronRunView } from './contracts/cron-views.ts';
 
 const id = z.union([z.string().trim().min(1).max(256), z.number().int().transform(String)]);
 const names = z.array(z.string().max(64)).max(32);
@@ -107,14 +110,14 @@ async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>):
 export function registerCronRoutes(app: FastifyInstance, db: Db): void {
   const noJob = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'no such cron job');
 
-  app.get('/v1/cron/jobs', async (request, reply) => {
+  app.get('/v1/cron/jobs', withContract({ summary: 'Cron jobs', tags: ['cron'], querystring: listQuery, response: { 200: cronJobList } }), async (request, reply) => {
     const query = listQuery.safeParse(request.query);
     if (!query.success) return sendInvalid(reply, query.error);
     const jobs = await listCronJobs(db, { profileId: query.data.profile, userId: query.data.user_id === undefined ? undefined : apiUserId(query.data.user_id) });
     return { jobs: jobs.map(jobJson) };
   });
 
-  app.post('/v1/cron/jobs', async (request, reply) => {
+  app.post('/v1/cron/jobs', withContract({ summary: 'Create a cron job', tags: ['cron'], body: createBody, response: { 201: cronJobView } }), async (request, reply) => {
     const parsed = createBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const body = parsed.data;
@@ -122,12 +125,12 @@ export function registerCronRoutes(app: FastifyInstance, db: Db): void {
     return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body))));
   });
 
-  app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'A cron job', tags: ['cron'], params: idParams, response: { 200: cronJobView } }), async (request, reply) => {
     const job = await getCronJob(db, request.params.id);
     return job ? jobJson(job) : noJob(reply);
   });
 
-  app.patch<{ Params: { id: string } }>('/v1/cron/jobs/:id', async (request, reply) => {
+  app.patch<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'Change a cron job; enabled pauses or resumes it', tags: ['cron'], params: idParams, body: patchBody, response: { 200: cronJobView } }), async (request, reply) => {
     const parsed = patchBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     return refusingBadInput(reply, async () => {
@@ -136,17 +139,17 @@ export function registerCronRoutes(app: FastifyInstance, db: Db): void {
     });
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/cron/jobs/:id', async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'Remove a cron job', tags: ['cron'], params: idParams, response: { 204: noContent } }), async (request, reply) => {
     if (!(await asActor(db, 'api', (trx) => removeCronJob(trx, request.params.id)))) return noJob(reply);
     return reply.code(204).send();
   });
 
-  app.post<{ Params: { id: string } }>('/v1/cron/jobs/:id/run', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/v1/cron/jobs/:id/run', withContract({ summary: 'Run a cron job now', tags: ['cron'], params: idParams, response: { 202: cronRunView } }), async (request, reply) => {
     const run = await requestCronRun(db, request.params.id);
     return run ? reply.code(202).send(runJson(run)) : noJob(reply);
   });
 
-  app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id/runs', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id/runs', withContract({ summary: 'A cron job runs with their delivery receipts', tags: ['cron'], params: idParams, querystring: runsQuery, response: { 200: cronRunList } }), async (request, reply) => {
     const query = runsQuery.safeParse(request.query);
     if (!query.success) return sendInvalid(reply, query.error);
     const job = await getCronJob(db, request.params.id);

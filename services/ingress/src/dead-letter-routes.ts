@@ -9,6 +9,9 @@ import type { Db } from '@herald/db';
 import { listDeadLetters } from '@herald/session';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { idParams, noContent } from './contracts/common.ts';
+import { deadLetters, deliveryRetried } from './contracts/admin-views.ts';
 
 const LIMIT = 100;
 
@@ -44,7 +47,7 @@ function deliveryView(row: FailedDelivery) {
  * discard) and pg-boss's dead-letter jobs (discard).
  */
 export function registerDeadLetterRoutes(app: FastifyInstance, db: Db): void {
-  app.get('/v1/admin/dead-letters', async (request, reply) => {
+  app.get('/v1/admin/dead-letters', withContract({ summary: 'Work given up on for good, with the reason', tags: ['admin'], querystring: deadLettersQuery, response: { 200: deadLetters } }), async (request, reply) => {
     const parsed = deadLettersQuery.safeParse(request.query);
     if (!parsed.success) {
       const issue = firstIssue(parsed.error);
@@ -69,19 +72,19 @@ export function registerDeadLetterRoutes(app: FastifyInstance, db: Db): void {
     };
   });
 
-  app.post<{ Params: { id: string } }>('/v1/admin/dead-letters/deliveries/:id/retry', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/v1/admin/dead-letters/deliveries/:id/retry', withContract({ summary: 'Retry a failed delivery', tags: ['admin'], params: idParams, response: { 202: deliveryRetried } }), async (request, reply) => {
     const done = isUuid(request.params.id) && (await retryFailedDelivery(db, request.params.id));
     if (!done) return sendError(reply, 404, 'not_found', 'no failed delivery with this id (already retried, delivered or discarded?)');
     return reply.code(202).send({ id: request.params.id, status: 'pending' });
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/admin/dead-letters/deliveries/:id', async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/v1/admin/dead-letters/deliveries/:id', withContract({ summary: 'Discard a failed delivery', tags: ['admin'], params: idParams, response: { 204: noContent } }), async (request, reply) => {
     const done = isUuid(request.params.id) && (await discardFailedDelivery(db, request.params.id));
     if (!done) return sendError(reply, 404, 'not_found', 'no failed delivery with this id');
     return reply.code(204).send();
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/admin/dead-letters/jobs/:id', async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/v1/admin/dead-letters/jobs/:id', withContract({ summary: 'Discard a dead-letter job', tags: ['admin'], params: idParams, response: { 204: noContent } }), async (request, reply) => {
     if (!(await discardDeadLetterJob(db, JOB_DEAD_LETTERS, request.params.id))) return sendError(reply, 404, 'not_found', 'no dead-letter job with this id');
     return reply.code(204).send();
   });

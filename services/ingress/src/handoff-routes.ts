@@ -2,11 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { apiUserId } from '@herald/core';
 import type { Db } from '@herald/db';
-import { CHAT_PLATFORMS } from '@herald/delivery';
+import { CHAT_PLATFORMS } from '@herald/core';
 import { latestHandoff, requestHandoff } from '@herald/session';
 import type { HandoffView } from '@herald/session';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { idParams } from './contracts/common.ts';
+import { handoffView } from './contracts/session-views.ts';
 
 // POST /v1/sessions/:id/handoff {platform, user_id?}: asks a worker to move the session to that
 // platform's home chat (docs/api.md#handoff); GET /v1/sessions/:id/handoff: the latest request.
@@ -35,7 +38,7 @@ async function sessionExists(db: Db, id: string): Promise<boolean> {
 }
 
 export function registerHandoffRoutes(app: FastifyInstance, db: Db): void {
-  app.post<{ Params: { id: string } }>('/v1/sessions/:id/handoff', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/v1/sessions/:id/handoff', withContract({ summary: 'Hand a session over to a platform home chat', tags: ['sessions'], params: idParams, body: handoffBody, response: { 202: handoffView } }), async (request, reply) => {
     // An unknown session is a 404 whatever the body says (malformed ids are 400 before any handler).
     if (!(await sessionExists(db, request.params.id))) return sendError(reply, 404, 'not_found', 'no such session');
     if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
@@ -55,7 +58,7 @@ export function registerHandoffRoutes(app: FastifyInstance, db: Db): void {
     return reply.code(202).send(handoffJson(outcome.handoff));
   });
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/handoff', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/handoff', withContract({ summary: 'The latest handoff of a session', tags: ['sessions'], params: idParams, response: { 200: handoffView } }), async (request, reply) => {
     const handoff = await latestHandoff(db, request.params.id);
     if (handoff) return handoffJson(handoff);
     return sendError(reply, 404, 'not_found', (await sessionExists(db, request.params.id)) ? 'no handoff was asked for this session' : 'no such session');

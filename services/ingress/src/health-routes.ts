@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import type { Db } from '@herald/db';
 import type { NoticeBus } from '@herald/queue';
 import { metricsText } from '@herald/telemetry';
+import { healthView, metricsExposition, readinessView } from './contracts/health-views.ts';
+import { withContract } from './contracts/route-contract.ts';
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -28,16 +30,16 @@ function outcome(check: Promise<unknown>): Promise<string> {
 
 /** Liveness, readiness and the Prometheus scrape: the routes a supervisor and a scraper call. */
 export function registerHealthRoutes(app: FastifyInstance, deps: { db: Db; notices: NoticeBus }): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', withContract({ summary: 'Liveness', tags: ['health'], response: { 200: healthView } }), async () => ({ status: 'ok' }));
 
   // Prometheus scrapes without the API token, as it does /healthz: route only /v1 and the platform
   // webhooks to the internet (docs/operations.md).
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', withContract({ summary: 'The Prometheus scrape', tags: ['health'], produces: 'text/plain', response: { 200: metricsExposition } }), async (_request, reply) => {
     const { contentType, text } = await metricsText();
     return reply.header('content-type', contentType).send(text);
   });
 
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', withContract({ summary: 'Readiness: Postgres and the queue store', tags: ['health'], response: { 200: readinessView, 503: readinessView } }), async (_request, reply) => {
     const [postgres, queueStore] = await Promise.all([outcome(withTimeout(sql`SELECT 1`.execute(deps.db), 2000)), outcome(deps.notices.ping(2000))]);
     const ready = postgres === 'ok' && queueStore === 'ok';
     // The queue's store answers under its own name: `redis`, or `queue` when it is Postgres too.

@@ -5,6 +5,9 @@ import type { Db, ProfileCache } from '@herald/db';
 import { profileHooksSchema, saveProfileHooks } from '@herald/hooks';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { profileParams } from './contracts/common.ts';
+import { hooksView } from './contracts/profile-views.ts';
 
 const hooksBody = z.strictObject({ hooks: profileHooksSchema });
 
@@ -17,13 +20,13 @@ const hooksBody = z.strictObject({ hooks: profileHooksSchema });
 export function registerHookRoutes(app: FastifyInstance, db: Db, options: { signing: boolean; profiles?: ProfileCache | undefined }): void {
   const profileExists = async (id: string) => (await db.selectFrom('profiles').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', async (request, reply) => {
+  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', withContract({ summary: 'A profile own hooks', tags: ['profiles'], params: profileParams, response: { 200: hooksView } }), async (request, reply) => {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     const row = await db.selectFrom('profile_hooks').select('hooks').where('profile_id', '=', request.params.profile).executeTakeFirst();
     return { hooks: row?.hooks ?? [] };
   });
 
-  app.put<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', async (request, reply) => {
+  app.put<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', withContract({ summary: 'Replace a profile own hooks', tags: ['profiles'], params: profileParams, body: hooksBody, response: { 200: hooksView } }), async (request, reply) => {
     const parsed = hooksBody.safeParse(request.body ?? {});
     if (!parsed.success) {
       const issue = firstIssue(parsed.error);

@@ -23,6 +23,7 @@ import { registerSessionRoutes } from './session-routes.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
 import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 import { installInputHygiene } from './input-hygiene.ts';
+import { installOpenApi, installResponseCheck } from './openapi-routes.ts';
 import type { TelegramIngress } from '@herald/platforms';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
@@ -35,6 +36,8 @@ export interface IngressOptions extends MessageRouteDependencies {
   adminQueues?: readonly RunQueue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
+  /** Check every JSON answer against its route's contract (tests): a mismatch is a 500. */
+  checkResponses?: boolean | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
@@ -63,6 +66,8 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   });
   installAuth(app, options.config.api.token);
   installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
+  installOpenApi(app, options.config.api.token);
+  if (options.checkResponses) installResponseCheck(app);
   registerHealthRoutes(app, options);
   registerMessageRoutes(app, options);
   registerOpenAiCompatRoutes(app, options);

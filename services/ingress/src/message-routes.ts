@@ -17,6 +17,10 @@ import { waitingView } from './wait-views.ts';
 import { followTurn } from './turn-follow.ts';
 import type { TurnStreamFollow } from './turn-follow.ts';
 import { lastEventId, openEventStream, wantsEventStream } from './sse.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { z } from 'zod';
+import { idParams } from './contracts/common.ts';
+import { eventStream, eventView, messageAccepted, messageSkipped } from './contracts/message-views.ts';
 
 export interface MessageRouteDependencies {
   config: Config;
@@ -117,7 +121,14 @@ async function streamEvent(deps: MessageRouteDependencies, request: FastifyReque
 export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
   const { config, db, listener } = deps;
 
-  app.post('/v1/messages', async (request, reply) => {
+  const postMessage = {
+    summary: 'Send a message (optionally waiting up to ?wait= seconds for the reply)',
+    tags: ['messages'],
+    querystring: waitQuery,
+    body: messageBody,
+    response: { 200: z.union([messageAccepted, messageSkipped]), 202: messageAccepted },
+  };
+  app.post('/v1/messages', withContract(postMessage), async (request, reply) => {
     const query = waitQuery.safeParse(request.query);
     if (!query.success) return sendInvalid(reply, query.error);
     const body = checkedBody(request, reply, config);
@@ -140,13 +151,14 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     return eventAnswer(reply, ids, event);
   });
 
-  app.get<{ Params: { id: string } }>('/v1/events/:id/stream', async (request, reply) => {
+  const streamContract = { summary: "Follow an event's turn as server-sent events (delta, tool, waiting, done, error)", tags: ['messages'], params: idParams, produces: 'text/event-stream', response: { 200: eventStream } };
+  app.get<{ Params: { id: string } }>('/v1/events/:id/stream', withContract(streamContract), async (request, reply) => {
     const event = await getEvent(db, request.params.id);
     if (!event) return sendError(reply, 404, 'not_found', 'no such event');
     return streamEvent(deps, request, reply, { event_id: event.id, session_id: event.sessionId });
   });
 
-  app.get<{ Params: { id: string } }>('/v1/events/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/events/:id', withContract({ summary: 'An event: its status, reply or wait', tags: ['messages'], params: idParams, response: { 200: eventView } }), async (request, reply) => {
     const event = await getEvent(db, request.params.id);
     if (!event) return sendError(reply, 404, 'not_found', 'no such event');
     const done = event.status === 'done' || event.status === 'failed';

@@ -11,6 +11,9 @@ import { profileExists, profileIds } from './profile-exists.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { followTurn } from './turn-follow.ts';
 import { openEventStream } from './sse.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { chatCompletion, modelList, openAiErrorBody } from './contracts/openai-views.ts';
+import { z } from 'zod';
 
 /** How long a non-streamed completion waits for its turn before answering what it has. */
 const COMPLETION_WAIT_MS = 600_000;
@@ -144,12 +147,18 @@ async function wholeCompletion(deps: MessageRouteDependencies, request: FastifyR
  * input, and tools run inside Herald: the answer is an ordinary assistant message with usage.
  */
 export function registerOpenAiCompatRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
-  app.get('/v1/models', async () => ({
+  app.get('/v1/models', withContract({ summary: 'The profiles, as OpenAI-compatible models', tags: ['openai'], response: { 200: modelList } }), async () => ({
     object: 'list',
     data: (await profileIds(deps.db)).map((id) => ({ id, object: 'model', created: 0, owned_by: 'herald' })),
   }));
 
-  app.post('/v1/chat/completions', async (request, reply) => {
+  const completions = {
+    summary: 'An OpenAI-compatible chat completion (model = profile; with stream: true, chat.completion.chunk events)',
+    tags: ['openai'],
+    body: chatCompletionBody,
+    response: { 200: z.union([chatCompletion, z.string()]), 400: openAiErrorBody, 404: openAiErrorBody, 413: openAiErrorBody, 429: openAiErrorBody, 504: openAiErrorBody },
+  };
+  app.post('/v1/chat/completions', withContract(completions), async (request, reply) => {
     const input = await parse(deps, request, reply);
     if (!('text' in input)) return input;
     const accepted = await accept(deps, reply, input);

@@ -3,6 +3,16 @@ import type { TelegramIngress } from '@herald/platforms';
 import type { Logger } from '@herald/core';
 import { isConnectionError } from '@herald/db';
 import { sendError } from './api-errors.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { z } from 'zod';
+import { webhookAnswer } from './contracts/health-views.ts';
+
+const webhookContract = {
+  summary: 'Telegram webhook: checks X-Telegram-Bot-Api-Secret-Token, commits the update, answers 200',
+  tags: ['platforms'],
+  body: z.object({ update_id: z.number().int() }).loose(),
+  response: { 200: webhookAnswer },
+};
 
 /**
  * POST /telegram/webhook: the secret header is checked, then the update is committed to the inbox
@@ -13,7 +23,7 @@ import { sendError } from './api-errors.ts';
 export const TELEGRAM_WEBHOOK_PATH = '/telegram/webhook';
 
 export function registerTelegramWebhook(app: FastifyInstance, telegram: TelegramIngress, logger: Logger): void {
-  app.post(TELEGRAM_WEBHOOK_PATH, async (request, reply) => {
+  app.post(TELEGRAM_WEBHOOK_PATH, withContract(webhookContract), async (request, reply) => {
     if (!telegram.verifySecret(request.headers['x-telegram-bot-api-secret-token'])) {
       return sendError(reply, 401, 'unauthorized', 'X-Telegram-Bot-Api-Secret-Token: missing or not TELEGRAM_WEBHOOK_SECRET');
     }

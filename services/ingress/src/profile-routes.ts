@@ -7,6 +7,11 @@ import { sendError, sendInvalid } from './api-errors.ts';
 import { asActor, withAudit } from '@herald/audit';
 import type { AuditEntry } from '@herald/audit';
 import { profileExists } from './profile-exists.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { noContent, profileParams } from './contracts/common.ts';
+import { documentView, profileView as profileViewSchema } from './contracts/profile-views.ts';
+
+const documentParams = z.object({ profile: z.string(), name: z.string() });
 
 const profilePatch = z
   .object({
@@ -88,11 +93,11 @@ async function updateProfile(db: Db, profileId: string, patch: ProfilePatch): Pr
  * cache is told at once, so the next message here sees it.
  */
 export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: ProfileCache): void {
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile', async (request, reply) => {
+  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile', withContract({ summary: 'A profile: identity, settings and context documents', tags: ['profiles'], params: profileParams, response: { 200: profileViewSchema } }), async (request, reply) => {
     return (await profileView(db, request.params.profile)) ?? sendError(reply, 404, 'not_found', 'no such profile');
   });
 
-  app.patch<{ Params: { profile: string } }>('/v1/profiles/:profile', async (request, reply) => {
+  app.patch<{ Params: { profile: string } }>('/v1/profiles/:profile', withContract({ summary: 'Change a profile settings', tags: ['profiles'], params: profileParams, body: profilePatch, response: { 200: profileViewSchema } }), async (request, reply) => {
     const parsed = profilePatch.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
@@ -103,7 +108,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: P
     return profileView(db, request.params.profile);
   });
 
-  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', async (request, reply) => {
+  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', withContract({ summary: 'Write a context document', tags: ['profiles'], params: documentParams, body: documentBody, response: { 200: documentView } }), async (request, reply) => {
     const parsed = documentBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
@@ -117,7 +122,7 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: P
     return { profile: request.params.profile, name: request.params.name, content: parsed.data.content };
   });
 
-  app.delete<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', async (request, reply) => {
+  app.delete<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', withContract({ summary: 'Delete a context document', tags: ['profiles'], params: documentParams, response: { 204: noContent } }), async (request, reply) => {
     const result = await asActor(db, 'api', (trx) =>
       trx.deleteFrom('profile_documents').where('profile_id', '=', request.params.profile).where('name', '=', request.params.name).executeTakeFirst(),
     );

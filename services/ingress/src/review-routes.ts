@@ -4,6 +4,9 @@ import { uuidSchema } from '@herald/core';
 import { getReview, listReviews } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import { sendError, sendInvalid } from './api-errors.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { idParams } from './contracts/common.ts';
+import { reviewList, reviewView } from './contracts/knowledge-views.ts';
 
 const reviewQuery = z.object({
   session_id: uuidSchema.optional(),
@@ -13,7 +16,7 @@ const reviewQuery = z.object({
 
 /** Background reviews: what the reviewer looked at and what it saved. */
 export function registerReviewRoutes(app: FastifyInstance, db: Db): void {
-  app.get('/v1/reviews', async (request, reply) => {
+  app.get('/v1/reviews', withContract({ summary: 'Background reviews, newest first', tags: ['reviews'], querystring: reviewQuery, response: { 200: reviewList } }), async (request, reply) => {
     const parsed = reviewQuery.safeParse(request.query ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     return {
@@ -21,7 +24,7 @@ export function registerReviewRoutes(app: FastifyInstance, db: Db): void {
     };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/reviews/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/reviews/:id', withContract({ summary: 'A review: what it looked at and what it saved', tags: ['reviews'], params: idParams, response: { 200: reviewView } }), async (request, reply) => {
     return (await getReview(db, request.params.id)) ?? sendError(reply, 404, 'not_found', 'no such review');
   });
 }

@@ -10,6 +10,9 @@ import type { SubagentRun } from '@herald/session';
 import { childResults } from '@herald/tools';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { idParams } from './contracts/common.ts';
+import { runDetail, runList, runsCancelled } from './contracts/session-views.ts';
 
 const runId = z.uuid({ error: 'expected a run id (uuid)' });
 const listQuery = z.strictObject({
@@ -78,7 +81,7 @@ async function cancel(deps: RunRouteDeps, ids: string[]): Promise<string[]> {
  */
 export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
   const { db } = deps;
-  app.get('/v1/runs', async (request, reply) => {
+  app.get('/v1/runs', withContract({ summary: 'delegate_task child runs', tags: ['runs'], querystring: listQuery, response: { 200: runList } }), async (request, reply) => {
     const parsed = listQuery.safeParse(request.query ?? {});
     if (!parsed.success) {
       const issue = firstIssue(parsed.error);
@@ -90,7 +93,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
     return { runs: page.runs.map(runView), next_before: page.more && last ? last.id : null };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/runs/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/runs/:id', withContract({ summary: 'A child run, with its result once it ended', tags: ['runs'], params: idParams, response: { 200: runDetail } }), async (request, reply) => {
     if (!runId.safeParse(request.params.id).success) return sendError(reply, 400, 'invalid_request', 'id: expected a run id (uuid)', 'id');
     const run = await getRun(db, request.params.id);
     if (!run) return sendError(reply, 404, 'not_found', 'no such run');
@@ -99,7 +102,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
     return { ...runView(run), result: result ?? null };
   });
 
-  app.post<{ Params: { id: string } }>('/v1/runs/:id/cancel', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/v1/runs/:id/cancel', withContract({ summary: 'Cancel a run (or every run of a parent turn) with its children', tags: ['runs'], params: idParams, response: { 200: runsCancelled } }), async (request, reply) => {
     const id = request.params.id;
     if (!runId.safeParse(id).success) return sendError(reply, 400, 'invalid_request', 'id: expected a run id (uuid)', 'id');
     const run = await getRun(db, id);

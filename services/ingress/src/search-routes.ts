@@ -6,6 +6,8 @@ import type { Db } from '@herald/db';
 import type { SearchResult } from '@herald/search';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { searchAnswer } from './contracts/knowledge-views.ts';
 
 const ROLES = ['user', 'assistant', 'tool'] as const;
 
@@ -61,7 +63,7 @@ export function searchView(query: string, result: SearchResult) {
  * (`user_id`); the scope rule is the same function the session_search tool uses.
  */
 export function registerSearchRoutes(app: FastifyInstance, db: Db): void {
-  app.get('/v1/search', async (request, reply) => {
+  app.get('/v1/search', withContract({ summary: 'A person history search', tags: ['search'], querystring: searchQuery, response: { 200: searchAnswer } }), async (request, reply) => {
     const parsed = searchQuery.safeParse(request.query ?? {});
     if (!parsed.success) {
       const issue = firstIssue(parsed.error);

@@ -1,7 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { QUEUE_MODES, sessionLineage } from '@herald/session';
-import type { Db, QueueMode } from '@herald/db';
+import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { z } from 'zod';
+import { idParams } from './contracts/common.ts';
+import { lineageView, sessionRecord } from './contracts/session-views.ts';
+
+/** The PATCH body; the handler words its own 400 (`queue_mode: expected one of ...`). */
+const sessionPatch = z.object({ queue_mode: z.enum(QUEUE_MODES) });
 
 /** One session's record: its keys, stored system prompt, queue mode, and its first child. */
 async function sessionView(db: Db, id: string) {
@@ -30,12 +37,12 @@ async function sessionView(db: Db, id: string) {
 
 /** A session's own record, its lineage (the chain of compressions) and its queue mode. */
 export function registerSessionRecordRoutes(app: FastifyInstance, db: Db): void {
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id', withContract({ summary: 'A session record', tags: ['sessions'], params: idParams, response: { 200: sessionRecord } }), async (request, reply) => {
     const view = await sessionView(db, request.params.id);
     return view ?? sendError(reply, 404, 'not_found', 'no such session');
   });
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/lineage', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/lineage', withContract({ summary: 'A session lineage (its chain of compressions)', tags: ['sessions'], params: idParams, response: { 200: lineageView } }), async (request, reply) => {
     const chain = await sessionLineage(db, request.params.id);
     if (chain.length === 0) return sendError(reply, 404, 'not_found', 'no such session');
     return {
@@ -50,15 +57,15 @@ export function registerSessionRecordRoutes(app: FastifyInstance, db: Db): void 
     };
   });
 
-  app.patch<{ Params: { id: string } }>('/v1/sessions/:id', async (request, reply) => {
-    const body = request.body as { queue_mode?: unknown } | null;
-    const mode = body?.queue_mode;
-    if (typeof mode !== 'string' || !(QUEUE_MODES as readonly string[]).includes(mode)) {
+  app.patch<{ Params: { id: string } }>('/v1/sessions/:id', withContract({ summary: 'Change a session queue mode', tags: ['sessions'], params: idParams, body: sessionPatch, response: { 200: sessionRecord } }), async (request, reply) => {
+    const parsed = sessionPatch.safeParse(request.body ?? {});
+    if (!parsed.success) {
       return sendError(reply, 400, 'invalid_request', `queue_mode: expected one of ${QUEUE_MODES.join(', ')}`, 'queue_mode');
     }
+    const mode = parsed.data.queue_mode;
     const updated = await db
       .updateTable('sessions')
-      .set({ queue_mode: mode as QueueMode, updated_at: new Date() })
+      .set({ queue_mode: mode, updated_at: new Date() })
       .where('id', '=', request.params.id)
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return sendError(reply, 404, 'not_found', 'no such session');

@@ -6,6 +6,9 @@ import type { PageAnchor, SessionSummary, StoredMessage } from '@herald/session'
 import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { idParams } from './contracts/common.ts';
+import { sessionList, transcriptPage } from './contracts/session-views.ts';
 
 const MAX_PAGE = 500;
 
@@ -98,7 +101,7 @@ function anchorOf(query: { before?: number | undefined; after?: number | undefin
  * keyset pages on seq: what the console and the CLI read sessions through.
  */
 export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
-  app.get('/v1/sessions', async (request, reply) => {
+  app.get('/v1/sessions', withContract({ summary: 'Sessions, newest first, keyset paged', tags: ['sessions'], querystring: listQuery, response: { 200: sessionList } }), async (request, reply) => {
     const parsed = listQuery.safeParse(request.query ?? {});
     if (!parsed.success) {
       const issue = queryIssue(parsed.error);
@@ -111,7 +114,7 @@ export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
     return { sessions: page.sessions.map(summaryView), next_before: page.more && last ? last.id : null };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', withContract({ summary: 'A session transcript, whole or by keyset pages on seq', tags: ['sessions'], params: idParams, querystring: pageQuery, response: { 200: transcriptPage } }), async (request, reply) => {
     if (!isUuid(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
     const parsed = pageQuery.safeParse(request.query ?? {});
     if (!parsed.success) {

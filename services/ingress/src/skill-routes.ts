@@ -6,6 +6,11 @@ import type { Db } from '@herald/db';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { profileExists } from './profile-exists.ts';
 import { encodeSkillFile, summaryView } from './skill-views.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { profileParams } from './contracts/common.ts';
+import { skillDetail, skillList, skillSummary } from './contracts/knowledge-views.ts';
+
+const skillParams = z.object({ profile: z.string(), name: z.string() });
 
 const pinBody = z.object({ pinned: z.boolean() }).strict();
 
@@ -34,12 +39,12 @@ async function skillView(db: Db, profile: string, name: string, path: string) {
 
 /** People's view of a profile's skills: list, read with history, pin (export/import: skill-transfer-routes.ts). */
 export function registerSkillRoutes(app: FastifyInstance, db: Db): void {
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/skills', async (request, reply) => {
+  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/skills', withContract({ summary: 'A profile skills', tags: ['skills'], params: profileParams, response: { 200: skillList } }), async (request, reply) => {
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     return { skills: (await listSkills(db, request.params.profile)).map(summaryView) };
   });
 
-  app.get<{ Params: { profile: string; name: string }; Querystring: { file_path?: string } }>('/v1/profiles/:profile/skills/:name', async (request, reply) => {
+  app.get<{ Params: { profile: string; name: string }; Querystring: { file_path?: string } }>('/v1/profiles/:profile/skills/:name', withContract({ summary: 'A skill: one of its files (SKILL.md by default), its file list and versions', tags: ['skills'], params: skillParams, querystring: z.object({ file_path: z.string().optional() }), response: { 200: skillDetail } }), async (request, reply) => {
     const path = request.query.file_path ?? SKILL_MD;
     const view = await skillView(db, request.params.profile, request.params.name, path);
     if (view === 'no skill') return sendError(reply, 404, 'not_found', 'no such skill');
@@ -47,7 +52,7 @@ export function registerSkillRoutes(app: FastifyInstance, db: Db): void {
     return view;
   });
 
-  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/skills/:name/pin', async (request, reply) => {
+  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/skills/:name/pin', withContract({ summary: 'Pin or unpin a skill', tags: ['skills'], params: skillParams, body: pinBody, response: { 200: skillSummary } }), async (request, reply) => {
     const parsed = pinBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const { profile, name } = request.params;

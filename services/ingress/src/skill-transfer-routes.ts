@@ -5,8 +5,11 @@ import type { Db } from '@herald/db';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { profileExists } from './profile-exists.ts';
 import { decodeSkillFile, encodeSkillFile } from './skill-views.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { profileParams } from './contracts/common.ts';
+import { skillExport, skillFile, skillImported } from './contracts/knowledge-views.ts';
 
-const fileBody = z.union([z.string(), z.object({ encoding: z.literal('base64'), content: z.string() }).strict()]);
+const fileBody = skillFile;
 
 const importBody = z
   .object({
@@ -22,7 +25,7 @@ const importBody = z
  * `_export` and `_import` cannot collide with a skill: names start with a letter or digit.
  */
 export function registerSkillTransferRoutes(app: FastifyInstance, db: Db): void {
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/skills/_export', async (request, reply) => {
+  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/skills/_export', withContract({ summary: 'Export every skill of a profile', tags: ['skills'], params: profileParams, response: { 200: skillExport } }), async (request, reply) => {
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     const skills = await listSkills(db, request.params.profile);
     const bundles = [];
@@ -33,7 +36,7 @@ export function registerSkillTransferRoutes(app: FastifyInstance, db: Db): void 
     return { skills: bundles };
   });
 
-  app.post<{ Params: { profile: string } }>('/v1/profiles/:profile/skills/_import', async (request, reply) => {
+  app.post<{ Params: { profile: string } }>('/v1/profiles/:profile/skills/_import', withContract({ summary: 'Import skills, all or nothing', tags: ['skills'], params: profileParams, body: importBody, response: { 200: skillImported } }), async (request, reply) => {
     const parsed = importBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');

@@ -9,6 +9,9 @@ import type { RunQueue } from '@herald/queue';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 import { waitView } from './wait-views.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { idParams } from './contracts/common.ts';
+import { waitList, waitView as waitViewSchema } from './contracts/message-views.ts';
 
 
 // Who answers: the person whose turn asked or an operator (HERALD_OPERATORS); a bare id is the
@@ -29,18 +32,18 @@ const answerBody = z.union([
 export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: RunQueue; logger: Logger; operators: readonly string[] }): void {
   const { db } = deps;
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/waits', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/waits', withContract({ summary: 'A session waits (approvals and questions)', tags: ['waits'], params: idParams, response: { 200: waitList } }), async (request, reply) => {
     const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
     if (!session) return sendError(reply, 404, 'not_found', 'no such session');
     return { waits: (await listWaits(db, session.id)).map(waitView) };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/v1/waits/:id', withContract({ summary: 'A wait', tags: ['waits'], params: idParams, response: { 200: waitViewSchema } }), async (request, reply) => {
     const wait = await getWait(db, request.params.id);
     return wait ? waitView(wait) : sendError(reply, 404, 'not_found', 'no such wait');
   });
 
-  app.post<{ Params: { id: string } }>('/v1/waits/:id', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/v1/waits/:id', withContract({ summary: 'Answer a wait: approve or deny a call, or answer a question', tags: ['waits'], params: idParams, body: answerBody, response: { 200: waitViewSchema } }), async (request, reply) => {
     const wait = await getWait(db, request.params.id);
     if (!wait) return sendError(reply, 404, 'not_found', 'no such wait');
     if (wait.kind === 'subagents') {

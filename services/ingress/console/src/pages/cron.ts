@@ -3,34 +3,7 @@ import { confirmAction, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { h, notice, replace } from '../dom.ts';
 import { browserTimeZone, duration, formatTime, relative, timeElement } from '../time.ts';
-
-interface CronJob {
-  job_id: string;
-  profile: string;
-  user_id: string;
-  name: string | null;
-  prompt: string;
-  schedule: string;
-  timezone: string | null;
-  enabled: boolean;
-  state: string;
-  paused_reason: string | null;
-  consecutive_failures: number;
-  next_run_at: string | null;
-  last_run_at: string | null;
-}
-
-interface CronRun {
-  run_id: string;
-  trigger: string;
-  status: string;
-  session_id: string | null;
-  error: string | null;
-  scheduled_for: string;
-  started_at: string | null;
-  duration_ms: number | null;
-  deliveries: { target: unknown; status: string; attempts: number; error: string | null }[];
-}
+import type { CronJobView as CronJob, CronRunView as CronRun } from '../../../src/contracts/cron-views.ts';
 
 function nextFire(job: CronJob): HTMLElement {
   if (job.next_run_at === null) return h('span', { class: 'muted' }, job.enabled ? 'no further runs' : 'paused');

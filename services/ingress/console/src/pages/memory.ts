@@ -2,11 +2,7 @@ import { api, segment } from '../api.ts';
 import { confirmAction, go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace } from '../dom.ts';
-
-interface Memory {
-  entries: { id: string; content: string }[];
-  usage: { chars: number; limit: number };
-}
+import type { MemoryView as Memory } from '../../../src/contracts/knowledge-views.ts';
 
 type Remove = (id: string, content: string) => void;
 

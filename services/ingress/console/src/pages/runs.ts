@@ -3,18 +3,7 @@ import { confirmAction, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { h, notice, replace } from '../dom.ts';
 import { timeElement } from '../time.ts';
-
-interface Status {
-  roles: Record<string, number>;
-  queues: { queue: string; waiting: number; active: number; delayed: number; failed: number; oldest_waiting_seconds: number }[];
-  oldest_waiting_turn: { event_id: string; session_id: string; waiting_seconds: number } | null;
-  dead_letters: Record<string, number>;
-}
-
-interface DeadLetters {
-  deliveries: { id: string; session_id: string | null; platform: string; source: string; text: string; attempts: number; reason: string | null; failed_at: string }[];
-  jobs: { id: string; queue: string; reason: string; state: string; created_at: string; data: unknown }[];
-}
+import type { ClusterStatus as Status, DeadLetters } from '../../../src/contracts/admin-views.ts';
 
 function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;

@@ -3,19 +3,7 @@ import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace, select } from '../dom.ts';
 import { timeElement } from '../time.ts';
-
-interface Hit {
-  message_id: string;
-  seq: number;
-  role: string;
-  tool_name?: string;
-  created_at: string;
-  snippet: string;
-}
-
-interface SearchAnswer {
-  sessions: { session_id: string; platform: string; chat_type: string; started_at: string; hits: Hit[] }[];
-}
+import type { SearchAnswer } from '../../../src/contracts/knowledge-views.ts';
 
 const SORTS = [['relevance', 'relevance'], ['newest', 'newest first'], ['oldest', 'oldest first']] as const;
 

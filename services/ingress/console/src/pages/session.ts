@@ -6,49 +6,16 @@ import { timeElement } from '../time.ts';
 import { sessionRow } from './sessions.ts';
 import type { SessionSummary } from './sessions.ts';
 import { transcriptSection } from './transcript.ts';
+import type { DeliveryList, RunView, SessionRecord } from '../../../src/contracts/session-views.ts';
+import type { WaitView } from '../../../src/contracts/message-views.ts';
 
-interface SessionView {
-  session_id: string;
-  session_key: string;
-  profile: string;
-  platform: string;
-  queue_mode: string;
-  system_prompt: string | null;
-  parent_session_id: string | null;
-  created_at: string;
-}
-
-interface Wait {
-  id: string;
-  kind: string;
-  tool: string | null;
-  arguments: unknown;
-  prompt: string;
-  choices: string[] | null;
-  status: string;
-  created_at: string;
-  expires_at: string | null;
-}
-
-interface Delivery {
-  id: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  created_at: string;
-}
+type SessionView = SessionRecord;
+type Wait = WaitView;
+type Delivery = DeliveryList['deliveries'][number];
+/** A child run of delegate_task (GET /v1/runs?session_id=): its task, state and child session. */
+type RunSummary = RunView;
 
 const LINEAGE_LIMIT = 20;
-
-/** A child run of delegate_task (GET /v1/runs?session_id=): its task, state and child session. */
-interface RunSummary {
-  id: string;
-  child_session_id: string;
-  goal: string;
-  status: string;
-  exit_reason: string | null;
-  background: boolean;
-}
 
 function runRow(run: RunSummary): HTMLElement {
   return h(

@@ -3,29 +3,9 @@ import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace, select } from '../dom.ts';
 import { timeElement } from '../time.ts';
+import type { SessionList, SessionSummary } from '../../../src/contracts/session-views.ts';
 
-export interface SessionSummary {
-  session_id: string;
-  session_key: string;
-  profile: string;
-  platform: string;
-  chat_type: string;
-  chat_id: string;
-  thread_id: string | null;
-  origin_user_id: string | null;
-  parent_session_id: string | null;
-  live: boolean;
-  messages: number;
-  children: number;
-  pending_waits: number;
-  created_at: string;
-  updated_at: string;
-}
-
-interface SessionList {
-  sessions: SessionSummary[];
-  next_before: string | null;
-}
+export type { SessionSummary };
 
 const PLATFORMS = [['', 'any'], ['api', 'API'], ['telegram', 'Telegram'], ['discord', 'Discord'], ['cron', 'Cron']] as const;
 const STATES = [['', 'live and ended'], ['live', 'live'], ['ended', 'ended']] as const;

@@ -3,23 +3,7 @@ import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace } from '../dom.ts';
 import { timeElement } from '../time.ts';
-
-interface SkillSummary {
-  name: string;
-  description: string;
-  category: string | null;
-  tags: string[];
-  version: number;
-  pinned: boolean;
-  created_by: string;
-  updated_at: string;
-}
-
-interface SkillDetail extends SkillSummary {
-  content: string | { encoding: 'base64'; content: string };
-  files: { path: string; bytes: number }[];
-  versions: { version: number; action: string; author: string; note: string | null; created_at: string }[];
-}
+import type { SkillDetail, SkillSummary } from '../../../src/contracts/knowledge-views.ts';
 
 export function profileForm(profile: string, page: string): HTMLFormElement {
   const control = input('profile', profile);

@@ -2,29 +2,9 @@ import { api, query, segment } from '../api.ts';
 import type { PageContext } from '../app.ts';
 import { h, replace } from '../dom.ts';
 import { timeElement } from '../time.ts';
+import type { TranscriptMessage, TranscriptPage } from '../../../src/contracts/session-views.ts';
 
-interface ToolCall {
-  id: string;
-  name: string;
-  arguments: unknown;
-}
-
-export interface TranscriptMessage {
-  id: string;
-  seq: number;
-  role: string;
-  content: string;
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-  name?: string;
-  created_at: string;
-}
-
-interface TranscriptPage {
-  messages: TranscriptMessage[];
-  has_before: boolean;
-  has_after: boolean;
-}
+export type { TranscriptMessage };
 
 const PAGE = 100;
 

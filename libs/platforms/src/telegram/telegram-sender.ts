@@ -1,8 +1,9 @@
-import { parseWaitButtons } from './wait-buttons.ts';
+import { parseWaitButtons } from '../wait-buttons.ts';
+import { readStoredTarget } from '@herald/core';
 import { Api, GrammyError, HttpError } from 'grammy';
 import { DeliveryError } from '@herald/delivery';
 import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
-import { splitMarkdown } from './markdown-split.ts';
+import { splitMarkdown } from '../markdown-split.ts';
 import { markdownToTelegramHtml } from './telegram-format.ts';
 
 export const TELEGRAM_LIMIT = 4096;
@@ -90,19 +91,18 @@ function keyboardOf(raw: string | undefined): ChatTarget['keyboard'] {
   return buttons.length <= 3 && buttons.every((b) => b.text.length <= 20) ? [buttons] : buttons.map((b) => [b]);
 }
 
-function chatTarget(target: Record<string, string>): ChatTarget {
-  const chatId = target.chatId;
-  if (chatId === undefined || chatId === '') {
-    throw new DeliveryError('target.chatId is missing', { retryable: false });
-  }
+/** The stored target (read by the one reader, @herald/core delivery-target.ts) in the Bot API's terms. */
+function chatTarget(stored: Record<string, string>): ChatTarget {
+  const target = readStoredTarget(stored);
+  if (!target) throw new DeliveryError('target.chatId is missing', { retryable: false });
   const threadId = target.threadId === undefined ? undefined : Number(target.threadId);
   const replyTo = target.replyTo === undefined ? undefined : Number(target.replyTo);
   return {
-    chatId,
+    chatId: target.chatId,
     threadId: Number.isSafeInteger(threadId) ? threadId : undefined,
     replyTo: Number.isSafeInteger(replyTo) ? replyTo : undefined,
     isPrivate: target.chatType === 'dm',
-    keyboard: keyboardOf(target.buttons),
+    keyboard: keyboardOf(target.via?.buttons),
   };
 }
 

@@ -5,10 +5,10 @@ import { backoffMs, sleep } from '@herald/core';
 import { isConnectionError } from '@herald/db';
 import { failureReason, isDeadLetter, recordFailure } from '@herald/session';
 import type { TelegramConfig } from '@herald/core';
-import { handleChatInbound } from './chat-inbound.ts';
-import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from './chat-inbound.ts';
-import { LeasedTask } from './leased-task.ts';
-import { buttonChatText } from './wait-buttons.ts';
+import { handleChatInbound } from '../chat-inbound.ts';
+import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from '../chat-inbound.ts';
+import { LeasedTask } from '../leased-task.ts';
+import { buttonChatText } from '../wait-buttons.ts';
 
 export interface TelegramBotIdentity {
   id: number;
@@ -77,6 +77,12 @@ export function normalizeTelegramUpdate(update: Update, bot: TelegramBotIdentity
   };
 }
 
+/** Constant-time check of X-Telegram-Bot-Api-Secret-Token against TELEGRAM_WEBHOOK_SECRET. */
+export function verifyTelegramSecret(secret: string | undefined, header: string | string[] | undefined): boolean {
+  if (secret === undefined || typeof header !== 'string') return false;
+  return timingSafeEqual(digest(header), digest(secret));
+}
+
 export interface TelegramIngressOptions extends Omit<ChatInboundDependencies, 'allowedUsers'> {
   config: TelegramConfig;
   /** This process, for the polling lease. */
@@ -134,9 +140,7 @@ export class TelegramIngress {
 
   /** Constant-time check of X-Telegram-Bot-Api-Secret-Token. */
   verifySecret(header: string | string[] | undefined): boolean {
-    const secret = this.#options.config.webhookSecret;
-    if (secret === undefined || typeof header !== 'string') return false;
-    return timingSafeEqual(digest(header), digest(secret));
+    return verifyTelegramSecret(this.#options.config.webhookSecret, header);
   }
 
   /**

@@ -1,9 +1,9 @@
-import { parseWaitButtons } from './wait-buttons.ts';
+import { parseWaitButtons } from '../wait-buttons.ts';
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, REST, Routes } from 'discord.js';
 import { DeliveryError } from '@herald/delivery';
 import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
-import { splitMarkdown } from './markdown-split.ts';
+import { splitMarkdown } from '../markdown-split.ts';
 
 export const DISCORD_LIMIT = 2000;
 

@@ -4,10 +4,10 @@ import { isConnectionError } from '@herald/db';
 import { CHAT_COMMANDS, failureReason, isDeadLetter, recordFailure } from '@herald/session';
 import { ApplicationCommandOptionType, ChannelType, Client, Events, GatewayIntentBits, Partials, REST, Routes } from 'discord.js';
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from 'discord.js';
-import { handleChatInbound } from './chat-inbound.ts';
-import type { ChatInbound, ChatInboundDependencies } from './chat-inbound.ts';
-import { LeasedTask } from './leased-task.ts';
-import { buttonChatText } from './wait-buttons.ts';
+import { handleChatInbound } from '../chat-inbound.ts';
+import type { ChatInbound, ChatInboundDependencies } from '../chat-inbound.ts';
+import { LeasedTask } from '../leased-task.ts';
+import { buttonChatText } from '../wait-buttons.ts';
 
 /** A bot token's first part is the bot's user id in base64: the lease is named without an API call. */
 export function discordBotIdOf(token: string): string {

@@ -1,0 +1,44 @@
+/**
+ * The one file outside libs/platforms that names the platforms (test/platform-names.test.ts holds
+ * every other source file to that): what the rest of the code may ask about a platform without
+ * loading its adapter. A platform's behaviour (inbound, outbound, webhooks, rate limits) lives in
+ * its folder under libs/platforms behind the PlatformAdapter contract; this is only its name and
+ * the facts that decide routing. Adding a platform adds an entry here and a folder there.
+ */
+
+/** Platforms people talk to Herald on; each is also a platform of qualified user ids. */
+export const CHAT_PLATFORMS = ['telegram', 'discord'] as const;
+export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
+
+/** The HTTP API (and `herald chat`): a platform of people, with no chat to deliver to. */
+export const API_PLATFORM = 'api';
+
+/** Platforms whose people Herald knows; a person is `<platform>:<id>` (user-id.ts). */
+export const PERSON_PLATFORMS = [...CHAT_PLATFORMS, API_PLATFORM] as const;
+
+/**
+ * A platform account: one bot (one token) of a platform. Today each platform has one, `default`;
+ * a person's and a route's identity is qualified by platform and account.
+ */
+export const DEFAULT_ACCOUNT = 'default';
+
+export interface PlatformFacts {
+  /** How its delivery target is written: `<platform>:<chat_id>[:<thread_id>]`. */
+  targetSyntax: string;
+  /** How one account holds its connection: one poller or one gateway socket at a time, under a lease. */
+  connection: 'poller-or-webhook' | 'gateway';
+  /** The dead-letter kind its failed inbound updates are recorded under (herald_dead_letters). */
+  deadLetterKind: string;
+  /** The name people read (logs, the console). */
+  label: string;
+}
+
+export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
+  telegram: { targetSyntax: 'telegram:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram' },
+  discord: { targetSyntax: 'discord:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord' },
+};
+
+/** Whether replies to this platform's sessions leave through the outbox to a chat. */
+export function isChatPlatform(platform: string): platform is ChatPlatform {
+  return (CHAT_PLATFORMS as readonly string[]).includes(platform);
+}

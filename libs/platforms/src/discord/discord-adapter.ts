@@ -1,0 +1,29 @@
+import { formatNamedChat, parseNamedChat, PLATFORM_FACTS, readStoredTarget } from '@herald/core';
+import type { DiscordConfig } from '@herald/core';
+import { defineAdapter } from '../platform-adapter.ts';
+import type { PlatformAdapter } from '../platform-adapter.ts';
+import { DiscordIngress } from './discord-ingress.ts';
+import { DISCORD_LIMIT, DiscordSender } from './discord-sender.ts';
+
+/**
+ * Discord behind the platform contract: one gateway connection per shard, held under a lease, and
+ * REST for sends. It takes no webhooks (interactions arrive on the gateway), so no webhook check.
+ */
+export const discordAdapter: PlatformAdapter<DiscordConfig> = defineAdapter({
+  name: 'discord',
+  facts: PLATFORM_FACTS.discord,
+  settings: (platforms) => platforms.discord,
+  createSender: (settings) => DiscordSender.fromConfig(settings),
+  async startInbound(settings, deps, logger) {
+    if (settings.allowedUsers.length === 0) {
+      logger.warn({}, 'DISCORD_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
+    }
+    const gateway = new DiscordIngress({ config: settings, ...deps, logger }).start();
+    return { stop: () => gateway.stop() };
+  },
+  parseTarget: (text) => parseNamedChat(text.toLowerCase().startsWith('discord:') ? text : `discord:${text}`),
+  formatTarget: (chat) => formatNamedChat({ platform: 'discord', ...chat }),
+  readTarget: readStoredTarget,
+  rateLimits: { maxMessageChars: DISCORD_LIMIT, backoff: '429 with retry_after per route (discord.js RateLimitError)' },
+  lease: 'one-connection-per-account',
+});

@@ -1,0 +1,76 @@
+import type { ChatPlatform, DeliveryTarget, Logger, NamedChat, PlatformFacts, PlatformsConfig } from '@herald/core';
+import type { OutboundSender } from '@herald/delivery';
+import type { ChatInboundDependencies } from './chat-inbound.ts';
+
+/** What every platform's inbound side is given: the shared inbox path, minus its own allowlist. */
+export type InboundDependencies = Omit<ChatInboundDependencies, 'allowedUsers'> & { owner: string };
+
+/** A platform's running inbound side: stop it at shutdown. */
+export interface InboundHandle {
+  stop(): Promise<void>;
+}
+
+/**
+ * One platform behind one contract (docs/decisions/2026-12-05-platform-contract.md). Each
+ * `libs/platforms/src/<name>/` folder exports one of these; the rest of Herald reaches a platform
+ * only through it (the registry, platform-registry.ts in @herald/core, for names and facts).
+ *
+ * - inbound: `startInbound` turns the platform's updates into the normalised chat message
+ *   (chat-inbound.ts: identity qualified by platform and account) and commits them;
+ * - outbound: `createSender` sends, edits the in-flight part, shows typing, puts buttons under a
+ *   wait's notice (an OutboundSender of @herald/delivery);
+ * - the delivery-target syntax it owns: `parseTarget` / `formatTarget` for the text form,
+ *   `readTarget` to validate a stored one;
+ * - `verifyWebhook`: its webhook's secret or signature check, when it takes webhooks;
+ * - `rateLimits`: what its sender keeps to; `lease`: whether one account's connection (a poller,
+ *   a gateway socket) must be held by one process at a time.
+ */
+export interface PlatformAdapterSpec<Settings, Inbound extends InboundHandle = InboundHandle> {
+  readonly name: ChatPlatform;
+  readonly facts: PlatformFacts;
+  /** Its settings, or null when this deployment has no bot for it. */
+  settings(platforms: PlatformsConfig): Settings | null;
+  createSender(settings: Settings): OutboundSender;
+  startInbound(settings: Settings, deps: InboundDependencies, logger: Logger): Promise<Inbound>;
+  parseTarget(text: string): NamedChat;
+  formatTarget(chat: Omit<NamedChat, 'platform'>): string;
+  readTarget(stored: Readonly<Record<string, string>>): DeliveryTarget | undefined;
+  verifyWebhook?(settings: Settings, headers: Readonly<Record<string, string | string[] | undefined>>): boolean;
+  readonly rateLimits: RateLimitRules;
+  readonly lease: 'one-connection-per-account' | 'none';
+}
+
+/** What the rest of Herald calls, with the settings picked from the config: none of it is platform-typed. */
+export interface ConfiguredCalls<Inbound extends InboundHandle = InboundHandle> {
+  /** The sender when the platform is configured. */
+  senderFor(platforms: PlatformsConfig): OutboundSender | undefined;
+  /** Starts the inbound side when the platform is configured. */
+  startFor(platforms: PlatformsConfig, deps: InboundDependencies, logger: Logger): Promise<Inbound | undefined>;
+}
+
+export type PlatformAdapter<Settings, Inbound extends InboundHandle = InboundHandle> = PlatformAdapterSpec<Settings, Inbound> & ConfiguredCalls<Inbound>;
+
+/** The part of an adapter that does not depend on its settings' type: what a registry holds. */
+export type AnyPlatformAdapter = Omit<PlatformAdapterSpec<never>, 'settings' | 'createSender' | 'startInbound' | 'verifyWebhook'> & ConfiguredCalls;
+
+/** An adapter from its spec, with the calls that pick its settings out of the config. */
+export function defineAdapter<Settings, Inbound extends InboundHandle>(spec: PlatformAdapterSpec<Settings, Inbound>): PlatformAdapter<Settings, Inbound> {
+  return {
+    ...spec,
+    senderFor(platforms) {
+      const settings = spec.settings(platforms);
+      return settings === null ? undefined : spec.createSender(settings);
+    },
+    async startFor(platforms, deps, logger) {
+      const settings = spec.settings(platforms);
+      return settings === null ? undefined : spec.startInbound(settings, deps, logger);
+    },
+  };
+}
+
+export interface RateLimitRules {
+  /** The longest text of one message; longer replies are split (markdown-split.ts). */
+  maxMessageChars: number;
+  /** How the platform says "slow down", which the sender turns into a retry after that long. */
+  backoff: string;
+}

@@ -1,0 +1,36 @@
+import { formatNamedChat, parseNamedChat, PLATFORM_FACTS, readStoredTarget } from '@herald/core';
+import type { TelegramConfig } from '@herald/core';
+import { defineAdapter } from '../platform-adapter.ts';
+import type { InboundHandle, PlatformAdapter } from '../platform-adapter.ts';
+import { TelegramIngress, verifyTelegramSecret } from './telegram-ingress.ts';
+import { TELEGRAM_LIMIT, TelegramSender } from './telegram-sender.ts';
+
+/** Telegram behind the platform contract: Bot API long polling (leased) or a webhook with a secret header. */
+/** The running inbound side, with the ingress the webhook route hands updates to. */
+export type TelegramInbound = InboundHandle & { ingress: TelegramIngress };
+
+export const telegramAdapter: PlatformAdapter<TelegramConfig, TelegramInbound> = defineAdapter({
+  name: 'telegram',
+  facts: PLATFORM_FACTS.telegram,
+  settings: (platforms) => platforms.telegram,
+  createSender: (settings) => TelegramSender.fromConfig(settings),
+  async startInbound(settings, deps, logger) {
+    if (settings.allowedUsers.length === 0) {
+      logger.warn({}, 'TELEGRAM_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
+    }
+    const ingress = new TelegramIngress({ config: settings, ...deps, logger });
+    if (settings.mode === 'polling') {
+      const poller = ingress.startPolling();
+      return { stop: () => poller.stop(), ingress };
+    }
+    // Telegram being unreachable must not keep the API down; the webhook route works regardless.
+    await ingress.registerWebhook().catch((error: unknown) => logger.error({ err: error }, 'setWebhook failed; set it by hand or restart once Telegram is reachable'));
+    return { stop: async () => undefined, ingress };
+  },
+  parseTarget: (text) => parseNamedChat(text.toLowerCase().startsWith('telegram:') ? text : `telegram:${text}`),
+  formatTarget: (chat) => formatNamedChat({ platform: 'telegram', ...chat }),
+  readTarget: readStoredTarget,
+  verifyWebhook: (settings, headers) => verifyTelegramSecret(settings.webhookSecret, headers['x-telegram-bot-api-secret-token']),
+  rateLimits: { maxMessageChars: TELEGRAM_LIMIT, backoff: '429 with retry_after seconds' },
+  lease: 'one-connection-per-account',
+});

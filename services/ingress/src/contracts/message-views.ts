@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { isoTime } from './common.ts';
+
+/** A parked turn as a person sees it (wait-views.ts waitingView). */
+export const waitingView = z.object({
+  id: z.string(),
+  kind: z.string(),
+  tool: z.string(),
+  prompt: z.string(),
+  choices: z.array(z.string()).nullable(),
+  expires_at: isoTime,
+  how_to_answer: z.string(),
+});
+
+const replyText = z.object({ text: z.string() });
+
+/** POST /v1/messages: the ids, with the reply once there or the wait the turn is parked on. */
+export const messageAccepted = z.object({
+  event_id: z.string(),
+  session_id: z.string(),
+  reply: replyText.optional(),
+  status: z.literal('waiting').optional(),
+  waiting: waitingView.optional(),
+});
+
+export const messageSkipped = z.object({ status: z.literal('skipped'), reason: z.string() });
+
+export const eventView = z.object({
+  event_id: z.string(),
+  session_id: z.string(),
+  status: z.string(),
+  reply: replyText.nullable(),
+  waiting: waitingView.optional(),
+});
+
+/** A wait in full (wait-views.ts waitView). */
+export const waitView = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  turn_id: z.string(),
+  kind: z.string(),
+  tool: z.string().nullable(),
+  arguments: z.string(),
+  prompt: z.string().nullable(),
+  choices: z.array(z.string()).nullable(),
+  status: z.string(),
+  answer: z.string().nullable(),
+  answered_by: z.string().nullable(),
+  created_at: isoTime,
+  expires_at: isoTime,
+  resolved_at: isoTime.nullable(),
+});
+
+export const waitList = z.object({ waits: z.array(waitView) });
+
+export type WaitingView = z.infer<typeof waitingView>;
+export type WaitView = z.infer<typeof waitView>;
+
+/**
+ * GET /v1/events/:id/stream, and POST /v1/messages with Accept: text/event-stream: server-sent
+ * events `delta` {text}, `tool` {name, status}, `waiting` (a waitingView), then `done`
+ * {event_id, session_id, reply: {text}} or `error` {code, message}; `id:` lines to resume from.
+ */
+export const eventStream = z.string().describe('text/event-stream of delta, tool, waiting, done and error events');

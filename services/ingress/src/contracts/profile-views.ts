@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { anyJson, isoTime } from './common.ts';
+
+export const profileView = z.object({
+  profile: z.string(),
+  display_name: z.string(),
+  identity: z.string(),
+  memory_char_limit: z.number().int(),
+  user_char_limit: z.number().int(),
+  tool_policy: anyJson,
+  memory_review_interval: z.number().int(),
+  skill_review_interval: z.number().int(),
+  search_shared_chat_types: z.array(z.string()),
+  memory_shared: z.boolean(),
+  session_reset: anyJson,
+  documents: z.array(z.object({ name: z.string(), content: z.string(), updated_at: isoTime })),
+});
+
+export const documentView = z.object({ profile: z.string(), name: z.string(), content: z.string() });
+
+/** A profile's own hooks, as stored (the request's rules: @herald/hooks profileHooksSchema). */
+export const hooksView = z.object({ hooks: z.array(z.record(z.string(), anyJson)) });
+
+export type ProfileView = z.infer<typeof profileView>;
