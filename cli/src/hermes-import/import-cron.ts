@@ -1,4 +1,4 @@
-import { isChatPlatform } from '@herald/core';
+import { formatNamedChat, isChatPlatform, PLATFORM_FACTS } from '@herald/core';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createCronJob, CronJobInputError, DeliverSpecError, pauseCronJob, ScheduleError } from '@herald/cron';
@@ -65,7 +65,7 @@ export function originOf(job: HermesJob): CronOrigin | null {
   if (!job.origin || !isChatPlatform(job.origin.platform)) return null;
   const chatId = String(job.origin.chat_id);
   const declared = job.origin.chat_type?.toLowerCase();
-  const group = declared !== undefined ? GROUP_TYPES.has(declared) : job.origin.platform === 'telegram' && chatId.startsWith('-');
+  const group = declared !== undefined ? GROUP_TYPES.has(declared) : PLATFORM_FACTS[job.origin.platform].negativeIdIsGroup && chatId.startsWith('-');
   const origin: CronOrigin = { platform: job.origin.platform, chatType: group ? 'group' : 'dm', chatId };
   if (job.origin.thread_id !== null && job.origin.thread_id !== undefined && String(job.origin.thread_id) !== '') origin.threadId = String(job.origin.thread_id);
   return origin;
@@ -130,11 +130,12 @@ async function deliverFor(db: Db, job: HermesJob, origin: CronOrigin | null, pro
   if (job.deliver === null || job.deliver === undefined) return undefined;
   const items = (typeof job.deliver === 'string' ? job.deliver.split(',') : job.deliver).map((item) => item.trim()).filter((item) => item !== '');
   const homes = await db.selectFrom('home_chats').select(['platform', 'chat_id', 'thread_id']).where('profile_id', '=', profileId).execute();
-  const home = (platform: string) => homes.filter((chat) => chat.platform === platform).map((chat) => `${chat.platform}:${chat.chat_id}${chat.thread_id ? `:${chat.thread_id}` : ''}`);
+  const named = (chat: (typeof homes)[number]) => formatNamedChat({ platform: chat.platform, chatId: chat.chat_id, threadId: chat.thread_id ?? undefined });
+  const home = (platform: string) => homes.filter((chat) => chat.platform === platform).map(named);
   return items.flatMap((item) => {
     const lower = item.toLowerCase();
-    if (lower === 'all') return homes.length > 0 ? homes.map((chat) => `${chat.platform}:${chat.chat_id}${chat.thread_id ? `:${chat.thread_id}` : ''}`) : ['local'];
-    if ((lower === 'telegram' || lower === 'discord') && origin?.platform !== lower) return home(lower).length > 0 ? home(lower) : [item];
+    if (lower === 'all') return homes.length > 0 ? homes.map(named) : ['local'];
+    if (isChatPlatform(lower) && origin?.platform !== lower) return home(lower).length > 0 ? home(lower) : [item];
     return [item];
   });
 }

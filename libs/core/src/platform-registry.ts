@@ -31,11 +31,13 @@ export interface PlatformFacts {
   deadLetterKind: string;
   /** The name people read (logs, the console). */
   label: string;
+  /** Its group chats have negative ids (Telegram's -100...): how a chat id alone says "group". */
+  negativeIdIsGroup: boolean;
 }
 
 export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
-  telegram: { targetSyntax: 'telegram:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram' },
-  discord: { targetSyntax: 'discord:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord' },
+  telegram: { targetSyntax: 'telegram:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', negativeIdIsGroup: true },
+  discord: { targetSyntax: 'discord:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', negativeIdIsGroup: false },
 };
 
 /** Whether replies to this platform's sessions leave through the outbox to a chat. */
