@@ -16,6 +16,8 @@ import type { TurnLoop } from './turn-loop.ts';
 import { setUpTurn } from './turn-setup.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import { subagentEvent } from './subagent-turn.ts';
+import { withSessionTools } from './session-tools.ts';
+import type { McpTools } from '@herald/mcp';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -43,6 +45,8 @@ export interface TurnDependencies {
   hooks?: Hooks | undefined;
   /** The model of delegate_task's children (HERALD_DELEGATION_MODEL); the main provider when not given. */
   childProvider?: Provider | null | undefined;
+  /** MCP servers' tools (docs/tools.md#mcp-servers); none when no server is configured. */
+  mcp?: McpTools | undefined;
 }
 
 export interface TurnResult {
@@ -138,6 +142,7 @@ export async function runTurn(
 ): Promise<TurnResult> {
   const { db, config, logger } = deps;
   const sessionId = lease.sessionId;
+  deps = await withSessionTools(deps, lease, session);
   const started = await setUpTurn(deps, lease, session, events);
   if ('done' in started) return started.done;
   const { setup } = started;
