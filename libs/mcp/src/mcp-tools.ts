@@ -80,6 +80,11 @@ export class McpTools {
     this.#allowlist = new Allowlist(options.webAllowlist);
   }
 
+  /** Whether `name` is one of the operator's servers (HERALD_MCP_FILE) rather than a profile's. */
+  isOperatorServer(name: string): boolean {
+    return Object.hasOwn(this.#options.servers, name);
+  }
+
   get pool(): ServerPool {
     return this.#pool;
   }
