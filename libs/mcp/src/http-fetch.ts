@@ -17,6 +17,13 @@ function capped(maxBytes: number): Transform {
   });
 }
 
+/** `source` through the cap; pipe() alone would leave an aborted source's error unhandled. */
+function throughCap(source: NodeJS.ReadableStream & { on(event: 'error', listener: (error: Error) => void): unknown }, maxBytes: number): Transform {
+  const cap = capped(maxBytes);
+  source.on('error', (error: Error) => cap.destroy(error));
+  return source.pipe(cap);
+}
+
 function headersOf(init: RequestInit | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   new Headers(init?.headers).forEach((value, name) => {
@@ -33,7 +40,7 @@ function toResponse(message: IncomingMessage, maxBytes: number): Response {
   }
   const status = message.statusCode ?? 502;
   const noBody = status === 204 || status === 304;
-  const body = noBody ? null : (Readable.toWeb(message.pipe(capped(maxBytes))) as ReadableStream<Uint8Array>);
+  const body = noBody ? null : (Readable.toWeb(throughCap(message, maxBytes)) as ReadableStream<Uint8Array>);
   return new Response(body, { status, statusText: message.statusMessage ?? '', headers });
 }
 
@@ -66,7 +73,7 @@ export function internalFetch(maxBytes: number): Fetch {
   return async (input, init) => {
     const response = await fetch(input, { ...init, redirect: 'manual' });
     if (response.body === null) return response;
-    const body = Readable.fromWeb(response.body as never).pipe(capped(maxBytes));
+    const body = throughCap(Readable.fromWeb(response.body as never), maxBytes);
     return new Response(Readable.toWeb(body) as ReadableStream<Uint8Array>, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }

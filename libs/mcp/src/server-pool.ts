@@ -5,6 +5,8 @@ import type { McpConnection } from './server-connection.ts';
 /** First restart delay after a server died; doubles per death in a row, up to RESTART_CAP_MS. */
 const RESTART_BASE_MS = 500;
 const RESTART_CAP_MS = 30_000;
+/** A call waits out this much of a backoff; longer, it fails at once (a session's start never waits on a broken server). */
+const MAX_BACKOFF_WAIT_MS = 2000;
 
 interface Entry {
   connection: Promise<McpConnection> | undefined;
@@ -74,6 +76,9 @@ export class ServerPool {
 
   async #start(key: string, entry: Entry, start: () => Promise<McpConnection>, signal: AbortSignal): Promise<McpConnection> {
     const wait = entry.notBefore - Date.now();
+    if (wait > MAX_BACKOFF_WAIT_MS) {
+      throw new Error(`the server failed ${entry.failures} times in a row; it is tried again in ${Math.ceil(wait / 1000)} s`);
+    }
     if (wait > 0) await sleep(wait, signal);
     entry.stopping = false;
     let connection: McpConnection;
