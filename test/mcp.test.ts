@@ -2,12 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
-import { startStack } from './support/stack.ts';
+import { HERALD_BIN, startStack, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
+import { writeHooks } from './support/hook-fixtures.ts';
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER, HOSTILE_SERVER, startEverythingHttp } from './support/mcp-servers.ts';
 
 /** The model calls what the message says (`call NAME {json}`), then reports the tool results. */
@@ -29,6 +32,7 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
   let fake: FakeLLM;
   let stack: Stack;
   let http: ChildProcess;
+  let sse: ChildProcess;
   let dir: string;
   const seen: FakeRequest[] = [];
   const send = (chatId: string, text: string) => stack.post('/v1/messages?wait=30', { chat_id: chatId, user_id: 'u1', text });
@@ -38,6 +42,8 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
     dir = await mkdtemp(join(tmpdir(), 'herald-mcp-test-'));
     const web = await startEverythingHttp('streamableHttp');
     http = web.child;
+    const old = await startEverythingHttp('sse');
+    sse = old.child;
     // What the worker holds: one variable granted by env_from, one secret no server may see.
     process.env.MCP_TEST_GRANTED = 'granted-value-1234';
     process.env.MCP_TEST_SECRET = 'platform-secret-9876';
@@ -51,18 +57,31 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
           fs: { command: process.execPath, args: [FILESYSTEM_SERVER, '${workspace}'], approval: 'never' },
           web: { url: web.url, internal: true, approval: 'never' },
           ssrf: { url: web.url },
+          // Only the older HTTP+SSE transport: `auto` falls back to it.
+          legacy: { url: old.url, internal: true, approval: 'never' },
+          stuck: { command: process.execPath, args: [HOSTILE_SERVER], approval: 'never', timeout_ms: 120_000 },
         },
       }),
+    );
+    const hooks = writeHooks(
+      {
+        'mcp-guard.mjs': `export default function register(ctx) {
+          ctx.on('pre_tool_call', (event) => event.tool_name === 'mcp_everything_get-sum' && event.tool_input?.a === 13 ? { action: 'block', message: 'unlucky numbers are blocked' } : undefined);
+          ctx.on('transform_tool_result', (event) => event.tool_name === 'mcp_everything_echo' && event.result.includes('hookme') ? 'rewritten by the hook' : undefined);
+        }`,
+      },
+      '- { name: mcp-guard, event: pre_tool_call, module: ./mcp-guard.mjs }\n- { name: mcp-rewrite, event: transform_tool_result, module: ./mcp-guard.mjs }\n',
     );
     fake = await startFakeOpenAI({ handler: scripted(seen) });
     stack = await startStack({
       model: fake,
-      env: { HERALD_SANDBOX: 'none', HERALD_MCP_FILE: file, HERALD_MCP_ALLOWED_COMMANDS: process.execPath, HERALD_MCP_MAX_MESSAGE_BYTES: String(4 * 1024 * 1024) },
+      env: { HERALD_SANDBOX: 'none', HERALD_MCP_FILE: file, HERALD_HOOKS_FILE: hooks, HERALD_MCP_ALLOWED_COMMANDS: process.execPath, HERALD_MCP_MAX_MESSAGE_BYTES: String(4 * 1024 * 1024) },
     });
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();
     http?.kill('SIGKILL');
+    sse?.kill('SIGKILL');
   });
 
   it('offers each server as mcp_<server>_<tool> and runs server-everything over stdio', async () => {
@@ -80,6 +99,47 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
   it('runs server-everything over Streamable HTTP when the operator marks it internal', async () => {
     const reply = await send('mcp-http', 'call mcp_web_get-sum {"a":2,"b":40}');
     expect(reply.body.reply.text).toMatch(/results: .*42/);
+  });
+
+  it('applies pre_tool_call and transform_tool_result hooks to MCP calls, and audits them', async () => {
+    const blocked = await send('mcp-hooks', 'call mcp_everything_get-sum {"a":13,"b":1}');
+    expect(blocked.body.reply.text).toContain('unlucky numbers are blocked');
+    expect(blocked.body.reply.text).not.toMatch(/\b14\b/);
+    const rewritten = await send('mcp-hooks', 'call mcp_everything_echo {"message":"hookme"}');
+    expect(rewritten.body.reply.text).toBe('results: rewritten by the hook');
+    const audited = await stack.database.db.selectFrom('audit_log').select(['subject', 'kind']).where('kind', '=', 'tool_call').execute();
+    expect(audited.map((row) => row.subject)).toEqual(expect.arrayContaining(['mcp_everything_echo']));
+  });
+
+  it('falls back to the older HTTP+SSE transport for a server that has only that', async () => {
+    const reply = await send('mcp-sse', 'call mcp_legacy_echo {"message":"over sse"}');
+    expect(reply.body.reply.text).toContain('Echo: over sse');
+  });
+
+  it('cancels a running call when the person stops the turn', async () => {
+    const sent = await stack.post('/v1/messages', { chat_id: 'mcp-stop', user_id: 'u1', text: 'call mcp_stuck_hang' });
+    await waitFor(
+      async () => (await stack.get(`/v1/sessions/${sent.body.session_id}/messages`)).body.messages.some((m: any) => m.role === 'assistant'),
+      { what: 'the MCP call started' },
+    );
+    const started = Date.now();
+    await stack.post('/v1/messages', { chat_id: 'mcp-stop', user_id: 'u1', text: '/stop' });
+    const event = await stack.waitForEvent(sent.body.event_id, 30_000);
+    expect(event.reply.text).toMatch(/^Stopped/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('herald mcp list shows each server, whether it answers and its tools; mcp test fails for one that does not', async () => {
+    const run = promisify(execFile);
+    const env = { ...process.env, ...stack.env };
+    const listed = await run(process.execPath, [HERALD_BIN, 'mcp', 'list'], { env, timeout: 60_000 });
+    expect(listed.stdout).toMatch(/everything {2}\(stdio, file\) {2}up, \d+ tools/);
+    expect(listed.stdout).toContain('mcp_everything_echo');
+    expect(listed.stdout).toMatch(/ssrf {2}\(http, file\) {2}down: .*(private|loopback|blocked)/i);
+    const tested = await run(process.execPath, [HERALD_BIN, 'mcp', 'test', 'web', '--json'], { env, timeout: 60_000 });
+    expect(JSON.parse(tested.stdout).servers[0]).toMatchObject({ name: 'web', state: 'up' });
+    const failed = await run(process.execPath, [HERALD_BIN, 'mcp', 'test', 'ssrf'], { env, timeout: 60_000 }).catch((error: { code: number; stdout: string }) => error);
+    expect(failed).toMatchObject({ code: 1 });
   });
 
   it('gives a stdio server only its env_from variables, never the worker\'s secrets', async () => {

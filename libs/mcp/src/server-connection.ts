@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Allowlist, LookupFunction, Sandbox } from '@herald/tools';
@@ -135,15 +135,16 @@ async function open(transport: Transport, timeoutMs: number): Promise<McpConnect
     await client.connect(transport, { timeout: timeoutMs });
   } catch (error) {
     await connection.close();
-    const stderr = transport instanceof SandboxedStdioTransport && transport.stderr ? ` (stderr: ${transport.stderr.slice(-300)})` : '';
-    throw new Error(`${(error as Error).message}${stderr}`);
+    // The error itself goes on (its HTTP status decides the SSE fallback), with the server's stderr.
+    if (error instanceof Error && transport instanceof SandboxedStdioTransport && transport.stderr) error.message += ` (stderr: ${transport.stderr.slice(-300)})`;
+    throw error;
   }
   return connection;
 }
 
 /** An HTTP error the SDK reports when a server has no Streamable HTTP endpoint (it may have SSE). */
 function noStreamableHttp(error: unknown): boolean {
-  return /\b(400|404|405)\b/.test((error as Error)?.message ?? '');
+  return error instanceof StreamableHTTPError && [400, 404, 405].includes(error.code ?? 0);
 }
 
 /**
