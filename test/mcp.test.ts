@@ -67,10 +67,12 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
       {
         'mcp-guard.mjs': `export default function register(ctx) {
           ctx.on('pre_tool_call', (event) => event.tool_name === 'mcp_everything_get-sum' && event.tool_input?.a === 13 ? { action: 'block', message: 'unlucky numbers are blocked' } : undefined);
+        }`,
+        'mcp-rewrite.mjs': `export default function register(ctx) {
           ctx.on('transform_tool_result', (event) => event.tool_name === 'mcp_everything_echo' && event.result.includes('hookme') ? 'rewritten by the hook' : undefined);
         }`,
       },
-      '- { name: mcp-guard, event: pre_tool_call, module: ./mcp-guard.mjs }\n- { name: mcp-rewrite, event: transform_tool_result, module: ./mcp-guard.mjs }\n',
+      'hooks:\n  - { name: mcp-guard, event: pre_tool_call, module: ./mcp-guard.mjs }\n  - { name: mcp-rewrite, event: transform_tool_result, module: ./mcp-rewrite.mjs }\n',
     );
     fake = await startFakeOpenAI({ handler: scripted(seen) });
     stack = await startStack({

@@ -15,6 +15,9 @@ import { isStdio } from './server-config.ts';
 import type { ServerConfig, ServerMap } from './server-config.ts';
 import { ServerPool } from './server-pool.ts';
 
+/** Sessions whose frozen lists a worker keeps in memory; the oldest is dropped first. */
+const FROZEN_CACHE_SESSIONS = 10_000;
+
 /** Marks arguments that name the session's workspace: such a server runs once per session. */
 export const WORKSPACE_PLACEHOLDER = '${workspace}';
 
@@ -73,6 +76,7 @@ export class McpTools {
   readonly #options: McpToolsOptions;
   readonly #pool: ServerPool;
   readonly #allowlist: Allowlist;
+  readonly #frozenBySession = new Map<string, FrozenTool[]>();
 
   constructor(options: McpToolsOptions) {
     this.#options = options;
@@ -103,16 +107,40 @@ export class McpTools {
    * servers' tools now, frozen. A session that began before any server existed keeps none.
    */
   async sessionTools(session: { sessionId: string; profileId: string; workspaceDir: string; firstTurn: boolean }): Promise<SessionTools> {
-    let frozen = await loadFrozenTools(this.#options.db, session.sessionId);
-    if (frozen === undefined) {
-      const discovered = session.firstTurn ? await this.#discover(session.profileId, session.workspaceDir) : [];
-      frozen = await storeFrozenTools(this.#options.db, session.sessionId, discovered);
-    }
+    const frozen = await this.#frozen(session);
     return { tools: frozen.map((tool) => this.#tool(tool)), joins: joinsOf(frozen) };
   }
 
-  async #discover(profileId: string, workspaceDir: string): Promise<FrozenTool[]> {
-    const servers = await this.serversFor(profileId);
+  /**
+   * A session's list never changes, so each worker reads it once (a turn's round trips are
+   * counted: docs/decisions/2026-12-02-turn-round-trips.md). No row means none: a session with no
+   * MCP tools costs no write, and one read per worker.
+   */
+  async #frozen(session: { sessionId: string; profileId: string; workspaceDir: string; firstTurn: boolean }): Promise<FrozenTool[]> {
+    const cached = this.#frozenBySession.get(session.sessionId);
+    if (cached) return cached;
+    let frozen: FrozenTool[];
+    if (session.firstTurn) {
+      const servers = await this.serversFor(session.profileId);
+      // With servers, the list is stored even when empty: a resumed first turn finds what was offered.
+      frozen = Object.keys(servers).length === 0 ? [] : await storeFrozenTools(this.#options.db, session.sessionId, await this.#discover(servers, session.profileId, session.workspaceDir));
+    } else {
+      frozen = (await loadFrozenTools(this.#options.db, session.sessionId)) ?? [];
+    }
+    // Only a list fixed for good is kept: a first turn's may still lose a race to another worker's.
+    if (!session.firstTurn || frozen.length > 0) this.#remember(session.sessionId, frozen);
+    return frozen;
+  }
+
+  #remember(sessionId: string, frozen: FrozenTool[]): void {
+    this.#frozenBySession.set(sessionId, frozen);
+    if (this.#frozenBySession.size > FROZEN_CACHE_SESSIONS) {
+      const oldest = this.#frozenBySession.keys().next().value;
+      if (oldest !== undefined) this.#frozenBySession.delete(oldest);
+    }
+  }
+
+  async #discover(servers: ServerMap, profileId: string, workspaceDir: string): Promise<FrozenTool[]> {
     const taken = new Set<string>();
     const frozen: FrozenTool[] = [];
     for (const name of Object.keys(servers).sort()) {
