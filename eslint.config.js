@@ -53,6 +53,7 @@ export default tseslint.config(
     ['delivery', 'jobs', 'audit'],
     ['session', 'knowledge', 'search', 'cron', 'hooks'],
     ['agent', 'tools', 'platforms'],
+    ['mcp'],
   ]),
   // Size rules (docs/decisions/2026-12-02-size-rules.md). A file counts every line, as `wc -l`
   // does; a function counts only its code, so a comment saying why never pushes it over.

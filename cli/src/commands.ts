@@ -43,6 +43,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   prompt: { summary: "print a session's stored system prompt", database: true, run: async (args, { config }) => (await admin()).runAdminCommand('prompt', args, config) },
   profile: { summary: "show or edit a profile's identity and context documents", database: true, run: async (args, { config }) => (await admin()).runAdminCommand('profile', args, config) },
   tools: { summary: 'the toolsets and tools a session is offered (--platform, --user); tools policy FILE sets them', database: true, run: async (args, { config }) => (await import('./tools-command.ts')).runToolsCommand(args, config) },
+  mcp: { summary: 'MCP servers: list (each server, whether it answers, its tools), test NAME (connect and list)', database: true, run: async (args, { config }) => (await import('./mcp-command.ts')).runMcpCommand(args, config) },
   skills: { summary: "list, show, export, import, pin or unpin a profile's skills", database: true, run: async (args, { config }) => (await skills()).runSkillCommand('skills', args, config) },
   reviews: { summary: 'list background reviews and what they saved', database: true, run: async (args, { config }) => (await skills()).runSkillCommand('reviews', args, config) },
   'discord-commands': { summary: 'register the chat commands as Discord slash commands (once per deployment)', run: (_args, { config }) => deployDiscord(config) },

@@ -7,6 +7,7 @@ import { CHAT_PLATFORMS } from '@herald/core';
 import { SessionLifecycle, WorkerService } from '@herald/worker';
 import { WebhookSender } from '@herald/scheduler';
 import { registerDelegation } from './delegation-wiring.ts';
+import { openMcpTools } from './mcp-wiring.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
 import { childProviderFromConfig, modelWiring, providerFromConfig, sharedCooldowns, summariserFromConfig } from './provider-wiring.ts';
@@ -22,6 +23,9 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   const registry = builtinRegistry({ ...config.tools, toolSandbox });
   const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
   const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
+  const mcp = await openMcpTools(config, db, toolSandbox, log.child({ component: 'mcp' }));
+  // Disposers run in reverse: the servers stop after the worker's turns have ended.
+  shutdown.add('mcp servers', () => mcp.close());
   const queue = registerDelegation(config, registry, transport, db, log, shutdown);
   // The worker sends review and cron-finish jobs: their queues carry this config's policy.
   await applyPolicies(db, jobQueues(config));
@@ -40,6 +44,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     hooks,
     queue,
     childProvider: childProviderFromConfig(models),
+    mcp,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

@@ -5,6 +5,7 @@ import { databaseSection } from './config/database.ts';
 import { delegationSection } from './config/delegation.ts';
 import { hooksSection } from './config/hooks.ts';
 import { limitsSection } from './config/limits.ts';
+import { mcpSection } from './config/mcp.ts';
 import { modelSection } from './config/model.ts';
 import { observabilitySection } from './config/observability.ts';
 import { peopleSection } from './config/people.ts';
@@ -34,6 +35,7 @@ const SECTIONS = {
   compression: compressionSection,
   sessionReset: sessionResetSection,
   delegation: delegationSection,
+  mcp: mcpSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> } & {

@@ -184,6 +184,8 @@ export type PlatformLeasesTable = Tables.PlatformLeases;
 export type AuditLogTable = Refine<Tables.AuditLog, { kind: AuditKind; detail: JsonWithDefault<Record<string, unknown>> }>;
 export type HookFiringsTable = Refine<Tables.HookFirings, { directive: Json<Record<string, unknown> | null> | null }>;
 export type ProfileHooksTable = Refine<Tables.ProfileHooks, { hooks: JsonWithDefault<unknown[]> }>;
+export type ProfileMcpServersTable = Refine<Tables.ProfileMcpServers, { servers: JsonWithDefault<Record<string, unknown>> }>;
+export type SessionMcpToolsTable = Refine<Tables.SessionMcpTools, { tools: JsonWithDefault<unknown[]> }>;
 export type UsageDaysTable = Tables.UsageDays;
 export type DeadLettersTable = Refine<
   Tables.DeadLetters,
@@ -226,6 +228,8 @@ export interface Database {
   audit_log: AuditLogTable;
   hook_firings: HookFiringsTable;
   profile_hooks: ProfileHooksTable;
+  profile_mcp_servers: ProfileMcpServersTable;
+  session_mcp_tools: SessionMcpToolsTable;
   usage_days: UsageDaysTable;
   dead_letters: DeadLettersTable;
   hook_events: HookEventsTable;

@@ -5,7 +5,7 @@ export type { CallErrorKind, CallOutcome, GateOptions, WaitRequest } from './too
 export { BUILTIN_TOOLSETS, defaultToolsetFor, expandToolsets, resolveTools } from './toolsets.ts';
 export type { ResolveInput, Toolset, ToolsetCatalog } from './toolsets.ts';
 export { ToolExposure, toolPolicySchema } from './tool-policy.ts';
-export type { ExposureInput, ToolPolicy } from './tool-policy.ts';
+export type { ExposureInput, ExposureOptions, ToolPolicy } from './tool-policy.ts';
 export { clarifyTool, CLARIFY_MAX_CHOICES } from './clarify-tool.ts';
 export { defineTool } from './tool.ts';
 export { toolSucceeded } from './tool-result.ts';
@@ -17,7 +17,7 @@ export { fileTools, offeredFileTools, readFileTool, writeFileTool, patchTool, se
 export { resolveWorkspacePath, ensureWorkspace, WorkspacePathError } from './workspace-paths.ts';
 export { createTerminalTool } from './terminal-tool.ts';
 export { openSandbox } from './sandbox.ts';
-export type { Sandbox, SandboxChoice, SandboxCommand, SandboxOptions } from './sandbox.ts';
+export type { LaunchSpec, Sandbox, SandboxChoice, SandboxCommand, SandboxLaunch, SandboxOptions } from './sandbox.ts';
 export { sandboxEnv } from './sandbox-env.ts';
 export type { TerminalToolOptions } from './terminal-tool.ts';
 export { checkCommand } from './command-guard.ts';

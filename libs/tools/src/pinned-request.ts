@@ -6,7 +6,7 @@ import { assertAddressAllowed, pinnedLookup } from './ssrf.ts';
 import type { Allowlist, LookupFunction } from './ssrf.ts';
 
 export interface PinnedRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   headers: Record<string, string>;
   body?: string;
   allowlist: Allowlist;

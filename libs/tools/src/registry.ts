@@ -20,6 +20,22 @@ export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
   // JSON Schema generation is the costly part of offering tools; tools never change once registered.
   readonly #definitions = new Map<string, ToolDefinition>();
+  /** The registry this one extends (withTools): its tools and their cached definitions are shared. */
+  readonly #base: ToolRegistry | undefined;
+
+  constructor(base?: ToolRegistry) {
+    this.#base = base;
+  }
+
+  /** This registry plus a session's own tools (its MCP tools); this one is left as it is. */
+  withTools(tools: readonly Tool[]): ToolRegistry {
+    const overlay = new ToolRegistry(this);
+    for (const tool of tools) {
+      if (this.get(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
+      overlay.register(tool);
+    }
+    return overlay;
+  }
 
   register(tool: Tool): this {
     if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
@@ -28,33 +44,36 @@ export class ToolRegistry {
   }
 
   get(name: string): Tool | undefined {
-    return this.#tools.get(name);
+    return this.#tools.get(name) ?? this.#base?.get(name);
   }
 
   names(): string[] {
-    return [...this.#tools.keys()].sort();
+    return [...new Set([...(this.#base?.names() ?? []), ...this.#tools.keys()])].sort();
   }
 
   /** Definitions sorted by name: a stable order keeps the provider's cached prefix stable. */
   definitions(names: readonly string[] = this.names()): ToolDefinition[] {
     return [...names]
       .sort()
-      .map((name) => this.#tools.get(name))
-      .filter((tool): tool is Tool => tool !== undefined)
-      .map((tool) => {
-        let definition = this.#definitions.get(tool.name);
-        if (!definition) {
-          const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>;
-          definition = { name: tool.name, description: tool.description, parameters };
-          this.#definitions.set(tool.name, definition);
-        }
-        return definition;
-      });
+      .map((name) => this.#definition(name))
+      .filter((definition): definition is ToolDefinition => definition !== undefined);
+  }
+
+  #definition(name: string): ToolDefinition | undefined {
+    const tool = this.#tools.get(name);
+    if (!tool) return this.#base === undefined ? undefined : this.#base.#definition(name);
+    let definition = this.#definitions.get(tool.name);
+    if (!definition) {
+      const { $schema: _ignored, ...generated } = tool.parameters ?? (z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>);
+      definition = { name: tool.name, description: tool.description, parameters: generated };
+      this.#definitions.set(tool.name, definition);
+    }
+    return definition;
   }
 
   /** Toolset name -> the registered tools declaring it, so plugin tools join toolsets by name. */
   byToolset(): Map<string, string[]> {
-    const map = new Map<string, string[]>();
+    const map = this.#base?.byToolset() ?? new Map<string, string[]>();
     for (const tool of this.#tools.values()) map.set(tool.toolset, [...(map.get(tool.toolset) ?? []), tool.name]);
     return map;
   }

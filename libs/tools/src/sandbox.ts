@@ -10,6 +10,7 @@ import { SANDBOX_PATH, sandboxEnv } from './sandbox-env.ts';
 import { claimWorkspace, sandboxUser } from './sandbox-user.ts';
 import type { SandboxUser } from './sandbox-user.ts';
 import { seccompFilter } from './seccomp-filter.ts';
+import { bwrapLaunch, unconfinedLaunch } from './launch.ts';
 
 /** One command for the sandbox: the session's workspace is the only writable place it sees. */
 export interface SandboxCommand {
@@ -36,12 +37,34 @@ export interface SandboxScript {
   signal: AbortSignal;
 }
 
+/** A long-running program (an MCP server) to start in the sandbox and talk to over its stdin and stdout. */
+export interface SandboxLaunch {
+  command: string;
+  args: readonly string[];
+  /** Names of worker variables the program gets (an MCP server's env_from); nothing else is passed. */
+  granted: readonly string[];
+  workspace: string;
+  /** Where it starts, inside the workspace; the workspace when not given. */
+  cwd?: string | undefined;
+  network: boolean;
+}
+
+/** What to spawn: the program wrapped so that it is confined and dies with the worker. */
+export interface LaunchSpec {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
 export interface Sandbox {
   /** bwrap: namespaces that hide the platform; none: the worker's own user and view (HERALD_SANDBOX=none). */
   readonly kind: 'bwrap' | 'none';
   /** Who commands run as, outside and inside (bubblewrap only). */
   readonly user?: SandboxUser;
   run(command: SandboxCommand): Promise<ProcessResult>;
+  /** How to start a long-running program under the terminal's rules (launch.ts). */
+  launch(program: SandboxLaunch): LaunchSpec;
   /** Present in bubblewrap only: unconfined, the file tools run in the worker's own process instead. */
   runNode?(script: SandboxScript): Promise<ProcessResult>;
 }
@@ -159,6 +182,10 @@ class Bubblewrap implements Sandbox {
     });
   }
 
+  launch(program: SandboxLaunch): LaunchSpec {
+    return bwrapLaunch(this.#bwrap, this.#base, this.#options, program);
+  }
+
   /** Through the same shell, so the program gets the terminal's rlimits; no network. */
   runNode(script: SandboxScript): Promise<ProcessResult> {
     const command = ['exec', process.execPath, ...script.nodeArgs].map(shellQuote).join(' ');
@@ -199,6 +226,10 @@ class Unconfined implements Sandbox {
       outputChars: command.outputChars,
       signal: command.signal,
     });
+  }
+
+  launch(program: SandboxLaunch): LaunchSpec {
+    return unconfinedLaunch(this.#options, program);
   }
 }
 

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { apiUserId } from '@herald/core';
 import { BUILTIN_TOOLSETS, defaultToolsetFor, resolveTools } from './toolsets.ts';
-import type { ToolsetCatalog } from './toolsets.ts';
+import type { Toolset, ToolsetCatalog } from './toolsets.ts';
 import type { CallerRole } from './tool.ts';
 import type { ToolRegistry } from './registry.ts';
 
-const toolsetName = z.string().regex(/^[A-Za-z0-9_*.-]{1,64}$/, { error: 'expected a toolset name (letters, digits, _ . -)' });
+// `:` for the toolsets of MCP servers (`mcp:<server>`).
+const toolsetName = z.string().regex(/^[A-Za-z0-9_*.:-]{1,64}$/, { error: 'expected a toolset name (letters, digits, _ . : -)' });
 const nameList = z.array(toolsetName).max(100);
 const scope = z.strictObject({ enabled: nameList.optional(), disabled: nameList.optional() });
 
@@ -47,6 +48,13 @@ function personEntry(policy: ToolPolicy, userId: string): { disabled: string[] }
   return key === undefined ? undefined : policy.users?.[key];
 }
 
+export interface ExposureOptions {
+  pluginTools?: readonly string[];
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Bundle name -> toolsets it includes besides its own (an MCP server joining `herald-core`, say). */
+  joins?: Readonly<Record<string, readonly string[]>>;
+}
+
 export interface ExposureInput {
   policy: ToolPolicy;
   platform: string;
@@ -65,15 +73,29 @@ export class ToolExposure {
   readonly #registry: ToolRegistry;
   readonly #pluginTools: readonly string[];
   readonly #env: Readonly<Record<string, string | undefined>>;
+  readonly #joins: Readonly<Record<string, readonly string[]>>;
 
-  constructor(registry: ToolRegistry, options: { pluginTools?: readonly string[]; env?: Readonly<Record<string, string | undefined>> } = {}) {
+  constructor(registry: ToolRegistry, options: ExposureOptions = {}) {
     this.#registry = registry;
     this.#pluginTools = options.pluginTools ?? [];
     this.#env = options.env ?? {};
+    this.#joins = options.joins ?? {};
+  }
+
+  /** The same policy over a session's registry (its MCP tools added), with their toolsets' joins. */
+  withSessionTools(registry: ToolRegistry, joins: Readonly<Record<string, readonly string[]>>): ToolExposure {
+    return new ToolExposure(registry, { pluginTools: this.#pluginTools, env: this.#env, joins });
   }
 
   catalog(policy: ToolPolicy): ToolsetCatalog {
-    return { ...(policy.toolsets ?? {}), ...BUILTIN_TOOLSETS };
+    const catalog: Record<string, Toolset> = { ...(policy.toolsets ?? {}), ...BUILTIN_TOOLSETS };
+    // A session's own toolsets join bundles by name (an MCP server's `toolsets`): the built-in
+    // bundle is copied with the extra includes, never changed.
+    for (const [bundle, includes] of Object.entries(this.#joins)) {
+      const base = Object.hasOwn(catalog, bundle) ? catalog[bundle] : undefined;
+      catalog[bundle] = { description: base?.description ?? '', tools: base?.tools ?? [], includes: [...(base?.includes ?? []), ...includes] };
+    }
+    return catalog;
   }
 
   /** The toolsets in effect: enabled (before expansion) and disabled. */

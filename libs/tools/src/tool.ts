@@ -70,6 +70,11 @@ export interface Tool<Args = unknown> {
   guidance: string;
   schema: z.ZodType<Args>;
   /**
+   * The JSON Schema sent to the model, when the tool brings its own (an MCP server's, cleaned);
+   * without it the schema is generated from `schema`.
+   */
+  parameters?: Record<string, unknown>;
+  /**
    * Whether re-running the call after a crash is harmless. A resumed turn re-runs safe tools and
    * tells the model "interrupted, outcome unknown" for unsafe ones instead of repeating them.
    */

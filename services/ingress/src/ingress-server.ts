@@ -27,6 +27,7 @@ import { installOpenApi, installResponseCheck } from './openapi-routes.ts';
 import type { TelegramIngress } from '@herald/platforms';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
+import { registerMcpRoutes } from './mcp-routes.ts';
 import { registerHandoffRoutes } from './handoff-routes.ts';
 import { registerRunRoutes } from './run-routes.ts';
 
@@ -90,5 +91,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerConsoleRoutes(app);
   registerAuditRoutes(app, options.db);
   registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined, profiles: options.profiles });
+  registerMcpRoutes(app, options.db, { allowedCommands: options.config.mcp.allowedCommands });
   return app;
 }

@@ -17,6 +17,8 @@ import { setUpTurn } from './turn-setup.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import { subagentEvent } from './subagent-turn.ts';
 import type { TurnStreamStore } from '@herald/queue';
+import { withSessionTools } from './session-tools.ts';
+import type { McpTools } from '@herald/mcp';
 
 export const NO_MODEL_REPLY =
   'Herald is running, but no model is configured, so I cannot answer yet. Set HERALD_MODEL ' +
@@ -46,6 +48,8 @@ export interface TurnDependencies {
   childProvider?: Provider | null | undefined;
   /** Where running turns publish their progress for followers; nothing is streamed without it. */
   stream?: TurnStreamStore | undefined;
+  /** MCP servers' tools (docs/tools.md#mcp-servers); none when no server is configured. */
+  mcp?: McpTools | undefined;
 }
 
 export interface TurnResult {
@@ -141,6 +145,7 @@ export async function runTurn(
 ): Promise<TurnResult> {
   const { db, config, logger } = deps;
   const sessionId = lease.sessionId;
+  deps = await withSessionTools(deps, lease, session);
   const started = await setUpTurn(deps, lease, session, events);
   if ('done' in started) return started.done;
   const { setup } = started;

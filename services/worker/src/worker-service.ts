@@ -6,6 +6,7 @@ import type { Config, Logger } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/db';
 import type { Hooks } from '@herald/hooks';
+import type { McpTools } from '@herald/mcp';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { publishTurnDone, SessionControlListener } from '@herald/queue';
 import type { QueueTransport, RunQueue, RunWorker, WakeJob } from '@herald/queue';
@@ -37,6 +38,8 @@ export interface WorkerServiceOptions {
   queue?: RunQueue | undefined;
   /** The model of delegate_task's children; the main provider when not given. */
   childProvider?: Provider | null | undefined;
+  /** MCP servers' tools; none when no server is configured. */
+  mcp?: McpTools | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.

@@ -232,6 +232,12 @@ export interface ProfileHooks {
   updated_at: Generated<Timestamp>;
 }
 
+export interface ProfileMcpServers {
+  profile_id: string;
+  servers: Generated<Json>;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface Profiles {
   created_at: Generated<Timestamp>;
   display_name: string;
@@ -330,6 +336,12 @@ export interface SessionLeases {
   released: Generated<boolean>;
   session_id: string;
   token: Int8;
+}
+
+export interface SessionMcpTools {
+  created_at: Generated<Timestamp>;
+  session_id: string;
+  tools: Generated<Json>;
 }
 
 export interface SessionRoutes {
@@ -501,6 +513,7 @@ export interface DB {
   platform_leases: PlatformLeases;
   profile_documents: ProfileDocuments;
   profile_hooks: ProfileHooks;
+  profile_mcp_servers: ProfileMcpServers;
   profiles: Profiles;
   provider_cooldowns: ProviderCooldowns;
   review_counters: ReviewCounters;
@@ -509,6 +522,7 @@ export interface DB {
   session_compressions: SessionCompressions;
   session_handoffs: SessionHandoffs;
   session_leases: SessionLeases;
+  session_mcp_tools: SessionMcpTools;
   session_routes: SessionRoutes;
   session_todos: SessionTodos;
   sessions: Sessions;
