@@ -40,7 +40,7 @@ function injectedMessages(db: Db, write: FencedWrite, sessionId: string, setup: 
   return async () => {
     const pending = await db
       .selectFrom('inbound_events')
-      .select(['id', 'text'])
+      .select(['id', 'text', 'user_id'])
       .where('session_id', '=', sessionId)
       .where('status', '=', 'pending')
       .where('kind', '=', 'message')
@@ -58,7 +58,7 @@ function injectedMessages(db: Db, write: FencedWrite, sessionId: string, setup: 
         .execute();
       const ids = new Set(claimed.map((row) => row.id));
       const joined = pending.filter((event) => ids.has(event.id));
-      await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text })));
+      await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text, owner: event.user_id })));
       for (const event of joined) eventIds.push(event.id);
       return joined.map((event): ChatMessage => ({ role: 'user', content: event.text }));
     });

@@ -127,6 +127,7 @@ export interface HookFirings {
 }
 
 export interface InboundEvents {
+  chat_key: string | null;
   completed_at: Timestamp | null;
   dedupe_key: string | null;
   error: string | null;
@@ -155,6 +156,7 @@ export interface MemoryEntries {
 }
 
 export interface Messages {
+  chat_key: string | null;
   content: Generated<string>;
   created_at: Generated<Timestamp>;
   id: Generated<Int8>;
@@ -302,6 +304,7 @@ export interface SessionCompressions {
 
 export interface SessionHandoffs {
   attempt: Generated<number>;
+  by_operator: Generated<boolean>;
   claimed_at: Timestamp | null;
   finished_at: Timestamp | null;
   id: string;
@@ -448,6 +451,7 @@ export interface ToolWaits {
 }
 
 export interface Turns {
+  addressed_to: string | null;
   attempts: Generated<number>;
   ended_at: Timestamp | null;
   error: string | null;
