@@ -113,6 +113,8 @@ async function importJob(db: Db, job: HermesJob, owner: { profileId: string; use
       toolsets: job.enabled_toolsets ?? [],
       deliver: job.deliver ?? 'local',
       origin: originOf(job),
+      // The import is an operator's act at the shell, carrying the targets the Hermes owner chose.
+      byOperator: true,
       enabled: job.enabled && job.state !== 'paused',
     });
     report.imported.push(name);

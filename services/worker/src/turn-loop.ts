@@ -89,6 +89,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     db,
     fencedWrite: write,
     offered,
+    operator: config.people.operators.includes(callerId),
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
   setup.hooks = turnHooks;
