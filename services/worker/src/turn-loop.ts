@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Transaction } from 'kysely';
 import { runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
-import { appendMessages, fenced, recordStep, takeAnsweredWaits } from '@herald/session';
+import { appendMessages, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { ToolGate } from '@herald/tools';
@@ -130,7 +130,13 @@ export async function turnLoop(
       provider: turnHooks?.provider(provider) ?? provider,
       ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, systemPrompt) } } : {}),
       modelSignal: () => control.modelSignal(),
-      beforeModelCall: () => control.ensureLease(),
+      // Tokens are checked before every model call, not only when a message arrives: a turn (or a
+      // delegated child) stops once the person's daily budget is spent.
+      beforeModelCall: async () => {
+        await control.ensureLease();
+        const passed = await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas));
+        return passed?.message.replace(/^Not taken: /, 'Stopped before the next model call: ');
+      },
       sessionId,
       system: systemPrompt,
       tools,

@@ -408,6 +408,7 @@ export interface SubagentRuns {
   max_iterations: number;
   parent_session_id: string;
   parent_turn_id: string;
+  refusal: string | null;
   role: string;
   started_at: Timestamp | null;
   status: Generated<string>;
