@@ -6,6 +6,7 @@
 
 import { hiddenTexts, hidesText, textForms } from './text-fold.ts';
 import type { TextForms } from './text-fold.ts';
+import { scanForExfiltration } from './exfiltration-rules.ts';
 
 const alt = (words: readonly string[]) => words.join('|');
 
@@ -95,7 +96,7 @@ function scanForms(forms: TextForms): string | undefined {
   for (const rule of SQUASHED_RULES) if (forms.squashed.some((form) => rule.pattern.test(form))) return rule.reason;
   for (const rule of TEXT_RULES) if (rule.pattern.test(forms.visible)) return rule.reason;
   if (FOREIGN_RULES.some((pattern) => pattern.test(forms.plain))) return 'instruction override';
-  return undefined;
+  return scanForExfiltration(forms);
 }
 
 /** Returns why the text looks like prompt injection or promptware, or undefined when it looks clean. */

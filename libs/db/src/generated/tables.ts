@@ -232,6 +232,7 @@ export interface ProfileHooks {
 }
 
 export interface Profiles {
+  auto_share_skills: Generated<boolean>;
   created_at: Generated<Timestamp>;
   display_name: string;
   id: string;
@@ -378,8 +379,10 @@ export interface Skills {
   deleted_at: Timestamp | null;
   description: string;
   name: string;
+  owner_id: string | null;
   pinned: Generated<boolean>;
   profile_id: string;
+  shared: Generated<boolean>;
   tags: Generated<string[]>;
   updated_at: Generated<Timestamp>;
   version: number;
