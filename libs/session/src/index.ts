@@ -40,6 +40,8 @@ export {
   recordRefusal,
   resolveWait,
   takeAnsweredWaits,
+  withdrawWaits,
+  WITHDRAWN_BY_NEW,
 } from './tool-waits.ts';
 export type { WaitView } from './tool-waits.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
