@@ -31,7 +31,8 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     stack = await startStack({
       scheduler: true,
       model: llm,
-      env: { HERALD_SCHEDULER_TICK_MS: '100' },
+      // u1 is an operator: its jobs may deliver to chats it never wrote in (test/security/people-cron-targets.test.ts).
+      env: { HERALD_SCHEDULER_TICK_MS: '100', HERALD_OPERATORS: 'api:u1' },
     });
   });
 

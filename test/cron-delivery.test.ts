@@ -62,6 +62,8 @@ describe('cron runs deliver their reports', { timeout: 3 * PROCESS_START_MS }, (
         HERALD_CRON_MAX_FAILURES: '3',
         // The test's webhook receiver listens on loopback, which webhooks may not reach by default.
         HERALD_WEB_ALLOWLIST: '127.0.0.1',
+        // The jobs' owner is an operator: they deliver to chats and webhooks it never wrote in.
+        HERALD_OPERATORS: 'api:42',
       },
     });
     worker = await stack.startProcess('worker');

@@ -45,6 +45,7 @@ describe('cron firing across scheduler replicas', { timeout: 3 * PROCESS_START_M
       await createCronJob(database.db, {
         profileId: 'main',
         creatorUserId: `user-${i}`,
+        byOperator: false,
         prompt: `report ${i}`,
         schedule: 'every 1m',
       });
@@ -102,7 +103,7 @@ describe('cron firing across scheduler replicas', { timeout: 3 * PROCESS_START_M
   it('after a restart, missed occurrences follow each job’s policy: skip, or run once', async () => {
     await sql`DELETE FROM cron_jobs`.execute(database.db);
     const make = (name: string, schedule: string, missedPolicy: 'skip' | 'run_once') =>
-      createCronJob(database.db, { profileId: 'main', creatorUserId: 'owner', name, prompt: name, schedule, missedPolicy });
+      createCronJob(database.db, { profileId: 'main', creatorUserId: 'owner', byOperator: false, name, prompt: name, schedule, missedPolicy });
     const skip = await make('hourly-skip', 'every 1h', 'skip');
     const once = await make('hourly-once', 'every 1h', 'run_once');
     const oneShotSkip = await make('one-shot-skip', 'in 2h', 'skip');

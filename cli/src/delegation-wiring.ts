@@ -16,6 +16,7 @@ export function registerDelegation(config: Config, registry: ToolRegistry, trans
   registry.register(
     createDelegateTool({
       config: config.delegation,
+      limits: config.people.quotas,
       expand: (toolsets) => [...expandToolsets(toolsets, BUILTIN_TOOLSETS, registry.byToolset()).tools],
       wake: (sessionIds) => wakeSessions(db, queue, sessionIds, log),
     }),

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
 import { scanInPlace } from '@herald/knowledge';
 import { createDb } from '@herald/db';
-import { getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, SKILL_MD, skillText } from '@herald/knowledge';
+import { getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, setSkillShared, SKILL_MD, skillText } from '@herald/knowledge';
+import { asActor } from '@herald/audit';
 import type { Db } from '@herald/db';
 import { readSkillTree, writeSkillTree } from './skill-tree.ts';
 
@@ -12,6 +13,7 @@ herald skills show NAME [--file PATH]        print SKILL.md (or a supporting fil
 herald skills export DIR                     write every skill as DIR/<name>/SKILL.md + references/ ... (agentskills.io layout)
 herald skills import DIR                     import DIR/<name>/SKILL.md trees (or DIR itself if it holds SKILL.md), all or nothing
 herald skills pin NAME | unpin NAME          a pinned skill cannot be changed by background review
+herald skills share NAME | unshare NAME      show a person's skill to everyone in the profile, or take it back to its owner
 herald reviews [--session ID] [--limit N]    list background reviews and what they saved`;
 
 function fail(message: string): never {
@@ -87,6 +89,12 @@ async function importTree(db: Db, profileId: string, dir: string): Promise<void>
   for (const skill of result.skills) out(`${skill.message} (v${skill.version})`);
 }
 
+/** The operator at the shell shares a skill; the audit trail records it with 'cli' as the actor. */
+async function setShared(db: Db, profileId: string, name: string, shared: boolean): Promise<void> {
+  if (!(await asActor(db, 'cli', (trx) => setSkillShared(trx, profileId, name, shared)))) fail(`no skill ${name} in profile ${profileId}`);
+  out(`${shared ? 'shared' : 'unshared'} ${name}`);
+}
+
 async function setPinned(db: Db, profileId: string, name: string, pinned: boolean): Promise<void> {
   if (!(await setSkillPinned(db, profileId, name, pinned))) fail(`no skill ${name} in profile ${profileId}`);
   out(`${pinned ? 'pinned' : 'unpinned'} ${name}`);
@@ -107,6 +115,9 @@ async function runSkillAction(db: Db, positionals: string[], values: SkillValues
     }
     case 'import':
       return importTree(db, profileId, argument ?? fail('skills import needs a directory'));
+    case 'share':
+    case 'unshare':
+      return setShared(db, profileId, argument ?? fail(`skills ${action} needs a skill name`), action === 'share');
     case 'pin':
     case 'unpin':
       return setPinned(db, profileId, argument ?? fail(`skills ${action} needs a skill name`), action === 'pin');

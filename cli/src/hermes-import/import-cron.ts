@@ -176,6 +176,8 @@ async function importJob(db: Db, job: HermesJob, owner: CronOwner, report: CronR
       toolsets: job.enabled_toolsets ?? [],
       deliver: (await deliverFor(db, job, origin, owner.profileId)) ?? (origin ? 'origin' : 'local'),
       origin,
+      // The import is an operator's act at the shell, carrying the targets the Hermes owner chose.
+      byOperator: true,
       enabled: !paused,
     });
     if (paused) await pauseCronJob(db, created.id, job.paused_reason?.trim() || 'paused in Hermes');

@@ -49,7 +49,8 @@ export interface LoopHooks {
 }
 
 /** 'context_full': the history must be compacted before the next call (only with `compaction`). */
-export type LoopOutcome = 'answered' | 'iteration_limit' | 'provider_error' | 'tool_errors' | 'waiting' | 'context_full';
+/** 'limited': beforeModelCall said a limit forbids the next call (the person's token budget). */
+export type LoopOutcome = 'answered' | 'iteration_limit' | 'provider_error' | 'tool_errors' | 'waiting' | 'context_full' | 'limited';
 
 export interface LoopResult<W = never> {
   text: string;
@@ -95,8 +96,11 @@ export interface LoopOptions<W = never> {
    * `pollInjected`; the turn itself goes on.
    */
   modelSignal?: () => AbortSignal;
-  /** Runs before each model call; throws to stop the turn (e.g. the session lease is gone). */
-  beforeModelCall?: () => Promise<void>;
+  /**
+   * Runs before each model call; throws to stop the turn (e.g. the session lease is gone), or
+   * returns why a limit forbids the call: the turn ends 'limited' with that text as its answer.
+   */
+  beforeModelCall?: () => Promise<string | undefined>;
   /**
    * When given, the loop stops with outcome 'context_full' instead of calling the model when `due`
    * says the request is past the threshold, and instead of answering with an error when the
@@ -297,7 +301,8 @@ export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<L
     if (hooks.pollInjected) messages.push(...(await hooks.pollInjected()));
     const full = { text: '', outcome: 'context_full' as const, iterations: iteration - 1, finalCall: undefined };
     if (options.compaction?.due(messages)) return full;
-    await options.beforeModelCall?.();
+    const limited = await options.beforeModelCall?.();
+    if (limited !== undefined) return { text: limited, outcome: 'limited', iterations: iteration - 1, finalCall: undefined };
     const attempt = await callModel(options, messages);
     if (attempt === 'interrupted') continue;
     if (ProviderError.isInstance(attempt)) {

@@ -5,6 +5,8 @@ import type { CronSchedule } from './cron-schedule.ts';
 import { ALLOWED_VALUES } from '@herald/db';
 import { isUuid } from '@herald/core';
 import { DeliverSpecError, describeTarget, parseDeliver } from './cron-targets.ts';
+import { refusedTarget, targetRefusal } from './cron-target-rule.ts';
+import type { TargetChooser } from './cron-target-rule.ts';
 import { cronClock, sendFire } from './cron-fires.ts';
 import type { CronClock } from './cron-fires.ts';
 import type {
@@ -61,6 +63,11 @@ export interface CronJobInput {
   origin?: CronOrigin | null | undefined;
   missedPolicy?: CronMissedPolicy | undefined;
   enabled?: boolean | undefined;
+  /**
+   * Whether the job's owner, or whoever acts for them, is an operator: only then may it deliver
+   * outside the chats the owner takes part in (cron-target-rule.ts). A patch without it is not.
+   */
+  byOperator: boolean;
 }
 
 export type CronJobPatch = Partial<Omit<CronJobInput, 'profileId' | 'creatorUserId' | 'origin' | 'enabled'>>;
@@ -186,9 +193,12 @@ function schedule(text: string, timezone: string | undefined, now: Date): CronSc
   }
 }
 
-function targets(spec: CronJobInput['deliver'], origin: CronOrigin | null | undefined): CronTarget[] {
+async function targets(db: Executor, spec: CronJobInput['deliver'], origin: CronOrigin | null | undefined, chooser: TargetChooser): Promise<CronTarget[]> {
   try {
-    return parseDeliver(spec, origin);
+    const parsed = parseDeliver(spec, origin);
+    const refused = await refusedTarget(db, chooser, parsed);
+    if (refused !== undefined) throw new DeliverSpecError(targetRefusal(refused));
+    return parsed;
   } catch (error) {
     if (error instanceof DeliverSpecError) throw new CronJobInputError('deliver', error.message);
     throw error;
@@ -245,7 +255,7 @@ export async function createCronJob(db: Executor, input: CronJobInput): Promise<
     session_name: session.name,
     skills: JSON.stringify(checkNames('skills', input.skills)),
     toolsets: JSON.stringify(checkNames('toolsets', input.toolsets)),
-    targets: JSON.stringify(targets(input.deliver, input.origin)),
+    targets: JSON.stringify(await targets(db, input.deliver, input.origin, { profileId: input.profileId, userId: input.creatorUserId, operator: input.byOperator })),
     origin: input.origin ? JSON.stringify(input.origin) : null,
     enabled: input.enabled ?? true,
     missed_policy: checkPolicy(input.missedPolicy) ?? 'run_once',
@@ -305,7 +315,10 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
   }
   if (patch.skills !== undefined) changes.skills = JSON.stringify(checkNames('skills', patch.skills));
   if (patch.toolsets !== undefined) changes.toolsets = JSON.stringify(checkNames('toolsets', patch.toolsets));
-  if (patch.deliver !== undefined) changes.targets = JSON.stringify(targets(patch.deliver, current.origin));
+  if (patch.deliver !== undefined) {
+    const chooser = { profileId: current.profileId, userId: current.creatorUserId, operator: patch.byOperator ?? false };
+    changes.targets = JSON.stringify(await targets(db, patch.deliver, current.origin, chooser));
+  }
   const policy = checkPolicy(patch.missedPolicy);
   if (policy !== undefined) changes.missed_policy = policy;
   return inTransaction(db, async (trx) => {

@@ -30,7 +30,7 @@ export const ALLOWED_VALUES = {
   'turns.status': ['running', 'waiting', 'done', 'failed'],
   'subagent_runs.role': ['leaf', 'orchestrator'],
   'subagent_runs.status': ['queued', 'running', 'done', 'cancelled'],
-  'subagent_runs.exit_reason': ['completed', 'max_iterations', 'interrupted', 'error', 'timeout'],
+  'subagent_runs.exit_reason': ['completed', 'max_iterations', 'interrupted', 'error', 'timeout', 'refused'],
   'messages.role': ['user', 'assistant', 'tool'],
   'memory_entries.store': ['memory', 'user'],
   'tool_waits.kind': ['approval', 'clarify', 'subagents'],

@@ -21,11 +21,13 @@ export {
   listSkills,
   readSkillFiles,
   setSkillPinned,
+  setSkillShared,
+  visibleTo,
   skillHistory,
   skillText,
   viewedKey,
 } from './skill-store.ts';
-export type { SkillOrigin, SkillSummary } from './skill-store.ts';
+export type { SkillOrigin, SkillSummary, SkillViewer } from './skill-store.ts';
 export { applySkillChange } from './skill-change.ts';
 export type { SkillChange, SkillWriteOptions, SkillWriteResult } from './skill-change.ts';
 export { importSkills } from './skill-import.ts';

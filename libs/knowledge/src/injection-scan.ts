@@ -15,6 +15,7 @@
 
 import { hiddenTexts, hidesText, textForms } from './text-fold.ts';
 import type { TextForms } from './text-fold.ts';
+import { EXFILTRATION_RULES } from './exfiltration-rules.ts';
 
 /** Where a text goes: the standing prompt (the default), or a skill's files (SKILL.md body, references/, scripts/ ...). */
 export type ScanPlace = 'prompt' | 'skill-file';
@@ -127,6 +128,9 @@ const RULES: Rule[] = [
     /(忽略|无视|忽视|忘记|忘掉)(之前|以上|先前|前面|上面|所有)(的)?(所有)?(指令|指示|说明|规则|提示)/,
     /(以前の|前の|上記の|これまでの)(すべての)?(指示|命令|ルール)を(無視|忘れ)/,
   ].map((pattern): Rule => ({ reason: 'instruction override', form: 'plain', pattern })),
+  // Orders to send people's words or secrets away, or to ask people for their passwords (issue 39):
+  // read in the prose, so a command documented in a code block is not taken for one.
+  ...EXFILTRATION_RULES.map((rule): Rule => ({ ...rule, form: 'prose' })),
 ];
 
 /** Fenced code blocks and inline code, which document commands rather than give orders. */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@herald/db';
+import { visibleTo } from './skill-store.ts';
 
 export interface PromptSources {
   memory: string[];
@@ -41,6 +42,8 @@ export async function loadPromptSources(db: Kysely<Database>, profileId: string,
       .select(['name', 'description', 'category'])
       .where('profile_id', '=', profileId)
       .where('deleted_at', 'is', null)
+      // Shared skills, and the person's own: another person's unshared skill never enters this prompt.
+      .where(visibleTo({ person }))
       .orderBy('name')
       .execute(),
   ]);

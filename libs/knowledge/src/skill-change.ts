@@ -34,6 +34,12 @@ export interface SkillWriteOptions {
   scan(text: string, place: ScanPlace): string | undefined;
   /** Review only: the files viewed in this review, as `name/path`; existing files must be viewed first. */
   viewed?: ReadonlySet<string>;
+  /**
+   * The person whose session or chat this change comes from (origin 'session' or 'review'): the
+   * skill becomes theirs and unshared (unless the profile auto-shares), and they may change only
+   * skills they can see. Operators' writes (API, CLI, import) leave it unset and share the skill.
+   */
+  person?: string | undefined;
 }
 
 export type SkillWriteResult =
@@ -46,7 +52,12 @@ interface SkillRow {
   pinned: boolean;
   deleted_at: Date | null;
   category: string | null;
+  shared: boolean;
+  owner_id: string | null;
 }
+
+/** A person's change (a session, or a review of their chat) as opposed to an operator's. */
+const fromPerson = (options: SkillWriteOptions) => options.origin === 'session' || options.origin === 'review';
 
 /** The new state of the files: what every path holds after the change, and which paths it wrote. */
 interface PlannedChange {
@@ -99,6 +110,10 @@ function validateTree(name: string, files: Map<string, Buffer>, changed: Readonl
 function checkAllowed(change: SkillChange, row: SkillRow | undefined, options: SkillWriteOptions): void {
   const name = change.name;
   const live = row !== undefined && row.deleted_at === null;
+  // Someone else's unshared skill does not exist for this person: not to read, not to change.
+  if (live && fromPerson(options) && !row.shared && row.owner_id !== (options.person ?? null) && change.action !== 'create') {
+    refuse(`no skill named '${name}'; skills_list shows the existing ones`);
+  }
   if (change.action === 'create' && live) {
     refuse(`a skill named '${name}' already exists; view it and patch it, or pick a name for a different class of task`);
   }
@@ -179,7 +194,7 @@ async function storeSkill(
   trx: Transaction<Database>,
   profileId: string,
   change: SkillChange,
-  state: { row: SkillRow | undefined; version: number; plan: PlannedChange },
+  state: { row: SkillRow | undefined; version: number; plan: PlannedChange; autoShare: boolean },
   options: SkillWriteOptions,
 ): Promise<void> {
   const { row, version, plan } = state;
@@ -196,6 +211,8 @@ async function storeSkill(
     tags: meta.tags,
     deleted_at: null,
     updated_at: sql<Date>`clock_timestamp()`,
+    // A person's words reach others only once an operator shares them (or the profile auto-shares).
+    ...(fromPerson(options) ? { owner_id: options.person ?? null, shared: state.autoShare } : { owner_id: null, shared: true }),
   };
   await trx
     .insertInto('skills')
@@ -255,10 +272,11 @@ export async function applySkillChange(
   await sql`SELECT pg_advisory_xact_lock(hashtext(${`skill:${profileId}:${name}`}))`.execute(trx);
   const row = await trx
     .selectFrom('skills')
-    .select(['version', 'pinned', 'deleted_at', 'category'])
+    .select(['version', 'pinned', 'deleted_at', 'category', 'shared', 'owner_id'])
     .where('profile_id', '=', profileId)
     .where('name', '=', name)
     .executeTakeFirst();
+  const profile = await trx.selectFrom('profiles').select('auto_share_skills').where('id', '=', profileId).executeTakeFirst();
   const live = row !== undefined && row.deleted_at === null;
   try {
     checkAllowed(change, row, options);
@@ -266,7 +284,7 @@ export async function applySkillChange(
     const plan = planChange(change, current, live, options);
     const version = (row?.version ?? 0) + 1;
     if (change.action === 'delete') await markDeleted(trx, profileId, name, version);
-    else await storeSkill(trx, profileId, change, { row, version, plan }, options);
+    else await storeSkill(trx, profileId, change, { row, version, plan, autoShare: profile?.auto_share_skills === true }, options);
     await recordVersion(trx, profileId, change, version, plan.next, options.author);
     return { ok: true, name, version, message: plan.message };
   } catch (error) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Kysely, Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import type { Database } from '@herald/db';
 
 /** Reading a profile's skills; writes go through applySkillChange (skill-change.ts). */
@@ -9,6 +9,15 @@ type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Who is writing: reviews get extra guards (pinned skills, read before write). */
 export type SkillOrigin = 'session' | 'review' | 'person' | 'import';
+
+/**
+ * Who is reading: a person sees the profile's shared skills and their own (docs/security.md,
+ * "Skills: who sees what"); `person: null` (a group chat's prompt) sees the shared ones only.
+ * Operators' reads (API, CLI) pass no viewer and see every skill.
+ */
+export interface SkillViewer {
+  person: string | null;
+}
 
 export interface SkillSummary {
   name: string;
@@ -19,6 +28,10 @@ export interface SkillSummary {
   pinned: boolean;
   createdBy: string;
   updatedAt: Date;
+  /** Visible to everyone in the profile; else only to `ownerId`. */
+  shared: boolean;
+  /** The person whose session or chat wrote it; null for an operator's (API, CLI, import). */
+  ownerId: string | null;
 }
 
 export const sha256 = (content: Buffer) => createHash('sha256').update(content).digest('hex');
@@ -47,6 +60,8 @@ function summaryOf(row: {
   pinned: boolean;
   created_by: string;
   updated_at: Date;
+  shared: boolean;
+  owner_id: string | null;
 }): SkillSummary {
   return {
     name: row.name,
@@ -57,31 +72,45 @@ function summaryOf(row: {
     pinned: row.pinned,
     createdBy: row.created_by,
     updatedAt: row.updated_at,
+    shared: row.shared,
+    ownerId: row.owner_id,
   };
 }
 
-const SUMMARY_COLUMNS = ['name', 'description', 'category', 'tags', 'version', 'pinned', 'created_by', 'updated_at'] as const;
+const SUMMARY_COLUMNS = ['name', 'description', 'category', 'tags', 'version', 'pinned', 'created_by', 'updated_at', 'shared', 'owner_id'] as const;
 
-/** The profile's live skills, by category then name. */
-export async function listSkills(db: Executor, profileId: string): Promise<SkillSummary[]> {
+/** The condition on `skills` of what `viewer` may see; no viewer: everything. */
+export function visibleTo(viewer: SkillViewer | undefined) {
+  return (eb: ExpressionBuilder<Database, 'skills'>) =>
+    viewer === undefined
+      ? eb.lit(true)
+      : viewer.person === null
+        ? eb('shared', '=', true)
+        : eb.or([eb('shared', '=', true), eb('owner_id', '=', viewer.person)]);
+}
+
+/** The profile's live skills `viewer` may see, by category then name. */
+export async function listSkills(db: Executor, profileId: string, viewer?: SkillViewer): Promise<SkillSummary[]> {
   const rows = await db
     .selectFrom('skills')
     .select(SUMMARY_COLUMNS)
     .where('profile_id', '=', profileId)
     .where('deleted_at', 'is', null)
+    .where(visibleTo(viewer))
     .orderBy(sql`coalesce(category, '')`)
     .orderBy('name')
     .execute();
   return rows.map(summaryOf);
 }
 
-export async function getSkill(db: Executor, profileId: string, name: string): Promise<SkillSummary | undefined> {
+export async function getSkill(db: Executor, profileId: string, name: string, viewer?: SkillViewer): Promise<SkillSummary | undefined> {
   const row = await db
     .selectFrom('skills')
     .select(SUMMARY_COLUMNS)
     .where('profile_id', '=', profileId)
     .where('name', '=', name)
     .where('deleted_at', 'is', null)
+    .where(visibleTo(viewer))
     .executeTakeFirst();
   return row ? summaryOf(row) : undefined;
 }
@@ -92,12 +121,14 @@ export async function readSkillFiles(
   profileId: string,
   name: string,
   version?: number,
+  viewer?: SkillViewer,
 ): Promise<Map<string, Buffer> | undefined> {
   const skill = await db
     .selectFrom('skills')
     .select(['version', 'deleted_at'])
     .where('profile_id', '=', profileId)
     .where('name', '=', name)
+    .where(visibleTo(viewer))
     .executeTakeFirst();
   if (!skill || (version === undefined && skill.deleted_at !== null)) return undefined;
   const row = await db
@@ -144,6 +175,22 @@ export async function setSkillPinned(db: Executor, profileId: string, name: stri
   const result = await db
     .updateTable('skills')
     .set({ pinned, updated_at: sql`clock_timestamp()` })
+    .where('profile_id', '=', profileId)
+    .where('name', '=', name)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Shares a skill with everyone in its profile, or takes it back to its owner: an operator's act
+ * (the API, `herald skills share`, the console), which the audit trail records with the operator
+ * as actor (herald_audit_skill_share). False when there is no such live skill.
+ */
+export async function setSkillShared(db: Executor, profileId: string, name: string, shared: boolean): Promise<boolean> {
+  const result = await db
+    .updateTable('skills')
+    .set({ shared, updated_at: sql`clock_timestamp()` })
     .where('profile_id', '=', profileId)
     .where('name', '=', name)
     .where('deleted_at', 'is', null)

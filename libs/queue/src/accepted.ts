@@ -10,6 +10,8 @@ export interface AcceptedNotice {
   wakeGeneration: string;
   duplicate: boolean;
   control?: ControlAction;
+  /** Other sessions the command made runnable (a /new that withdrew the ended session's approvals). */
+  alsoWake?: readonly { sessionId: string; wakeGeneration: string }[];
 }
 
 /**
@@ -25,6 +27,11 @@ export async function announceAccepted(
   if (accepted.needsWake) {
     await enqueueWake(deps.queue, sessionId, accepted.wakeGeneration).catch((error: unknown) =>
       deps.logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
+    );
+  }
+  for (const other of accepted.alsoWake ?? []) {
+    await enqueueWake(deps.queue, other.sessionId, other.wakeGeneration).catch((error: unknown) =>
+      deps.logger.warn({ err: error, sessionId: other.sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
     );
   }
   if (accepted.control !== undefined && !accepted.duplicate) {

@@ -9,7 +9,7 @@ import { planQuery, queryLexemesSql, SEARCH_TEXT } from './search-plan.ts';
 import type { Lexemes, Plan, SearchRoute } from './search-plan.ts';
 import { messageStats, ownerDensityBound } from './term-shares.ts';
 import { parseSearchQuery } from './search-query.ts';
-import { otherVisibleSessionIds } from './search-scope.ts';
+import { otherVisibleChats } from './search-scope.ts';
 import type { SearchScope } from './search-scope.ts';
 
 export type SearchSort = 'relevance' | 'newest' | 'oldest';
@@ -129,7 +129,7 @@ export async function candidateQuery(db: Db, scope: SearchScope, options: Search
   const parsed = parseSearchQuery(options.query);
   const [before, stats] = await Promise.all([
     sql<{ words: Lexemes[]; others: string[] }>`
-      SELECT ${queryLexemesSql(parsed)} AS words, ${otherVisibleSessionIds(scope)} AS others`.execute(db),
+      SELECT ${queryLexemesSql(parsed)} AS words, ${otherVisibleChats(scope)} AS others`.execute(db),
     messageStats(db),
   ]);
   const row = before.rows[0];

@@ -9,7 +9,7 @@ export {
 export type { SearchHit, SearchOptions, SearchResult, SearchSort, SessionResult } from './history-search.ts';
 export { CANDIDATE_ROWS, CANDIDATE_WALK_MAX_ROWS, CANDIDATE_WALK_ROWS, MIN_CANDIDATE_ROWS, RECENT_SCAN_WINDOW } from './search-candidates.ts';
 export type { SearchRoute } from './search-plan.ts';
-export { canSeeSession, visibleSessions } from './search-scope.ts';
+export { canSeeSession, messageVisible, visibleSessions } from './search-scope.ts';
 export type { SearchScope } from './search-scope.ts';
 export { parseSearchQuery, SearchQueryError, MAX_QUERY_CHARS, MAX_QUERY_TERMS } from './search-query.ts';
 export type { ParsedQuery, SearchTerm } from './search-query.ts';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import type { Plan } from './search-plan.ts';
-import { ownedBy } from './search-scope.ts';
+import { inVisibleChats, ownedBy, sessionsOfChats } from './search-scope.ts';
 import type { SearchScope } from './search-scope.ts';
 
 /**
@@ -42,7 +42,7 @@ export const RECENT_SCAN_WINDOW = 50_000;
 
 export interface CandidateQuery {
   scope: SearchScope;
-  /** Sessions the person sees without owning them (otherVisibleSessionIds), read before planning. */
+  /** What the person sees of sessions they did not start, `<session id> <chat key>` (otherVisibleChats), read before planning. */
   others: readonly string[];
   plan: Plan;
   /** Conditions on `messages m` besides the query: roles, platforms, sessions. */
@@ -90,7 +90,7 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   const walkRows = recent ? RECENT_SCAN_WINDOW : walkPays(query.densityBound, query.rows) ? CANDIDATE_WALK_ROWS : 0;
   const matches = and([plan.condition, ...query.filters]);
   const within = and(query.timeRange);
-  const others = sql`m.session_id = ANY (${[...query.others]}::uuid[])`;
+  const others = sql`m.session_id = ANY (${sessionsOfChats(query.others)}::uuid[]) AND ${inVisibleChats(query.others)}`;
   // Nothing indexes the recent-scan condition: the other sessions are read newest first up to the window.
   const otherHits = recent
     ? sql`SELECT m.id, m.created_at FROM (SELECT * FROM messages m WHERE ${others} AND ${within}

@@ -7,7 +7,7 @@ import { candidateQuery, searchHistory, searchSql } from '../src/history-search.
 import type { SearchOptions, SearchSort } from '../src/history-search.ts';
 import { CANDIDATE_ROWS, CANDIDATE_WALK_MAX_ROWS, CANDIDATE_WALK_ROWS, MIN_CANDIDATE_ROWS, walkPays } from '../src/search-candidates.ts';
 import { messageStats, operandShare, ownerDensityBound } from '../src/term-shares.ts';
-import { otherVisibleSessionIds } from '../src/search-scope.ts';
+import { otherVisibleChats } from '../src/search-scope.ts';
 
 /** Messages in the generated history; u0 owns every other session, u1-u4 the rest. */
 const MESSAGES = 60_000;
@@ -178,7 +178,7 @@ describe('history search at scale: the scope inside the index, a bounded candida
 
   it('looks up the sessions seen without being owned through indexes, and leaves that branch out when there are none', async () => {
     const plan = await sql<{ 'QUERY PLAN': { Plan: PlanNode }[] }>`
-      EXPLAIN (ANALYZE, FORMAT JSON) SELECT ${otherVisibleSessionIds({ profileId: 'main', userId: 'u0' })} AS ids`.execute(database.db);
+      EXPLAIN (ANALYZE, FORMAT JSON) SELECT ${otherVisibleChats({ profileId: 'main', userId: 'u0' })} AS ids`.execute(database.db);
     const root = plan.rows[0]?.['QUERY PLAN'][0]?.Plan;
     expect(root).toBeDefined();
     // Nothing shared, no events: the sessions are not read (a hash join may open its scan for a row or two).

@@ -58,7 +58,7 @@ export async function runHandoffCommand(
   if (platform === undefined) return { reply: handoffUsage() };
   if (!isChatPlatform(platform)) return { reply: `Unknown platform '${platform}'. ${handoffUsage()}` };
   if (!(await mayHandOff(trx, sessionId, userId, operators))) return { reply: HANDOFF_NOT_YOURS_REPLY };
-  const outcome = await requestHandoff(trx, sessionId, platform, userId);
+  const outcome = await requestHandoff(trx, sessionId, platform, userId, operators.includes(userId));
   if (outcome.kind === 'open') return { reply: `A handoff to ${outcome.handoff.platform} is already under way.` };
   if (outcome.kind !== 'requested') return { reply: 'This conversation has ended; nothing to hand off.' };
   return { reply: `Handing this conversation off to the ${platform} home chat (request ${outcome.handoff.id}).` };

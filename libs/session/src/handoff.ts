@@ -12,7 +12,8 @@ import { handoffMessage, workStanding } from './handoff-message.ts';
 // /handoff <platform> (docs/long-chats.md#handoff): a request (pending -> running -> done, or
 // failed with a reason) that one worker claims and carries out in one transaction: the session
 // moves to the platform's home chat (its route, its address, so replies go there), the home chat's
-// own session ends ('handoff'), and one short message in the home chat says where the work stands,
+// own session gives way (ended 'handoff' when it is the requester's own, set aside unended when it
+// is someone else's: nobody ends another person's conversation), and one short message in the home chat says where the work stands,
 // through the outbox. A refusal rolls all of it back: the route and session stay as they were, and
 // asking again retries.
 
@@ -56,13 +57,20 @@ export type HandoffRequest =
   | { kind: 'not_found' };
 
 /** Asks for a session to move to `platform`'s home chat; the caller checked the platform is a chat platform. */
-export async function requestHandoff(db: Kysely<Database> | Transaction<Database>, sessionId: string, platform: string, requestedBy: string): Promise<HandoffRequest> {
+/** `byOperator`: asked by an operator (the API's token, a HERALD_OPERATORS member), who may end the home chat's own session. */
+export async function requestHandoff(
+  db: Kysely<Database> | Transaction<Database>,
+  sessionId: string,
+  platform: string,
+  requestedBy: string,
+  byOperator: boolean,
+): Promise<HandoffRequest> {
   const session = await db.selectFrom('sessions').select(['ended_at', 'end_reason']).where('id', '=', sessionId).executeTakeFirst();
   if (!session) return { kind: 'not_found' };
   if (session.ended_at !== null) return { kind: 'ended', reason: session.end_reason ?? 'ended' };
   const inserted = await sql<HandoffRow>`
-    INSERT INTO session_handoffs (id, session_id, platform, requested_by)
-    VALUES (${randomUUID()}::uuid, ${sessionId}::uuid, ${platform}, ${requestedBy})
+    INSERT INTO session_handoffs (id, session_id, platform, requested_by, by_operator)
+    VALUES (${randomUUID()}::uuid, ${sessionId}::uuid, ${platform}, ${requestedBy}, ${byOperator})
     ON CONFLICT (session_id) WHERE status IN ('pending', 'running') DO NOTHING
     RETURNING *`.execute(db);
   const row = inserted.rows[0];
@@ -72,7 +80,7 @@ export async function requestHandoff(db: Kysely<Database> | Transaction<Database
   }
   const open = await db.selectFrom('session_handoffs').selectAll().where('session_id', '=', sessionId).where('status', 'in', ['pending', 'running']).executeTakeFirst();
   // The open one finished between the insert and this read: ask again.
-  if (!open) return requestHandoff(db, sessionId, platform, requestedBy);
+  if (!open) return requestHandoff(db, sessionId, platform, requestedBy, byOperator);
   return { kind: 'open', handoff: view(open) };
 }
 
@@ -178,7 +186,7 @@ async function rebind(trx: Transaction<Database>, claim: HandoffClaim): Promise<
   if (!home) throw new HandoffRefused(`no home chat is set for ${claim.platform}: send /sethome in the ${claim.platform} chat that should be it, then ask again`);
   const key = sessionKey({ profileId: session.profile_id, ...address(home) });
   const current = await trx.selectFrom('session_routes').select('session_id').where('session_key', '=', key).forUpdate().executeTakeFirst();
-  if (current && current.session_id !== session.id) await endHomeSession(trx, current.session_id);
+  if (current && current.session_id !== session.id) await giveWay(trx, current.session_id, await requester(trx, claim));
   // The chat the session came from starts afresh: the session lives in the home chat now.
   await trx.deleteFrom('session_routes').where('session_id', '=', session.id).where('session_key', '<>', key).execute();
   await trx
@@ -197,14 +205,29 @@ async function rebind(trx: Transaction<Database>, claim: HandoffClaim): Promise<
   return home.chatId;
 }
 
-/** The home chat's own session gives way, unless it is busy (then the handoff fails and may be retried). */
-async function endHomeSession(trx: Transaction<Database>, sessionId: string): Promise<void> {
-  await trx.selectFrom('sessions').select('id').where('id', '=', sessionId).forUpdate().execute();
+interface Requester {
+  userId: string;
+  operator: boolean;
+}
+
+async function requester(trx: Transaction<Database>, claim: HandoffClaim): Promise<Requester> {
+  const row = await trx.selectFrom('session_handoffs').select(['requested_by', 'by_operator']).where('id', '=', claim.id).executeTakeFirstOrThrow();
+  return { userId: row.requested_by, operator: row.by_operator };
+}
+
+/**
+ * The home chat's own session gives way, unless it is busy (then the handoff fails and may be
+ * retried). The requester's own session ends, and an operator may end any; anyone else's (the operator's home-chat conversation, to a person)
+ * is only set aside: its route moves, but it is not ended, its end hooks do not fire, and its
+ * messages stay its people's (docs/decisions/2026-12-05-message-scope.md).
+ */
+async function giveWay(trx: Transaction<Database>, sessionId: string, by: Requester): Promise<void> {
+  const home = await trx.selectFrom('sessions').select('origin_user_id').where('id', '=', sessionId).forUpdate().executeTakeFirstOrThrow();
   const busy = await sql<{ busy: boolean }>`SELECT
       EXISTS (SELECT 1 FROM inbound_events WHERE session_id = ${sessionId}::uuid AND status IN ('pending', 'processing'))
    OR EXISTS (SELECT 1 FROM turns WHERE session_id = ${sessionId}::uuid AND status IN ('running', 'waiting')) AS busy`.execute(trx);
   if (busy.rows[0]?.busy === true) throw new HandoffRefused('the home chat is busy with its own conversation; ask again when it has been answered');
-  await endSession(trx, sessionId, 'handoff');
+  if (by.operator || home.origin_user_id === by.userId) await endSession(trx, sessionId, 'handoff');
 }
 
 function address(home: HomeChat): { platform: string; chatType: string; chatId: string; threadId?: string } {

@@ -12,6 +12,7 @@ import { bareApprovalWord, parseCommand, runCommand } from './chat-commands.ts';
 import type { Command, SessionControl } from './chat-commands.ts';
 import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
 import { endSession } from './session-end.ts';
+import { withdrawWaits } from './tool-waits.ts';
 import { checkReset } from './session-reset.ts';
 import type { LimitName } from './limit-refusal.ts';
 import { storableValue } from '@herald/core';
@@ -41,6 +42,8 @@ export interface AcceptedEvent {
   wakeGeneration: string;
   /** Set when the running turn must be told at once (a /stop, or a message in interrupt mode). */
   control?: SessionControl;
+  /** Other sessions the command made runnable: a /new withdrew the ended session's pending requests. */
+  alsoWake?: { sessionId: string; wakeGeneration: string }[];
 }
 
 async function routeToSession(
@@ -220,10 +223,14 @@ async function acceptCommand(
     if (seen) return duplicateOf(seen);
   }
   return db.transaction().execute(async (trx) => {
+    let alsoWake: { sessionId: string; wakeGeneration: string }[] = [];
     if (command.kind === 'new') {
       // Point the route at a brand-new session; the old one stays, reachable by id, ended.
       const old = await trx.deleteFrom('session_routes').where('session_key', '=', key).returning('session_id').executeTakeFirst();
       if (old) await endSession(trx, old.session_id, 'new');
+      // Whoever's request was parked there (another member's approval, say) must not hold their
+      // turn, and their one allowed turn in flight, until it times out.
+      if (old) alsoWake = await withdrawWaits(trx, old.session_id, message.userId);
     }
     const sessionId = await routeToSession(trx, key, message, randomUUID());
     const locked = await trx
@@ -244,6 +251,7 @@ async function acceptCommand(
       answered: true,
       wakeGeneration: String(locked.wake_generation),
       ...(outcome.control === undefined ? {} : { control: outcome.control }),
+      ...(alsoWake.length === 0 ? {} : { alsoWake }),
     };
   }).catch((error: unknown) => {
     // Rolled back our route/session work; report the event that won.

@@ -16,7 +16,7 @@ export {
   CHAT_COMMANDS,
   HELP_REPLY,
 } from './chat-commands.ts';
-export { LimitExceededError } from './limit-refusal.ts';
+export { LimitExceededError, limitPassed, limitsArgument, tokenLimitsArgument } from './limit-refusal.ts';
 export type { LimitName } from './limit-refusal.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
@@ -40,6 +40,8 @@ export {
   recordRefusal,
   resolveWait,
   takeAnsweredWaits,
+  withdrawWaits,
+  WITHDRAWN_BY_NEW,
 } from './tool-waits.ts';
 export type { WaitView } from './tool-waits.ts';
 export { acquirePlatformLease, renewPlatformLease, releasePlatformLease } from './platform-leases.ts';
@@ -78,4 +80,4 @@ export {
   runsOfCall,
   SUBAGENT_PLATFORM,
 } from './subagent-runs.ts';
-export type { ChildRunsInput, NewChildRun, RunFilter, SubagentRun } from './subagent-runs.ts';
+export type { ChildRunsInput, CreatedChild, NewChildRun, RunFilter, SubagentRun } from './subagent-runs.ts';

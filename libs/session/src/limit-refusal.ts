@@ -1,3 +1,6 @@
+import { sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '@herald/db';
 import type { QuotaConfig } from '@herald/core';
 
 /** The limits herald_check_limits counts, by the names it returns (and the metric's label). */
@@ -36,6 +39,12 @@ export class LimitExceededError extends Error {
   }
 }
 
+/** Only the token limits, as herald_check_limits takes them: what is checked before each model call. */
+export function tokenLimitsArgument(limits: QuotaConfig | undefined): string | null {
+  if (limits === undefined) return null;
+  return limitsArgument({ ...limits, turnsPerMinute: 0, globalTurnsPerMinute: 0, concurrentTurns: 0, globalConcurrentTurns: 0 });
+}
+
 /** The configured limits as herald_check_limits takes them: positive ones only; null when none is on. */
 export function limitsArgument(limits: QuotaConfig | undefined): string | null {
   if (limits === undefined) return null;
@@ -50,4 +59,14 @@ export function limitsArgument(limits: QuotaConfig | undefined): string | null {
   };
   for (const [name, value] of Object.entries(named)) if (value > 0) on[name] = value;
   return Object.keys(on).length === 0 ? null : JSON.stringify(on);
+}
+
+/**
+ * The first limit `userId` is past, counted by herald_check_limits, or undefined: what delegated
+ * children and each model call are checked against (docs/decisions/2026-12-05-delegated-limits.md).
+ */
+export async function limitPassed(db: Kysely<Database> | Transaction<Database>, userId: string, limits: string | null): Promise<LimitExceededError | undefined> {
+  if (limits === null) return undefined;
+  const row = (await sql<{ limit_name: LimitName; retry_after: number }>`SELECT * FROM herald_check_limits(${userId}, ${limits}::jsonb)`.execute(db)).rows[0];
+  return row === undefined ? undefined : new LimitExceededError(row.limit_name, row.retry_after);
 }

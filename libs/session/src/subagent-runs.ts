@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, SubagentExitReason, SubagentRole, SubagentRunStatus } from '@herald/db';
+import { limitPassed } from './limit-refusal.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -29,6 +30,8 @@ export interface ChildRunsInput {
   depth: number;
   maxIterations: number;
   tasks: NewChildRun[];
+  /** The person's limits as herald_check_limits takes them (limitsArgument); null: none on. */
+  limits: string | null;
 }
 
 export interface SubagentRun {
@@ -47,6 +50,8 @@ export interface SubagentRun {
   maxIterations: number;
   status: SubagentRunStatus;
   exitReason: SubagentExitReason | null;
+  /** Why the person's limits refused the child before it started (exit reason 'refused'). */
+  refusal: string | null;
   userId: string;
   createdAt: Date;
   startedAt: Date | null;
@@ -55,13 +60,13 @@ export interface SubagentRun {
 
 const columns = [
   'id', 'parent_session_id', 'parent_turn_id', 'tool_call_id', 'wait_id', 'task_index', 'child_session_id', 'goal', 'context',
-  'role', 'tools', 'depth', 'max_iterations', 'status', 'exit_reason', 'user_id', 'created_at', 'started_at', 'finished_at',
+  'role', 'tools', 'depth', 'max_iterations', 'status', 'exit_reason', 'refusal', 'user_id', 'created_at', 'started_at', 'finished_at',
 ] as const;
 
 type RunRow = {
   id: string; parent_session_id: string; parent_turn_id: string; tool_call_id: string; wait_id: string | null; task_index: number;
   child_session_id: string; goal: string; context: string | null; role: SubagentRole; tools: string[]; depth: number;
-  max_iterations: number; status: SubagentRunStatus; exit_reason: SubagentExitReason | null; user_id: string; created_at: Date;
+  max_iterations: number; status: SubagentRunStatus; exit_reason: SubagentExitReason | null; refusal: string | null; user_id: string; created_at: Date;
   started_at: Date | null; finished_at: Date | null;
 };
 
@@ -82,6 +87,7 @@ function view(row: RunRow): SubagentRun {
     maxIterations: row.max_iterations,
     status: row.status,
     exitReason: row.exit_reason,
+    refusal: row.refusal,
     userId: row.user_id,
     createdAt: row.created_at,
     startedAt: row.started_at,
@@ -89,56 +95,72 @@ function view(row: RunRow): SubagentRun {
   };
 }
 
+/** A child createChildRuns made: `refused` ones never run (their run is done, exit reason 'refused'). */
+export interface CreatedChild {
+  runId: string;
+  sessionId: string;
+  refused: boolean;
+}
+
 /**
  * Creates one child session per task with its frozen prompt, its one pending event (the goal, as
- * the delegating person's) and its run row, in the caller's (fenced) transaction. The caller wakes
- * the children after the commit; the reconciler finds any it could not wake.
+ * the delegating person's) and its run row, in the caller's (fenced) transaction. Each child is
+ * first checked against the person's limits (herald_check_limits), counting the parent's turn and
+ * the children created before it, which are the person's turns in flight: one past a limit gets no
+ * event and a run already done with exit reason 'refused' and the reason. The caller wakes the
+ * children that will run after the commit; the reconciler finds any it could not wake.
  */
-export async function createChildRuns(trx: Transaction<Database>, input: ChildRunsInput): Promise<{ runId: string; sessionId: string }[]> {
-  const created: { runId: string; sessionId: string }[] = [];
+export async function createChildRuns(trx: Transaction<Database>, input: ChildRunsInput): Promise<CreatedChild[]> {
+  const created: CreatedChild[] = [];
   for (const task of input.tasks) {
     const runId = randomUUID();
     const sessionId = randomUUID();
-    await trx
-      .insertInto('sessions')
-      .values({
-        id: sessionId,
-        profile_id: input.profileId,
-        session_key: `subagent:${runId}`,
-        platform: SUBAGENT_PLATFORM,
-        chat_type: 'subagent',
-        chat_id: runId,
-        origin_user_id: input.userId,
-        system_prompt: task.systemPrompt,
-        delegated_from: input.parentSessionId,
-      })
-      .execute();
-    await trx
-      .insertInto('inbound_events')
-      .values({ id: randomUUID(), session_id: sessionId, platform: SUBAGENT_PLATFORM, user_id: input.userId, user_name: 'delegate_task', text: task.goal })
-      .execute();
-    await trx
-      .insertInto('subagent_runs')
-      .values({
-        id: runId,
-        parent_session_id: input.parentSessionId,
-        parent_turn_id: input.parentTurnId,
-        tool_call_id: input.toolCallId,
-        wait_id: input.waitId,
-        task_index: task.taskIndex,
-        child_session_id: sessionId,
-        goal: task.goal,
-        context: task.context,
-        role: task.role,
-        tools: task.tools,
-        depth: input.depth,
-        max_iterations: input.maxIterations,
-        user_id: input.userId,
-      })
-      .execute();
-    created.push({ runId, sessionId });
+    const refused = await limitPassed(trx, input.userId, input.limits);
+    await trx.insertInto('sessions').values(childSession(input, task, runId, sessionId)).execute();
+    if (refused === undefined) {
+      await trx
+        .insertInto('inbound_events')
+        .values({ id: randomUUID(), session_id: sessionId, platform: SUBAGENT_PLATFORM, user_id: input.userId, user_name: 'delegate_task', text: task.goal })
+        .execute();
+    }
+    const settled = refused === undefined ? {} : { status: 'done' as const, exit_reason: 'refused' as const, refusal: refused.message, started_at: new Date(), finished_at: new Date() };
+    await trx.insertInto('subagent_runs').values({ ...runRow(input, task, runId, sessionId), ...settled }).execute();
+    created.push({ runId, sessionId, refused: refused !== undefined });
   }
   return created;
+}
+
+function childSession(input: ChildRunsInput, task: NewChildRun, runId: string, sessionId: string) {
+  return {
+    id: sessionId,
+    profile_id: input.profileId,
+    session_key: `subagent:${runId}`,
+    platform: SUBAGENT_PLATFORM,
+    chat_type: 'subagent',
+    chat_id: runId,
+    origin_user_id: input.userId,
+    system_prompt: task.systemPrompt,
+    delegated_from: input.parentSessionId,
+  };
+}
+
+function runRow(input: ChildRunsInput, task: NewChildRun, runId: string, sessionId: string) {
+  return {
+    id: runId,
+    parent_session_id: input.parentSessionId,
+    parent_turn_id: input.parentTurnId,
+    tool_call_id: input.toolCallId,
+    wait_id: input.waitId,
+    task_index: task.taskIndex,
+    child_session_id: sessionId,
+    goal: task.goal,
+    context: task.context,
+    role: task.role,
+    tools: task.tools,
+    depth: input.depth,
+    max_iterations: input.maxIterations,
+    user_id: input.userId,
+  };
 }
 
 /** The runs one delegate_task call started, by task index. */

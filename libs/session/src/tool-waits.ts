@@ -167,3 +167,29 @@ export async function recordRefusal(
     })
     .execute();
 }
+
+/** The answer a request withdrawn by /new records, for the turn and the audit trail. */
+export const WITHDRAWN_BY_NEW = 'withdrawn: the conversation was reset with /new';
+
+/**
+ * Withdraws the pending approvals and questions of a session that /new just ended: approvals are
+ * denied and questions lapse, so each parked turn resumes, ends, and frees its person's turn in
+ * flight at once instead of at the timeout. Returns the session to wake when there were any.
+ * Waits on subagents are left: their children end on their own.
+ */
+export async function withdrawWaits(trx: Transaction<Database>, sessionId: string, by: string): Promise<{ sessionId: string; wakeGeneration: string }[]> {
+  const parked = await trx
+    .selectFrom('tool_waits')
+    .select(['id', 'kind'])
+    .where('session_id', '=', sessionId)
+    .where('status', '=', 'pending')
+    .where('kind', 'in', ['approval', 'clarify'])
+    .forUpdate()
+    .execute();
+  if (parked.length === 0) return [];
+  for (const wait of parked) {
+    await sql`SELECT herald_resolve_wait(${wait.id}::uuid, ${wait.kind === 'approval' ? 'denied' : 'expired'}, ${WITHDRAWN_BY_NEW}::text, ${by}, false)`.execute(trx);
+  }
+  const session = await trx.selectFrom('sessions').select('wake_generation').where('id', '=', sessionId).executeTakeFirstOrThrow();
+  return [{ sessionId, wakeGeneration: String(session.wake_generation) }];
+}

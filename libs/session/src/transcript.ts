@@ -9,6 +9,8 @@ export interface NewMessage {
   toolCalls?: StoredToolCall[] | undefined;
   toolCallId?: string | undefined;
   toolName?: string | undefined;
+  /** Who wrote it (a user message's author); unset: the person the turn answers (herald_append_messages). */
+  owner?: string | undefined;
 }
 
 export interface StoredMessage extends NewMessage {
@@ -117,6 +119,7 @@ export function messagesJson(messages: NewMessage[]): string {
       tool_calls: message.toolCalls && message.toolCalls.length > 0 ? (message.toolCalls satisfies StoredToolCall[]) : null,
       tool_call_id: message.toolCallId ?? null,
       tool_name: message.toolName ?? null,
+      ...(message.owner === undefined ? {} : { owner: message.owner }),
     })),
   );
 }

@@ -86,6 +86,7 @@ async function createJob(args: CronjobArgs, context: ToolContext, origin: CronOr
     createCronJob(trx, {
       profileId: context.profileId,
       creatorUserId: context.userId,
+      byOperator: context.operator === true,
       origin,
       prompt,
       schedule,
@@ -113,6 +114,7 @@ async function updateJob(args: CronjobArgs, jobId: string, context: ToolContext,
     toolsets: args.enabled_toolsets,
     sessionName: args.session,
     missedPolicy: args.missed_policy,
+    byOperator: context.operator === true,
   };
   const job = await context.fencedWrite((trx) => updateCronJob(trx, jobId, changes, scope));
   return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound(jobId);

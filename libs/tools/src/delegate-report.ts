@@ -6,7 +6,8 @@ import type { SubagentRun } from '@herald/session';
 export interface ChildResult {
   task_index: number;
   run_id: string;
-  status: 'ok' | 'error' | 'timeout' | 'interrupted';
+  /** 'refused': the person's limits stopped the child (before it started, or before a model call); not an error. */
+  status: 'ok' | 'error' | 'timeout' | 'interrupted' | 'refused';
   summary: string;
   api_calls: number;
   duration_seconds: number;
@@ -25,6 +26,7 @@ const STATUS: Record<SubagentExitReason, ChildResult['status']> = {
   error: 'error',
   interrupted: 'interrupted',
   timeout: 'timeout',
+  refused: 'refused',
 };
 
 // The gate's and the loop's error results start with these (tool-gate.ts, tool-loop.ts).
@@ -84,7 +86,7 @@ export async function childResults(db: Db, runs: SubagentRun[], maxSummaryChars:
         task_index: run.taskIndex,
         run_id: run.id,
         status: STATUS[exit],
-        summary: budgetSummary(event?.reply_text ?? '', budget, run.id),
+        summary: run.refusal ?? budgetSummary(event?.reply_text ?? '', budget, run.id),
         api_calls: usage.calls,
         duration_seconds: Math.max(0, Math.round((ended.getTime() - started.getTime()) / 10) / 100),
         model: usage.model,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { DelegationConfig } from '@herald/core';
-import { createChildRuns, openBackgroundRuns, runOfChildSession, runsOfCall } from '@herald/session';
+import type { DelegationConfig, QuotaConfig } from '@herald/core';
+import { createChildRuns, limitsArgument, openBackgroundRuns, runOfChildSession, runsOfCall } from '@herald/session';
 import type { NewChildRun, SubagentRun } from '@herald/session';
 import type { SubagentRole } from '@herald/db';
 import { defineTool } from './tool.ts';
@@ -40,6 +40,8 @@ type Args = z.infer<typeof schema>;
 
 export interface DelegateToolOptions {
   config: DelegationConfig;
+  /** The per-person limits every child is checked against before it starts (docs/subagents.md, "Limits"). */
+  limits?: QuotaConfig | undefined;
   /** Toolset names to tool names (the built-in catalog and registered tools). */
   expand(toolsets: readonly string[]): string[];
   /** Wakes the child sessions once their rows are committed; the reconciler covers a failure. */
@@ -61,11 +63,11 @@ async function finishedOrParked(options: DelegateToolOptions, runs: SubagentRun[
   return JSON.stringify({ results: await childResults(context.db, runs, options.config.maxSummaryChars) });
 }
 
-function started(runs: { id: string; taskIndex: number }[]): string {
+function started(runs: { id: string; taskIndex: number; refused?: boolean }[]): string {
   return JSON.stringify({
     status: 'started',
     background: true,
-    runs: runs.map((run) => ({ task_index: run.taskIndex, run_id: run.id })),
+    runs: runs.map((run) => ({ task_index: run.taskIndex, run_id: run.id, ...(run.refused === true ? { status: 'refused' } : {}) })),
     note: 'Each result will arrive later as a message in this conversation. Do not wait for it or poll.',
   });
 }
@@ -111,11 +113,15 @@ async function delegate(options: DelegateToolOptions, args: Args, context: CallC
       depth: childDepth,
       maxIterations: config.maxIterations,
       tasks: children,
+      limits: limitsArgument(options.limits),
     }),
   );
-  await options.wake(created.map((child) => child.sessionId));
-  if (waitId === null) return started(created.map((child, index) => ({ id: child.runId, taskIndex: index })));
-  return context.parkOnRuns(waitId, created.length);
+  const running = created.filter((child) => !child.refused);
+  await options.wake(running.map((child) => child.sessionId));
+  if (waitId === null) return started(created.map((child, index) => ({ id: child.runId, taskIndex: index, refused: child.refused })));
+  // Every child refused: nothing to wait for, the refusals are the results.
+  if (running.length === 0) return finishedOrParked(options, await runsOfCall(context.db, context.turnId, context.toolCallId), context);
+  return context.parkOnRuns(waitId, running.length);
 }
 
 /**

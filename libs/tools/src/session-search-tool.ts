@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sql } from 'kysely';
-import { canSeeSession, MAX_QUERY_CHARS, SearchQueryError, searchHistory, visibleSessions } from '@herald/search';
+import { canSeeSession, MAX_QUERY_CHARS, messageVisible, SearchQueryError, searchHistory, visibleSessions } from '@herald/search';
 import type { Db, MessageRole } from '@herald/db';
 import type { SearchScope } from '@herald/search';
 import { defineTool } from './tool.ts';
@@ -100,19 +100,20 @@ async function discover(db: Db, scope: SearchScope, args: Args, exclude: string[
   };
 }
 
-async function scroll(db: Db, sessionId: string, aroundId: number, window: number) {
+async function scroll(db: Db, scope: SearchScope, sessionId: string, aroundId: number, window: number) {
+  const visible = messageVisible(scope);
   const anchor = await sql<{ id: string; seq: number }>`
-    SELECT id::text AS id, seq FROM messages WHERE session_id = ${sessionId}::uuid AND id = ${aroundId}`.execute(db);
+    SELECT id::text AS id, seq FROM messages m WHERE session_id = ${sessionId}::uuid AND id = ${aroundId} AND ${visible}`.execute(db);
   const at = anchor.rows[0];
   if (!at) return { success: false, error: `message ${aroundId} is not in session ${sessionId}` };
   const rows = await sql<MessageRow>`
-    SELECT id::text AS id, seq, role, content, tool_name, created_at FROM messages
-    WHERE session_id = ${sessionId}::uuid AND seq BETWEEN ${at.seq - window} AND ${at.seq + window}
+    SELECT id::text AS id, seq, role, content, tool_name, created_at FROM messages m
+    WHERE session_id = ${sessionId}::uuid AND seq BETWEEN ${at.seq - window} AND ${at.seq + window} AND ${visible}
     ORDER BY seq`.execute(db);
   const around = await sql<{ before: string; after: string }>`
     SELECT count(*) FILTER (WHERE seq < ${at.seq - window})::text AS before,
            count(*) FILTER (WHERE seq > ${at.seq + window})::text AS after
-    FROM messages WHERE session_id = ${sessionId}::uuid`.execute(db);
+    FROM messages m WHERE session_id = ${sessionId}::uuid AND ${visible}`.execute(db);
   return {
     success: true,
     mode: 'scroll',
@@ -123,13 +124,13 @@ async function scroll(db: Db, sessionId: string, aroundId: number, window: numbe
   };
 }
 
-async function read(db: Db, sessionId: string) {
+async function read(db: Db, scope: SearchScope, sessionId: string) {
   // The first READ_HEAD and the last READ_TAIL messages, in order, each once.
   const rows = await sql<MessageRow & { position: string; total: string }>`
     SELECT * FROM (
       SELECT id::text AS id, seq, role, content, tool_name, created_at,
              row_number() OVER (ORDER BY seq)::text AS position, count(*) OVER ()::text AS total
-      FROM messages WHERE session_id = ${sessionId}::uuid) numbered
+      FROM messages m WHERE session_id = ${sessionId}::uuid AND ${messageVisible(scope)}) numbered
     WHERE position::int <= ${READ_HEAD} OR position::int > total::int - ${READ_TAIL}
     ORDER BY seq`.execute(db);
   const total = Number(rows.rows[0]?.total ?? 0);
@@ -145,12 +146,13 @@ async function read(db: Db, sessionId: string) {
 }
 
 async function browse(db: Db, scope: SearchScope, exclude: string[], limit: number) {
+  const visible = messageVisible(scope);
   const rows = await sql<{ id: string; platform: string; chat_type: string; created_at: Date; last_at: Date | null; first_text: string | null; messages: string }>`
     WITH visible AS (${visibleSessions(scope)})
     SELECT v.id, v.platform, v.chat_type, v.created_at,
-      (SELECT max(m.created_at) FROM messages m WHERE m.session_id = v.id) AS last_at,
-      (SELECT m.content FROM messages m WHERE m.session_id = v.id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS first_text,
-      (SELECT count(*) FROM messages m WHERE m.session_id = v.id)::text AS messages
+      (SELECT max(m.created_at) FROM messages m WHERE m.session_id = v.id AND ${visible}) AS last_at,
+      (SELECT m.content FROM messages m WHERE m.session_id = v.id AND m.role = 'user' AND ${visible} ORDER BY m.seq LIMIT 1) AS first_text,
+      (SELECT count(*) FROM messages m WHERE m.session_id = v.id AND ${visible})::text AS messages
     FROM visible v WHERE v.id <> ALL (${exclude}::uuid[])
     ORDER BY v.created_at DESC LIMIT ${limit}`.execute(db);
   return {
@@ -197,9 +199,9 @@ export const sessionSearchTool = defineTool({
         return JSON.stringify({ success: false, error: `no session ${args.session_id} that this person may see` });
       }
       if (args.around_message_id !== undefined) {
-        return JSON.stringify(await scroll(context.db, args.session_id, args.around_message_id, args.window ?? SESSION_SEARCH_DEFAULT_WINDOW));
+        return JSON.stringify(await scroll(context.db, scope, args.session_id, args.around_message_id, args.window ?? SESSION_SEARCH_DEFAULT_WINDOW));
       }
-      return JSON.stringify(await read(context.db, args.session_id));
+      return JSON.stringify(await read(context.db, scope, args.session_id));
     }
     if (args.query !== undefined && args.query.trim() !== '') {
       const roleList = roles(args.role_filter);

@@ -21,7 +21,8 @@ export const skillsListTool = defineTool({
   schema: listArgs,
   replaySafe: true,
   async execute(args, context) {
-    const skills = (await listSkills(context.db, context.profileId)).filter(
+    // The shared skills and the person's own (docs/security.md, "Skills: who sees what").
+    const skills = (await listSkills(context.db, context.profileId, { person: context.userId })).filter(
       (skill) => args.category === undefined || skill.category === args.category,
     );
     return JSON.stringify({
@@ -33,6 +34,7 @@ export const skillsListTool = defineTool({
         category: skill.category,
         tags: skill.tags,
         ...(skill.pinned ? { pinned: true } : {}),
+        ...(skill.shared ? {} : { shared: false }),
       })),
     });
   },
@@ -58,8 +60,8 @@ export const skillViewTool = defineTool({
   async execute(args, context) {
     const path = args.file_path ?? SKILL_MD;
     const [skill, files] = await Promise.all([
-      getSkill(context.db, context.profileId, args.name),
-      readSkillFiles(context.db, context.profileId, args.name),
+      getSkill(context.db, context.profileId, args.name, { person: context.userId }),
+      readSkillFiles(context.db, context.profileId, args.name, undefined, { person: context.userId }),
     ]);
     if (!skill || !files) return JSON.stringify({ success: false, error: `no skill named '${args.name}'; skills_list shows the existing ones` });
     const content = files.get(path);
@@ -149,6 +151,7 @@ async function manage(args: ManageArgs, context: ToolContext): Promise<string> {
       author: context.review ? `review:${context.review.id}` : `session:${context.sessionId}`,
       scan: scanInPlace,
       viewed: context.review?.viewed,
+      person: context.userId,
     }),
   );
   if (!result.ok) return JSON.stringify({ success: false, error: result.error });

@@ -30,6 +30,8 @@ export interface ToolContext {
   review?: { id: string; viewed: Set<string> };
   /** The tools offered in this turn: what a child of delegate_task may be given at most. */
   offered?: readonly string[];
+  /** Whether the person is an operator (HERALD_OPERATORS today, a role later); unset: not. */
+  operator?: boolean;
 }
 
 /** The person's answer to a question a tool asked them. */

@@ -63,11 +63,13 @@ async function refusingBadInput<T>(reply: FastifyReply, fn: () => Promise<T>): P
   }
 }
 
-function createJob(db: Db, body: z.infer<typeof createBody>): Promise<CronJobView> {
+function createJob(db: Db, body: z.infer<typeof createBody>, operators: readonly string[]): Promise<CronJobView> {
   const origin = body.origin;
   return createCronJob(db, {
     profileId: body.profile,
     creatorUserId: apiUserId(body.user_id),
+    // The owner's chats only, unless the owner is an operator: the rule the tool and the CLI follow.
+    byOperator: operators.includes(apiUserId(body.user_id)),
     prompt: body.prompt,
     schedule: body.schedule,
     name: body.name,
@@ -86,10 +88,12 @@ function createJob(db: Db, body: z.infer<typeof createBody>): Promise<CronJobVie
 }
 
 /** The fields changed, then `enabled` applied as a pause or resume (so the paused reason is kept). */
-async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>): Promise<CronJobView | undefined> {
+async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, operators: readonly string[]): Promise<CronJobView | undefined> {
   // One transaction, attributed to the API in the audit trail (herald.actor).
   return asActor(db, 'api', async (trx) => {
+    const owner = await getCronJob(trx, jobId);
     let job = await updateCronJob(trx, jobId, {
+      byOperator: owner !== undefined && operators.includes(owner.creatorUserId),
       name: body.name,
       prompt: body.prompt,
       schedule: body.schedule,
@@ -107,7 +111,7 @@ async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>):
 }
 
 /** People's view of cron jobs: CRUD, a run-now trigger and run history with delivery receipts. */
-export function registerCronRoutes(app: FastifyInstance, db: Db): void {
+export function registerCronRoutes(app: FastifyInstance, db: Db, operators: readonly string[]): void {
   const noJob = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'no such cron job');
 
   app.get('/v1/cron/jobs', withContract({ summary: 'Cron jobs', tags: ['cron'], querystring: listQuery, response: { 200: cronJobList } }), async (request, reply) => {
@@ -122,7 +126,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db): void {
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const body = parsed.data;
     if (!(await profileExists(db, body.profile))) return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}'`, 'profile');
-    return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body))));
+    return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body, operators))));
   });
 
   app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'A cron job', tags: ['cron'], params: idParams, response: { 200: cronJobView } }), async (request, reply) => {
@@ -134,7 +138,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db): void {
     const parsed = patchBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     return refusingBadInput(reply, async () => {
-      const job = await patchJob(db, request.params.id, parsed.data);
+      const job = await patchJob(db, request.params.id, parsed.data, operators);
       return job ? jobJson(job) : noJob(reply);
     });
   });

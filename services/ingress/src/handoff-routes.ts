@@ -49,7 +49,8 @@ export function registerHandoffRoutes(app: FastifyInstance, db: Db): void {
       const issue = firstIssue(parsed.error);
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
-    const outcome = await requestHandoff(db, request.params.id, parsed.data.platform, apiUserId(parsed.data.user_id ?? 'api'));
+    // The API's token is the operator's: its handoff may end the home chat's own session.
+    const outcome = await requestHandoff(db, request.params.id, parsed.data.platform, apiUserId(parsed.data.user_id ?? 'api'), true);
     if (outcome.kind === 'not_found') return sendError(reply, 404, 'not_found', 'no such session');
     if (outcome.kind === 'ended') return sendError(reply, 409, 'session_ended', `the session has ended (${outcome.reason}); hand off the chat's current session`);
     if (outcome.kind === 'open') {

@@ -79,7 +79,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSkillRoutes(app, options.db);
   registerSkillTransferRoutes(app, options.db);
   registerReviewRoutes(app, options.db);
-  registerCronRoutes(app, options.db);
+  registerCronRoutes(app, options.db, options.config.people.operators);
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { asActor } from '@herald/audit';
-import { getSkill, listSkills, readSkillFiles, setSkillPinned, SKILL_MD, skillHistory } from '@herald/knowledge';
+import { getSkill, listSkills, readSkillFiles, setSkillPinned, setSkillShared, SKILL_MD, skillHistory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { profileExists } from './profile-exists.ts';
@@ -13,6 +13,7 @@ import { skillDetail, skillList, skillSummary } from './contracts/knowledge-view
 const skillParams = z.object({ profile: z.string(), name: z.string() });
 
 const pinBody = z.object({ pinned: z.boolean() }).strict();
+const shareBody = z.object({ shared: z.boolean() }).strict();
 
 /** One skill: its summary, the asked-for file (SKILL.md by default), its file list and versions. */
 async function skillView(db: Db, profile: string, name: string, path: string) {
@@ -57,6 +58,18 @@ export function registerSkillRoutes(app: FastifyInstance, db: Db): void {
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const { profile, name } = request.params;
     const changed = await asActor(db, 'api', (trx) => setSkillPinned(trx, profile, name, parsed.data.pinned));
+    if (!changed) return sendError(reply, 404, 'not_found', 'no such skill');
+    const skill = await getSkill(db, profile, name);
+    return skill ? summaryView(skill) : sendError(reply, 404, 'not_found', 'no such skill');
+  });
+
+  // Sharing a person's skill with everyone in the profile is an operator's act (the API token's);
+  // the audit trail records it (herald_audit_skill_share). { "shared": false } takes it back.
+  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/skills/:name/share', async (request, reply) => {
+    const parsed = shareBody.safeParse(request.body ?? {});
+    if (!parsed.success) return sendInvalid(reply, parsed.error);
+    const { profile, name } = request.params;
+    const changed = await asActor(db, 'api', (trx) => setSkillShared(trx, profile, name, parsed.data.shared));
     if (!changed) return sendError(reply, 404, 'not_found', 'no such skill');
     const skill = await getSkill(db, profile, name);
     return skill ? summaryView(skill) : sendError(reply, 404, 'not_found', 'no such skill');

@@ -11,6 +11,8 @@ export function summaryView(skill: SkillSummary) {
     pinned: skill.pinned,
     created_by: skill.createdBy,
     updated_at: skill.updatedAt.toISOString(),
+    shared: skill.shared,
+    owner_id: skill.ownerId,
   };
 }
 

@@ -46,6 +46,7 @@ export function subagentEvent(run: SubagentRun, outcome?: string): Record<string
 function exitReasonOf(outcome: string): string {
   if (outcome === 'answered') return 'completed';
   if (outcome === 'iteration_limit') return 'max_iterations';
+  if (outcome === 'limited') return 'refused';
   return outcome === 'stopped' ? 'interrupted' : 'error';
 }
 

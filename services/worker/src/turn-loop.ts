@@ -4,7 +4,7 @@ import { runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
 import { TurnStreamWriter } from '@herald/queue';
 import type { Logger } from '@herald/core';
-import { appendMessages, fenced, recordStep, takeAnsweredWaits } from '@herald/session';
+import { appendMessages, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { ToolGate } from '@herald/tools';
@@ -43,7 +43,7 @@ function injectedMessages(db: Db, write: FencedWrite, sessionId: string, setup: 
   return async () => {
     const pending = await db
       .selectFrom('inbound_events')
-      .select(['id', 'text'])
+      .select(['id', 'text', 'user_id'])
       .where('session_id', '=', sessionId)
       .where('status', '=', 'pending')
       .where('kind', '=', 'message')
@@ -61,7 +61,7 @@ function injectedMessages(db: Db, write: FencedWrite, sessionId: string, setup: 
         .execute();
       const ids = new Set(claimed.map((row) => row.id));
       const joined = pending.filter((event) => ids.has(event.id));
-      await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text })));
+      await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text, owner: event.user_id })));
       for (const event of joined) eventIds.push(event.id);
       return joined.map((event): ChatMessage => ({ role: 'user', content: event.text }));
     });
@@ -92,6 +92,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     db,
     fencedWrite: write,
     offered,
+    operator: config.people.operators.includes(callerId),
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
   setup.hooks = turnHooks;
@@ -146,7 +147,13 @@ export async function turnLoop(
       provider: turnHooks?.provider(provider) ?? provider,
       ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, systemPrompt) } } : {}),
       modelSignal: () => control.modelSignal(),
-      beforeModelCall: () => control.ensureLease(),
+      // Tokens are checked before every model call, not only when a message arrives: a turn (or a
+      // delegated child) stops once the person's daily budget is spent.
+      beforeModelCall: async () => {
+        await control.ensureLease();
+        const passed = await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas));
+        return passed?.message.replace(/^Not taken: /, 'Stopped before the next model call: ');
+      },
       sessionId,
       system: systemPrompt,
       tools,

@@ -127,6 +127,7 @@ export interface HookFirings {
 }
 
 export interface InboundEvents {
+  chat_key: string | null;
   completed_at: Timestamp | null;
   dedupe_key: string | null;
   error: string | null;
@@ -155,6 +156,7 @@ export interface MemoryEntries {
 }
 
 export interface Messages {
+  chat_key: string | null;
   content: Generated<string>;
   created_at: Generated<Timestamp>;
   id: Generated<Int8>;
@@ -239,6 +241,7 @@ export interface ProfileMcpServers {
 }
 
 export interface Profiles {
+  auto_share_skills: Generated<boolean>;
   created_at: Generated<Timestamp>;
   display_name: string;
   id: string;
@@ -317,6 +320,7 @@ export interface SessionCompressions {
 
 export interface SessionHandoffs {
   attempt: Generated<number>;
+  by_operator: Generated<boolean>;
   claimed_at: Timestamp | null;
   finished_at: Timestamp | null;
   id: string;
@@ -399,8 +403,10 @@ export interface Skills {
   deleted_at: Timestamp | null;
   description: string;
   name: string;
+  owner_id: string | null;
   pinned: Generated<boolean>;
   profile_id: string;
+  shared: Generated<boolean>;
   tags: Generated<string[]>;
   updated_at: Generated<Timestamp>;
   version: number;
@@ -429,6 +435,7 @@ export interface SubagentRuns {
   max_iterations: number;
   parent_session_id: string;
   parent_turn_id: string;
+  refusal: string | null;
   role: string;
   started_at: Timestamp | null;
   status: Generated<string>;
@@ -472,6 +479,7 @@ export interface ToolWaits {
 }
 
 export interface Turns {
+  addressed_to: string | null;
   attempts: Generated<number>;
   ended_at: Timestamp | null;
   error: string | null;

@@ -18,6 +18,9 @@ export const skillSummary = z.object({
   pinned: z.boolean(),
   created_by: z.string(),
   updated_at: isoTime,
+  /** Visible to everyone in the profile; else only to owner_id (docs/security.md, "Skills: who sees what"). */
+  shared: z.boolean(),
+  owner_id: z.string().nullable(),
 });
 
 export const skillList = z.object({ skills: z.array(skillSummary) });

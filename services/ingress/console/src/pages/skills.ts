@@ -19,7 +19,7 @@ function skillRow(skill: SkillSummary, profile: string): HTMLElement {
     'li',
     { class: 'row' },
     h('a', { href: link('skills', [skill.name], { profile }), class: 'row-main' }, h('span', { class: 'chat' }, skill.name), h('span', {}, skill.description)),
-    h('span', { class: 'meta' }, h('span', {}, `v${skill.version}`), skill.pinned ? h('span', { class: 'badge ok' }, 'pinned') : null, skill.category ? h('span', {}, skill.category) : null, h('span', {}, `by ${skill.created_by}`), h('span', {}, 'updated ', timeElement(skill.updated_at))),
+    h('span', { class: 'meta' }, h('span', {}, `v${skill.version}`), skill.pinned ? h('span', { class: 'badge ok' }, 'pinned') : null, skill.shared ? null : h('span', { class: 'badge muted' }, `only ${skill.owner_id ?? 'its owner'}`), skill.category ? h('span', {}, skill.category) : null, h('span', {}, `by ${skill.created_by}`), h('span', {}, 'updated ', timeElement(skill.updated_at))),
   );
 }
 
@@ -31,14 +31,23 @@ async function skillDetail(ctx: PageContext, profile: string, name: string): Pro
     await api('PUT', `${path}/pin`, { pinned: !skill.pinned });
     go(location.hash);
   };
+  const toggleShare = async () => {
+    await api('PUT', `${path}/share`, { shared: !skill.shared });
+    go(location.hash);
+  };
   const content = typeof skill.content === 'string' ? skill.content : `(binary, ${skill.content.content.length} base64 characters)`;
   replace(
     ctx.main,
     h('p', {}, h('a', { href: link('skills', [], { profile }) }, '← Skills')),
     h('h1', {}, skill.name),
     h('p', {}, skill.description),
-    h('p', { class: 'meta' }, h('span', {}, `version ${skill.version}`), h('span', { class: `badge ${skill.pinned ? 'ok' : 'muted'}` }, skill.pinned ? 'pinned: the reviewer leaves it alone' : 'not pinned')),
-    h('div', { class: 'actions' }, h('button', { type: 'button', on: { click: () => void togglePin() } }, skill.pinned ? 'Unpin' : 'Pin')),
+    h('p', { class: 'meta' }, h('span', {}, `version ${skill.version}`), h('span', { class: `badge ${skill.pinned ? 'ok' : 'muted'}` }, skill.pinned ? 'pinned: the reviewer leaves it alone' : 'not pinned'), h('span', { class: `badge ${skill.shared ? 'ok' : 'muted'}` }, skill.shared ? 'shared with everyone in the profile' : `seen only by ${skill.owner_id ?? 'its owner'} until shared`)),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', on: { click: () => void togglePin() } }, skill.pinned ? 'Unpin' : 'Pin'),
+      h('button', { type: 'button', on: { click: () => void toggleShare() } }, skill.shared ? 'Unshare' : 'Share'),
+    ),
     status,
     h('h2', {}, 'SKILL.md'),
     h('pre', { class: 'text doc' }, content),
@@ -49,7 +58,7 @@ async function skillDetail(ctx: PageContext, profile: string, name: string): Pro
   );
 }
 
-/** Skills of a profile: the list, and one skill's SKILL.md, files and versions, with pin and unpin. */
+/** Skills of a profile: the list, and one skill's SKILL.md, files and versions, with pin, unpin, share and unshare. */
 export async function skillsPage(ctx: PageContext): Promise<void> {
   const profile = ctx.route.params.get('profile') || 'main';
   const name = ctx.route.parts[0];

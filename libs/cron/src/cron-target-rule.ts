@@ -1,0 +1,56 @@
+import { sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { parseUserId } from '@herald/core';
+import type { CronTarget, Database } from '@herald/db';
+import { describeTarget } from './cron-targets.ts';
+
+// Who may deliver where (docs/security.md, "Where a cron job may deliver"): the one rule every way
+// of creating or changing a job goes through (the cronjob tool, the API, the CLI, the import), so
+// a person's job cannot post text they chose into a chat they have no part in.
+
+/** Who names a job's targets: its owner, and whether they are an operator (HERALD_OPERATORS today; a role later). */
+export interface TargetChooser {
+  profileId: string;
+  userId: string;
+  operator: boolean;
+}
+
+/** What a person is told when a target is not theirs to name; the job is not created or changed. */
+export function targetRefusal(target: CronTarget): string {
+  return (
+    `${describeTarget(target)} is not a chat you take part in: a job may deliver to the chats you write in ` +
+    "(its origin, your DMs) or 'local'; anything else needs an operator"
+  );
+}
+
+/** Whether `target` is a chat the person wrote in, in this profile (inbound_events.chat_key, migration 0044). */
+async function writesIn(db: Kysely<Database> | Transaction<Database>, chooser: TargetChooser, target: CronTarget & { chatId: string }): Promise<boolean> {
+  // Past `agent:<profile>:` a route key reads <platform>:<chat_type>:<chat_id>[:<thread_id>] (libs/session/src/session-key.ts).
+  const rest = sql`substr(e.chat_key, length(${`agent:${chooser.profileId}:`}) + 1)`;
+  const found = await sql`
+    SELECT 1 FROM inbound_events e
+    WHERE e.user_id = ${chooser.userId} AND e.chat_key LIKE ${`agent:${chooser.profileId.replace(/[\\%_]/g, '\\$&')}:%`}
+      AND split_part(${rest}, ':', 1) = ${target.platform} AND split_part(${rest}, ':', 3) = ${target.chatId}
+    LIMIT 1`.execute(db);
+  return found.rows.length > 0;
+}
+
+/** A Telegram DM's chat id is the person's own id: their DM is theirs before they first write in it. */
+function ownDm(chooser: TargetChooser, target: CronTarget & { chatId: string }): boolean {
+  const person = parseUserId(chooser.userId);
+  return person !== undefined && target.platform === 'telegram' && person.platform === 'telegram' && person.id === target.chatId;
+}
+
+/**
+ * The first of `targets` the chooser may not name, or undefined when all are theirs: an operator
+ * may name any; anyone else only chats they take part in. A webhook is no chat: operators only.
+ */
+export async function refusedTarget(db: Kysely<Database> | Transaction<Database>, chooser: TargetChooser, targets: readonly CronTarget[]): Promise<CronTarget | undefined> {
+  if (chooser.operator) return undefined;
+  for (const target of targets) {
+    if ('url' in target) return target;
+    if (ownDm(chooser, target)) continue;
+    if (!(await writesIn(db, chooser, target))) return target;
+  }
+  return undefined;
+}
