@@ -7,6 +7,7 @@ export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts
 export type { DiscordConfig, PlatformsConfig, TelegramConfig } from './config/platforms.ts';
 export type { SandboxConfig } from './config/sandbox.ts';
 export type { ToolsConfig } from './config/tools.ts';
+export type { WebSearchConfig } from './config/web-search.ts';
 export type { ReviewerRoleConfig, RolesConfig, SchedulerRoleConfig, WorkerRoleConfig } from './config/roles.ts';
 export type { PeopleConfig, QuotaConfig } from './config/people.ts';
 export type { CompressionConfig } from './config/compression.ts';

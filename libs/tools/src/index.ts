@@ -24,6 +24,8 @@ export { checkCommand } from './command-guard.ts';
 export type { CommandCheck, GuardVerdict } from './command-guard.ts';
 export { createWebExtractTool } from './web-extract-tool.ts';
 export type { WebExtractToolOptions } from './web-extract-tool.ts';
+export { createWebSearchTool, searchWeb, WEB_SEARCH_MAX_RESULTS } from './web-search-tool.ts';
+export type { SearchResult } from './web-search-tool.ts';
 export { Allowlist, assertAddressAllowed, BlockedAddressError, blockedReason, pinnedLookup, resolveAllowed, systemLookup } from './ssrf.ts';
 export type { LookupFunction } from './ssrf.ts';
 export { pinnedRequest } from './pinned-request.ts';
@@ -41,6 +43,8 @@ import type { SandboxChoice } from './sandbox.ts';
 import type { SandboxConfig } from '@herald/core';
 import { createTerminalTool } from './terminal-tool.ts';
 import { createWebExtractTool } from './web-extract-tool.ts';
+import { createWebSearchTool } from './web-search-tool.ts';
+import type { WebSearchConfig } from '@herald/core';
 import { cronjobTool } from './cronjob-tool.ts';
 import { sessionSearchTool } from './session-search-tool.ts';
 
@@ -54,6 +58,8 @@ export interface BuiltinToolOptions {
   sandbox?: Pick<SandboxConfig, 'networkToolsets'>;
   webAllowlist?: readonly string[];
   webMaxBytes?: number;
+  /** The engine behind web_search; without one the tool is registered but never offered. */
+  webSearch?: WebSearchConfig;
 }
 
 /** The registry of built-in tools; which of them a session sees is the tool policy's business. */
@@ -80,6 +86,7 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
     }),
   );
   registry.register(createWebExtractTool({ allowlist: options.webAllowlist, maxBytes: options.webMaxBytes }));
+  registry.register(createWebSearchTool(options.webSearch ?? null));
   return registry;
 }
 export { createDelegateTool, DELEGATE_BLOCKED_TOOLS } from './delegate-tool.ts';

@@ -23,7 +23,7 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   clarify: leaf('ask the person a question and wait for the answer', ['clarify']),
   file: leaf('read, write, patch and search files in the session workspace', ['read_file', 'write_file', 'patch', 'search_files']),
   terminal: leaf('shell commands in the session workspace', ['terminal']),
-  web: leaf('fetch web pages as text', ['web_extract']),
+  web: leaf('search the web and fetch pages as text', ['web_search', 'web_extract']),
   skills: leaf('reusable procedures', ['skills_list', 'skill_view', 'skill_manage']),
   cronjob: leaf('scheduled jobs', ['cronjob']),
   delegation: leaf('hand tasks to subagents that run as child sessions', ['delegate_task']),

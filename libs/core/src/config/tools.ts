@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { commaList, integer } from './fields.ts';
 import { sandboxConfig, sandboxSchema } from './sandbox.ts';
 import type { SandboxConfig } from './sandbox.ts';
+import { missingWebSearchSetting, webSearchConfig, webSearchSchema } from './web-search.ts';
+import type { WebSearchConfig } from './web-search.ts';
 
 /** What the agent's tools may reach and how long they may take; the names match builtinRegistry's options. */
 export interface ToolsConfig {
@@ -16,6 +18,8 @@ export interface ToolsConfig {
   /** Hosts, IPs or CIDR ranges web fetches may reach even though they are loopback or private. */
   webAllowlist: string[];
   webMaxBytes: number;
+  /** The search engine behind web_search (HERALD_WEB_SEARCH); null: web_search is not offered. */
+  webSearch: WebSearchConfig;
   /** How long a pending approval or clarifying question waits for the person before it lapses. */
   approvalTimeoutMs: number;
   /** How terminal and file tools are confined; see SandboxConfig. */
@@ -32,6 +36,11 @@ export const toolsSection = z
     HERALD_WEB_MAX_BYTES: integer(1024, 100_000_000).default(2_000_000),
     HERALD_APPROVAL_TIMEOUT_MS: integer(1000, 86_400_000).default(300_000),
     ...sandboxSchema,
+    ...webSearchSchema,
+  })
+  .superRefine((e, context) => {
+    const missing = missingWebSearchSetting(e);
+    if (missing !== null) context.addIssue({ code: 'custom', path: [missing], message: `required when HERALD_WEB_SEARCH is ${e.HERALD_WEB_SEARCH}` });
   })
   .transform(
     (e): ToolsConfig => ({
@@ -43,5 +52,6 @@ export const toolsSection = z
       webMaxBytes: e.HERALD_WEB_MAX_BYTES,
       approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
       sandbox: sandboxConfig(e),
+      webSearch: webSearchConfig(e),
     }),
   );
