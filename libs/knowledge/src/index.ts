@@ -2,6 +2,8 @@ export { readMemory, readOwnMemory, writeMemory, deleteMemoryEntry, usageOf } fr
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
 export { loadPromptSources, promptPerson } from './prompt-sources.ts';
 export type { PromptSources } from './prompt-sources.ts';
+export { readContextFiles, truncateContextFile, CONTEXT_FILE_MAX_CHARS } from './context-files.ts';
+export type { ContextFile } from './context-files.ts';
 export {
   parseSkillMd,
   parseFrontmatter,

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { sessionWorkspace } from './session-prompt.ts';
 import type { Transaction } from 'kysely';
 import { runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
@@ -85,7 +85,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     userId: callerId,
     platform: session.platform,
     role,
-    workspaceDir: join(config.tools.workspaceRoot, session.profileId, setup.shape.workspaceSessionId ?? sessionId),
+    workspaceDir: sessionWorkspace(config, session.profileId, setup.shape.workspaceSessionId ?? sessionId),
     db,
     fencedWrite: write,
     offered,

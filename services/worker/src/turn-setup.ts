@@ -6,7 +6,7 @@ import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
 import { recordCrashRecovery } from '@herald/telemetry';
 import { toolPolicySchema } from '@herald/tools';
 import type { CallerRole, ToolPolicy } from '@herald/tools';
-import { buildSessionPrompt } from './session-prompt.ts';
+import { buildSessionPrompt, sessionWorkspace } from './session-prompt.ts';
 import { compactBeforeTurn } from './turn-compaction.ts';
 import type { TurnCompaction } from './turn-compaction.ts';
 import type { TurnDependencies, TurnResult } from './turn-runner.ts';
@@ -57,6 +57,7 @@ function compactionFor(
   offered: string[],
   events: PendingEvent[],
   provider: Provider | null,
+  workspace: string,
 ): TurnCompaction | undefined {
   if (provider === null) return undefined;
   const { config, db, logger } = deps;
@@ -66,7 +67,7 @@ function compactionFor(
       db,
       logger,
       summariser: deps.summariser ?? provider,
-      buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? ''),
+      buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '', workspace),
       tools: deps.registry.definitions(offered),
     },
     lease,
@@ -98,7 +99,8 @@ export async function setUpTurn(
   const offered = shape.within(deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets }));
   const callerId = events[events.length - 1]?.userId ?? '';
   const provider = providerFor(shape, deps.provider, deps.childProvider);
-  const compaction = compactionFor(deps, lease, session, offered, events, provider);
+  const workspace = sessionWorkspace(deps.config, session.profileId, shape.workspaceSessionId ?? lease.sessionId);
+  const compaction = compactionFor(deps, lease, session, offered, events, provider, workspace);
   const setup: TurnSetup = {
     turnId,
     eventIds,
@@ -129,7 +131,7 @@ export async function setUpTurn(
     setup.ineffective = before.ineffective;
     setup.history = before.history;
   }
-  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '') : null;
+  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '', workspace) : null;
   await startTurn(db, lease, turnId, eventIds, newPrompt);
   if (newPrompt !== null) session.systemPrompt = newPrompt;
   return { setup };
