@@ -369,12 +369,16 @@ export interface SkillBlobs {
 }
 
 export interface Skills {
+  builtin_seeded_version: number | null;
+  builtin_version: number | null;
   category: string | null;
   created_at: Generated<Timestamp>;
   created_by: string;
   deleted_at: Timestamp | null;
   description: string;
   name: string;
+  offered_builtin_files: Json | null;
+  offered_builtin_version: number | null;
   pinned: Generated<boolean>;
   profile_id: string;
   tags: Generated<string[]>;

@@ -12,7 +12,16 @@ interface SkillSummary {
   version: number;
   pinned: boolean;
   created_by: string;
+  origin: 'builtin' | 'profile';
+  builtin: { version: number; edited: boolean; offered_version: number | null } | null;
   updated_at: string;
+}
+
+/** Herald's own skill and its state, or who in the profile made it. */
+function originText(skill: SkillSummary): string {
+  if (skill.builtin === null) return `by ${skill.created_by}`;
+  const offer = skill.builtin.offered_version === null ? '' : `, v${skill.builtin.offered_version} offered`;
+  return `built-in v${skill.builtin.version}${skill.builtin.edited ? ', edited' : ''}${offer}`;
 }
 
 interface SkillDetail extends SkillSummary {
@@ -35,7 +44,7 @@ function skillRow(skill: SkillSummary, profile: string): HTMLElement {
     'li',
     { class: 'row' },
     h('a', { href: link('skills', [skill.name], { profile }), class: 'row-main' }, h('span', { class: 'chat' }, skill.name), h('span', {}, skill.description)),
-    h('span', { class: 'meta' }, h('span', {}, `v${skill.version}`), skill.pinned ? h('span', { class: 'badge ok' }, 'pinned') : null, skill.category ? h('span', {}, skill.category) : null, h('span', {}, `by ${skill.created_by}`), h('span', {}, 'updated ', timeElement(skill.updated_at))),
+    h('span', { class: 'meta' }, h('span', {}, `v${skill.version}`), skill.pinned ? h('span', { class: 'badge ok' }, 'pinned') : null, skill.category ? h('span', {}, skill.category) : null, h('span', { class: skill.builtin ? 'badge muted' : '' }, originText(skill)), h('span', {}, 'updated ', timeElement(skill.updated_at))),
   );
 }
 
