@@ -7,6 +7,8 @@ import { CHAT_PLATFORMS } from '@herald/delivery';
 import { SessionLifecycle, WorkerService } from '@herald/worker';
 import { WebhookSender } from '@herald/scheduler';
 import { registerDelegation } from './delegation-wiring.ts';
+import { openBackgroundProcesses } from './process-wiring.ts';
+import type { RunQueue } from '@herald/queue';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
 import { childProviderFromConfig, providerFromConfig, summariserFromConfig } from './provider-wiring.ts';
@@ -18,10 +20,16 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
   const toolSandbox = await openToolSandbox(config, log);
-  const registry = builtinRegistry({ ...config.tools, toolSandbox });
+  // The queue is made with delegate_task below; processes only post exits once the worker runs.
+  let runQueue: RunQueue | null = null;
+  const backgroundProcesses = openBackgroundProcesses(config, db, log, () => runQueue!);
+  const registry = builtinRegistry({ ...config.tools, toolSandbox, backgroundProcesses });
   const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
   const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
   const queue = registerDelegation(config, registry, transport, db, log, shutdown);
+  runQueue = queue;
+  // Shutdown runs in reverse: after the worker's turns end, before the queue and Postgres close.
+  shutdown.add('background processes', () => backgroundProcesses.stopAll());
   // The worker sends review and cron-finish jobs: their queues carry this config's policy.
   await applyPolicies(db, jobQueues(config));
   const worker = new WorkerService({

@@ -24,6 +24,9 @@ export { checkCommand } from './command-guard.ts';
 export type { CommandCheck, GuardVerdict } from './command-guard.ts';
 export { createWebExtractTool } from './web-extract-tool.ts';
 export type { WebExtractToolOptions } from './web-extract-tool.ts';
+export { BackgroundProcesses, NOTICE_TAIL_CHARS, ProcessLimitError } from './background-processes.ts';
+export type { BackgroundProcess, BackgroundProcessesOptions, ExitNotice } from './background-processes.ts';
+export { createProcessTool, PROCESS_WAIT_MAX_S } from './process-tool.ts';
 export { createWebSearchTool, searchWeb, WEB_SEARCH_MAX_RESULTS } from './web-search-tool.ts';
 export type { SearchResult } from './web-search-tool.ts';
 export { Allowlist, assertAddressAllowed, BlockedAddressError, blockedReason, pinnedLookup, resolveAllowed, systemLookup } from './ssrf.ts';
@@ -44,6 +47,8 @@ import type { SandboxConfig } from '@herald/core';
 import { createTerminalTool } from './terminal-tool.ts';
 import { createWebExtractTool } from './web-extract-tool.ts';
 import { createWebSearchTool } from './web-search-tool.ts';
+import { createProcessTool } from './process-tool.ts';
+import type { BackgroundProcesses } from './background-processes.ts';
 import type { WebSearchConfig } from '@herald/core';
 import { cronjobTool } from './cronjob-tool.ts';
 import { sessionSearchTool } from './session-search-tool.ts';
@@ -60,6 +65,8 @@ export interface BuiltinToolOptions {
   webMaxBytes?: number;
   /** The engine behind web_search; without one the tool is registered but never offered. */
   webSearch?: WebSearchConfig;
+  /** The worker's background processes; without them (reviewers, the CLI) `process` is not offered. */
+  backgroundProcesses?: BackgroundProcesses | null;
 }
 
 /** The registry of built-in tools; which of them a session sees is the tool policy's business. */
@@ -83,6 +90,14 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
       network: options.sandbox?.networkToolsets.includes('terminal') ?? false,
       maxTimeoutMs: options.terminalMaxTimeoutMs,
       outputChars: options.terminalOutputChars,
+    }),
+  );
+  registry.register(
+    createProcessTool({
+      sandbox: choice.sandbox,
+      unavailable,
+      network: options.sandbox?.networkToolsets.includes('terminal') ?? false,
+      processes: options.backgroundProcesses ?? null,
     }),
   );
   registry.register(createWebExtractTool({ allowlist: options.webAllowlist, maxBytes: options.webMaxBytes }));

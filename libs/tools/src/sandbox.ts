@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,10 +33,21 @@ export interface SandboxScript {
   signal: AbortSignal;
 }
 
+/** A long-running command: stdin stays open, nothing is awaited; the caller owns the process. */
+export interface BackgroundCommand {
+  command: string;
+  workspace: string;
+  network: boolean;
+  /** The CPU-time limit is set from it; the caller kills the process group at the wall-clock limit. */
+  timeoutMs: number;
+}
+
 export interface Sandbox {
   /** bwrap: namespaces that hide the platform; none: the worker's own user and view (HERALD_SANDBOX=none). */
   readonly kind: 'bwrap' | 'none';
   run(command: SandboxCommand): Promise<ProcessResult>;
+  /** Starts a background command in its own process group (the leader's pid kills the group). */
+  start(command: BackgroundCommand): ChildProcessWithoutNullStreams;
   /** Present in bubblewrap only: unconfined, the file tools run in the worker's own process instead. */
   runNode?(script: SandboxScript): Promise<ProcessResult>;
 }
@@ -101,16 +114,26 @@ class Bubblewrap implements Sandbox {
     });
   }
 
-  run(command: SandboxCommand, readOnlyPaths: readonly string[] = [], input?: string): Promise<ProcessResult> {
+  #invocation(command: BackgroundCommand, readOnlyPaths: readonly string[]): { file: string; args: string[]; env: Record<string, string> } {
     const [shell, shellArgs] = limitedShell(command.command, this.#options.settings, command.timeoutMs);
     const nodeBin = join(nodePrefixOf(process.execPath), 'bin');
     const path = SANDBOX_PATH.split(':').includes(nodeBin) ? SANDBOX_PATH : `${SANDBOX_PATH}:${nodeBin}`;
     // bwrap itself gets the clean environment too: the sandbox's PID 1 is a copy of it, and its
     // /proc/1/environ is readable from inside.
     const env = sandboxEnv(this.#options.env, this.#options.settings.env, command.workspace, path);
+    return { file: this.#bwrap, args: [...callBwrapArgs(this.#base, command.workspace, command.network, readOnlyPaths), shell, ...shellArgs], env };
+  }
+
+  start(command: BackgroundCommand): ChildProcessWithoutNullStreams {
+    const { file, args, env } = this.#invocation(command, []);
+    return spawn(file, args, { cwd: command.workspace, env, detached: true, stdio: 'pipe' });
+  }
+
+  run(command: SandboxCommand, readOnlyPaths: readonly string[] = [], input?: string): Promise<ProcessResult> {
+    const { file, args, env } = this.#invocation(command, readOnlyPaths);
     return runProcess({
-      file: this.#bwrap,
-      args: [...callBwrapArgs(this.#base, command.workspace, command.network, readOnlyPaths), shell, ...shellArgs],
+      file,
+      args,
       env,
       cwd: command.workspace,
       timeoutMs: command.timeoutMs,
@@ -137,6 +160,12 @@ class Unconfined implements Sandbox {
 
   constructor(options: SandboxOptions) {
     this.#options = options;
+  }
+
+  start(command: BackgroundCommand): ChildProcessWithoutNullStreams {
+    const [shell, shellArgs] = limitedShell(command.command, this.#options.settings, command.timeoutMs);
+    const env = sandboxEnv(this.#options.env, this.#options.settings.env, command.workspace);
+    return spawn(shell, shellArgs, { cwd: command.workspace, env, detached: true, stdio: 'pipe' });
   }
 
   run(command: SandboxCommand): Promise<ProcessResult> {

@@ -22,7 +22,7 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   session_search: leaf('search of earlier conversations', ['session_search']),
   clarify: leaf('ask the person a question and wait for the answer', ['clarify']),
   file: leaf('read, write, patch and search files in the session workspace', ['read_file', 'write_file', 'patch', 'search_files']),
-  terminal: leaf('shell commands in the session workspace', ['terminal']),
+  terminal: leaf('shell commands in the session workspace, and background processes', ['terminal', 'process']),
   web: leaf('search the web and fetch pages as text', ['web_search', 'web_extract']),
   skills: leaf('reusable procedures', ['skills_list', 'skill_view', 'skill_manage']),
   cronjob: leaf('scheduled jobs', ['cronjob']),

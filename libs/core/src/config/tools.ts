@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { commaList, integer } from './fields.ts';
 import { sandboxConfig, sandboxSchema } from './sandbox.ts';
 import type { SandboxConfig } from './sandbox.ts';
+import { processesConfig, processesSchema } from './processes.ts';
+import type { ProcessesConfig } from './processes.ts';
 import { missingWebSearchSetting, webSearchConfig, webSearchSchema } from './web-search.ts';
 import type { WebSearchConfig } from './web-search.ts';
 
@@ -20,6 +22,8 @@ export interface ToolsConfig {
   webMaxBytes: number;
   /** The search engine behind web_search (HERALD_WEB_SEARCH); null: web_search is not offered. */
   webSearch: WebSearchConfig;
+  /** Background processes of the process tool (HERALD_PROCESS_*). */
+  processes: ProcessesConfig;
   /** How long a pending approval or clarifying question waits for the person before it lapses. */
   approvalTimeoutMs: number;
   /** How terminal and file tools are confined; see SandboxConfig. */
@@ -37,6 +41,7 @@ export const toolsSection = z
     HERALD_APPROVAL_TIMEOUT_MS: integer(1000, 86_400_000).default(300_000),
     ...sandboxSchema,
     ...webSearchSchema,
+    ...processesSchema,
   })
   .superRefine((e, context) => {
     const missing = missingWebSearchSetting(e);
@@ -53,5 +58,6 @@ export const toolsSection = z
       approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
       sandbox: sandboxConfig(e),
       webSearch: webSearchConfig(e),
+      processes: processesConfig(e),
     }),
   );
