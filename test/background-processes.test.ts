@@ -37,7 +37,7 @@ describe('the process tool across turns and workers', () => {
     const posted = await stack.post('/v1/messages?wait=30', { chat_id: 'proc-build', user_id: 'ada', text: 'build it' });
     expect(posted.body.reply.text).toBe('started it');
     const sessionId = posted.body.session_id as string;
-    await waitFor(() => userTexts(sessionId).some((text) => text.includes('BUILD-OK-42')), 20_000);
+    await waitFor(async () => userTexts(sessionId).some((text) => text.includes('BUILD-OK-42')), { timeoutMs: 20_000 });
     const notice = userTexts(sessionId).find((text) => text.includes('BUILD-OK-42'))!;
     expect(notice).toMatch(/^\[Background process proc_[0-9a-f]+ finished \(exit code 7\)\.\nCommand: sleep 0\.5; echo BUILD-OK-42; exit 7\nOutput \(the end\):\nBUILD-OK-42\]$/);
   }, PROCESS_START_MS + 60_000);
@@ -48,7 +48,7 @@ describe('the process tool across turns and workers', () => {
     const posted = await stack.post('/v1/messages?wait=30', { chat_id: 'proc-watch', user_id: 'ada', text: 'run the watcher' });
     expect(posted.body.reply.text).toBe('started it');
     const sessionId = posted.body.session_id as string;
-    await waitFor(() => running('sleep 0.271').length > 0, 10_000);
+    await waitFor(async () => running('sleep 0.271').length > 0, { timeoutMs: 10_000 });
     // The process outlived its turn.
     expect(running('sleep 0.271').length).toBeGreaterThan(0);
     expect(await stopProcess(worker, 'SIGTERM')).toBe(0);
@@ -59,6 +59,6 @@ describe('the process tool across turns and workers', () => {
     expect(notices[0]!.text).toMatch(/^\[The worker running this session's background processes stopped, so they were ended: proc_[0-9a-f]+ \(while true; do echo tick; sleep 0\.271; done\)\./);
     // The next worker answers it in a turn of its own.
     await stack.startProcess('worker');
-    await waitFor(() => userTexts(sessionId).some((text) => text.startsWith('[The worker running')), 30_000);
+    await waitFor(async () => userTexts(sessionId).some((text) => text.startsWith('[The worker running')), { timeoutMs: 30_000 });
   }, PROCESS_START_MS * 2 + 60_000);
 });

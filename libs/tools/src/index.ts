@@ -27,6 +27,8 @@ export type { WebExtractToolOptions } from './web-extract-tool.ts';
 export { BackgroundProcesses, NOTICE_TAIL_CHARS, ProcessLimitError } from './background-processes.ts';
 export type { BackgroundProcess, BackgroundProcessesOptions, ExitNotice } from './background-processes.ts';
 export { createProcessTool, PROCESS_WAIT_MAX_S } from './process-tool.ts';
+export { createToolSearchTool, estimateTokens, planToolOffer, TOOL_CALL, TOOL_SEARCH, toolCallTool } from './tool-search.ts';
+export type { ToolOffer } from './tool-search.ts';
 export { createWebSearchTool, searchWeb, WEB_SEARCH_MAX_RESULTS } from './web-search-tool.ts';
 export type { SearchResult } from './web-search-tool.ts';
 export { Allowlist, assertAddressAllowed, BlockedAddressError, blockedReason, pinnedLookup, resolveAllowed, systemLookup } from './ssrf.ts';
@@ -48,6 +50,7 @@ import { createTerminalTool } from './terminal-tool.ts';
 import { createWebExtractTool } from './web-extract-tool.ts';
 import { createWebSearchTool } from './web-search-tool.ts';
 import { createProcessTool } from './process-tool.ts';
+import { createToolSearchTool, toolCallTool } from './tool-search.ts';
 import type { BackgroundProcesses } from './background-processes.ts';
 import type { WebSearchConfig } from '@herald/core';
 import { cronjobTool } from './cronjob-tool.ts';
@@ -102,6 +105,8 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
   );
   registry.register(createWebExtractTool({ allowlist: options.webAllowlist, maxBytes: options.webMaxBytes }));
   registry.register(createWebSearchTool(options.webSearch ?? null));
+  // The search step for sessions whose tools pass the schema budget (planToolOffer).
+  registry.register(createToolSearchTool(registry)).register(toolCallTool);
   return registry;
 }
 export { createDelegateTool, DELEGATE_BLOCKED_TOOLS } from './delegate-tool.ts';

@@ -5,7 +5,7 @@ import type { ChatMessage, LoopResult, ModelCallRecord, Provider, ToolRunner } f
 import { appendMessages, fenced, recordStep, takeAnsweredWaits } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
-import { ToolGate } from '@herald/tools';
+import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
 import type { WaitRequest } from '@herald/tools';
 import { midTurnDue } from './turn-compaction.ts';
 import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
@@ -74,7 +74,11 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
   const gate = new ToolGate({
     registry,
     offered,
-    permitted: setup.shape.within(deps.exposure.resolve({ policy: setup.policy, platform: session.platform, role, userId: callerId, jobToolsets: setup.jobToolsets })),
+    permitted: [
+      ...setup.shape.within(deps.exposure.resolve({ policy: setup.policy, platform: session.platform, role, userId: callerId, jobToolsets: setup.jobToolsets })),
+      // The search step itself is harmless: tool_call is checked again as the tool it names.
+      ...offered.filter((name) => name === TOOL_SEARCH || name === TOOL_CALL),
+    ],
     approvalTimeoutMs: config.tools.approvalTimeoutMs,
     onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
   });
@@ -94,7 +98,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
   setup.hooks = turnHooks;
   if (setup.shape.run) await turnHooks?.once('subagent_start', subagentEvent(setup.shape.run));
   const gated: GatedRunner = {
-    definitions: registry.definitions(offered),
+    definitions: registry.definitions(setup.sent),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
     execute: (call, toolSignal, approval) => gate.execute(call, { ...baseContext, signal: toolSignal }, approval),
     notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),

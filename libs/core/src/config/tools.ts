@@ -24,6 +24,8 @@ export interface ToolsConfig {
   webSearch: WebSearchConfig;
   /** Background processes of the process tool (HERALD_PROCESS_*). */
   processes: ProcessesConfig;
+  /** Estimated prompt tokens of tool schemas past which non-core tools are reached through tool_search. */
+  toolSchemaBudget: number;
   /** How long a pending approval or clarifying question waits for the person before it lapses. */
   approvalTimeoutMs: number;
   /** How terminal and file tools are confined; see SandboxConfig. */
@@ -39,6 +41,7 @@ export const toolsSection = z
     HERALD_WEB_ALLOWLIST: commaList,
     HERALD_WEB_MAX_BYTES: integer(1024, 100_000_000).default(2_000_000),
     HERALD_APPROVAL_TIMEOUT_MS: integer(1000, 86_400_000).default(300_000),
+    HERALD_TOOL_SCHEMA_BUDGET: integer(500, 1_000_000).default(8000),
     ...sandboxSchema,
     ...webSearchSchema,
     ...processesSchema,
@@ -56,6 +59,7 @@ export const toolsSection = z
       webAllowlist: e.HERALD_WEB_ALLOWLIST,
       webMaxBytes: e.HERALD_WEB_MAX_BYTES,
       approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
+      toolSchemaBudget: e.HERALD_TOOL_SCHEMA_BUDGET,
       sandbox: sandboxConfig(e),
       webSearch: webSearchConfig(e),
       processes: processesConfig(e),
