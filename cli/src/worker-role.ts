@@ -2,7 +2,7 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db, ProfileCache } from '@herald/db';
 import { applyPolicies } from '@herald/jobs';
 import { PastSessionsRecall } from '@herald/agent';
-import { builtinRegistry, ToolExposure } from '@herald/tools';
+import { BrowserSessions, builtinRegistry, ToolExposure } from '@herald/tools';
 import { CHAT_PLATFORMS } from '@herald/delivery';
 import { SessionLifecycle, WorkerService } from '@herald/worker';
 import { WebhookSender } from '@herald/scheduler';
@@ -23,7 +23,9 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   // The queue is made with delegate_task below; processes only post exits once the worker runs.
   let runQueue: RunQueue | null = null;
   const backgroundProcesses = openBackgroundProcesses(config, db, log, () => runQueue!);
-  const registry = builtinRegistry({ ...config.tools, toolSandbox, backgroundProcesses });
+  const browser = new BrowserSessions({ chromiumPath: config.tools.chromiumPath, idleMs: config.tools.browserIdleMs, allowlist: config.tools.webAllowlist });
+  shutdown.add('browser', () => browser.closeAll());
+  const registry = builtinRegistry({ ...config.tools, toolSandbox, backgroundProcesses, browser });
   const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
   const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
   const queue = registerDelegation(config, registry, transport, db, log, shutdown);

@@ -29,6 +29,9 @@ export type { BackgroundProcess, BackgroundProcessesOptions, ExitNotice } from '
 export { createProcessTool, PROCESS_WAIT_MAX_S } from './process-tool.ts';
 export { createToolSearchTool, estimateTokens, planToolOffer, TOOL_CALL, TOOL_SEARCH, toolCallTool } from './tool-search.ts';
 export type { ToolOffer } from './tool-search.ts';
+export { BrowserSessions, blockedUrl } from './browser-sessions.ts';
+export type { BrowserSettings } from './browser-sessions.ts';
+export { BROWSER_TOOL_NAMES, createBrowserTools } from './browser-tools.ts';
 export { createWebSearchTool, searchWeb, WEB_SEARCH_MAX_RESULTS } from './web-search-tool.ts';
 export type { SearchResult } from './web-search-tool.ts';
 export { Allowlist, assertAddressAllowed, BlockedAddressError, blockedReason, pinnedLookup, resolveAllowed, systemLookup } from './ssrf.ts';
@@ -51,6 +54,8 @@ import { createWebExtractTool } from './web-extract-tool.ts';
 import { createWebSearchTool } from './web-search-tool.ts';
 import { createProcessTool } from './process-tool.ts';
 import { createToolSearchTool, toolCallTool } from './tool-search.ts';
+import type { BrowserSessions } from './browser-sessions.ts';
+import { createBrowserTools } from './browser-tools.ts';
 import type { BackgroundProcesses } from './background-processes.ts';
 import type { WebSearchConfig } from '@herald/core';
 import { cronjobTool } from './cronjob-tool.ts';
@@ -70,6 +75,8 @@ export interface BuiltinToolOptions {
   webSearch?: WebSearchConfig;
   /** The worker's background processes; without them (reviewers, the CLI) `process` is not offered. */
   backgroundProcesses?: BackgroundProcesses | null;
+  /** The worker's browser; without it the browser tools are not registered. */
+  browser?: BrowserSessions | null;
 }
 
 /** The registry of built-in tools; which of them a session sees is the tool policy's business. */
@@ -107,6 +114,7 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
   registry.register(createWebSearchTool(options.webSearch ?? null));
   // The search step for sessions whose tools pass the schema budget (planToolOffer).
   registry.register(createToolSearchTool(registry)).register(toolCallTool);
+  for (const tool of options.browser ? createBrowserTools(options.browser) : []) registry.register(tool);
   return registry;
 }
 export { createDelegateTool, DELEGATE_BLOCKED_TOOLS } from './delegate-tool.ts';

@@ -27,6 +27,10 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   skills: leaf('reusable procedures', ['skills_list', 'skill_view', 'skill_manage']),
   cronjob: leaf('scheduled jobs', ['cronjob']),
   delegation: leaf('hand tasks to subagents that run as child sessions', ['delegate_task']),
+  // Off by default: in no bundle, a profile enables it by name.
+  browser: leaf('a web browser: navigate, read the page, click, type', [
+    'browser_navigate', 'browser_snapshot', 'browser_click', 'browser_type', 'browser_press', 'browser_scroll', 'browser_back', 'browser_close', 'browser_vision',
+  ]),
   'herald-core': bundle('every built-in toolset', CORE),
   // No files or shell: for chats where the people are not trusted with the host.
   safe: bundle('conversation tools without files or shell', ['todo', 'memory', 'session_search', 'clarify', 'web', 'skills']),

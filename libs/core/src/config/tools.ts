@@ -24,6 +24,9 @@ export interface ToolsConfig {
   webSearch: WebSearchConfig;
   /** Background processes of the process tool (HERALD_PROCESS_*). */
   processes: ProcessesConfig;
+  /** The browser tools' Chromium and how long a session's browser context stays open unused. */
+  chromiumPath: string;
+  browserIdleMs: number;
   /** Estimated prompt tokens of tool schemas past which non-core tools are reached through tool_search. */
   toolSchemaBudget: number;
   /** How long a pending approval or clarifying question waits for the person before it lapses. */
@@ -42,6 +45,8 @@ export const toolsSection = z
     HERALD_WEB_MAX_BYTES: integer(1024, 100_000_000).default(2_000_000),
     HERALD_APPROVAL_TIMEOUT_MS: integer(1000, 86_400_000).default(300_000),
     HERALD_TOOL_SCHEMA_BUDGET: integer(500, 1_000_000).default(8000),
+    HERALD_CHROMIUM_PATH: z.string().trim().min(1, { error: 'expected a file path' }).default('/usr/bin/chromium'),
+    HERALD_BROWSER_IDLE_MS: integer(1000, 86_400_000).default(300_000),
     ...sandboxSchema,
     ...webSearchSchema,
     ...processesSchema,
@@ -60,6 +65,8 @@ export const toolsSection = z
       webMaxBytes: e.HERALD_WEB_MAX_BYTES,
       approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
       toolSchemaBudget: e.HERALD_TOOL_SCHEMA_BUDGET,
+      chromiumPath: e.HERALD_CHROMIUM_PATH,
+      browserIdleMs: e.HERALD_BROWSER_IDLE_MS,
       sandbox: sandboxConfig(e),
       webSearch: webSearchConfig(e),
       processes: processesConfig(e),
