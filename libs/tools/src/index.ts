@@ -100,6 +100,7 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
       network: options.sandbox?.networkToolsets.includes('terminal') ?? false,
       maxTimeoutMs: options.terminalMaxTimeoutMs,
       outputChars: options.terminalOutputChars,
+      processes: options.backgroundProcesses ?? null,
     }),
   );
   registry.register(

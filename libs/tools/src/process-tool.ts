@@ -24,6 +24,7 @@ const schema = z.object({
   action: z.enum(ACTIONS),
   command: z.string().min(1).max(100_000).optional().describe('start: the shell command (bash -c)'),
   notify_on_exit: z.boolean().optional().describe('start: when it ends, you get a new turn with its exit code and output tail'),
+  notify_on_complete: z.boolean().optional(),
   session_id: z.string().max(64).optional().describe('The process id start returned; all actions but start and list'),
   data: z.string().max(100_000).optional().describe('write: raw text to stdin; submit: a line (Enter added)'),
   timeout: z.number().int().min(1).optional().describe(`wait: seconds, at most ${PROCESS_WAIT_MAX_S}`),
@@ -91,7 +92,7 @@ async function act(args: Args, context: CallContext, options: ProcessToolOptions
     if (options.sandbox === null) throw new Error(options.unavailable ?? 'no sandbox');
     if (args.command === undefined) throw new Error('start needs a command');
     const workspace = await ensureWorkspace(context.workspaceDir);
-    const entry = processes.start(options.sandbox, { sessionId: context.sessionId, userId: context.userId, command: args.command, workspace, network: options.network === true, notifyOnExit: args.notify_on_exit === true });
+    const entry = processes.start(options.sandbox, { sessionId: context.sessionId, userId: context.userId, command: args.command, workspace, network: options.network === true, notifyOnExit: args.notify_on_exit === true || args.notify_on_complete === true });
     return { ...view(entry), notify_on_exit: entry.notifyOnExit };
   }
   if (args.action === 'list') return { processes: processes.list(context.sessionId).map(view) };

@@ -7,6 +7,7 @@ import type { ProcessesConfig } from '@herald/core';
 import { BackgroundProcesses } from '../src/background-processes.ts';
 import type { BackgroundProcess, ExitNotice } from '../src/background-processes.ts';
 import { createProcessTool } from '../src/process-tool.ts';
+import { createTerminalTool } from '../src/terminal-tool.ts';
 import { openSandbox } from '../src/sandbox.ts';
 import type { Sandbox } from '../src/sandbox.ts';
 import type { Tool } from '../src/tool.ts';
@@ -89,6 +90,15 @@ describe('process (background commands)', () => {
     expect(stopped.map((s) => [s.sessionId, s.ended.length]).sort()).toEqual([['x', 2], ['y', 1]]);
     expect(notices).toEqual([]);
     await expect(call('x', { action: 'start', command: 'true' })).rejects.toThrow(/worker is stopping/);
+  });
+
+  it("starts the same background process through Hermes' terminal(background=true, notify_on_complete)", async () => {
+    const { call, processes, notices } = harness();
+    const terminal = createTerminalTool({ sandbox, processes });
+    const started = JSON.parse(await terminal.execute(terminal.schema.parse({ command: 'echo bg-done', background: true, notify_on_complete: true }), offlineContext({ sessionId: 't1', userId: 'api:ada', workspaceDir: join(base, 't1') })));
+    expect(started).toMatchObject({ status: 'running', notify_on_exit: true });
+    expect(await call('t1', { action: 'wait', session_id: started.session_id, timeout: 10 })).toMatchObject({ status: 'exited', exit_code: 0, output: 'bg-done\n' });
+    expect(notices).toEqual([expect.objectContaining({ sessionId: 't1', exitCode: 0, tail: 'bg-done\n' })]);
   });
 
   it('refuses hardline commands and asks approval for dangerous ones, like terminal', () => {
