@@ -35,6 +35,8 @@ ENV NODE_ENV=production \
     HERALD_WORKSPACE_ROOT=/var/lib/herald/workspaces
 COPY --from=build --chown=root:root /app /app
 COPY --chown=root:root migrations ./migrations
+# Herald's built-in skills, seeded into every profile by `herald migrate` (BUILTIN_SKILLS_DIR).
+COPY --chown=root:root skills ./skills
 USER node
 EXPOSE 8080 9464
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "--enable-source-maps", "cli/bin/herald.js"]

@@ -206,6 +206,11 @@ async function main(): Promise<void> {
     console.log(`# Herald benchmarks: the console\n\n${machineLine()}`);
     return consoleBench();
   }
+  // `-- prompt`: the fixed prompt (system prompt + default tool schemas) in o200k_base tokens.
+  if (process.argv.slice(2).includes('prompt')) {
+    console.log(`# Herald benchmarks: the fixed prompt\n\n${machineLine()}`);
+    return (await import('./prompt-size.ts')).promptBench(machineLine());
+  }
   // `-- subagents`: delegate_task's fan-out of 8 children on 1, 2 and 4 worker processes.
   if (process.argv.slice(2).includes('subagents')) {
     console.log(`# Herald benchmarks: subagents\n\n${machineLine()}`);
@@ -268,6 +273,8 @@ async function main(): Promise<void> {
   await compressionBench();
   progress('console');
   await consoleBench();
+  progress('fixed prompt');
+  await (await import('./prompt-size.ts')).promptBench(machineLine());
 }
 
 main().then(

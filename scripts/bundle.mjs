@@ -25,6 +25,7 @@ const EXTERNAL = [
   'grammy',
   '@opentelemetry/sdk-trace-node', // tracing: loaded only with an OTLP endpoint
   '@opentelemetry/exporter-trace-otlp-http',
+  'playwright-core', // the browser tools: loaded on first use, drives the system's Chromium
 ];
 
 // Output sits three directories below the repository root, as each package's dist/ does, so the

@@ -138,6 +138,8 @@ describe('the image (Dockerfile)', () => {
     // The console's built files stay in the image (its sources do not).
     expect(stages[0]!.run).toContain('services/ingress/console/src');
     expect(stages[0]!.run).not.toContain('console/dist');
+    // What the roles read from the repository at run time: migrations and the built-in skills.
+    for (const folder of ['migrations', 'skills']) expect(image.copied, folder).toContain(folder);
     expect(image.run).toMatch(/apt-get install[^\n]*\btini\b/);
     expect(image.run).toMatch(/apt-get install[^\n]*\bbubblewrap\b/);
     expect(image.user).not.toMatch(/^(root|0)$/);

@@ -58,7 +58,7 @@ describe('skills as a directory tree (agentskills.io layout)', () => {
     const { stdout } = await run(process.execPath, [HERALD_BIN, 'skills', 'list'], {
       env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
     });
-    expect(stdout).toBe('(no category):\n  alpha [pinned] v1: The alpha procedure.\ndevops:\n  beta v1: Ship beta.\n');
+    expect(stdout).toBe('(no category):\n  alpha [pinned] v1 (import): The alpha procedure.\ndevops:\n  beta v1 (import): Ship beta.\n');
   }, 60_000);
 
   it('imports nested categories and skills documenting curl | bash, and refuses a tree with a link, naming it', async () => {
@@ -82,4 +82,19 @@ describe('skills as a directory tree (agentskills.io layout)', () => {
       { name: 'vllm', category: 'mlops/inference' },
     ]);
   }, 60_000);
+
+  it("seeds Herald's skills into existing profiles at migrate, lists their origin, and a removed one stays removed", async () => {
+    const env = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' };
+    const herald = async (...args: string[]) => (await run(process.execPath, [HERALD_BIN, ...args], { env })).stdout;
+    await herald('migrate');
+    const listed = await herald('skills', 'list');
+    expect(listed).toContain('herald:\n  cron-jobs v1 (builtin v1): Schedule, change, pause or remove');
+    expect(listed).toContain('  incident-triage v1 (builtin v1): ');
+    expect(listed).toContain('  alpha [pinned] v1 (import): The alpha procedure.');
+    expect(await herald('skills', 'remove', 'cron-jobs')).toBe('removed cron-jobs from profile main (its versions are kept)\n');
+    await herald('migrate');
+    const again = await herald('skills', 'list');
+    expect(again).not.toContain('cron-jobs');
+    expect(again).toContain('incident-triage v1 (builtin v1)');
+  }, 90_000);
 });

@@ -6,7 +6,7 @@ import { createDb, ensureDatabase, migrate, ProfileCache } from '@herald/db';
 import type { Db } from '@herald/db';
 import { prepareJobs } from '@herald/jobs';
 import type { QueueSpec } from '@herald/jobs';
-import { findInjection, reviewQueues } from '@herald/knowledge';
+import { findInjection, loadBuiltinSkills, reviewQueues, seedBuiltinSkills } from '@herald/knowledge';
 import { cronQueues } from '@herald/cron';
 import { hookQueues } from '@herald/hooks';
 import { openQueueTransport } from '@herald/queue';
@@ -27,6 +27,9 @@ export async function prepareDatabase(config: Config, logger: Logger): Promise<v
   const db = createDb({ url: config.database.url, maxConnections: 1 });
   try {
     await prepareJobs(db, jobQueues(config));
+    // Herald's own skills into every profile: added, updated unless edited, never re-added once removed.
+    const seeded = await seedBuiltinSkills(db, await loadBuiltinSkills());
+    logger.info(seeded, 'built-in skills seeded');
   } finally {
     await db.destroy();
   }

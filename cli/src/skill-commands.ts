@@ -1,15 +1,18 @@
 import { realpath } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
-import { scanInPlace } from '@herald/knowledge';
 import { createDb } from '@herald/db';
-import { getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, setSkillShared, SKILL_MD, skillText } from '@herald/knowledge';
+import { applySkillChange, getSkill, importSkills, listReviews, listSkills, readOfferedBuiltin, readSkillFiles, scanInPlace, setSkillPinned, setSkillShared, SKILL_MD, skillText } from '@herald/knowledge';
+import type { SkillSummary } from '@herald/knowledge';
 import { asActor } from '@herald/audit';
 import type { Db } from '@herald/db';
 import { readSkillTree, writeSkillTree } from './skill-tree.ts';
 
 const USAGE = `herald skills [list] [--profile P]          list the profile's skills by category
-herald skills show NAME [--file PATH]        print SKILL.md (or a supporting file) and the file list
+herald skills show NAME [--file PATH] [--offered]
+                                             print SKILL.md (or a supporting file) and the file list;
+                                             --offered: the newer built-in version kept beside an edited copy
+herald skills remove NAME                    delete a skill from the profile (a built-in one is not seeded again)
 herald skills export DIR                     write every skill as DIR/<name>/SKILL.md + references/ ... (agentskills.io layout)
 herald skills import DIR                     import DIR/<name>/SKILL.md trees (or DIR itself if it holds SKILL.md), all or nothing
 herald skills pin NAME | unpin NAME          a pinned skill cannot be changed by background review
@@ -29,6 +32,7 @@ function parseSkillArgs(argv: string[]) {
     options: {
       profile: { type: 'string', default: 'main' },
       file: { type: 'string' },
+      offered: { type: 'boolean', default: false },
       session: { type: 'string' },
       limit: { type: 'string', default: '20' },
     },
@@ -51,6 +55,14 @@ async function showReviews(db: Db, values: SkillValues): Promise<void> {
   }
 }
 
+/** Where a skill came from: the profile's own (who made it), or Herald's built-in and its state. */
+export function originOf(skill: SkillSummary): string {
+  if (skill.builtin === null) return skill.createdBy;
+  const { version, edited, offeredVersion } = skill.builtin;
+  const offer = offeredVersion === null ? '' : `, built-in v${offeredVersion} offered: herald skills show ${skill.name} --offered`;
+  return `builtin v${version}${edited ? ', edited' : ''}${offer}`;
+}
+
 async function listByCategory(db: Db, profileId: string): Promise<void> {
   const skills = await listSkills(db, profileId);
   if (skills.length === 0) out(`no skills in profile ${profileId}`);
@@ -58,8 +70,21 @@ async function listByCategory(db: Db, profileId: string): Promise<void> {
   for (const skill of skills) {
     if (skill.category !== category) out(`${skill.category ?? '(no category)'}:`);
     category = skill.category;
-    out(`  ${skill.name}${skill.pinned ? ' [pinned]' : ''} v${skill.version}: ${skill.description}`);
+    out(`  ${skill.name}${skill.pinned ? ' [pinned]' : ''} v${skill.version} (${originOf(skill)}): ${skill.description}`);
   }
+}
+
+async function showOffered(db: Db, profileId: string, name: string, file: string | undefined): Promise<void> {
+  const offered = (await readOfferedBuiltin(db, profileId, name)) ?? fail(`skill ${name} in profile ${profileId} has no newer built-in version offered`);
+  const content = offered.files.get(file ?? SKILL_MD) ?? fail(`the offered version of ${name} has no file ${file ?? SKILL_MD}`);
+  out(skillText(content) ?? `(binary file, ${content.length} bytes)`);
+  out(`--- built-in ${name} v${offered.version}, offered beside the profile's edited copy; files: ${[...offered.files.keys()].join(', ')}`);
+}
+
+async function removeSkill(db: Db, profileId: string, name: string): Promise<void> {
+  const result = await db.transaction().execute((trx) => applySkillChange(trx, profileId, { action: 'delete', name }, { origin: 'person', author: 'cli', scan: scanInPlace }));
+  if (!result.ok) fail(result.error);
+  out(`removed ${name} from profile ${profileId} (its versions are kept)`);
 }
 
 async function showSkill(db: Db, profileId: string, name: string, file: string | undefined): Promise<void> {
@@ -107,7 +132,10 @@ async function runSkillAction(db: Db, positionals: string[], values: SkillValues
     case 'list':
       return listByCategory(db, profileId);
     case 'show':
+      if (values.offered) return showOffered(db, profileId, argument ?? fail('skills show needs a skill name'), values.file);
       return showSkill(db, profileId, argument ?? fail('skills show needs a skill name'), values.file);
+    case 'remove':
+      return removeSkill(db, profileId, argument ?? fail('skills remove needs a skill name'));
     case 'export': {
       const dir = argument ?? fail('skills export needs a directory');
       out(`exported ${await writeSkillTree(db, profileId, dir)} skills to ${dir}`);

@@ -12,6 +12,8 @@ export interface LoggedRequest {
   method: string;
   /** The URL path without the query string. */
   path: string;
+  /** The query string's parameters (the last value of a repeated name). */
+  query: Record<string, string>;
   headers: IncomingHttpHeaders;
   /** The body parsed as JSON; the raw text when it is not JSON; undefined when empty. */
   body: any;
@@ -74,6 +76,7 @@ export async function startFakeHttp(handler: FakeHttpHandler, options: { host?: 
       const logged: LoggedRequest = {
         method: incoming.method ?? 'GET',
         path: (incoming.url ?? '').split('?')[0] ?? '',
+        query: Object.fromEntries(new URL(incoming.url ?? '/', 'http://fake').searchParams),
         headers: incoming.headers,
         body: parseBody(raw),
       };

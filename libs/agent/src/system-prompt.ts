@@ -18,6 +18,8 @@ export interface SystemPromptInput {
   platform: string;
   /** The profile's context documents (AGENTS.md and the like), by name. */
   contextDocuments?: readonly { name: string; content: string }[];
+  /** The workspace's project context files (AGENTS.md and the like), already scanned and cut (readContextFiles). */
+  projectFiles?: readonly { name: string; content: string }[];
   /** Frozen snapshot of the profile's memory entries. */
   memory?: readonly string[];
   /** Frozen snapshot of the person's user profile entries. */
@@ -55,9 +57,15 @@ function skillsIndex(skills: readonly { name: string; description: string; categ
   ].join('\n');
 }
 
+/** Hermes' project context block; the files were scanned when read, a blocked one is its `[BLOCKED: ...]` line. */
+function projectContext(files: readonly { name: string; content: string }[]): string {
+  const sections = files.map((file) => `## ${file.name}\n\n${file.content}`);
+  return ['# Project Context', 'The following project context files from the workspace have been loaded and should be followed:', ...sections].join('\n\n');
+}
+
 /**
  * Builds the session's system prompt in three layers: stable (identity, tool guidance, platform
- * hints), context (the profile's documents) and volatile (the memory and user snapshots and the
+ * hints), context (the profile's documents and the workspace's project files) and volatile (the memory and user snapshots and the
  * timestamp line). It is built once, stored on the session row and reused byte for byte by every
  * worker, so memory written during the session appears only in the next session's prompt. Anything
  * a model or a person wrote is scanned and shows as `[BLOCKED: reason]` when it looks like injection.
@@ -74,6 +82,8 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   const context = (input.contextDocuments ?? []).map(
     (document) => `# Context: ${document.name}\n${promptSafe(document.content.trim())}`,
   );
+
+  if (input.projectFiles && input.projectFiles.length > 0) context.push(projectContext(input.projectFiles));
 
   const volatile: string[] = [];
   if (input.memory && input.memory.length > 0) volatile.push(`# Memory (your notes)\n${list(input.memory)}`);

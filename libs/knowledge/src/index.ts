@@ -2,6 +2,10 @@ export { readMemory, readOwnMemory, writeMemory, deleteMemoryEntry, usageOf } fr
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
 export { loadPromptSources, promptPerson } from './prompt-sources.ts';
 export type { PromptSources } from './prompt-sources.ts';
+export { BUILTIN_SKILLS_DIR, loadBuiltinSkills, seedBuiltinSkills } from './builtin-skills.ts';
+export type { BuiltinSkill, SeedOutcome } from './builtin-skills.ts';
+export { readContextFiles, truncateContextFile, CONTEXT_FILE_MAX_CHARS } from './context-files.ts';
+export type { ContextFile } from './context-files.ts';
 export {
   parseSkillMd,
   parseFrontmatter,
@@ -19,6 +23,7 @@ export type { SkillMeta } from './skill-format.ts';
 export {
   getSkill,
   listSkills,
+  readOfferedBuiltin,
   readSkillFiles,
   setSkillPinned,
   setSkillShared,

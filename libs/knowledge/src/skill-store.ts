@@ -8,7 +8,7 @@ import type { Database } from '@herald/db';
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Who is writing: reviews get extra guards (pinned skills, read before write). */
-export type SkillOrigin = 'session' | 'review' | 'person' | 'import';
+export type SkillOrigin = 'session' | 'review' | 'person' | 'import' | 'builtin';
 
 /**
  * Who is reading: a person sees the profile's shared skills and their own (docs/security.md,
@@ -32,6 +32,8 @@ export interface SkillSummary {
   shared: boolean;
   /** The person whose session or chat wrote it; null for an operator's (API, CLI, import). */
   ownerId: string | null;
+  /** Herald's built-in skill this copy came from, or null for the profile's own skill. */
+  builtin: { version: number; edited: boolean; offeredVersion: number | null } | null;
 }
 
 export const sha256 = (content: Buffer) => createHash('sha256').update(content).digest('hex');
@@ -62,6 +64,9 @@ function summaryOf(row: {
   updated_at: Date;
   shared: boolean;
   owner_id: string | null;
+  builtin_version: number | null;
+  builtin_seeded_version: number | null;
+  offered_builtin_version: number | null;
 }): SkillSummary {
   return {
     name: row.name,
@@ -74,10 +79,17 @@ function summaryOf(row: {
     updatedAt: row.updated_at,
     shared: row.shared,
     ownerId: row.owner_id,
+    builtin:
+      row.builtin_version === null
+        ? null
+        : { version: row.builtin_version, edited: row.version !== row.builtin_seeded_version, offeredVersion: row.offered_builtin_version },
   };
 }
 
-const SUMMARY_COLUMNS = ['name', 'description', 'category', 'tags', 'version', 'pinned', 'created_by', 'updated_at', 'shared', 'owner_id'] as const;
+const SUMMARY_COLUMNS = [
+  'name', 'description', 'category', 'tags', 'version', 'pinned', 'created_by', 'updated_at', 'shared', 'owner_id',
+  'builtin_version', 'builtin_seeded_version', 'offered_builtin_version',
+] as const;
 
 /** The condition on `skills` of what `viewer` may see; no viewer: everything. */
 export function visibleTo(viewer: SkillViewer | undefined) {
@@ -150,6 +162,28 @@ export async function readSkillFiles(
     if (content !== undefined) files.set(path, content);
   }
   return files;
+}
+
+/** The newer built-in version kept beside an edited copy, path -> content; undefined when none. */
+export async function readOfferedBuiltin(db: Executor, profileId: string, name: string): Promise<{ version: number; files: Map<string, Buffer> } | undefined> {
+  const row = await db
+    .selectFrom('skills')
+    .select(['offered_builtin_version', 'offered_builtin_files'])
+    .where('profile_id', '=', profileId)
+    .where('name', '=', name)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!row || row.offered_builtin_version === null || row.offered_builtin_files === null) return undefined;
+  const manifest = row.offered_builtin_files as Record<string, string>;
+  const hashes = [...new Set(Object.values(manifest))];
+  const blobs = hashes.length === 0 ? [] : await db.selectFrom('skill_blobs').select(['sha256', 'content']).where('sha256', 'in', hashes).execute();
+  const byHash = new Map(blobs.map((blob) => [blob.sha256, blob.content]));
+  const files = new Map<string, Buffer>();
+  for (const path of Object.keys(manifest).sort()) {
+    const content = byHash.get(manifest[path]!);
+    if (content !== undefined) files.set(path, content);
+  }
+  return { version: row.offered_builtin_version, files };
 }
 
 export async function skillHistory(db: Executor, profileId: string, name: string) {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnWithData } from '@herald/tools';
 import type { ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -43,9 +43,11 @@ export class SandboxedStdioTransport implements Transport {
     return this.#stderr.trim();
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
+    await this.#spec.prepare?.();
     return new Promise((resolve, reject) => {
-      const child = spawn(this.#spec.file, this.#spec.args, { env: this.#spec.env, cwd: this.#spec.cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      // As whom and with what filter the sandbox says (spawnWithData), in its own process group.
+      const child = spawnWithData(this.#spec);
       this.#child = child;
       child.once('error', (error) => {
         reject(error);

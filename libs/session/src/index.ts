@@ -81,3 +81,5 @@ export {
   SUBAGENT_PLATFORM,
 } from './subagent-runs.ts';
 export type { ChildRunsInput, CreatedChild, NewChildRun, RunFilter, SubagentRun } from './subagent-runs.ts';
+export { postInternalEvent } from './internal-events.ts';
+export type { InternalEvent } from './internal-events.ts';

@@ -17,6 +17,8 @@ export { fileTools, offeredFileTools, readFileTool, writeFileTool, patchTool, se
 export { resolveWorkspacePath, ensureWorkspace, WorkspacePathError } from './workspace-paths.ts';
 export { createTerminalTool } from './terminal-tool.ts';
 export { openSandbox } from './sandbox.ts';
+export { spawnWithData } from './process-run.ts';
+export type { SpawnSpec } from './process-run.ts';
 export type { LaunchSpec, Sandbox, SandboxChoice, SandboxCommand, SandboxLaunch, SandboxOptions } from './sandbox.ts';
 export { sandboxEnv } from './sandbox-env.ts';
 export type { TerminalToolOptions } from './terminal-tool.ts';
@@ -24,6 +26,16 @@ export { checkCommand } from './command-guard.ts';
 export type { CommandCheck, GuardVerdict } from './command-guard.ts';
 export { createWebExtractTool } from './web-extract-tool.ts';
 export type { WebExtractToolOptions } from './web-extract-tool.ts';
+export { BackgroundProcesses, NOTICE_TAIL_CHARS, ProcessLimitError } from './background-processes.ts';
+export type { BackgroundProcess, BackgroundProcessesOptions, ExitNotice } from './background-processes.ts';
+export { createProcessTool, PROCESS_WAIT_MAX_S } from './process-tool.ts';
+export { createToolSearchTool, estimateTokens, planToolOffer, TOOL_CALL, TOOL_SEARCH, toolCallTool } from './tool-search.ts';
+export type { ToolOffer } from './tool-search.ts';
+export { BrowserSessions, blockedUrl } from './browser-sessions.ts';
+export type { BrowserSettings } from './browser-sessions.ts';
+export { BROWSER_TOOL_NAMES, createBrowserTools } from './browser-tools.ts';
+export { createWebSearchTool, searchWeb, WEB_SEARCH_MAX_RESULTS } from './web-search-tool.ts';
+export type { SearchResult } from './web-search-tool.ts';
 export { Allowlist, assertAddressAllowed, BlockedAddressError, blockedReason, pinnedLookup, resolveAllowed, systemLookup } from './ssrf.ts';
 export type { LookupFunction } from './ssrf.ts';
 export { pinnedRequest } from './pinned-request.ts';
@@ -41,6 +53,13 @@ import type { SandboxChoice } from './sandbox.ts';
 import type { SandboxConfig } from '@herald/core';
 import { createTerminalTool } from './terminal-tool.ts';
 import { createWebExtractTool } from './web-extract-tool.ts';
+import { createWebSearchTool } from './web-search-tool.ts';
+import { createProcessTool } from './process-tool.ts';
+import { createToolSearchTool, toolCallTool } from './tool-search.ts';
+import type { BrowserSessions } from './browser-sessions.ts';
+import { createBrowserTools } from './browser-tools.ts';
+import type { BackgroundProcesses } from './background-processes.ts';
+import type { WebSearchConfig } from '@herald/core';
 import { cronjobTool } from './cronjob-tool.ts';
 import { sessionSearchTool } from './session-search-tool.ts';
 
@@ -54,6 +73,12 @@ export interface BuiltinToolOptions {
   sandbox?: Pick<SandboxConfig, 'networkToolsets' | 'userNamespaceToolsets'>;
   webAllowlist?: readonly string[];
   webMaxBytes?: number;
+  /** The engine behind web_search; without one the tool is registered but never offered. */
+  webSearch?: WebSearchConfig;
+  /** The worker's background processes; without them (reviewers, the CLI) `process` is not offered. */
+  backgroundProcesses?: BackgroundProcesses | null;
+  /** The worker's browser; without it the browser tools are not registered. */
+  browser?: BrowserSessions | null;
 }
 
 /** The registry of built-in tools; which of them a session sees is the tool policy's business. */
@@ -78,9 +103,22 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
       userNamespaces: options.sandbox?.userNamespaceToolsets.includes('terminal') ?? false,
       maxTimeoutMs: options.terminalMaxTimeoutMs,
       outputChars: options.terminalOutputChars,
+      processes: options.backgroundProcesses ?? null,
+    }),
+  );
+  registry.register(
+    createProcessTool({
+      sandbox: choice.sandbox,
+      unavailable,
+      network: options.sandbox?.networkToolsets.includes('terminal') ?? false,
+      processes: options.backgroundProcesses ?? null,
     }),
   );
   registry.register(createWebExtractTool({ allowlist: options.webAllowlist, maxBytes: options.webMaxBytes }));
+  registry.register(createWebSearchTool(options.webSearch ?? null));
+  // The search step for sessions whose tools pass the schema budget (planToolOffer).
+  registry.register(createToolSearchTool(registry)).register(toolCallTool);
+  for (const tool of options.browser ? createBrowserTools(options.browser) : []) registry.register(tool);
   return registry;
 }
 export { createDelegateTool, DELEGATE_BLOCKED_TOOLS } from './delegate-tool.ts';

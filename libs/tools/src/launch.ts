@@ -35,7 +35,7 @@ function startDir(program: SandboxLaunch): string {
  * the network only when granted; `--die-with-parent` (in the base arguments) ends the whole
  * sandbox, server and children, when the worker dies, even by SIGKILL.
  */
-export function bwrapLaunch(bwrap: string, base: readonly string[], options: SandboxOptions, program: SandboxLaunch): LaunchSpec {
+export function bwrapLaunch(bwrap: string, base: readonly string[], options: SandboxOptions, program: SandboxLaunch, confinement: readonly string[]): LaunchSpec {
   const [shell, shellArgs] = limitsThenExec(options);
   const cwd = startDir(program);
   const args = callBwrapArgs(base, program.workspace, program.network);
@@ -44,7 +44,7 @@ export function bwrapLaunch(bwrap: string, base: readonly string[], options: San
   if (chdir >= 0) args[chdir + 1] = cwd;
   return {
     file: bwrap,
-    args: [...args, shell, ...shellArgs, program.command, ...program.args],
+    args: [...args, ...confinement, '--', shell, ...shellArgs, program.command, ...program.args],
     env: sandboxEnv(options.env, program.granted, program.workspace, sandboxPath()),
     cwd,
   };

@@ -14,7 +14,7 @@ const memoryArgs = z
     target: z
       .enum(['memory', 'user'])
       .default('memory')
-      .describe("memory: your notes from working with this person (shared by everyone here only where the operator made notes shared). user: facts and preferences of the person you are talking to"),
+      .describe('memory: your notes; user: the person you talk to'),
     content: z.string().max(4000).optional().describe('The new entry text (add, replace)'),
     old_text: z.string().max(500).optional().describe('A short piece of the one entry to replace or remove'),
     operations: z
@@ -59,10 +59,9 @@ export const memoryTool = defineTool({
   name: 'memory',
   toolset: 'memory',
   description:
-    'Save durable facts for future conversations. target=memory: your own notes (conventions, environment facts, ' +
-    'lessons learned). target=user: the person you are talking to (name, role, preferences). Use action add, replace ' +
-    '(old_text picks the entry) or remove, or operations for a batch applied all or nothing. Saved entries take effect ' +
-    'in the system prompt of the next conversation; the answer shows the live entries and usage.',
+    'Save durable facts for later conversations: target memory (your notes: conventions, lessons) or user (the person: ' +
+    'name, role, preferences). action add, replace or remove (old_text picks the entry), or operations, all or nothing. ' +
+    'Entries reach the prompt from the next conversation.',
   guidance:
     'Save what will matter in later conversations with the memory tool: stable facts about the person (target user) and lessons about the work (target memory). Keep entries short; consolidate when memory is full.',
   schema: memoryArgs,

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 
 /** After SIGTERM the process group gets this long to exit before SIGKILL. */
 const KILL_GRACE_MS = 2000;
@@ -7,11 +8,19 @@ const DRAIN_MS = 500;
 /** stderr kept apart from a parsed reply: enough for a stack trace. */
 const ERRORS_CHARS = 4000;
 
-export interface ProcessSpec {
+/** What to start, as whom, with what on descriptors 3, 4...: everything but how it is waited for. */
+export interface SpawnSpec {
   file: string;
   args: readonly string[];
   env: Record<string, string>;
   cwd: string;
+  /** Run as this uid and gid, with no supplementary groups (the worker must be root to switch). */
+  user?: { uid: number; gid: number };
+  /** Data the process reads from descriptors 3, 4...: each a pipe closed after its data. */
+  fdData?: readonly Buffer[];
+}
+
+export interface ProcessSpec extends SpawnSpec {
   timeoutMs: number;
   /** Output kept; longer output keeps its head and tail. */
   outputChars: number;
@@ -20,10 +29,6 @@ export interface ProcessSpec {
   input?: string;
   /** Keep stderr apart (in `errors`) instead of interleaved with stdout: for a reply that is parsed. */
   separateErrors?: boolean;
-  /** Run as this uid and gid, with no supplementary groups (the worker must be root to switch). */
-  user?: { uid: number; gid: number };
-  /** Data the process reads from descriptors 3, 4...: each a pipe closed after its data. */
-  fdData?: readonly Buffer[];
 }
 
 export interface ProcessResult {
@@ -77,14 +82,12 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * Runs a process in its own process group with stdin closed, keeps capped output, and kills the
- * whole group at the timeout or on abort (TERM, then KILL after a grace period).
+ * Starts a process in its own process group (detached: a timeout or abort kills its children too),
+ * as `user` when given (libuv drops the supplementary groups, then sets the gid and the uid, after
+ * the chdir), with each of `fdData` written to its own descriptor and closed.
  */
-export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
-  spec.signal.throwIfAborted();
+export function spawnWithData(spec: SpawnSpec): ChildProcessWithoutNullStreams {
   const fdData = spec.fdData ?? [];
-  // detached: the process leads its own group, so a timeout or abort kills its children too.
-  // uid/gid: libuv drops the supplementary groups, then sets the gid and the uid, after the chdir.
   const child = spawn(spec.file, [...spec.args], {
     cwd: spec.cwd,
     env: spec.env,
@@ -97,6 +100,16 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     stream.on('error', () => undefined);
     stream.end(data);
   });
+  return child as unknown as ChildProcessWithoutNullStreams;
+}
+
+/**
+ * Runs a process in its own process group with stdin closed, keeps capped output, and kills the
+ * whole group at the timeout or on abort (TERM, then KILL after a grace period).
+ */
+export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
+  spec.signal.throwIfAborted();
+  const child = spawnWithData(spec);
   const output = new CappedOutput(spec.outputChars);
   const errors = spec.separateErrors === true ? new CappedOutput(ERRORS_CHARS) : output;
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));

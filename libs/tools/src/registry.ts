@@ -7,6 +7,22 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
 }
 
+/**
+ * What a model needs of a schema, and no more: string length bounds and the unbounded integer
+ * maximum zod writes cost prompt tokens on every call and change nothing a model does; the
+ * arguments are still checked against the full schema when the call runs (ToolGate).
+ */
+function forModels(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(forModels);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'maxLength' || key === 'minLength' || (key === 'maximum' && value === Number.MAX_SAFE_INTEGER)) continue;
+    out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, property]) => [name, forModels(property)])) : forModels(value);
+  }
+  return out;
+}
+
 /** Tool results longer than this are cut with a marker so one call cannot flood the context. */
 export const MAX_TOOL_RESULT_CHARS = 50_000;
 
@@ -64,8 +80,9 @@ export class ToolRegistry {
     if (!tool) return this.#base === undefined ? undefined : this.#base.#definition(name);
     let definition = this.#definitions.get(tool.name);
     if (!definition) {
-      const { $schema: _ignored, ...generated } = tool.parameters ?? (z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>);
-      definition = { name: tool.name, description: tool.description, parameters: generated };
+      // A server's own JSON Schema (MCP) as it came, cleaned where it was read; a zod schema without the bounds models do not need.
+      const { $schema: _ignored, ...parameters } = tool.parameters ?? (forModels(z.toJSONSchema(tool.schema, { io: 'input' })) as Record<string, unknown>);
+      definition = { name: tool.name, description: tool.description, parameters };
       this.#definitions.set(tool.name, definition);
     }
     return definition;

@@ -1,11 +1,12 @@
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxConfig } from '@herald/core';
 import { baseBwrapArgs, callBwrapArgs, nodePrefixOf } from './bwrap-args.ts';
-import { runProcess } from './process-run.ts';
-import type { ProcessResult } from './process-run.ts';
+import { runProcess, spawnWithData } from './process-run.ts';
+import type { ProcessResult, SpawnSpec } from './process-run.ts';
 import { SANDBOX_PATH, sandboxEnv } from './sandbox-env.ts';
 import { claimWorkspace, sandboxUser } from './sandbox-user.ts';
 import type { SandboxUser } from './sandbox-user.ts';
@@ -49,12 +50,19 @@ export interface SandboxLaunch {
   network: boolean;
 }
 
-/** What to spawn: the program wrapped so that it is confined and dies with the worker. */
-export interface LaunchSpec {
-  file: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd: string;
+/**
+ * What to spawn: the program wrapped so that it is confined (its identity and filter included) and
+ * dies with the worker; `prepare` (the workspace claimed for the sandbox's user) runs first.
+ */
+export type LaunchSpec = SpawnSpec & { prepare?: () => Promise<void> };
+
+/** A long-running command: stdin stays open, nothing is awaited; the caller owns the process. */
+export interface BackgroundCommand {
+  command: string;
+  workspace: string;
+  network: boolean;
+  /** The CPU-time limit is set from it; the caller kills the process group at the wall-clock limit. */
+  timeoutMs: number;
 }
 
 export interface Sandbox {
@@ -65,6 +73,8 @@ export interface Sandbox {
   run(command: SandboxCommand): Promise<ProcessResult>;
   /** How to start a long-running program under the terminal's rules (launch.ts). */
   launch(program: SandboxLaunch): LaunchSpec;
+  /** Starts a background command in its own process group (the leader's pid kills the group). */
+  start(command: BackgroundCommand): Promise<ChildProcessWithoutNullStreams>;
   /** Present in bubblewrap only: unconfined, the file tools run in the worker's own process instead. */
   runNode?(script: SandboxScript): Promise<ProcessResult>;
 }
@@ -149,8 +159,12 @@ class Bubblewrap implements Sandbox {
     });
   }
 
-  async run(command: SandboxCommand, extra: { readOnlyPaths?: readonly string[]; input?: string; minProcesses?: number } = {}): Promise<ProcessResult> {
-    const { readOnlyPaths = [], input, minProcesses = 0 } = extra;
+  /**
+   * A command as bubblewrap starts it: the terminal's limits, the clean environment, the workspace
+   * claimed for the sandbox's user, that user's ids and the seccomp filter on descriptor 3. The one
+   * way in for a command that runs and returns and for one left running in the background.
+   */
+  async #spawnSpec(command: BackgroundCommand & { userNamespaces?: boolean }, readOnlyPaths: readonly string[], minProcesses: number): Promise<SpawnSpec> {
     const settings = this.#options.settings;
     const limits = { ...settings, maxProcesses: Math.max(settings.maxProcesses, minProcesses) };
     const [shell, shellArgs] = limitedShell(command.command, limits, command.timeoutMs);
@@ -162,28 +176,40 @@ class Bubblewrap implements Sandbox {
     await claimWorkspace(command.workspace, this.user);
     const userNamespaces = command.userNamespaces === true;
     const filter = userNamespaces ? this.#filters.userNamespaces : this.#filters.closed;
-    return runProcess({
+    return {
       file: this.#bwrap,
-      args: [
-        ...callBwrapArgs(this.#base, command.workspace, command.network, readOnlyPaths),
-        ...confinementArgs(filter, userNamespaces),
-        '--',
-        shell,
-        ...shellArgs,
-      ],
+      args: [...callBwrapArgs(this.#base, command.workspace, command.network, readOnlyPaths), ...confinementArgs(filter, userNamespaces), '--', shell, ...shellArgs],
       env,
       cwd: command.workspace,
+      ...(this.user.switched ? { user: { uid: this.user.uid, gid: this.user.gid } } : {}),
+      ...(filter === null ? {} : { fdData: [filter] }),
+    };
+  }
+
+  async start(command: BackgroundCommand): Promise<ChildProcessWithoutNullStreams> {
+    return spawnWithData(await this.#spawnSpec(command, [], 0));
+  }
+
+  async run(command: SandboxCommand, extra: { readOnlyPaths?: readonly string[]; input?: string; minProcesses?: number } = {}): Promise<ProcessResult> {
+    const { readOnlyPaths = [], input, minProcesses = 0 } = extra;
+    return runProcess({
+      ...(await this.#spawnSpec(command, readOnlyPaths, minProcesses)),
       timeoutMs: command.timeoutMs,
       outputChars: command.outputChars,
       signal: command.signal,
-      ...(this.user.switched ? { user: { uid: this.user.uid, gid: this.user.gid } } : {}),
-      ...(filter === null ? {} : { fdData: [filter] }),
       ...(input === undefined ? {} : { input, separateErrors: true }),
     });
   }
 
+  /** Under the terminal's identity and seccomp filter (no user namespaces), as every command here. */
   launch(program: SandboxLaunch): LaunchSpec {
-    return bwrapLaunch(this.#bwrap, this.#base, this.#options, program);
+    const filter = this.#filters.closed;
+    return {
+      ...bwrapLaunch(this.#bwrap, this.#base, this.#options, program, confinementArgs(filter, false)),
+      prepare: () => claimWorkspace(program.workspace, this.user),
+      ...(this.user.switched ? { user: { uid: this.user.uid, gid: this.user.gid } } : {}),
+      ...(filter === null ? {} : { fdData: [filter] }),
+    };
   }
 
   /** Through the same shell, so the program gets the terminal's rlimits; no network. */
@@ -213,6 +239,12 @@ class Unconfined implements Sandbox {
 
   constructor(options: SandboxOptions) {
     this.#options = options;
+  }
+
+  start(command: BackgroundCommand): Promise<ChildProcessWithoutNullStreams> {
+    const [shell, shellArgs] = limitedShell(command.command, this.#options.settings, command.timeoutMs);
+    const env = sandboxEnv(this.#options.env, this.#options.settings.env, command.workspace);
+    return Promise.resolve(spawnWithData({ file: shell, args: shellArgs, env, cwd: command.workspace }));
   }
 
   run(command: SandboxCommand): Promise<ProcessResult> {

@@ -21,7 +21,7 @@ const sessionSearchArgs = z.object({
     .string()
     .max(MAX_QUERY_CHARS)
     .optional()
-    .describe('Words to find in past conversations: "quoted phrase", OR, -exclude; any language (CJK included)'),
+    .describe('Words to find; any language'),
   session_id: z.string().max(64).optional().describe('A session from an earlier result: read it, or scroll around a message'),
   around_message_id: z.coerce.number().int().min(1).optional().describe('With session_id: show the messages around this one'),
   window: z.number().int().min(1).max(SESSION_SEARCH_MAX_WINDOW).optional().describe('Messages before and after around_message_id (default 5)'),
@@ -175,12 +175,9 @@ export const sessionSearchTool = defineTool({
   name: 'session_search',
   toolset: 'session_search',
   description:
-    'Search your past conversations with this person (and conversations shared in this profile). With query: find ' +
-    'sessions by words or phrases ("quoted phrase", OR, -exclude; English stemming and prefixes; Chinese, Japanese ' +
-    'and Korean by substring), returning the best sessions with highlighted snippets and message ids. With session_id ' +
-    'and around_message_id: read the messages around a match (window). With session_id only: the start and end of ' +
-    'that session. With no arguments: the most recent sessions. The current conversation is never included. History ' +
-    'may be outdated: check the original source before relying on it.',
+    'Search past conversations (never this one). query: words, "quoted phrase", OR, -exclude; returns sessions with ' +
+    'snippets and message ids. session_id + around_message_id: read around a match. session_id alone: its start and end. ' +
+    'No arguments: recent sessions. History may be outdated: check the source before relying on it.',
   guidance:
     'When the person refers to something from an earlier conversation, use session_search to find it instead of guessing; read around the best match before quoting it.',
   schema: sessionSearchArgs,

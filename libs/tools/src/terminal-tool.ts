@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkCommand } from './command-guard.ts';
 import type { Sandbox } from './sandbox.ts';
+import type { BackgroundProcesses } from './background-processes.ts';
 import { defineTool } from './tool.ts';
 import type { Tool } from './tool.ts';
 import { ensureWorkspace } from './workspace-paths.ts';
@@ -20,6 +21,27 @@ export interface TerminalToolOptions {
   maxTimeoutMs?: number;
   /** Output kept for the model; longer output keeps its head and tail (HERALD_TERMINAL_OUTPUT_CHARS). */
   outputChars?: number;
+  /** Hermes' `background: true` starts the command as a `process` (null: not on this worker). */
+  processes?: BackgroundProcesses | null;
+}
+
+/** Hermes' terminal(background=true): the same start as process(action=start), the same answer. */
+async function startInBackground(
+  options: TerminalToolOptions,
+  sandbox: Sandbox,
+  args: { command: string; notify_on_complete?: boolean | undefined; workspace: string },
+  context: { sessionId: string; userId: string },
+): Promise<string> {
+  if (!options.processes) throw new Error('background processes are not available here; run the command in the foreground');
+  const entry = await options.processes.start(sandbox, {
+    sessionId: context.sessionId,
+    userId: context.userId,
+    command: args.command,
+    workspace: args.workspace,
+    network: options.network === true,
+    notifyOnExit: args.notify_on_complete === true,
+  });
+  return JSON.stringify({ session_id: entry.id, pid: entry.pid, status: entry.status, notify_on_exit: entry.notifyOnExit });
 }
 
 export function createTerminalTool(options: TerminalToolOptions): Tool {
@@ -35,6 +57,8 @@ export function createTerminalTool(options: TerminalToolOptions): Tool {
       .min(1)
       .optional()
       .describe(`Seconds before the command is killed (default ${TERMINAL_DEFAULT_TIMEOUT_S}, at most ${maxTimeoutS})`),
+    background: z.boolean().optional(),
+    notify_on_complete: z.boolean().optional(),
   });
   return defineTool({
     name: 'terminal',
@@ -60,6 +84,7 @@ export function createTerminalTool(options: TerminalToolOptions): Tool {
       // Offered only with a sandbox; the gate never runs a tool that is not offered.
       if (sandbox === null) throw new Error(options.unavailable ?? 'no sandbox');
       const workspace = await ensureWorkspace(context.workspaceDir);
+      if (args.background === true) return startInBackground(options, sandbox, { ...args, workspace }, context);
       const requested = args.timeout ?? TERMINAL_DEFAULT_TIMEOUT_S;
       const seconds = Math.min(requested, maxTimeoutS);
       const result = await sandbox.run({

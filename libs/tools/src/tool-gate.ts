@@ -1,3 +1,4 @@
+import { TOOL_CALL, toolCallArgs } from './tool-search.ts';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { findWait, isPatternApproved, LeaseLostError, recordRefusal } from '@herald/session';
@@ -60,6 +61,20 @@ function minutes(ms: number): string {
   return value >= 1 ? `${value} minute${value === 1 ? '' : 's'}` : `${Math.round(ms / 1000)} seconds`;
 }
 
+/** tool_call {name, arguments} as the call it stands for, under the same call id; never itself again. */
+function unwrapToolCall(call: { id: string; arguments: string }): { id: string; name: string; arguments: string } | { error: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(call.arguments || '{}');
+  } catch (error) {
+    return { error: `Invalid arguments for tool 'tool_call': not valid JSON (${(error as Error).message}).` };
+  }
+  const parsed = toolCallArgs.safeParse(raw);
+  if (!parsed.success) return { error: `Invalid arguments for tool 'tool_call': ${formatIssues(parsed.error)}` };
+  if (parsed.data.name === TOOL_CALL) return { error: 'tool_call cannot call tool_call; name the tool itself.' };
+  return { id: call.id, name: parsed.data.name, arguments: JSON.stringify(parsed.data.arguments) };
+}
+
 /**
  * Runs one tool call after checking it again: the tool exists, the caller may use it now, the
  * arguments fit its schema, it is not on the hardline list, and a person approved it if it needs
@@ -82,6 +97,11 @@ export class ToolGate {
 
   /** `hookApproval`: a pre_tool_call hook asked for a person's approval of this call (docs/hooks.md). */
   async execute(call: { id: string; name: string; arguments: string }, context: ToolContext, hookApproval?: { message: string; ruleKey?: string | undefined }): Promise<CallOutcome> {
+    if (call.name === TOOL_CALL && this.#permitted.has(TOOL_CALL) && this.#options.offered.includes(TOOL_CALL)) {
+      const inner = unwrapToolCall(call);
+      if ('error' in inner) return { isError: true, errorKind: 'invalid', content: inner.error };
+      return this.execute(inner, context, hookApproval);
+    }
     const tool = this.#options.registry.get(call.name);
     if (!tool) {
       return {

@@ -22,11 +22,15 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   session_search: leaf('search of earlier conversations', ['session_search']),
   clarify: leaf('ask the person a question and wait for the answer', ['clarify']),
   file: leaf('read, write, patch and search files in the session workspace', ['read_file', 'write_file', 'patch', 'search_files']),
-  terminal: leaf('shell commands in the session workspace', ['terminal']),
-  web: leaf('fetch web pages as text', ['web_extract']),
+  terminal: leaf('shell commands in the session workspace, and background processes', ['terminal', 'process']),
+  web: leaf('search the web and fetch pages as text', ['web_search', 'web_extract']),
   skills: leaf('reusable procedures', ['skills_list', 'skill_view', 'skill_manage']),
   cronjob: leaf('scheduled jobs', ['cronjob']),
   delegation: leaf('hand tasks to subagents that run as child sessions', ['delegate_task']),
+  // Off by default: in no bundle, a profile enables it by name.
+  browser: leaf('a web browser: navigate, read the page, click, type', [
+    'browser_navigate', 'browser_snapshot', 'browser_click', 'browser_type', 'browser_press', 'browser_scroll', 'browser_back', 'browser_close', 'browser_vision',
+  ]),
   'herald-core': bundle('every built-in toolset', CORE),
   // No files or shell: for chats where the people are not trusted with the host.
   safe: bundle('conversation tools without files or shell', ['todo', 'memory', 'session_search', 'clarify', 'web', 'skills']),

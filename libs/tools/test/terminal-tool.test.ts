@@ -10,6 +10,7 @@ import { bubblewrapSandbox, openSandbox } from '../src/sandbox.ts';
 import { SANDBOX_PATH, sandboxEnv } from '../src/sandbox-env.ts';
 import type { CallContext, Tool } from '../src/tool.ts';
 import { offlineContext } from './call-context.ts';
+import { noneRunning, running } from './host-processes.ts';
 
 let base: string;
 let workspace: string;
@@ -19,26 +20,6 @@ function context(signal = new AbortController().signal): CallContext {
 }
 
 const run = (tool: Tool, args: unknown, ctx = context()) => tool.execute(tool.schema.parse(args), ctx);
-
-/** Host processes whose command line contains `marker` (zombies excluded: init may be slow to reap). */
-function running(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, 'utf8'))) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) found.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
-}
-
-async function noneRunning(marker: string): Promise<boolean> {
-  for (let i = 0; i < 50 && running(marker).length > 0; i += 1) await sleep(100);
-  return running(marker).length === 0;
-}
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'herald-terminal-'));

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { sessionWorkspace } from './session-prompt.ts';
 import type { Transaction } from 'kysely';
 import { runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
@@ -7,7 +7,7 @@ import type { Logger } from '@herald/core';
 import { appendMessages, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
-import { ToolGate } from '@herald/tools';
+import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
 import type { WaitRequest } from '@herald/tools';
 import { midTurnDue } from './turn-compaction.ts';
 import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
@@ -77,7 +77,11 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
   const gate = new ToolGate({
     registry,
     offered,
-    permitted: setup.shape.within(deps.exposure.resolve({ policy: setup.policy, platform: session.platform, role, userId: callerId, jobToolsets: setup.jobToolsets })),
+    permitted: [
+      ...setup.shape.within(deps.exposure.resolve({ policy: setup.policy, platform: session.platform, role, userId: callerId, jobToolsets: setup.jobToolsets })),
+      // The search step itself is harmless: tool_call is checked again as the tool it names.
+      ...offered.filter((name) => name === TOOL_SEARCH || name === TOOL_CALL),
+    ],
     approvalTimeoutMs: config.tools.approvalTimeoutMs,
     onRefusal: ({ tool, reason }) => logger.warn({ sessionId, turnId, tool, role, userId: callerId, reason }, 'tool call refused'),
   });
@@ -88,7 +92,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     userId: callerId,
     platform: session.platform,
     role,
-    workspaceDir: join(config.tools.workspaceRoot, session.profileId, setup.shape.workspaceSessionId ?? sessionId),
+    workspaceDir: sessionWorkspace(config, session.profileId, setup.shape.workspaceSessionId ?? sessionId),
     db,
     fencedWrite: write,
     offered,
@@ -98,7 +102,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
   setup.hooks = turnHooks;
   if (setup.shape.run) await turnHooks?.once('subagent_start', subagentEvent(setup.shape.run));
   const gated: GatedRunner = {
-    definitions: registry.definitions(offered),
+    definitions: registry.definitions(setup.sent),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
     execute: (call, toolSignal, approval) => gate.execute(call, { ...baseContext, signal: toolSignal }, approval),
     notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),

@@ -93,7 +93,7 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
     if (setup.shape.run) await setup.hooks?.once('subagent_stop', subagentEvent(setup.shape.run, outcome));
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
     const userId = events[events.length - 1]?.userId ?? '';
-    const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.offered };
+    const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.sent };
     const next = await finishTurn(deps.db, lease, turnId, eventIds, {
       reply: setup.note === undefined ? text : `${text}\n\n${setup.note}`,
       failed,

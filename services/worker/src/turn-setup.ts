@@ -4,9 +4,9 @@ import { resumeTurn, startTurn } from '@herald/session';
 import type { Lease, LeasedSession, PendingEvent } from '@herald/session';
 import { scheduledRunFor, SCHEDULED_PLATFORM } from '@herald/cron';
 import { recordCrashRecovery } from '@herald/telemetry';
-import { toolPolicySchema } from '@herald/tools';
+import { planToolOffer, toolPolicySchema } from '@herald/tools';
 import type { CallerRole, ToolPolicy } from '@herald/tools';
-import { buildSessionPrompt } from './session-prompt.ts';
+import { buildSessionPrompt, sessionWorkspace } from './session-prompt.ts';
 import { compactBeforeTurn } from './turn-compaction.ts';
 import type { TurnCompaction } from './turn-compaction.ts';
 import type { TurnDependencies, TurnResult } from './turn-runner.ts';
@@ -31,6 +31,8 @@ export interface TurnSetup {
   hooks: TurnHooks | null;
   /** Offered to the model: the session-wide set, so every person in a chat sees the same prefix. */
   offered: string[];
+  /** The tools whose definitions every request carries: all offered, unless the schema budget defers some to tool_search. */
+  sent: string[];
   callerId: string;
   compaction: TurnCompaction | undefined;
   /** Appended to the reply (a compression's notice). */
@@ -54,9 +56,10 @@ function compactionFor(
   deps: TurnDependencies,
   lease: Lease,
   session: LeasedSession,
-  offered: string[],
+  tools: { offered: string[]; sent: string[] },
   events: PendingEvent[],
   provider: Provider | null,
+  workspace: string,
 ): TurnCompaction | undefined {
   if (provider === null) return undefined;
   const { config, db, logger } = deps;
@@ -66,8 +69,8 @@ function compactionFor(
       db,
       logger,
       summariser: deps.summariser ?? provider,
-      buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? ''),
-      tools: deps.registry.definitions(offered),
+      buildPrompt: () => buildSessionPrompt(deps, session, tools.offered, events[0]?.userId ?? '', workspace),
+      tools: deps.registry.definitions(tools.sent),
     },
     lease,
     model: provider.model,
@@ -95,10 +98,12 @@ export async function setUpTurn(
   const policy = parsePolicy(session.toolPolicy, logger, session.profileId);
   // A scheduled run gets its job's toolsets (still minus what no unattended run may have).
   const jobToolsets = shape.jobToolsets ?? (role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined);
-  const offered = shape.within(deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets }));
+  const plan = planToolOffer(deps.registry, shape.within(deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets })), deps.config.tools.toolSchemaBudget);
+  const { offered, sent } = plan;
   const callerId = events[events.length - 1]?.userId ?? '';
   const provider = providerFor(shape, deps.provider, deps.childProvider);
-  const compaction = compactionFor(deps, lease, session, offered, events, provider);
+  const workspace = sessionWorkspace(deps.config, session.profileId, shape.workspaceSessionId ?? lease.sessionId);
+  const compaction = compactionFor(deps, lease, session, { offered, sent }, events, provider, workspace);
   const setup: TurnSetup = {
     turnId,
     eventIds,
@@ -109,6 +114,7 @@ export async function setUpTurn(
     provider,
     hooks: null,
     offered,
+    sent,
     callerId,
     compaction,
     note: undefined,
@@ -129,7 +135,7 @@ export async function setUpTurn(
     setup.ineffective = before.ineffective;
     setup.history = before.history;
   }
-  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '') : null;
+  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '', workspace) : null;
   await startTurn(db, lease, turnId, eventIds, newPrompt);
   if (newPrompt !== null) session.systemPrompt = newPrompt;
   return { setup };

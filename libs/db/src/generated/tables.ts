@@ -397,12 +397,16 @@ export interface SkillBlobs {
 }
 
 export interface Skills {
+  builtin_seeded_version: number | null;
+  builtin_version: number | null;
   category: string | null;
   created_at: Generated<Timestamp>;
   created_by: string;
   deleted_at: Timestamp | null;
   description: string;
   name: string;
+  offered_builtin_files: Json | null;
+  offered_builtin_version: number | null;
   owner_id: string | null;
   pinned: Generated<boolean>;
   profile_id: string;

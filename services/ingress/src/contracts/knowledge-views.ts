@@ -17,6 +17,9 @@ export const skillSummary = z.object({
   version: z.number().int(),
   pinned: z.boolean(),
   created_by: z.string(),
+  /** 'builtin': Herald's own skill (skills/ in the repository), with its version and state. */
+  origin: z.enum(['builtin', 'profile']),
+  builtin: z.object({ version: z.number().int(), edited: z.boolean(), offered_version: z.number().int().nullable() }).nullable(),
   updated_at: isoTime,
   /** Visible to everyone in the profile; else only to owner_id (docs/security.md, "Skills: who sees what"). */
   shared: z.boolean(),

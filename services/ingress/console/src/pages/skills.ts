@@ -5,6 +5,13 @@ import { field, h, input, notice, replace } from '../dom.ts';
 import { timeElement } from '../time.ts';
 import type { SkillDetail, SkillSummary } from '../../../src/contracts/knowledge-views.ts';
 
+/** Herald's own skill and its state, or who in the profile made it. */
+function originText(skill: SkillSummary): string {
+  if (skill.builtin === null) return `by ${skill.created_by}`;
+  const offer = skill.builtin.offered_version === null ? '' : `, v${skill.builtin.offered_version} offered`;
+  return `built-in v${skill.builtin.version}${skill.builtin.edited ? ', edited' : ''}${offer}`;
+}
+
 export function profileForm(profile: string, page: string): HTMLFormElement {
   const control = input('profile', profile);
   const submit = (event: Event) => {
@@ -19,7 +26,7 @@ function skillRow(skill: SkillSummary, profile: string): HTMLElement {
     'li',
     { class: 'row' },
     h('a', { href: link('skills', [skill.name], { profile }), class: 'row-main' }, h('span', { class: 'chat' }, skill.name), h('span', {}, skill.description)),
-    h('span', { class: 'meta' }, h('span', {}, `v${skill.version}`), skill.pinned ? h('span', { class: 'badge ok' }, 'pinned') : null, skill.shared ? null : h('span', { class: 'badge muted' }, `only ${skill.owner_id ?? 'its owner'}`), skill.category ? h('span', {}, skill.category) : null, h('span', {}, `by ${skill.created_by}`), h('span', {}, 'updated ', timeElement(skill.updated_at))),
+    h('span', { class: 'meta' }, h('span', {}, `v${skill.version}`), skill.pinned ? h('span', { class: 'badge ok' }, 'pinned') : null, skill.shared ? null : h('span', { class: 'badge muted' }, `only ${skill.owner_id ?? 'its owner'}`), skill.category ? h('span', {}, skill.category) : null, h('span', { class: skill.builtin ? 'badge muted' : '' }, originText(skill)), h('span', {}, 'updated ', timeElement(skill.updated_at))),
   );
 }
 
