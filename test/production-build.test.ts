@@ -7,7 +7,7 @@ import { withDefaultUser } from '@herald/db';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HERALD_BIN, HERALD_BUILT_BIN, TEST_TOKEN, waitFor } from './support/stack.ts';
+import { HERALD_BUILT_BIN, HERALD_SOURCE_BIN, TEST_TOKEN, waitFor } from './support/stack.ts';
 import { readImageStages } from './support/dockerfile.ts';
 import { ADMIN_URL, createTestDatabase, uniquePrefix } from './support/test-database.ts';
 import { startFakeOpenAI } from './support/fake-llm.ts';
@@ -118,7 +118,7 @@ describe('the production build', () => {
     const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
     expect(lock.packages['node_modules/tsx'].dev).toBe(true);
     expect(readFileSync(HERALD_BUILT_BIN, 'utf8')).not.toContain('tsx');
-    const fromSource = await exec(process.execPath, [HERALD_BIN, 'help'], { cwd: ROOT });
+    const fromSource = await exec(process.execPath, [HERALD_SOURCE_BIN, 'help'], { cwd: ROOT });
     expect(fromSource.stdout).toBe(stdout);
   });
 });
