@@ -48,6 +48,8 @@ export interface StackOptions {
   workerProcesses?: boolean;
   /** Load the plugin tools of test-tools.ts (send_payment, slow_lookup, wire_transfer). */
   testTools?: boolean;
+  /** The Postgres to make the test database in (a fault test's own server); the shared one by default. */
+  adminUrl?: string;
 }
 
 /** The roles a test runs as their own processes; each says `<role> started` once it is up. */
@@ -127,7 +129,7 @@ function stackEnv(database: TestDatabase, options: StackOptions, plugin: string)
 
 /** The real ingress and workers in this process, on a fresh database and queue prefix. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase(options.adminUrl);
   const env = stackEnv(database, options, options.testTools ? await testToolsPlugin() : '');
   const config = loadConfig(env);
   const shutdown = new Shutdown({ logger: silentLogger, deadlineMs: 10_000 });
