@@ -64,12 +64,15 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
  * A Postgres 15 of the test's own (the machine's binaries, initdb in a temporary directory, run as
  * the postgres user since the tests run as root), on an ephemeral port, trust auth.
  */
-export async function startOwnPostgres(listen = '127.0.0.1'): Promise<OwnService> {
+/** `listen`: Postgres's listen_addresses (127.0.0.1 must be one); `trustNetwork`: a CIDR let in without a password. */
+export async function startOwnPostgres(listen = '127.0.0.1', trustNetwork?: string): Promise<OwnService> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-fault-pg-'));
   const account = process.getuid?.() === 0 ? postgresAccount() : undefined;
   if (account) chownSync(dir, account.uid, account.gid);
   const as = account ? { uid: account.uid, gid: account.gid } : {};
   execFileSync(join(PG_BIN, 'initdb'), ['-D', join(dir, 'data'), '-U', 'postgres', '-A', 'trust', '--no-locale', '-E', 'UTF8'], { stdio: 'ignore', ...as });
+  // A network namespace's worker connects from its veth address.
+  if (trustNetwork) appendFileSync(join(dir, 'data', 'pg_hba.conf'), `host all all ${trustNetwork} trust\n`);
   const port = await freePort();
   let child: ChildProcess;
   const start = async () => {
@@ -81,7 +84,7 @@ export async function startOwnPostgres(listen = '127.0.0.1'): Promise<OwnService
     const { default: pg } = await import('pg');
     await waitFor(
       async () => {
-        const client = new pg.Client({ connectionString: `postgres://postgres@${listen}:${port}/postgres`, connectionTimeoutMillis: 1000 });
+        const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`, connectionTimeoutMillis: 1000 });
         client.on('error', () => undefined);
         try {
           await client.connect();
@@ -96,7 +99,7 @@ export async function startOwnPostgres(listen = '127.0.0.1'): Promise<OwnService
   };
   await start();
   return {
-    url: `postgres://postgres@${listen}:${port}/postgres`,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     async restart() {
       // SIGINT: fast shutdown, every connection cut, as a restart by an operator or a failover.
@@ -111,15 +114,16 @@ export async function startOwnPostgres(listen = '127.0.0.1'): Promise<OwnService
 }
 
 /** A redis-server of the test's own on an ephemeral port, no persistence: a restart comes back empty. */
+/** `listen`: the addresses to bind, space-separated (127.0.0.1 must be one). */
 export async function startOwnRedis(listen = '127.0.0.1'): Promise<OwnService> {
   const port = await freePort();
   let child: ChildProcess;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', listen, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', ...listen.split(' '), '--protected-mode', 'no', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     await waitFor(
       async () => {
         const { Redis } = await import('ioredis');
-        const redis = new Redis({ host: listen, port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
         redis.on('error', () => undefined);
         try {
           await redis.connect();
@@ -133,7 +137,7 @@ export async function startOwnRedis(listen = '127.0.0.1'): Promise<OwnService> {
   };
   await start();
   return {
-    url: `redis://${listen}:${port}`,
+    url: `redis://127.0.0.1:${port}`,
     port,
     async restart() {
       await stopChild(child, 'SIGKILL');

@@ -56,6 +56,8 @@ export interface FakeLLMOptions {
   sessionKeyOf?: (request: FakeRequest) => string | undefined;
   /** The model's context window: a larger prompt gets the provider's own 400 (see `overflowError`). */
   contextTokens?: number;
+  /** The address to listen on (127.0.0.1; a fault test's network namespace reaches it on its veth address). */
+  host?: string;
 }
 
 export interface FakeLLM {
@@ -427,7 +429,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     } catch (error) {
       if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: 'server_error' } });
     }
-  });
+  }, options.host === undefined ? {} : { host: options.host });
   const fake: FakeLLM = {
     provider,
     url: provider === 'openai' ? `${http.origin}/v1` : http.origin,
