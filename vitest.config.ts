@@ -11,6 +11,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: CONDITIONS } },
   test: {
     include: ['libs/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    // The fault tests run as their own pass (npm run test:faults, vitest.faults.config.ts).
+    exclude: ['**/node_modules/**', 'test/faults/**'],
     // Each file gets its own database and queue prefix, so files may run side by side; two at a
     // time matches the two-core machines and keeps multi-process tests from starving.
     maxWorkers: 2,

@@ -23,9 +23,15 @@ const EXTERNAL = [
   'sql.js', // the Hermes import loads its .wasm from the package
   'discord.js', // platform adapters: optional native modules, loaded only with a platform configured
   'grammy',
-  '@opentelemetry/sdk-trace-node', // tracing: loaded only with an OTLP endpoint
+  // Tracing: loaded only with an OTLP endpoint. Every package the tracing start import()s stays
+  // here: esbuild turns a dynamic import() of a bundled CommonJS package (these are CommonJS) into a
+  // chunk with a default export only, so its named exports (resourceFromAttributes) came back
+  // undefined and `herald up` with OTEL_EXPORTER_OTLP_ENDPOINT set exited at once.
+  '@opentelemetry/sdk-trace-node',
   '@opentelemetry/exporter-trace-otlp-http',
   'playwright-core', // the browser tools: loaded on first use, drives the system's Chromium
+  '@opentelemetry/resources',
+  '@opentelemetry/core',
 ];
 
 // Output sits three directories below the repository root, as each package's dist/ does, so the

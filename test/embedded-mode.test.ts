@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +112,78 @@ describe('embedded mode: herald up with nothing but Node', { timeout: 6 * PROCES
       expect(again.body.reply.text).toBe('echo: still there?');
     } finally {
       if (worker) await stopProcess(worker, 'SIGTERM');
+      await stopProcess(up, 'SIGTERM');
+    }
+    expect(await up.exited).toBe(0);
+    expect(existsSync(join(dir, '.herald', 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+});
+
+/**
+ * The common first run on a fresh server: root, in a directory only root can enter (like /root).
+ * Postgres refuses to run as root and its usual account cannot enter there: the server runs in a
+ * user namespace as an unprivileged id over root's own files, and the start line says so.
+ */
+describe.skipIf(process.getuid?.() !== 0)('embedded mode as root from a mode-0700 directory', { timeout: 4 * PROCESS_START_MS }, () => {
+  let outer: string;
+  let dir: string;
+  let model: FakeLLM;
+  const port = String(20000 + Math.floor(Math.random() * 20000));
+
+  beforeAll(async () => {
+    outer = await mkdtemp(join(tmpdir(), 'herald-root-only-'));
+    dir = join(outer, 'home');
+    await mkdir(dir, { mode: 0o700 });
+    await chmod(outer, 0o700);
+    model = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await model.close();
+    await rm(outer, { recursive: true, force: true });
+  });
+
+  const run = (command: string): HeraldProcess => {
+    const env: Record<string, string | undefined> = { ...process.env };
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'HERALD_DATA_DIR', 'HERALD_QUEUE_PREFIX']) delete env[name];
+    const child = spawn(process.execPath, [HERALD_BIN, command], {
+      cwd: dir,
+      env: { ...env, HERALD_DATABASE: 'embedded', HERALD_QUEUE: 'postgres', PORT: port, HERALD_METRICS_PORT: '0', LOG_LEVEL: 'info', ...modelEnv(model) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+    return { child, output: () => output, exited };
+  };
+  const note = 'its server runs in a user namespace as an unprivileged id, since the postgres user cannot enter';
+
+  it('herald doctor says how the server will run there, and passes', async () => {
+    const doctor = run('doctor');
+    expect(await doctor.exited, doctor.output()).toBe(0);
+    expect(doctor.output()).toContain(`mode: embedded Postgres (data in ./.herald; ${note} ${dir})`);
+    expect(doctor.output()).toMatch(/ok +embedded server user: its server runs in a user namespace/);
+  });
+
+  it('herald up starts with nothing set, says where the data is and how the server runs, and answers', async () => {
+    const up = run('up');
+    try {
+      await Promise.race([
+        waitFor(async () => up.output().includes('Herald is up'), { timeoutMs: PROCESS_START_MS, what: 'Herald is up' }),
+        up.exited.then((code) => Promise.reject(new Error(`herald up exited with ${code}: ${up.output()}`))),
+      ]);
+      expect(up.output()).toContain(`mode: embedded Postgres (data in ./.herald; ${note} ${dir})`);
+      const response = await fetch(`http://127.0.0.1:${port}/v1/messages?wait=60`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ chat_id: 'root-first-run', user_id: 'root', text: 'hello from /root' }),
+      });
+      expect(((await response.json()) as { reply: { text: string } }).reply.text).toBe('echo: hello from /root');
+      // The cluster stays root's, in the directory asked for, readable by no one else.
+      const cluster = await stat(join(dir, '.herald', 'postgres'));
+      expect(cluster.uid).toBe(0);
+      expect(cluster.mode & 0o077).toBe(0);
+    } finally {
       await stopProcess(up, 'SIGTERM');
     }
     expect(await up.exited).toBe(0);

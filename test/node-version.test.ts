@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HERALD_BIN, HERALD_BUILT_BIN } from './support/stack.ts';
+import { HERALD_BUILT_BIN, HERALD_SOURCE_BIN } from './support/stack.ts';
 
 /** Runs an entry point under a Node that reports `version`, before any of Herald's modules load. */
 function runAs(version: string, bin: string) {
@@ -11,7 +11,7 @@ function runAs(version: string, bin: string) {
 
 describe('the supported Node versions', () => {
   it.each([['18.20.4'], ['20.18.1'], ['21.7.3'], ['22.11.0']])('refuses Node %s at start with one clear line', (version) => {
-    for (const bin of [HERALD_BIN, HERALD_BUILT_BIN]) {
+    for (const bin of [HERALD_SOURCE_BIN, HERALD_BUILT_BIN]) {
       const result = runAs(version, bin);
       expect(result.status).toBe(1);
       expect(result.stderr).toBe(`herald: Node ${version} is not supported: Herald needs Node 20.19 or a later 20.x, or Node 22.12 or later (see https://nodejs.org)\n`);
@@ -19,7 +19,7 @@ describe('the supported Node versions', () => {
   });
 
   it('starts on the Node it runs on here (within engines)', () => {
-    const result = runAs(process.versions.node, HERALD_BIN);
+    const result = runAs(process.versions.node, HERALD_SOURCE_BIN);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^usage: herald <command>/);
   });

@@ -7,9 +7,11 @@ import { withDefaultUser } from '@herald/db';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HERALD_BIN, HERALD_BUILT_BIN, TEST_TOKEN, waitFor } from './support/stack.ts';
+import { HERALD_BUILT_BIN, HERALD_SOURCE_BIN, TEST_TOKEN, waitFor } from './support/stack.ts';
 import { readImageStages } from './support/dockerfile.ts';
-import { ADMIN_URL, uniquePrefix } from './support/test-database.ts';
+import { ADMIN_URL, createTestDatabase, uniquePrefix } from './support/test-database.ts';
+import { startFakeOpenAI } from './support/fake-llm.ts';
+import { startOtlpReceiver } from './support/otlp-receiver.ts';
 
 const exec = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -116,9 +118,76 @@ describe('the production build', () => {
     const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
     expect(lock.packages['node_modules/tsx'].dev).toBe(true);
     expect(readFileSync(HERALD_BUILT_BIN, 'utf8')).not.toContain('tsx');
-    const fromSource = await exec(process.execPath, [HERALD_BIN, 'help'], { cwd: ROOT });
+    const fromSource = await exec(process.execPath, [HERALD_SOURCE_BIN, 'help'], { cwd: ROOT });
     expect(fromSource.stdout).toBe(stdout);
   });
+});
+
+describe('the compiled bundle with tracing and metrics on', () => {
+  it('runs `herald up` with an OTLP endpoint: answers a turn, sends its spans to the collector and counts it on /metrics', async () => {
+    // The bundle once lost the named exports of the tracing packages it import()s: this exact
+    // command exited at once with "resourceFromAttributes is not a function".
+    const receiver = await startOtlpReceiver();
+    const model = await startFakeOpenAI({ handler: (request) => ({ text: `traced: ${request.lastUserText}` }) });
+    const database = await createTestDatabase();
+    const child = spawn(process.execPath, [HERALD_BUILT_BIN, 'up'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        HERALD_QUEUE_PREFIX: uniquePrefix(),
+        HERALD_API_TOKEN: TEST_TOKEN,
+        PORT: '0',
+        HERALD_METRICS_PORT: '0',
+        HERALD_DB_POOL_SIZE: '4',
+        HERALD_WORKSPACE_ROOT: join(tmpdir(), `herald-ws-${database.name}`),
+        HERALD_MODEL: 'openai/gpt-test',
+        OPENAI_BASE_URL: model.url,
+        OPENAI_API_KEY: 'sk-test',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const started = await Promise.race([
+        waitFor(async () => /Herald is up\. API on (\S+)/.exec(output)?.[1], { timeoutMs: 60_000, what: 'herald up' }),
+        exited.then((code) => {
+          throw new Error(`herald up exited with ${code}: ${output}`);
+        }),
+      ]);
+      const url = started.replace('0.0.0.0', '127.0.0.1');
+      const response = await fetch(`${url}/v1/messages?wait=20`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ chat_id: 'traced', user_id: 'u1', text: 'hello' }),
+      });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { reply: { text: string } }).reply.text).toBe('traced: hello');
+      const spans = await waitFor(
+        async () => {
+          const turn = receiver.spans.find((span) => span.name === 'herald.turn');
+          return turn && receiver.spans.some((span) => span.name === 'herald.model.call' && span.traceId === turn.traceId) ? receiver.spans : undefined;
+        },
+        { timeoutMs: 30_000, what: 'the turn and model call spans' },
+      );
+      expect(spans.find((span) => span.name === 'herald.turn')?.service).toBe('herald-up');
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).toMatch(/^herald_turns_total\{[^}]*\} [1-9]/m);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await database.drop();
+      await model.close();
+      await receiver.close();
+    }
+  }, 120_000);
 });
 
 describe('the image (Dockerfile)', () => {

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
+import { silentLogger } from '@herald/core';
 import type { Config } from '@herald/core';
 import { withDefaultUser } from '@herald/db';
 import { RedisNoticeBus } from '@herald/queue';
 import { postgresBinaries } from './postgres-binaries.ts';
-import { embeddedPaths, runningServer } from './embedded-postgres.ts';
+import { embeddedPaths, runningServer, serverRunAs } from './embedded-postgres.ts';
 import { modeLine, settleModes } from './run-mode.ts';
 
 /** The extensions Herald's migrations create (history search's indexes). */
@@ -64,16 +65,33 @@ function checkNode(): Check {
   return { name: 'node', ok: true, detail: process.versions.node };
 }
 
+/** How `herald up` would run the embedded server here (as root: which account, or a user namespace). */
+async function embeddedPlan(dataDir: string): Promise<{ check: Check; note?: string }> {
+  try {
+    const runAs = await serverRunAs(embeddedPaths(resolve(dataDir)).cluster, silentLogger, false);
+    if (runAs.kind === 'namespace') return { note: runAs.note, check: { name: 'embedded server user', ok: true, detail: runAs.note } };
+    const detail = runAs.kind === 'account' ? `runs as the unprivileged user ${runAs.account.name}` : 'runs as this user';
+    return { check: { name: 'embedded server user', ok: true, detail } };
+  } catch (error) {
+    return { check: { name: 'embedded server user', ok: false, detail: (error as Error).message } };
+  }
+}
+
 /**
  * `herald doctor`: the mode line `herald up` prints, then whether each service answers. Starts
  * nothing: in embedded mode it checks the packaged server and joins it only if it is running.
  */
 export async function runDoctor(config: Config): Promise<number> {
   const modes = await settleModes(config);
-  process.stdout.write(`${modeLine(config, modes)}\n`);
   const checks: Check[] = [checkNode()];
+  let note: string | undefined;
   if (modes.database === 'embedded') {
-    checks.push(await checkEmbeddedBinaries());
+    const plan = await embeddedPlan(config.database.dataDir);
+    note = plan.note;
+    checks.push(await checkEmbeddedBinaries(), plan.check);
+  }
+  process.stdout.write(`${modeLine(config, modes, note)}\n`);
+  if (modes.database === 'embedded') {
     const running = await runningServer(embeddedPaths(config.database.dataDir).cluster);
     if (running) checks.push({ name: 'embedded postgres', ok: true, detail: `running (pid ${running.pid}, port ${running.port})` });
     else checks.push({ name: 'embedded postgres', ok: true, detail: 'not running; herald up starts it' });

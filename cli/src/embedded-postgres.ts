@@ -1,5 +1,5 @@
-import { spawn, execFileSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
@@ -22,6 +22,8 @@ export interface EmbeddedPostgres {
   port: number;
   /** True when this process started the server (and stops it); false when it joined a running one. */
   owned: boolean;
+  /** How the server runs when that is worth a word in the start line (a user namespace, as root). */
+  note?: string;
   stop(): Promise<void>;
 }
 
@@ -112,16 +114,22 @@ function accountId(name: string): Account | null {
   }
 }
 
-/**
- * As root, the unprivileged account the server runs as: the system's `postgres` user, or a system
- * user `herald-postgres` created once (no home, no login shell). Otherwise the current user.
- */
-function serverAccount(logger: Logger): Account | null {
-  if (process.getuid?.() !== 0) return null;
+/** An existing account the server may run as (none created here). */
+function existingAccount(): Account | null {
   for (const name of SERVER_ACCOUNTS) {
     const account = accountId(name);
     if (account) return account;
   }
+  return null;
+}
+
+/**
+ * As root, the unprivileged account the server runs as: the system's `postgres` user, or a system
+ * user `herald-postgres` created once (no home, no login shell).
+ */
+function serverAccount(logger: Logger): Account {
+  const found = existingAccount();
+  if (found) return found;
   const name = SERVER_ACCOUNTS[1];
   execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', name], { stdio: 'ignore' });
   logger.info({ account: name }, 'running as root: created the system user the embedded Postgres runs as');
@@ -130,18 +138,75 @@ function serverAccount(logger: Logger): Account | null {
   return account;
 }
 
-/** Postgres, running as `account`, must be able to walk down to its cluster directory. */
-function assertReachable(dir: string, account: Account): void {
+/** The first directory on the way down to `dir` that `account` may not enter, or null. */
+function unreachableBy(dir: string, account: Account | null): string | null {
   for (let current = resolve(dir); current !== dirname(current); current = dirname(current)) {
+    // Not made yet (doctor on a first run): it will be made with the modes below, its parents decide.
+    if (!existsSync(current)) continue;
     const stat = statSync(current);
-    const searchable = stat.uid === account.uid ? (stat.mode & 0o100) !== 0 : (stat.mode & 0o001) !== 0;
-    if (!searchable) {
-      throw new Error(
-        `the embedded Postgres runs as the unprivileged user ${account.name} (Postgres refuses root), which cannot enter ${current}: ` +
-          `set HERALD_DATA_DIR to a directory it can reach (e.g. /var/lib/herald), or run Herald as a normal user`,
-      );
-    }
+    const searchable = account && stat.uid === account.uid ? (stat.mode & 0o100) !== 0 : (stat.mode & 0o001) !== 0;
+    if (!searchable) return current;
   }
+  return null;
+}
+
+/**
+ * How the server runs: as this user (not root); as root, as the unprivileged account (Postgres
+ * refuses root) where that account can reach the cluster and the binaries; otherwise in a user
+ * namespace where it is an unprivileged id while its files stay root's, so that a first run from
+ * a directory only root can enter (/root) needs nothing set. `note` says so in the start line.
+ */
+export type ServerRunAs =
+  | { kind: 'self' }
+  | { kind: 'account'; account: Account }
+  | { kind: 'namespace'; inside: Account; note: string };
+
+let namespacesWork: boolean | undefined;
+
+/** Whether this kernel lets root start a process in a user namespace with `unshare` (util-linux). */
+function userNamespacesWork(inside: Account): boolean {
+  namespacesWork ??= spawnSync('unshare', [...namespaceArgs(inside), 'true'], { stdio: 'ignore' }).status === 0;
+  return namespacesWork;
+}
+
+function namespaceArgs(inside: Account): string[] {
+  return ['--user', `--map-user=${inside.uid}`, `--map-group=${inside.gid}`];
+}
+
+/**
+ * Decides how the server of `cluster` runs (see ServerRunAs). `create` allows creating the system
+ * account; `herald doctor` passes false and only reports.
+ */
+export async function serverRunAs(cluster: string, logger: Logger, create = true): Promise<ServerRunAs> {
+  if (process.getuid?.() !== 0) return { kind: 'self' };
+  const existing = existsSync(join(cluster, 'PG_VERSION'));
+  // A cluster made by an earlier run keeps its owner: root's own files mean a namespaced server.
+  const rootOwned = existing && statSync(cluster).uid === 0;
+  const account = rootOwned ? null : create ? serverAccount(logger) : existingAccount();
+  const { postgres } = await postgresBinaries();
+  const blocked = rootOwned ? dirname(cluster) : (unreachableBy(dirname(cluster), account) ?? unreachableBy(dirname(postgres), account));
+  if (blocked === null && account) return { kind: 'account', account };
+  const inside = existingAccount() ?? { uid: 65534, gid: 65534, name: 'nobody' };
+  const who = account?.name ?? SERVER_ACCOUNTS[0];
+  if (!userNamespacesWork(inside)) {
+    throw new Error(
+      `the embedded Postgres runs as the unprivileged user ${who} (Postgres refuses root), which cannot enter ${blocked}, ` +
+        'and this system allows no user namespace to run it as root\'s own files: ' +
+        'set HERALD_DATA_DIR to a directory it can reach (e.g. /var/lib/herald), or run Herald as a normal user',
+    );
+  }
+  const reason = rootOwned ? 'its files are root\'s' : `the ${who} user cannot enter ${blocked}`;
+  return { kind: 'namespace', inside, note: `its server runs in a user namespace as an unprivileged id, since ${reason}` };
+}
+
+/** Spawns one of the server's programs as `runAs` says. */
+function spawnAs(program: string, args: string[], runAs: ServerRunAs, options: SpawnOptions): ChildProcess {
+  if (runAs.kind === 'namespace') return spawn('unshare', [...namespaceArgs(runAs.inside), program, ...args], options);
+  return spawn(program, args, runAs.kind === 'account' ? { ...options, uid: runAs.account.uid, gid: runAs.account.gid } : options);
+}
+
+function chownFor(path: string, runAs: ServerRunAs): void {
+  if (runAs.kind === 'account') chownSync(path, runAs.account.uid, runAs.account.gid);
 }
 
 function passwordOf(file: string): string {
@@ -152,9 +217,10 @@ function passwordOf(file: string): string {
 }
 
 /** Runs one of the server's programs to its end, as the server account; rejects with its output. */
-function runToEnd(program: string, args: string[], account: Account | null): Promise<void> {
+function runToEnd(program: string, args: string[], runAs: ServerRunAs): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(account ? { uid: account.uid, gid: account.gid } : {}) });
+    const child = spawnAs(program, args, runAs, { stdio: ['ignore', 'pipe', 'pipe'] });
+    if (!child.stdout || !child.stderr) return fail(new Error(`${program}: no output streams`));
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -163,22 +229,20 @@ function runToEnd(program: string, args: string[], account: Account | null): Pro
   });
 }
 
-async function initialise(paths: ReturnType<typeof embeddedPaths>, password: string, account: Account | null, logger: Logger): Promise<void> {
+async function initialise(paths: ReturnType<typeof embeddedPaths>, password: string, runAs: ServerRunAs, logger: Logger): Promise<void> {
   const { initdb } = await postgresBinaries();
   mkdirSync(paths.cluster, { recursive: true, mode: 0o700 });
   // initdb reads the password from a file the server account can read, removed right after.
   const pwfile = join(paths.cluster, '..', `.initdb-${randomBytes(4).toString('hex')}`);
   writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-  if (account) {
-    chownSync(paths.cluster, account.uid, account.gid);
-    chownSync(pwfile, account.uid, account.gid);
-  }
+  chownFor(paths.cluster, runAs);
+  chownFor(pwfile, runAs);
   try {
     logger.info({ cluster: paths.cluster }, 'creating the embedded Postgres cluster (first run only)');
     await runToEnd(
       initdb,
       [`--pgdata=${paths.cluster}`, `--username=${EMBEDDED_USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'],
-      account,
+      runAs,
     );
   } finally {
     rmSync(pwfile, { force: true });
@@ -224,16 +288,18 @@ function tail(file: string): string {
   }
 }
 
-async function launch(paths: ReturnType<typeof embeddedPaths>, port: number, account: Account | null): Promise<ChildProcess> {
+async function launch(paths: ReturnType<typeof embeddedPaths>, port: number, runAs: ServerRunAs): Promise<ChildProcess> {
   const { postgres } = await postgresBinaries();
   const log = openSync(paths.log, 'a');
-  if (account) chownSync(paths.log, account.uid, account.gid);
+  chownFor(paths.log, runAs);
   // Detached, in its own process group: Ctrl-C reaches Herald only, and Herald stops the server
   // after its own shutdown. TCP on loopback only, no Unix socket to clash with a system Postgres.
-  const child = spawn(
+  // In a namespace `unshare` execs the server in place: the child's pid is the postmaster's.
+  const child = spawnAs(
     postgres,
     ['-D', paths.cluster, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    { detached: true, stdio: ['ignore', log, log], ...(account ? { uid: account.uid, gid: account.gid } : {}) },
+    runAs,
+    { detached: true, stdio: ['ignore', log, log] },
   );
   closeSync(log);
   return child;
@@ -261,6 +327,8 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
   const paths = embeddedPaths(resolve(dataDir));
   mkdirSync(dirname(paths.cluster), { recursive: true, mode: 0o711 });
   const password = passwordOf(paths.password);
+  const runAs = await serverRunAs(paths.cluster, logger);
+  const note = runAs.kind === 'namespace' ? { note: runAs.note } : {};
   const joined = async (): Promise<EmbeddedPostgres | null> => {
     const running = await runningServer(paths.cluster);
     if (!running) return null;
@@ -268,7 +336,7 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     await waitUntilReady(urlFor(password, running.port, 'postgres'), paths.log);
     const owner = Number(readFileSync(paths.owner, { encoding: 'utf8', flag: 'a+' }).trim());
     if (Number.isInteger(owner) && owner > 0 && alive(owner)) {
-      return { url: urlFor(password, running.port), port: running.port, owned: false, stop: async () => undefined };
+      return { url: urlFor(password, running.port), port: running.port, owned: false, stop: async () => undefined, ...note };
     }
     // Its starter died without stopping it (killed): this process adopts it and stops it on exit.
     writeFileSync(paths.owner, String(process.pid));
@@ -277,15 +345,13 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
       await stopByPid(running.pid);
       rmSync(paths.owner, { force: true });
     };
-    return { url: urlFor(password, running.port), port: running.port, owned: true, stop };
+    return { url: urlFor(password, running.port), port: running.port, owned: true, stop, ...note };
   };
   const existing = await joined();
   if (existing) return existing;
-  const account = serverAccount(logger);
-  if (account) assertReachable(dirname(paths.cluster), account);
-  if (!existsSync(join(paths.cluster, 'PG_VERSION'))) await initialise(paths, password, account, logger);
+  if (!existsSync(join(paths.cluster, 'PG_VERSION'))) await initialise(paths, password, runAs, logger);
   const port = await freePort();
-  const child = await launch(paths, port, account);
+  const child = await launch(paths, port, runAs);
   // Before it is ready, so a process joining meanwhile sees a live owner and does not adopt it.
   writeFileSync(paths.owner, String(process.pid));
   try {
@@ -301,5 +367,5 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     await stopServer(child);
     rmSync(paths.owner, { force: true });
   };
-  return { url: urlFor(password, port), port, owned: true, stop };
+  return { url: urlFor(password, port), port, owned: true, stop, ...note };
 }

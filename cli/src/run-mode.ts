@@ -39,8 +39,9 @@ function displayPath(path: string): string {
 }
 
 /** The line `herald up` and `herald doctor` print: what runs, and the two variables that change it. */
-export function modeLine(config: Config, modes: { database: 'embedded' | 'external'; queue: 'redis' | 'postgres' }): string {
-  const database = modes.database === 'embedded' ? `embedded Postgres (data in ${displayPath(config.database.dataDir)})` : 'external Postgres (DATABASE_URL)';
+export function modeLine(config: Config, modes: { database: 'embedded' | 'external'; queue: 'redis' | 'postgres' }, note?: string): string {
+  const where = `data in ${displayPath(config.database.dataDir)}${note ? `; ${note}` : ''}`;
+  const database = modes.database === 'embedded' ? `embedded Postgres (${where})` : 'external Postgres (DATABASE_URL)';
   const queue = modes.queue === 'postgres' ? 'queue on Postgres (no Redis)' : 'queue on Redis (REDIS_URL)';
   const both = modes.database === 'external' && modes.queue === 'redis';
   const hint = both
@@ -57,11 +58,13 @@ export async function enterRunMode(config: Config, logger: Logger): Promise<RunM
   const modes = await settleModes(config);
   let database = { ...config.database, mode: modes.database };
   let stop = async (): Promise<void> => undefined;
+  let note: string | undefined;
   if (modes.database === 'embedded') {
     const embedded = await startEmbeddedPostgres(config.database.dataDir, logger);
     database = { ...database, url: embedded.url };
     stop = embedded.stop;
+    note = embedded.note;
   }
   const settled = reconfigured(config, { database: Object.freeze(database), redis: Object.freeze({ ...config.redis, queueMode: modes.queue }) });
-  return { config: Object.freeze(settled), line: modeLine(config, modes), stop };
+  return { config: Object.freeze(settled), line: modeLine(config, modes, note), stop };
 }

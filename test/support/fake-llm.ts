@@ -71,6 +71,8 @@ export interface FakeLLMOptions {
   contextTokens?: number;
   /** Streamed answers: milliseconds between pieces of text (default 0). */
   chunkDelayMs?: number;
+  /** The address to listen on (127.0.0.1; a fault test's network namespace reaches it on its veth address). */
+  host?: string;
 }
 
 export interface FakeLLM {
@@ -532,7 +534,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     } catch (error) {
       if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: 'server_error' } });
     }
-  });
+  }, options.host === undefined ? {} : { host: options.host });
   const fake: FakeLLM = {
     provider,
     url: provider === 'openai' ? `${http.origin}/v1` : http.origin,

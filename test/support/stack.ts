@@ -17,10 +17,18 @@ import { waitFor } from './wait.ts';
 
 export { waitFor } from './wait.ts';
 
-/** The CLI from its TypeScript source (no build needed): what tests spawn. */
-export const HERALD_BIN = fileURLToPath(new URL('../../cli/bin/herald-dev.js', import.meta.url));
+/** The CLI from its TypeScript source (no build needed). */
+export const HERALD_SOURCE_BIN = fileURLToPath(new URL('../../cli/bin/herald-dev.js', import.meta.url));
 /** The compiled CLI (`npm run build`): what the image and production roles run. */
 export const HERALD_BUILT_BIN = fileURLToPath(new URL('../../cli/bin/herald.js', import.meta.url));
+/**
+ * HERALD_TEST_BIN=built (after `npm run build`): the tests run what ships. Every `herald` process
+ * is the compiled bundle, and startStack runs its roles as bundle processes instead of in the test
+ * process (.ci/run has a pass in this mode).
+ */
+export const TEST_BUILT = process.env.HERALD_TEST_BIN === 'built';
+/** The CLI the tests spawn: the sources through tsx, or the bundle under HERALD_TEST_BIN=built. */
+export const HERALD_BIN = TEST_BUILT ? HERALD_BUILT_BIN : HERALD_SOURCE_BIN;
 
 export interface StackOptions {
   /** Extra environment; it wins over what the other options set. */
@@ -40,6 +48,8 @@ export interface StackOptions {
   workerProcesses?: boolean;
   /** Load the plugin tools of test-tools.ts (send_payment, slow_lookup, wire_transfer). */
   testTools?: boolean;
+  /** The Postgres to make the test database in (a fault test's own server); the shared one by default. */
+  adminUrl?: string;
 }
 
 /** The roles a test runs as their own processes; each says `<role> started` once it is up. */
@@ -80,13 +90,20 @@ export const TEST_TOKEN = 'test-token-123456';
 
 const TEST_TOOLS_PLUGIN = fileURLToPath(new URL('./test-tools.ts', import.meta.url));
 
+/** The test tools as a plugin the running CLI can load: the bundle runs no TypeScript. */
+async function testToolsPlugin(): Promise<string> {
+  if (!TEST_BUILT) return TEST_TOOLS_PLUGIN;
+  const { compiledPlugin } = await import('./compiled-plugin.ts');
+  return compiledPlugin(TEST_TOOLS_PLUGIN);
+}
+
 /** The queue mode the test run asked for, passed to in-process roles as to spawned ones. */
 export function queueModeEnv(): Record<string, string> {
   const mode = process.env.HERALD_QUEUE;
   return mode === undefined || mode === '' ? {} : { HERALD_QUEUE: mode };
 }
 
-function stackEnv(database: TestDatabase, options: StackOptions): Record<string, string> {
+function stackEnv(database: TestDatabase, options: StackOptions, plugin: string): Record<string, string> {
   return {
     DATABASE_URL: database.url,
     REDIS_URL: 'redis://127.0.0.1:6379',
@@ -104,7 +121,7 @@ function stackEnv(database: TestDatabase, options: StackOptions): Record<string,
     // Test files run side by side and spawn worker processes: keep well inside max_connections.
     HERALD_DB_POOL_SIZE: '4',
     ...(options.workerProcesses ? { HERALD_RECONCILE_INTERVAL_MS: '300' } : {}),
-    ...(options.testTools ? { HERALD_TOOL_PLUGINS: TEST_TOOLS_PLUGIN } : {}),
+    ...(options.testTools ? { HERALD_TOOL_PLUGINS: plugin } : {}),
     ...(options.model ? modelEnv(options.model) : {}),
     ...options.env,
   };
@@ -112,18 +129,14 @@ function stackEnv(database: TestDatabase, options: StackOptions): Record<string,
 
 /** The real ingress and workers in this process, on a fresh database and queue prefix. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const database = await createTestDatabase();
-  const env = stackEnv(database, options);
+  const database = await createTestDatabase(options.adminUrl);
+  const env = stackEnv(database, options, options.testTools ? await testToolsPlugin() : '');
   const config = loadConfig(env);
   const shutdown = new Shutdown({ logger: silentLogger, deadlineMs: 10_000 });
   const db = openDb(config, silentLogger, shutdown);
   const profiles = await openProfileCache(config, silentLogger, shutdown, db);
-  const workers = options.workerProcesses ? 0 : (options.workers ?? 1);
-  for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db, profiles);
-  if (options.scheduler || options.workerProcesses) await startScheduler(config, silentLogger, shutdown, db, profiles);
-  for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
-  // Every answer of the API tests is held to its route's contract (services/ingress/src/contracts).
-  const address = await startIngress(config, silentLogger, shutdown, db, profiles, { responses: true });
+  const roles = TEST_BUILT ? await startBuiltRoles(env, options) : undefined;
+  const address = roles ? roles.address : await startRolesHere(config, shutdown, db, profiles, options);
   const url = address.replace('0.0.0.0', '127.0.0.1');
   const auth = { authorization: `Bearer ${TEST_TOKEN}` };
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -174,12 +187,51 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     processes: () => spawned.filter(running),
     async stop() {
-      await Promise.all(spawned.map((child) => stopProcess(child)));
+      await Promise.all([...spawned, ...(roles?.processes ?? [])].map((child) => stopProcess(child)));
       await shutdown.shutdown();
       await database.drop();
       await options.model?.close();
     },
   };
+}
+
+/** The stack's roles in the test process, from the sources; resolves with the ingress's address. */
+async function startRolesHere(config: Config, shutdown: Shutdown, db: Db, profiles: ProfileCache, options: StackOptions): Promise<string> {
+  const workers = options.workerProcesses ? 0 : (options.workers ?? 1);
+  for (let i = 0; i < workers; i++) await startWorker(config, silentLogger, shutdown, db, profiles);
+  if (options.scheduler || options.workerProcesses) await startScheduler(config, silentLogger, shutdown, db, profiles);
+  for (let i = 0; i < (options.reviewers ?? 0); i++) await startReviewer(config, silentLogger, shutdown, db);
+  // Every answer of the API tests is held to its route's contract (services/ingress/src/contracts).
+  return startIngress(config, silentLogger, shutdown, db, profiles, { responses: true });
+}
+
+/**
+ * The same roles as processes of the compiled bundle (HERALD_TEST_BIN=built), one per role
+ * instance as a deployment runs them. They are the stack's own: stop() ends them, processes()
+ * does not list them.
+ */
+async function startBuiltRoles(env: Record<string, string>, options: StackOptions): Promise<{ address: string; processes: HeraldProcess[] }> {
+  const roles: ProcessRole[] = [
+    ...Array.from({ length: options.workerProcesses ? 0 : (options.workers ?? 1) }, () => 'worker' as const),
+    ...(options.scheduler || options.workerProcesses ? ['scheduler' as const] : []),
+    ...Array.from({ length: options.reviewers ?? 0 }, () => 'reviewer' as const),
+  ];
+  const processes: HeraldProcess[] = [];
+  const start = async (role: string, ready: RegExp) => {
+    const child = spawnHerald(role, { ...env, LOG_LEVEL: 'info' });
+    processes.push(child);
+    const exited = child.exited.then((code) => Promise.reject(new Error(`herald ${role} exited (${code}) before it started: ${child.output()}`)));
+    // Only the start waits on it: a later exit (stop() ends the process) is no error.
+    exited.catch(() => undefined);
+    return Promise.race([waitFor(async () => ready.exec(child.output())?.[1], { timeoutMs: PROCESS_START_MS, what: `${role} start` }), exited]);
+  };
+  try {
+    await Promise.all(roles.map((role) => start(role, new RegExp(`(${role}) started`))));
+    return { address: await start('ingress', /ingress listening on (\S+)"/), processes };
+  } catch (error) {
+    await Promise.all(processes.map((child) => stopProcess(child)));
+    throw error;
+  }
 }
 
 export interface Replica {

@@ -19,9 +19,9 @@ export interface TestDatabase {
  * A fresh, migrated database per test file (pg-boss's schema and Herald's queues included, as
  * `herald migrate` leaves it): real Postgres, nothing shared between files.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(adminUrl: string = ADMIN_URL): Promise<TestDatabase> {
   const name = `herald_t_${randomBytes(5).toString('hex')}`;
-  const url = new URL(ADMIN_URL);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   await ensureDatabase(url.toString());
   await migrate(url.toString());
@@ -33,7 +33,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     db,
     async drop() {
       await db.destroy();
-      const admin = new pg.Client({ connectionString: withDefaultUser(ADMIN_URL) });
+      const admin = new pg.Client({ connectionString: withDefaultUser(adminUrl) });
       await admin.connect();
       try {
         await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);

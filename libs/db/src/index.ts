@@ -1,6 +1,8 @@
 export { createDb, createPool, ensureDatabase, withDefaultUser } from './db.ts';
 export type { Db, DbOptions } from './db.ts';
-export { migrate, MIGRATIONS_DIR } from './migrate.ts';
+export { migrate, migrationNames, MIGRATIONS_DIR } from './migrate.ts';
+export { assertSameMigrations, BACKUP_FORMAT, heraldDataIn, heraldVersion, loadBackup, readBackupManifest, RestoreRefusedError, writeBackup } from './backup.ts';
+export type { BackupManifest, BackupTable } from './backup.ts';
 export type { MigrationResult } from './migrate.ts';
 export { ALLOWED_VALUES } from './schema.ts';
 export { isConnectionError } from './infra-errors.ts';

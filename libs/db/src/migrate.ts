@@ -74,8 +74,13 @@ export async function migrate(url: string, options: MigrateOptions = {}): Promis
   }
 }
 
+/** The numbered migration files of this release, in order. */
+export async function migrationNames(dir: string = MIGRATIONS_DIR): Promise<string[]> {
+  return (await readdir(dir)).filter((name) => /^\d+_.+\.sql$/.test(name)).sort();
+}
+
 async function readNumbered(dir: string): Promise<SqlFile[]> {
-  const names = (await readdir(dir)).filter((name) => /^\d+_.+\.sql$/.test(name)).sort();
+  const names = await migrationNames(dir);
   return Promise.all(names.map((name) => readSql(dir, name, name)));
 }
 

@@ -1,0 +1,231 @@
+// The soak (issue 37): mixed traffic against separate role processes of the compiled bundle for N
+// minutes, sampling each role's RSS, heap and open handles every 30 s, and the turns' latency per
+// 5 minutes; writes bench/results/soak.json. Target for 30 minutes (TARGETS.md): after a 5-minute
+// warm-up, RSS growth under 1 MB per 10 minutes per role, handles flat, p99 of the last 5 minutes
+// within 1.2x the first, nothing lost or doubled.
+// Run: npm run soak -- --minutes N [--sample-seconds S]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { startFakeOpenAI } from '../test/support/fake-llm.ts';
+import type { FakeRequest } from '../test/support/fake-llm.ts';
+import { startFakeTelegram } from '../test/support/fake-telegram.ts';
+import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
+import { HERALD_BUILT_BIN, PROCESS_START_MS, spawnHerald, stopProcess, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
+import type { HeraldProcess } from '../test/support/stack.ts';
+
+const WINDOW_MS = 5 * 60_000;
+
+function option(name: string, fallback: number): number {
+  const index = process.argv.indexOf(`--${name}`);
+  const value = index >= 0 ? Number(process.argv[index + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} takes a positive number`);
+  return value;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+
+/** The fake model: what it answers depends on the person's message (see the traffic below). */
+function modelHandler(request: FakeRequest) {
+  const last = request.messages.at(-1);
+  const text = request.lastUserText;
+  if (last?.role === 'tool') return { text: `done: ${text.slice(0, 40)}` };
+  if (text.startsWith('tool ')) return { toolCalls: [{ name: 'todo', arguments: { todos: [{ id: '1', content: text, status: 'pending' }] } }] };
+  if (text.startsWith('approve ')) return { toolCalls: [{ name: 'terminal', arguments: { command: 'touch soak.txt && chmod 777 soak.txt && echo opened' } }] };
+  if (text.startsWith('delegate ')) return { toolCalls: [{ name: 'delegate_task', arguments: { goal: `child: ${text}` } }] };
+  return { text: `echo: ${text}` };
+}
+
+interface Role {
+  name: string;
+  process: HeraldProcess;
+  /** Where its /metrics answers. */
+  metricsUrl: string;
+}
+
+async function startRole(role: string, env: Record<string, string>): Promise<Role> {
+  const child = spawnHerald(role, { ...env, LOG_LEVEL: 'info' }, HERALD_BUILT_BIN);
+  const ready = role === 'ingress' ? /ingress listening on (\S+)"/ : /metrics and health on port (\d+)/;
+  const found = await waitFor(async () => ready.exec(child.output())?.[1], { timeoutMs: PROCESS_START_MS, what: `${role} start` });
+  const metricsUrl = role === 'ingress' ? `${found.replace('0.0.0.0', '127.0.0.1')}/metrics` : `http://127.0.0.1:${found}/metrics`;
+  return { name: role, process: child, metricsUrl };
+}
+
+function metric(text: string, name: string): number | null {
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : null;
+}
+
+/** One sample of a role: RSS and open file descriptors from /proc, heap and active handles from its /metrics. */
+async function sampleRole(role: Role) {
+  const pid = role.process.child.pid!;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const fds = (await readdir(`/proc/${pid}/fd`)).length;
+  const metrics = await fetch(role.metricsUrl)
+    .then((response) => response.text())
+    .catch(() => '');
+  return {
+    rssMb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024,
+    heapUsedMb: (metric(metrics, 'nodejs_heap_size_used_bytes') ?? NaN) / 1024 / 1024,
+    activeHandles: metric(metrics, 'nodejs_active_handles_total'),
+    openFds: fds,
+  };
+}
+
+async function main(): Promise<void> {
+  const minutes = option('minutes', 30);
+  const sampleMs = option('sample-seconds', 30) * 1000;
+  const model = await startFakeOpenAI({ handler: modelHandler, latencyMs: 50 });
+  const telegram = await startFakeTelegram();
+  const database = await createTestDatabase();
+  const env: Record<string, string> = {
+    DATABASE_URL: database.url,
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    PORT: '0',
+    HERALD_METRICS_PORT: '0',
+    HERALD_API_TOKEN: TEST_TOKEN,
+    HERALD_QUEUE_PREFIX: uniquePrefix(),
+    HERALD_DB_POOL_SIZE: '6',
+    HERALD_WORKSPACE_ROOT: join('/tmp', `herald-soak-${database.name}`),
+    HERALD_MODEL: 'openai/gpt-test',
+    OPENAI_BASE_URL: model.url,
+    OPENAI_API_KEY: 'sk-test',
+    // A small window, so the long chat is compressed into child sessions every few minutes.
+    HERALD_CONTEXT_TOKENS: '16000',
+    TELEGRAM_BOT_TOKEN: telegram.token,
+    TELEGRAM_MODE: 'polling',
+    TELEGRAM_ALLOWED_USERS: '*',
+    TELEGRAM_API_ROOT: telegram.apiRoot,
+    TELEGRAM_POLL_TIMEOUT_SECONDS: '1',
+    HERALD_DELIVERY_POLL_MS: '200',
+  };
+  const roles: Role[] = [];
+  for (const name of ['ingress', 'worker', 'worker', 'scheduler', 'reviewer']) roles.push(await startRole(name, env));
+  const api = roles[0]!.metricsUrl.replace(/\/metrics$/, '');
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${api}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
+    return { status: response.status, body: (await response.json().catch(() => ({}))) as any };
+  };
+  const cron = await call('POST', '/v1/cron/jobs', { user_id: 'soak', prompt: 'cron tick', schedule: 'every 1m', name: 'soak-tick' });
+  if (cron.status !== 201) throw new Error(`cron job refused: ${JSON.stringify(cron.body)}`);
+
+  const started = Date.now();
+  const ends = started + minutes * 60_000;
+  const turns: { at: number; ms: number; ok: boolean; kind: string; status: number }[] = [];
+  const samples: Record<string, unknown>[] = [];
+  let sent = 0;
+  let telegramSent = 0;
+
+  /** One turn through the API, timed from the request to the stored reply; approvals answered. */
+  const turn = async (chat: string, text: string) => {
+    const at = Date.now();
+    sent += 1;
+    let result = await call('POST', '/v1/messages?wait=30', { chat_id: chat, user_id: 'soak', text, idempotency_key: `${chat}-${sent}` }).catch(() => ({ status: 0, body: {} }));
+    if (result.body?.waiting?.kind === 'approval') await call('POST', `/v1/waits/${result.body.waiting.id}`, { decision: 'approve', user_id: 'soak' });
+    // Parked on an approval or on its subagents: the answer comes later, and counts from the send.
+    if (result.status === 202 && result.body?.event_id) {
+      result = await waitFor(async () => {
+        const event = await call('GET', `/v1/events/${result.body.event_id}`);
+        return event.body?.status === 'done' ? event : undefined;
+      }, { timeoutMs: 60_000, what: 'the approved turn' }).catch(() => ({ status: 0, body: {} }));
+    }
+    const kind = text.split(' ')[0]!;
+    turns.push({ at: at - started, ms: Date.now() - at, ok: result.status === 200 && typeof result.body?.reply?.text === 'string', kind, status: result.status });
+  };
+  const kinds = ['chat', 'tool', 'chat', 'approve', 'delegate', 'chat'];
+  const client = async (index: number) => {
+    for (let n = 0; Date.now() < ends; n++) {
+      const kind = kinds[(index + n) % kinds.length]!;
+      await turn(`soak-${index}-${kind === 'approve' ? 'a' : 'c'}`, `${kind} ${index}-${n}`);
+      await sleep(500);
+    }
+  };
+  const longChat = async () => {
+    // Padded messages: the session passes the window's threshold and is compressed, again and again.
+    for (let n = 0; Date.now() < ends; n++) {
+      await turn('soak-long', `chat long-${n} ${'lorem ipsum dolor sit amet '.repeat(60)}`);
+      await sleep(1000);
+    }
+  };
+  const telegramChat = async () => {
+    for (; Date.now() < ends; telegramSent++) {
+      telegram.userMessage({ chatId: 4242, from: { id: 4242 }, text: `chat telegram-${telegramSent}` });
+      await sleep(2000);
+    }
+  };
+  const sampler = async () => {
+    for (;;) {
+      const row: Record<string, unknown> = { atMs: Date.now() - started };
+      for (const [index, role] of roles.entries()) row[`${role.name}-${index}`] = await sampleRole(role);
+      samples.push(row);
+      if (Date.now() + sampleMs > ends) return;
+      await sleep(sampleMs);
+    }
+  };
+  await Promise.all([...Array.from({ length: 4 }, (_, index) => client(index)), longChat(), telegramChat(), sampler()]);
+
+  // Drain: everything accepted is answered before counting.
+  const db = database.db;
+  await waitFor(async () => {
+    const open = await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE status IN ('pending', 'processing')`.execute(db);
+    return Number(open.rows[0]?.n) === 0;
+  }, { timeoutMs: 120_000, what: 'the backlog drained' }).catch(() => undefined);
+  await waitFor(async () => telegram.botMessages(4242).length >= telegramSent || undefined, { timeoutMs: 30_000, what: 'telegram answers' }).catch(() => undefined);
+  const lost = await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE status <> 'done'`.execute(db);
+  const doubled = await sql<{ n: string }>`
+    SELECT count(*) - count(DISTINCT (session_id, content)) AS n FROM messages WHERE role = 'assistant' AND content LIKE 'echo: %'`.execute(db);
+  const counts = await sql<{ compressions: string; cron_runs: string; subagents: string; approvals: string }>`
+    SELECT (SELECT count(*) FROM session_compressions) AS compressions, (SELECT count(*) FROM cron_runs) AS cron_runs,
+           (SELECT count(*) FROM subagent_runs) AS subagents, (SELECT count(*) FROM tool_waits) AS approvals`.execute(db);
+  const telegramAnswers = telegram.botMessages(4242).length;
+
+  const windows = Array.from({ length: Math.ceil((minutes * 60_000) / WINDOW_MS) }, (_, index) => {
+    const inWindow = turns.filter((t) => t.at >= index * WINDOW_MS && t.at < (index + 1) * WINDOW_MS);
+    const ms = inWindow.filter((t) => t.ok).map((t) => t.ms);
+    return { fromMinute: index * 5, turns: inWindow.length, errors: inWindow.filter((t) => !t.ok).length, p50Ms: percentile(ms, 50), p99Ms: percentile(ms, 99) };
+  });
+  const result = {
+    when: new Date().toISOString(),
+    minutes,
+    sampleSeconds: sampleMs / 1000,
+    roles: roles.map((role, index) => `${role.name}-${index}`),
+    samples,
+    windows,
+    totals: {
+      turns: turns.length,
+      errors: turns.filter((t) => !t.ok).length,
+      errorsByKind: Object.fromEntries(kinds.map((kind) => [kind, turns.filter((t) => !t.ok && t.kind === kind).map((t) => t.status)])),
+      telegramSent,
+      telegramAnswers,
+      compressions: Number(counts.rows[0]?.compressions),
+      cronRuns: Number(counts.rows[0]?.cron_runs),
+      subagentRuns: Number(counts.rows[0]?.subagents),
+      approvals: Number(counts.rows[0]?.approvals),
+    },
+    lost: Number(lost.rows[0]?.n) + Math.max(0, telegramSent - telegramAnswers),
+    doubled: Number(doubled.rows[0]?.n) + Math.max(0, telegramAnswers - telegramSent),
+  };
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  writeFileSync(new URL('./results/soak.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ windows, totals: result.totals, lost: result.lost, doubled: result.doubled, last: samples.at(-1) }, null, 2)}\n`);
+
+  for (const role of roles) await stopProcess(role.process, 'SIGTERM');
+  await database.drop();
+  await telegram.close();
+  await model.close();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`soak: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});
