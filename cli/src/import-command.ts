@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiUserId } from '@herald/core';
@@ -11,8 +11,9 @@ import { importHermesSkills, importMemory } from './hermes-import/import-knowled
 import type { KnowledgeReport, Skipped } from './hermes-import/import-knowledge.ts';
 import { importCron } from './hermes-import/import-cron.ts';
 import type { CronReport } from './hermes-import/import-cron.ts';
+import { SetupError, usageError } from './setup-error.ts';
 
-const USAGE = `usage: herald import hermes HERMES_HOME --user ID [--profile P] [--timezone TZ] [--json]
+export const IMPORT_USAGE = `usage: herald import hermes HERMES_HOME --user ID [--profile P] [--timezone TZ] [--json]
 
 Brings a Hermes install along: sessions and messages from state.db (with lineage and tool calls),
 memories/MEMORY.md and memories/USER.md into the person's memory, skills/ with their files, and
@@ -27,8 +28,7 @@ export interface ImportReport {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`herald: ${message}\n${USAGE}`);
-  process.exit(2);
+  throw usageError(message, IMPORT_USAGE);
 }
 
 export async function runImport(argv: string[], config: Config): Promise<void> {
@@ -40,6 +40,8 @@ export async function runImport(argv: string[], config: Config): Promise<void> {
   if (positionals[0] !== 'hermes') fail('import knows one source: hermes');
   const home = positionals[1] ?? fail('import hermes needs the path of a Hermes home (e.g. ~/.hermes)');
   const user = values.user ?? fail('import hermes needs --user: the Herald person who owns the imported history');
+  const isDirectory = await stat(resolve(home)).then((found) => found.isDirectory(), () => false);
+  if (!isDirectory) throw new SetupError(`HERMES_HOME: ${resolve(home)} is not a directory (the path of a Hermes home, e.g. ~/.hermes)`);
   const report = await importHermesHome(config, resolve(home), { profileId: values.profile, userId: apiUserId(user), timezone: values.timezone });
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : describe(report));
 }

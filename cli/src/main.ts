@@ -5,10 +5,15 @@ import { COMMANDS, USAGE } from './commands.ts';
 import type { Command } from './commands.ts';
 import { enterRunMode } from './run-mode.ts';
 import type { RunMode } from './run-mode.ts';
+import { checkApiPort, checkServices } from './service-checks.ts';
+import { SetupError } from './setup-error.ts';
 
 let stopTracing: (() => Promise<void>) | null = null;
 
 let runMode: RunMode | null = null;
+
+/** The long-running role's shutdown once made: an error during its start runs it (pools, then the embedded Postgres). */
+let roleShutdown: Shutdown | null = null;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
   const shutdown = new Shutdown({ logger, deadlineMs: config.roles.shutdownTimeoutMs });
@@ -18,7 +23,24 @@ function newShutdown(config: Config, logger: Logger): Shutdown {
   const mode = runMode;
   if (mode) shutdown.add('embedded postgres', () => mode.stop());
   exitOnSignals(shutdown, logger);
+  roleShutdown = shutdown;
   return shutdown;
+}
+
+/** Stops whatever this process started: the role's shutdown when there is one, else the embedded Postgres. */
+async function stopStarted(): Promise<void> {
+  if (roleShutdown) await roleShutdown.shutdown();
+  else await runMode?.stop();
+}
+
+function wantsHelp(args: readonly string[]): boolean {
+  const options = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  return options.includes('--help') || options.includes('-h');
+}
+
+async function printHelp(name: string, command: Command): Promise<void> {
+  const text = command.help ? await command.help() : `usage: herald ${name}\n\n${command.summary}`;
+  process.stdout.write(`${text.trimEnd()}\n`);
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -33,18 +55,21 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const args = argv.slice(1);
+  if (wantsHelp(args)) return printHelp(name, command);
   const loaded = loadConfig();
-  const config = await withRunMode(name, command, loaded);
-  if (runMode === null) return runCommand(name, command, argv.slice(1), config);
-  const mode: RunMode = runMode;
+  // Before the embedded Postgres starts: a port in use stops the start with nothing to undo.
+  if (command.api === true) await checkApiPort(loaded);
   try {
-    await runCommand(name, command, argv.slice(1), config);
+    const config = await withRunMode(name, command, loaded);
+    if (command.database === true) await checkServices(config, { queue: command.longRunning === true });
+    await runCommand(name, command, args, config);
   } catch (error) {
-    await mode.stop();
+    await stopStarted();
     throw error;
   }
   // A long-running role stops the embedded Postgres in its shutdown; a one-shot command here.
-  if (command.longRunning !== true) await mode.stop();
+  if (command.longRunning !== true) await stopStarted();
 }
 
 /** Settles the run mode (starting the embedded Postgres if it is the one) and says which runs. */
@@ -72,11 +97,20 @@ async function runCommand(name: string, command: Command, args: string[], config
   if (typeof exitCode === 'number') process.exitCode = exitCode;
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
+/** One line (or a usage block) per expected condition; a stack trace only for what nobody expected. */
+function report(error: unknown): number {
   if (error instanceof ConfigError) {
     process.stderr.write(`herald: invalid configuration: ${error.message.split('\n').join('\nherald: invalid configuration: ')}\n`);
-  } else {
-    process.stderr.write(`herald: ${(error as Error)?.message ?? String(error)}\n`);
+    return 1;
   }
-  process.exit(1);
+  if (error instanceof SetupError) {
+    process.stderr.write(`herald: ${error.message}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`herald: ${(error as Error)?.message ?? String(error)}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.exit(report(error));
 });

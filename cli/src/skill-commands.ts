@@ -5,8 +5,9 @@ import { createDb } from '@herald/db';
 import { getSkill, importSkills, listReviews, listSkills, readSkillFiles, setSkillPinned, SKILL_MD, skillText } from '@herald/knowledge';
 import type { Db } from '@herald/db';
 import { readSkillTree, writeSkillTree } from './skill-tree.ts';
+import { usageError } from './setup-error.ts';
 
-const USAGE = `herald skills [list] [--profile P]          list the profile's skills by category
+export const SKILLS_USAGE = `herald skills [list] [--profile P]          list the profile's skills by category
 herald skills show NAME [--file PATH]        print SKILL.md (or a supporting file) and the file list
 herald skills export DIR                     write every skill as DIR/<name>/SKILL.md + references/ ... (agentskills.io layout)
 herald skills import DIR                     import DIR/<name>/SKILL.md trees (or DIR itself if it holds SKILL.md), all or nothing
@@ -14,8 +15,7 @@ herald skills pin NAME | unpin NAME          a pinned skill cannot be changed by
 herald reviews [--session ID] [--limit N]    list background reviews and what they saved`;
 
 function fail(message: string): never {
-  process.stderr.write(`herald: ${message}\n\n${USAGE}\n`);
-  process.exit(2);
+  throw usageError(message, SKILLS_USAGE);
 }
 
 type SkillValues = ReturnType<typeof parseSkillArgs>['values'];

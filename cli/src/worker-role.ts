@@ -2,15 +2,16 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db, ProfileCache } from '@herald/db';
 import { applyPolicies } from '@herald/jobs';
 import { PastSessionsRecall } from '@herald/agent';
-import { builtinRegistry, ToolExposure } from '@herald/tools';
+import { ToolExposure } from '@herald/tools';
 import { CHAT_PLATFORMS } from '@herald/delivery';
 import { SessionLifecycle, WorkerService } from '@herald/worker';
 import { WebhookSender } from '@herald/scheduler';
-import { registerDelegation } from './delegation-wiring.ts';
+import { openDelegationQueue } from './delegation-wiring.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
 import { childProviderFromConfig, providerFromConfig, summariserFromConfig } from './provider-wiring.ts';
-import { jobQueues, loadToolPlugins, openToolSandbox, openTransport } from './role-wiring.ts';
+import { jobQueues, openToolSandbox, openTransport } from './role-wiring.ts';
+import { buildToolRegistry } from './tool-registry.ts';
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
@@ -18,10 +19,9 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
   const toolSandbox = await openToolSandbox(config, log);
-  const registry = builtinRegistry({ ...config.tools, toolSandbox });
   const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
-  const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
-  const queue = registerDelegation(config, registry, transport, db, log, shutdown);
+  const { queue, wake } = openDelegationQueue(transport, db, log, shutdown);
+  const { registry, pluginTools } = await buildToolRegistry(config, toolSandbox, wake);
   // The worker sends review and cron-finish jobs: their queues carry this config's policy.
   await applyPolicies(db, jobQueues(config));
   const worker = new WorkerService({

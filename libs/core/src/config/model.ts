@@ -34,11 +34,17 @@ export const modelName = optionalText.refine((value) => value === undefined || /
 /** The providers' keys and base URLs as the environment holds them. */
 export type ProviderEnv = { [K in (typeof KEY_VARIABLE)[ProviderName] | (typeof URL_VARIABLE)[ProviderName]]?: string | undefined };
 
+function isProvider(name: string): name is ProviderName {
+  return (PROVIDERS as readonly string[]).includes(name);
+}
+
 /** The endpoint a `provider/model` value names, reached with that provider's key and base URL. */
 export function endpointFor(value: string | undefined, e: ProviderEnv): ModelEndpoint | undefined {
   if (value === undefined) return undefined;
   const slash = value.indexOf('/');
-  const provider = value.slice(0, slash) as ProviderName;
+  const provider = value.slice(0, slash);
+  // A value without a known provider is refused by modelName; no endpoint (and no second error) here.
+  if (!isProvider(provider)) return undefined;
   return { provider, model: value.slice(slash + 1), apiKey: e[KEY_VARIABLE[provider]], baseURL: e[URL_VARIABLE[provider]] };
 }
 

@@ -1,0 +1,25 @@
+import type { Config } from '@herald/core';
+import { BUILTIN_TOOLSETS, builtinRegistry, createDelegateTool, expandToolsets } from '@herald/tools';
+import type { SandboxChoice, ToolRegistry } from '@herald/tools';
+import { loadToolPlugins } from './role-wiring.ts';
+
+/** Wakes the sessions a delegation created (the worker's run queue). */
+export type WakeSessions = (sessionIds: string[]) => Promise<void>;
+
+/**
+ * Every tool the model can be offered: the built-ins, delegate_task and the plugin tools. The
+ * worker runs them and `herald tools` lists them from this one function, so a tool added here
+ * is offered and listed alike.
+ */
+export async function buildToolRegistry(config: Config, toolSandbox: SandboxChoice, wake: WakeSessions): Promise<{ registry: ToolRegistry; pluginTools: string[] }> {
+  const registry = builtinRegistry({ ...config.tools, toolSandbox });
+  const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
+  registry.register(
+    createDelegateTool({
+      config: config.delegation,
+      expand: (toolsets) => [...expandToolsets(toolsets, BUILTIN_TOOLSETS, registry.byToolset()).tools],
+      wake,
+    }),
+  );
+  return { registry, pluginTools };
+}
