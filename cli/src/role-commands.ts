@@ -51,13 +51,14 @@ export async function runIngressRole({ config, logger, newShutdown }: RoleContex
 type Start = (config: Config, logger: Logger, shutdown: Shutdown, db: Db) => Promise<unknown>;
 
 /** A consumer role alone: the role, its ops server (health, metrics) and its heartbeat. */
-async function runConsumerRole(context: RoleContext, role: string, start: Start): Promise<void> {
+async function runConsumerRole(context: RoleContext, role: string, start: Start): Promise<string> {
   const { config, logger } = context;
   const shutdown = context.newShutdown();
   const db = openDb(config, logger, shutdown);
   await start(config, logger, shutdown, db);
-  await startRoleOpsServer(config, logger, shutdown, db);
+  const metrics = await startRoleOpsServer(config, logger, shutdown, db);
   startRoleHeartbeat(config, logger, shutdown, [role]);
+  return metrics;
 }
 
 /** A role that fires hooks gets the process's profile cache (one LISTEN connection); the reviewer fires none. */
@@ -66,16 +67,16 @@ function withProfiles(start: (config: Config, logger: Logger, shutdown: Shutdown
 }
 
 export async function runWorkerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'worker', withProfiles((await workerRole()).startWorker));
-  context.logger.info({ concurrency: context.config.roles.worker.concurrency }, 'worker started');
+  const metrics = await runConsumerRole(context, 'worker', withProfiles((await workerRole()).startWorker));
+  context.logger.info({ concurrency: context.config.roles.worker.concurrency, metrics }, `worker started; metrics and health on ${metrics}`);
 }
 
 export async function runReviewerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'reviewer', (await reviewerRole()).startReviewer);
-  context.logger.info({ concurrency: context.config.roles.reviewer.concurrency }, 'reviewer started');
+  const metrics = await runConsumerRole(context, 'reviewer', (await reviewerRole()).startReviewer);
+  context.logger.info({ concurrency: context.config.roles.reviewer.concurrency, metrics }, `reviewer started; metrics and health on ${metrics}`);
 }
 
 export async function runSchedulerRole(context: RoleContext): Promise<void> {
-  await runConsumerRole(context, 'scheduler', withProfiles((await schedulerRole()).startScheduler));
-  context.logger.info({ intervalMs: context.config.roles.reconcileIntervalMs }, 'scheduler started');
+  const metrics = await runConsumerRole(context, 'scheduler', withProfiles((await schedulerRole()).startScheduler));
+  context.logger.info({ intervalMs: context.config.roles.reconcileIntervalMs, metrics }, `scheduler started; metrics and health on ${metrics}`);
 }
