@@ -6,7 +6,7 @@ import { withDefaultUser } from '@herald/db';
 import { RedisNoticeBus } from '@herald/queue';
 import { postgresBinaries } from './postgres-binaries.ts';
 import { embeddedPaths, runningServer } from './embedded-postgres.ts';
-import { modeLine, settleModes } from './run-mode.ts';
+import { localPostgresAnswers, modeLine, settleModes } from './run-mode.ts';
 
 /** The extensions Herald's migrations create (history search's indexes). */
 const EXTENSIONS = ['pg_trgm', 'btree_gin'] as const;
@@ -69,8 +69,8 @@ function checkNode(): Check {
  * nothing: in embedded mode it checks the packaged server and joins it only if it is running.
  */
 export async function runDoctor(config: Config): Promise<number> {
-  const modes = await settleModes(config);
-  process.stdout.write(`${modeLine(config, modes)}\n`);
+  const modes = settleModes(config);
+  process.stdout.write(`${modeLine(config, modes, await localPostgresAnswers())}\n`);
   const checks: Check[] = [checkNode()];
   if (modes.database === 'embedded') {
     checks.push(await checkEmbeddedBinaries());
