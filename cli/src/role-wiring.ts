@@ -43,7 +43,8 @@ export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
   const db = createDb({
     url: config.database.url,
     maxConnections: config.database.poolSize,
-    onError: (error) => logger.warn({ err: error }, 'idle Postgres connection failed; the pool reconnects'),
+    // Once shutting down, the embedded Postgres stopping under an idle connection is expected, not news.
+    onError: (error) => (shutdown.started ? undefined : logger.warn({ err: error }, 'idle Postgres connection failed; the pool reconnects')),
   });
   shutdown.add('postgres', () => db.destroy());
   return db;
