@@ -36,6 +36,7 @@ async function deployDiscord(config: Config): Promise<void> {
  * `args` are the words after the command's name.
  */
 export const COMMANDS: Readonly<Record<string, Command>> = {
+  init: { summary: 'guided setup: model, chat platforms, where the data lives; checks each answer and writes .env (--non-interactive for scripts)', help: async () => (await import('./init-command.ts')).INIT_USAGE, run: async (args) => (await import('./init-command.ts')).runInit(args) },
   up: { summary: 'every role in one process (runs migrations first)', longRunning: true, api: true, database: true, run: async (_args, context) => (await roles()).runUp(context) },
   ingress: { summary: 'the HTTP API', longRunning: true, api: true, database: true, run: async (_args, context) => (await roles()).runIngressRole(context) },
   worker: { summary: 'the run queue consumer', longRunning: true, database: true, run: async (_args, context) => (await roles()).runWorkerRole(context) },
