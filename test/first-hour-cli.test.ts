@@ -106,14 +106,13 @@ describe('the first hour: expected conditions are one line naming the setting', 
   it('a DATABASE_URL that refuses, never answers or names an unknown role: named within 10 s, exit 1', async () => {
     const urls = [`postgres://127.0.0.1:${await closedPort()}/herald`, `postgres://127.0.0.1:${silent.port}/herald`, 'postgres://nobody:hunter2-secret@127.0.0.1:5432/herald'];
     for (const url of urls) {
-      const started = performance.now();
       const result = await run(['worker'], { DATABASE_URL: url, HERALD_QUEUE: 'postgres' });
       expect(result.code).toBe(1);
       expect(result.output).toMatch(/^herald: DATABASE_URL: cannot use Postgres at 127\.0\.0\.1:\d+: /m);
       expect(result.output).not.toMatch(STACK_TRACE);
       expect(result.output).not.toContain('hunter2');
-      // The whole process, start-up included: nothing ran before the check that could hang.
-      expect(performance.now() - started).toBeLessThan(10_000 + 5_000);
+      // From its first line (the mode line, once the code is compiled and loaded) to its exit.
+      expect(result.afterFirstOutputMs).toBeLessThan(10_000);
     }
     const refused = await run(['migrate'], { DATABASE_URL: urls[0]! });
     expect(refused.output).toMatch(/connection refused/);
