@@ -31,8 +31,10 @@ RUN apt-get update \
  && mkdir -p /var/lib/herald/workspaces \
  && chown -R node:node /var/lib/herald
 WORKDIR /app
+# A container's metrics are scraped from outside it: all interfaces here (loopback is the default).
 ENV NODE_ENV=production \
-    HERALD_WORKSPACE_ROOT=/var/lib/herald/workspaces
+    HERALD_WORKSPACE_ROOT=/var/lib/herald/workspaces \
+    HERALD_METRICS_HOST=0.0.0.0
 COPY --from=build --chown=root:root /app /app
 COPY --chown=root:root migrations ./migrations
 # Herald's built-in skills, seeded into every profile by `herald migrate` (BUILTIN_SKILLS_DIR).

@@ -55,6 +55,10 @@ describe('deploy/compose.yaml', () => {
   it("checks each role's health on the port it serves it", () => {
     const probed = (name: string) => /127\.0\.0\.1:(\d+)\/readyz/.exec(services[name].healthcheck.test.join(' '))?.[1];
     expect(probed('ingress')).toBe(services.ingress.environment.PORT);
-    for (const role of ['worker', 'reviewer', 'scheduler']) expect(probed(role), role).toBe(services[role].environment.HERALD_METRICS_PORT);
+    for (const role of ['worker', 'reviewer', 'scheduler']) {
+      expect(probed(role), role).toBe(services[role].environment.HERALD_METRICS_PORT);
+      // Scraped from the compose network: all interfaces here, loopback by default.
+      expect(services[role].environment.HERALD_METRICS_HOST, role).toBe('0.0.0.0');
+    }
   });
 });

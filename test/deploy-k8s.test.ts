@@ -129,6 +129,8 @@ describe.each(Object.entries(builds))('deploy/k8s: %s', (_name, manifests) => {
       const container = podOf(find(manifests, 'Deployment', `herald-${role}`)!).containers[0];
       const port = (name: string) => container.ports.find((p: any) => p.name === name)?.containerPort;
       expect(port(container.readinessProbe.httpGet.port), role).toBe(Number(role === 'ingress' ? config.PORT : config.HERALD_METRICS_PORT));
+      // The probes come to the pod's IP: metrics bind all interfaces here (loopback by default).
+      expect(role === 'ingress' ? config.HOST : config.HERALD_METRICS_HOST, role).toBe('0.0.0.0');
       expect([container.startupProbe.httpGet.path, container.livenessProbe.httpGet.path, container.readinessProbe.httpGet.path]).toEqual(['/healthz', '/healthz', '/readyz']);
       const budget = find(manifests, 'PodDisruptionBudget', `herald-${role}`)!;
       expect(budget.spec.selector.matchLabels).toEqual({ app: 'herald', role });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -188,5 +188,68 @@ describe.skipIf(process.getuid?.() !== 0)('embedded mode as root from a mode-070
     }
     expect(await up.exited).toBe(0);
     expect(existsSync(join(dir, '.herald', 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+});
+
+/** `herald ARGS` in dir with no DATABASE_URL, REDIS_URL or mode set: what a newcomer's shell holds. */
+function newcomer(dir: string, args: string[], extra: Record<string, string> = {}): HeraldProcess {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'HERALD_DATA_DIR', 'HERALD_DATABASE', 'HERALD_QUEUE', 'HERALD_QUEUE_PREFIX']) delete env[name];
+  const child = spawn(process.execPath, [HERALD_BIN, ...args], { cwd: dir, env: { ...env, LOG_LEVEL: 'info', ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return { child, output: () => output, exited };
+}
+
+describe('the mode chosen openly, and embedded commands leave nothing running', { timeout: 6 * PROCESS_START_MS }, () => {
+  let dir: string;
+  const pidFile = () => join(dir, '.herald', 'postgres', 'postmaster.pid');
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'herald-mode-'));
+    await chmod(dir, 0o755);
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('without DATABASE_URL the local Postgres (this machine runs one on 5432) is named but not taken; the line says why', async () => {
+    const doctor = newcomer(dir, ['doctor']);
+    await doctor.exited;
+    const line = doctor.output().split('\n')[0];
+    expect(line).toMatch(/^mode: embedded Postgres \(data in \.\/\.herald\), queue on Postgres \(no Redis\); /);
+    expect(line).toContain('chosen because DATABASE_URL is not set and REDIS_URL is not set');
+    expect(line).toContain('a Postgres answers on 127.0.0.1:5432 but is not used unless you set DATABASE_URL (or HERALD_DATABASE=external)');
+    // Asked for (as `herald init` writes it into .env): the local one is used, and the line says so.
+    const asked = await mkdtemp(join(tmpdir(), 'herald-mode-env-'));
+    try {
+      await writeFile(join(asked, '.env'), 'DATABASE_URL=postgres://127.0.0.1:5432/herald_first_hour\n', { mode: 0o600 });
+      const withEnv = newcomer(asked, ['doctor']);
+      await withEnv.exited;
+      expect(withEnv.output().split('\n')[0]).toMatch(/^mode: external Postgres at 127\.0\.0\.1:5432\/herald_first_hour, .*chosen because DATABASE_URL is set/);
+    } finally {
+      await rm(asked, { recursive: true, force: true });
+    }
+  });
+
+  it('a usage error in embedded mode stops the embedded Postgres it started', async () => {
+    const cron = newcomer(dir, ['cron', 'frobnicate']);
+    expect(await cron.exited).toBe(2);
+    // It did start one (the cluster is there), and it is not running any more.
+    expect(existsSync(join(dir, '.herald', 'postgres', 'PG_VERSION'))).toBe(true);
+    // A one-shot command prints what it was asked for, not the embedded Postgres's start-up.
+    expect(cron.output()).not.toMatch(/^\{"level"/m);
+    expect(cron.output()).toContain("herald: unknown cron subcommand 'frobnicate'");
+    expect(existsSync(pidFile())).toBe(false);
+  });
+
+  it('Ctrl-C during an embedded command stops the embedded Postgres and exits 130', async () => {
+    const migrate = newcomer(dir, ['migrate']);
+    await waitFor(async () => migrate.output().includes('embedded Postgres started'), { timeoutMs: PROCESS_START_MS, what: 'embedded Postgres start' });
+    migrate.child.kill('SIGINT');
+    expect(await migrate.exited).toBe(130);
+    expect(migrate.output()).not.toMatch(/^\s+at /m);
+    expect(existsSync(pidFile())).toBe(false);
   });
 });

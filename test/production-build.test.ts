@@ -212,6 +212,8 @@ describe('the image (Dockerfile)', () => {
     expect(image.run).toMatch(/apt-get install[^\n]*\btini\b/);
     expect(image.run).toMatch(/apt-get install[^\n]*\bbubblewrap\b/);
     expect(image.user).not.toMatch(/^(root|0)$/);
+    // Metrics bind loopback unless asked; a container is scraped from outside, so the image asks.
+    expect(image.env.HERALD_METRICS_HOST).toBe('0.0.0.0');
     expect(image.entrypoint.slice(0, 2)).toEqual(['/usr/bin/tini', '--']);
     expect(image.entrypoint).toContain('cli/bin/herald.js');
     expect([...image.entrypoint, ...image.cmd].join(' ')).not.toContain('tsx');

@@ -5,8 +5,9 @@ import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
 import type { Db } from '@herald/db';
+import { usageError } from './setup-error.ts';
 
-const ADMIN_USAGE = `herald memory [--profile P] [--user ID]      list the profile's memory (or a person's)
+export const ADMIN_USAGE = `herald memory [--profile P] [--user ID]      list the profile's memory (or a person's)
 herald memory delete ENTRY_ID [--profile P]  delete one entry
 herald prompt SESSION_ID                     print a session's stored system prompt
 herald profile [--profile P]                 show identity, limits and context documents
@@ -23,8 +24,7 @@ async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T>
 }
 
 function fail(message: string): never {
-  process.stderr.write(`herald: ${message}\n\n${ADMIN_USAGE}\n`);
-  process.exit(2);
+  throw usageError(message, ADMIN_USAGE);
 }
 
 type Args = { profileId: string; user: string | undefined; positionals: string[] };

@@ -1,93 +1,176 @@
-import { createInterface } from 'node:readline/promises';
+import { createInterface, clearLine, cursorTo } from 'node:readline';
+import type { Interface } from 'node:readline';
 import { userInfo } from 'node:os';
 import type { Config } from '@herald/core';
+import { ChatApi } from './chat-api.ts';
+import type { EventBody } from './chat-api.ts';
 import { followHandoff, isHandoffCommand } from './chat-handoff.ts';
+import { describeWaiting, heraldSays, toolLines } from './chat-view.ts';
 
-interface Waiting {
-  kind: 'approval' | 'clarify';
-  tool: string;
-  prompt: string;
-  choices: string[] | null;
-}
+export { describeWaiting } from './chat-view.ts';
 
-interface ReplyBody {
-  reply?: { text: string } | null;
-  event_id?: string;
-  session_id?: string;
-  waiting?: Waiting;
-  error?: { message: string };
-}
+/** How often the chat asks about its open turns and the session's new tool calls. */
+const POLL_MS = 400;
 
-/** A parked turn, shown so the person knows what to type next. */
-export function describeWaiting(waiting: Waiting): string {
-  if (waiting.kind === 'approval') {
-    return `herald> Approval needed for ${waiting.tool}: ${waiting.prompt}\n        Reply /approve, /approve session (allow this for the rest of the session) or /deny [reason].\n`;
+/**
+ * `herald chat`: lines go to the API at once and answers come back as they are ready, so a person
+ * can type while a turn runs (a message follows the session's queue mode, /stop interrupts). Turns
+ * are followed by polling their events and the transcript (tool calls as they run); the reply
+ * streams once live turns exist. Ctrl-C during a turn stops it (as /stop); Ctrl-C otherwise quits.
+ */
+class TerminalChat {
+  readonly #config: Config;
+  readonly #api: ChatApi;
+  readonly #user = userInfo().username;
+  readonly #chatId = `cli-${userInfo().username}`;
+  readonly #interactive = process.stdin.isTTY === true;
+  readonly #rl: Interface;
+  /** Turns sent and not answered yet, with the wait last shown for each. */
+  readonly #open = new Map<string, { shownWait?: string; waiting: boolean }>();
+  #sessionId: string | undefined;
+  #lastSeq: number | undefined;
+  /** Ctrl-C already stopped the running turn: the next one quits. */
+  #stopping = false;
+  #polling = false;
+  #timer: NodeJS.Timeout | undefined;
+  #quit: () => void = () => undefined;
+
+  constructor(config: Config) {
+    this.#config = config;
+    this.#api = new ChatApi(config);
+    this.#rl = createInterface({ input: process.stdin, output: process.stdout, terminal: this.#interactive });
   }
-  const choices = waiting.choices?.length ? `\n        Choices: ${waiting.choices.map((c, i) => `${i + 1}) ${c}`).join('  ')}` : '';
-  return `herald> ${waiting.prompt}${choices}\n`;
-}
 
-const WAIT_SECONDS = 30;
-
-async function post(config: Config, chatId: string, userId: string, text: string): Promise<ReplyBody & { status: number }> {
-  const response = await fetch(`${config.api.url}/v1/messages?wait=${WAIT_SECONDS}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` }),
-    },
-    body: JSON.stringify({ chat_id: chatId, user_id: userId, user_name: userId, text }),
-  });
-  return { status: response.status, ...((await response.json()) as ReplyBody) };
-}
-
-async function pollEvent(config: Config, eventId: string): Promise<ReplyBody & { status?: string }> {
-  const response = await fetch(`${config.api.url}/v1/events/${eventId}`, {
-    headers: config.api.token === undefined ? {} : { authorization: `Bearer ${config.api.token}` },
-  });
-  return (await response.json()) as ReplyBody & { status?: string };
-}
-
-/** An interactive terminal chat against the HTTP API: one line in, the reply out. */
-export async function runChat(config: Config): Promise<void> {
-  const user = userInfo().username;
-  const chatId = `cli-${user}`;
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-  process.stdout.write(`Herald chat on ${config.api.url}. /new starts a fresh session, /quit leaves.\n`);
-  rl.setPrompt('you> ');
-  rl.prompt();
-  for await (const line of rl) {
-    const text = line.trim();
-    if (text === '/quit' || text === '/exit') break;
-    if (text === '') {
-      rl.prompt();
-      continue;
+  /** Writes above the prompt, keeping what the person is typing. */
+  #print(text: string): void {
+    if (!this.#interactive) {
+      process.stdout.write(text);
+      return;
     }
-    const started = Date.now();
-    const ticker = process.stdout.isTTY
-      ? setInterval(() => process.stdout.write(`\r… thinking (${Math.round((Date.now() - started) / 1000)}s)`), 1000)
-      : undefined;
+    clearLine(process.stdout, 0);
+    cursorTo(process.stdout, 0);
+    process.stdout.write(text);
+    this.#rl.prompt(true);
+  }
+
+  #say(text: string): void {
+    this.#print(heraldSays(text, process.stdout.columns));
+  }
+
+  async #send(text: string): Promise<void> {
+    const { httpStatus, body } = await this.#api.send(this.#chatId, this.#user, text);
+    if (httpStatus !== 200 && httpStatus !== 202) {
+      this.#print(`error ${httpStatus}: ${body.error?.message ?? 'unexpected answer'}\n`);
+      return;
+    }
+    await this.#follow(body.session_id);
+    if (body.reply) this.#say(body.reply.text);
+    else if (body.event_id !== undefined) this.#open.set(body.event_id, { waiting: false });
+    if (body.event_id !== undefined && body.waiting) this.#showWait(body.event_id, body);
+    if (body.reply && isHandoffCommand(text) && body.reply.text.startsWith('Handing') && body.session_id !== undefined) {
+      this.#print(`${await followHandoff(this.#config, body.session_id)}\n`);
+    }
+  }
+
+  /** A new session (the first message, /new, a compression): tool calls are followed from its newest message. */
+  async #follow(sessionId: string | undefined): Promise<void> {
+    if (sessionId === undefined || sessionId === this.#sessionId) return;
+    this.#sessionId = sessionId;
+    const newest = await this.#api.messagesAfter(sessionId, undefined);
+    this.#lastSeq = newest.at(-1)?.seq ?? 0;
+  }
+
+  #showWait(eventId: string, body: EventBody): void {
+    const state = this.#open.get(eventId) ?? { waiting: true };
+    const key = body.waiting ? `${body.waiting.id ?? ''}:${body.waiting.prompt}` : undefined;
+    state.waiting = key !== undefined;
+    if (key !== undefined && key !== state.shownWait) {
+      state.shownWait = key;
+      this.#print(describeWaiting(body.waiting!, process.stdout.columns));
+    }
+    this.#open.set(eventId, state);
+  }
+
+  /** One round: each open turn's event, then the session's new tool calls. */
+  async #poll(): Promise<void> {
+    if (this.#polling) return;
+    this.#polling = true;
     try {
-      let body = await post(config, chatId, user, text);
-      while (body.status === 202 && body.event_id !== undefined && body.waiting === undefined) {
-        const event = await pollEvent(config, body.event_id);
-        if (event.reply) body = { status: 200, reply: event.reply };
-        else if (event.waiting) body = { status: 202, waiting: event.waiting };
-        else await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (this.#sessionId !== undefined && this.#lastSeq !== undefined) {
+        const fresh = await this.#api.messagesAfter(this.#sessionId, this.#lastSeq);
+        if (fresh.length > 0) this.#lastSeq = fresh.at(-1)!.seq;
+        const lines = toolLines(fresh);
+        if (lines !== '') this.#print(lines);
       }
-      if (ticker) process.stdout.write('\r\x1b[K');
-      if (body.waiting) process.stdout.write(describeWaiting(body.waiting));
-      else if (body.reply) process.stdout.write(`herald> ${body.reply.text}\n`);
-      else process.stdout.write(`error ${body.status}: ${body.error?.message ?? 'unexpected answer'}\n`);
-      if (body.reply && isHandoffCommand(text) && body.reply.text.startsWith('Handing') && body.session_id !== undefined) {
-        process.stdout.write(`${await followHandoff(config, body.session_id)}\n`);
+      for (const eventId of [...this.#open.keys()]) {
+        const event = await this.#api.event(eventId);
+        if (event.status === 'done' || event.status === 'failed') {
+          this.#open.delete(eventId);
+          if (event.reply?.text) this.#say(event.reply.text);
+        } else {
+          this.#showWait(eventId, event);
+        }
       }
     } catch (error) {
-      process.stdout.write(`cannot reach Herald at ${config.api.url}: ${(error as Error).message}\n`);
+      this.#print(`cannot reach Herald at ${this.#api.url}: ${(error as Error).message}\n`);
     } finally {
-      clearInterval(ticker);
+      this.#polling = false;
     }
-    rl.prompt();
   }
-  rl.close();
+
+  /** Until every turn sent has answered or waits for the person (piped input goes line by line). */
+  async #settled(): Promise<void> {
+    while ([...this.#open.values()].some((state) => !state.waiting)) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      await this.#poll();
+    }
+  }
+
+  #interrupt(): void {
+    if (this.#open.size === 0 || this.#stopping) {
+      this.#quit();
+      return;
+    }
+    this.#stopping = true;
+    this.#print('^C stopping the turn (Ctrl-C again quits)\n');
+    void this.#send('/stop').catch((error: Error) => this.#print(`cannot reach Herald: ${error.message}\n`));
+  }
+
+  async #line(line: string): Promise<boolean> {
+    const text = line.trim();
+    if (text === '/quit' || text === '/exit') return false;
+    if (text !== '') {
+      this.#stopping = false;
+      try {
+        await this.#send(text);
+        if (!this.#interactive) await this.#settled();
+      } catch (error) {
+        this.#print(`cannot reach Herald at ${this.#api.url}: ${(error as Error).message}\n`);
+      }
+    }
+    if (this.#interactive) this.#rl.prompt();
+    return true;
+  }
+
+  async run(): Promise<void> {
+    process.stdout.write(`Herald chat on ${this.#api.url}. /new starts a fresh session, /stop stops a turn, /quit leaves.\n`);
+    const quit = new Promise<void>((resolve) => (this.#quit = resolve));
+    this.#rl.on('SIGINT', () => this.#interrupt());
+    this.#timer = setInterval(() => void this.#poll(), POLL_MS);
+    this.#rl.setPrompt('you> ');
+    if (this.#interactive) this.#rl.prompt();
+    const lines = (async () => {
+      for await (const line of this.#rl) if (!(await this.#line(line))) return;
+      // Input ended (piped): the answers still on their way are shown first.
+      await this.#settled();
+    })();
+    await Promise.race([lines, quit]);
+    clearInterval(this.#timer);
+    this.#rl.close();
+  }
+}
+
+/** An interactive terminal chat against the HTTP API. */
+export async function runChat(config: Config): Promise<void> {
+  await new TerminalChat(config).run();
 }

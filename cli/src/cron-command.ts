@@ -6,6 +6,7 @@ import { createDb } from '@herald/db';
 import type { CronJobView } from '@herald/cron';
 import type { Db } from '@herald/db';
 import type { CronMissedPolicy } from '@herald/db';
+import { usageError } from './setup-error.ts';
 
 export const CRON_USAGE = `herald cron list [--profile P] [--user ID]        list jobs
 herald cron add --user ID --schedule S --prompt TEXT [--name N] [--tz ZONE] [--deliver TARGETS]
@@ -18,8 +19,7 @@ herald cron runs JOB_ID [--limit N]                   run history: status, durat
   targets:   local | telegram:<chat>[:<topic>] | discord:<channel>[:<thread>] | webhook:<url>, comma-separated`;
 
 function fail(message: string): never {
-  process.stderr.write(`herald: ${message}\n\n${CRON_USAGE}\n`);
-  process.exit(2);
+  throw usageError(message, CRON_USAGE);
 }
 
 function list(value: string | undefined): string[] | undefined {

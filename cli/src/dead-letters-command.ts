@@ -11,7 +11,7 @@ interface DeadLetter {
   failed_at: string;
 }
 
-const USAGE = 'usage: herald dead-letters [--json] [--limit N]';
+export const DEAD_LETTERS_USAGE = 'usage: herald dead-letters [--json] [--limit N]';
 
 /** One line per dead letter, newest first; the reason cut to one line of a terminal's width. */
 export function formatDeadLetters(letters: readonly DeadLetter[]): string {
@@ -30,7 +30,7 @@ export async function runDeadLetters(args: string[], config: Config): Promise<nu
       limit = Number(args[++i]);
       continue;
     }
-    process.stderr.write(`herald dead-letters: unexpected argument ${arg} (${USAGE})\n`);
+    process.stderr.write(`herald dead-letters: unexpected argument ${arg} (${DEAD_LETTERS_USAGE})\n`);
     return 2;
   }
   const body = await getFromApi<{ dead_letters: DeadLetter[] }>(config, `/v1/admin/dead-letters?limit=${limit}`, 'dead-letters');

@@ -7,7 +7,7 @@ import { withDefaultUser } from '@herald/db';
 import { RedisNoticeBus } from '@herald/queue';
 import { postgresBinaries } from './postgres-binaries.ts';
 import { embeddedPaths, runningServer, serverRunAs } from './embedded-postgres.ts';
-import { modeLine, settleModes } from './run-mode.ts';
+import { localPostgresAnswers, modeLine, settleModes } from './run-mode.ts';
 
 /** The extensions Herald's migrations create (history search's indexes). */
 const EXTENSIONS = ['pg_trgm', 'btree_gin'] as const;
@@ -82,7 +82,7 @@ async function embeddedPlan(dataDir: string): Promise<{ check: Check; note?: str
  * nothing: in embedded mode it checks the packaged server and joins it only if it is running.
  */
 export async function runDoctor(config: Config): Promise<number> {
-  const modes = await settleModes(config);
+  const modes = settleModes(config);
   const checks: Check[] = [checkNode()];
   let note: string | undefined;
   if (modes.database === 'embedded') {
@@ -90,7 +90,7 @@ export async function runDoctor(config: Config): Promise<number> {
     note = plan.note;
     checks.push(await checkEmbeddedBinaries(), plan.check);
   }
-  process.stdout.write(`${modeLine(config, modes, note)}\n`);
+  process.stdout.write(`${modeLine(config, modes, await localPostgresAnswers(), note)}\n`);
   if (modes.database === 'embedded') {
     const running = await runningServer(embeddedPaths(config.database.dataDir).cluster);
     if (running) checks.push({ name: 'embedded postgres', ok: true, detail: `running (pid ${running.pid}, port ${running.port})` });

@@ -11,7 +11,7 @@ import { exportCron } from './hermes-export/export-cron.ts';
 import { exportState } from './hermes-export/export-state.ts';
 import { writeSkillTree } from './skill-tree.ts';
 
-const USAGE = `usage: herald export hermes DIR --user ID [--profile P] [--json]
+export const EXPORT_USAGE = `usage: herald export hermes DIR --user ID [--profile P] [--json]
 
 Writes a Hermes home that upstream Hermes opens: state.db (its current schema) with the person's
 sessions and messages, memories/MEMORY.md and USER.md, the profile's skills under skills/<category>/,
@@ -33,7 +33,7 @@ export interface ExportReport {
 }
 
 function fail(message: string, code = 2): never {
-  process.stderr.write(`herald: ${message}\n${code === 2 ? USAGE : ''}`);
+  process.stderr.write(`herald: ${message}\n${code === 2 ? EXPORT_USAGE : ''}`);
   process.exit(code);
 }
 

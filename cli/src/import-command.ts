@@ -1,4 +1,4 @@
-import { lstat, realpath } from 'node:fs/promises';
+import { access, lstat, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiUserId } from '@herald/core';
@@ -21,8 +21,9 @@ import type { ImportSummary } from './hermes-import/import-summary.ts';
 import { UnsafeFileError } from './safe-files.ts';
 import { readSkillTree } from './skill-tree.ts';
 import type { SkillTree } from './skill-tree.ts';
+import { SetupError, usageError } from './setup-error.ts';
 
-const USAGE = `usage: herald import hermes HERMES_HOME --user ID [--profile P] [--timezone TZ] [--json]
+export const IMPORT_USAGE = `usage: herald import hermes HERMES_HOME --user ID [--profile P] [--timezone TZ] [--json]
 
 Brings a Hermes install along: sessions and messages from state.db (with lineage, tool calls,
 titles, models, usage and reasoning), memories/MEMORY.md and memories/USER.md into the person's
@@ -52,8 +53,7 @@ export interface ImportTarget {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`herald: ${message}\n${USAGE}`);
-  process.exit(2);
+  throw usageError(message, IMPORT_USAGE);
 }
 
 export async function runImport(argv: string[], config: Config): Promise<void> {
@@ -65,6 +65,8 @@ export async function runImport(argv: string[], config: Config): Promise<void> {
   if (positionals[0] !== 'hermes') fail('import knows one source: hermes');
   const home = positionals[1] ?? fail('import hermes needs the path of a Hermes home (e.g. ~/.hermes)');
   const user = values.user ?? fail('import hermes needs --user: the Herald person who owns the imported history');
+  const isDirectory = await stat(resolve(home)).then((found) => found.isDirectory(), () => false);
+  if (!isDirectory) throw new SetupError(`HERMES_HOME: ${resolve(home)} is not a directory (the path of a Hermes home, e.g. ~/.hermes)`);
   if (values.timezone !== undefined && !isValidTimeZone(values.timezone)) fail(`--timezone ${values.timezone} is not an IANA time zone (e.g. Europe/Berlin)`);
   try {
     const report = await importHermesHome(config, resolve(home), {

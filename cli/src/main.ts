@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { ConfigError, createLogger, exitOnSignals, loadConfig, Shutdown } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 import { startTracing, traceLogFields } from '@herald/telemetry';
@@ -5,10 +6,15 @@ import { COMMANDS, USAGE } from './commands.ts';
 import type { Command } from './commands.ts';
 import { enterRunMode } from './run-mode.ts';
 import type { RunMode } from './run-mode.ts';
+import { checkApiPort, checkServices } from './service-checks.ts';
+import { SetupError } from './setup-error.ts';
 
 let stopTracing: (() => Promise<void>) | null = null;
 
 let runMode: RunMode | null = null;
+
+/** The long-running role's shutdown once made: an error during its start runs it (pools, then the embedded Postgres). */
+let roleShutdown: Shutdown | null = null;
 
 function newShutdown(config: Config, logger: Logger): Shutdown {
   const shutdown = new Shutdown({ logger, deadlineMs: config.roles.shutdownTimeoutMs });
@@ -18,7 +24,51 @@ function newShutdown(config: Config, logger: Logger): Shutdown {
   const mode = runMode;
   if (mode) shutdown.add('embedded postgres', () => mode.stop());
   exitOnSignals(shutdown, logger);
+  roleShutdown = shutdown;
   return shutdown;
+}
+
+/** Stops whatever this process started: the role's shutdown when there is one, else the embedded Postgres. */
+async function stopStarted(): Promise<void> {
+  if (roleShutdown) await roleShutdown.shutdown();
+  else await runMode?.stop();
+}
+
+/** Set once Ctrl-C (or SIGTERM) stops a command that has no role shutdown: its error, if any, is not news. */
+let interrupted = false;
+
+/**
+ * Ctrl-C or SIGTERM before a role's own shutdown exists (a one-shot command, or a role still
+ * migrating): stop the embedded Postgres this process started, then exit. The server runs in its
+ * own process group, so nothing else stops it.
+ */
+function stopOnSignals(): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    // A role's shutdown, once made, handles signals itself (exitOnSignals).
+    if (roleShutdown !== null || interrupted) return;
+    interrupted = true;
+    void stopStarted().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+}
+
+/**
+ * The settings `herald init` wrote: ./.env, under what the environment already sets (the
+ * environment wins, as with node --env-file).
+ */
+function loadDotEnv(): void {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+}
+
+function wantsHelp(args: readonly string[]): boolean {
+  const options = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  return options.includes('--help') || options.includes('-h');
+}
+
+async function printHelp(name: string, command: Command): Promise<void> {
+  const text = command.help ? await command.help() : `usage: herald ${name}\n\n${command.summary}`;
+  process.stdout.write(`${text.trimEnd()}\n`);
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -33,28 +83,51 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const args = argv.slice(1);
+  if (wantsHelp(args)) return printHelp(name, command);
+  loadDotEnv();
   const loaded = loadConfig();
-  const config = await withRunMode(name, command, loaded);
-  if (runMode === null) return runCommand(name, command, argv.slice(1), config);
-  const mode: RunMode = runMode;
+  // Before the embedded Postgres starts: a port in use stops the start with nothing to undo.
+  if (command.api === true) await checkApiPort(loaded);
+  if (command.database === true) stopOnSignals();
   try {
-    await runCommand(name, command, argv.slice(1), config);
+    const config = await withRunMode(name, command, loaded);
+    if (command.database === true) await checkServices(config, { queue: command.longRunning === true });
+    await runCommand(name, command, args, config);
   } catch (error) {
-    await mode.stop();
+    await stopStarted();
     throw error;
   }
   // A long-running role stops the embedded Postgres in its shutdown; a one-shot command here.
-  if (command.longRunning !== true) await mode.stop();
+  if (command.longRunning !== true) await stopStarted();
+}
+
+/** Log lines for a person (pino-pretty) at a terminal, JSON otherwise or with LOG_FORMAT=json. */
+function prettyLogs(config: Config): boolean {
+  const { logFormat } = config.observability;
+  return logFormat === 'pretty' || (logFormat === 'auto' && process.stdout.isTTY === true);
+}
+
+/**
+ * A one-shot command's own output is what the person asked for: its start-up (the embedded
+ * Postgres) logs warnings only, unless LOG_LEVEL asks for more than info. Migrate reports as a role.
+ */
+function startLogLevel(name: string, command: Command, config: Config): string {
+  const level = config.observability.logLevel;
+  return command.longRunning === true || name === 'migrate' || level !== 'info' ? level : 'warn';
 }
 
 /** Settles the run mode (starting the embedded Postgres if it is the one) and says which runs. */
 async function withRunMode(name: string, command: Command, config: Config): Promise<Config> {
   if (command.database !== true) return config;
-  const logger = createLogger({ level: config.observability.logLevel, service: `herald-${name}` });
+  const pretty = prettyLogs(config);
+  const logger = createLogger({ level: startLogLevel(name, command, config), service: `herald-${name}`, pretty });
   runMode = await enterRunMode(config, logger);
   if (command.longRunning === true) {
-    logger.info({ database: runMode.config.database.mode, queue: runMode.config.redis.queueMode }, runMode.line);
-    if (name === 'up') process.stderr.write(`${runMode.line}\n`);
+    // At a terminal `herald up` says it once, in its summary; elsewhere a log line, and a plain line.
+    const fields = { database: runMode.config.database.mode, queue: runMode.config.redis.queueMode };
+    if (name !== 'up' || !pretty) logger.info(fields, runMode.line);
+    if (name === 'up' && !pretty) process.stderr.write(`${runMode.line}\n`);
   }
   return runMode.config;
 }
@@ -62,22 +135,34 @@ async function withRunMode(name: string, command: Command, config: Config): Prom
 async function runCommand(name: string, command: Command, args: string[], config: Config): Promise<void> {
   // Off (nothing loaded) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
   if (command.longRunning === true) stopTracing = await startTracing({ endpoint: config.observability.otlpEndpoint, serviceName: `herald-${name}` });
-  const logger = createLogger({ level: config.observability.logLevel, service: `herald-${name}`, ...(stopTracing ? { mixin: traceLogFields } : {}) });
+  const pretty = prettyLogs(config);
+  const logger = createLogger({ level: config.observability.logLevel, service: `herald-${name}`, pretty, ...(stopTracing ? { mixin: traceLogFields } : {}) });
   process.on('uncaughtException', (error) => {
     // The process state is unknown after this; exit and let the supervisor restart us.
     logger.error({ err: error }, 'uncaught exception');
     process.exit(1);
   });
-  const exitCode = await command.run(args, { config, logger, newShutdown: () => newShutdown(config, logger) });
+  const exitCode = await command.run(args, { config, logger, newShutdown: () => newShutdown(config, logger), pretty, modeLine: runMode?.line ?? null });
   if (typeof exitCode === 'number') process.exitCode = exitCode;
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
+/** One line (or a usage block) per expected condition; a stack trace only for what nobody expected. */
+function report(error: unknown): number {
   // A providers file or a model chain that cannot be used is a configuration error too (provider-wiring.ts).
   if (error instanceof ConfigError || (error as Error | undefined)?.name === 'ProviderConfigError') {
     process.stderr.write(`herald: invalid configuration: ${(error as Error).message.split('\n').join('\nherald: invalid configuration: ')}\n`);
-  } else {
-    process.stderr.write(`herald: ${(error as Error)?.message ?? String(error)}\n`);
+    return 1;
   }
-  process.exit(1);
+  if (error instanceof SetupError) {
+    process.stderr.write(`herald: ${error.message}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`herald: ${(error as Error)?.message ?? String(error)}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  // Interrupted: the signal handler stops what was started and exits; the error is its echo.
+  if (interrupted) return;
+  process.exit(report(error));
 });

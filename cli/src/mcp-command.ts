@@ -9,13 +9,13 @@ import type { McpTools, ServerConfig } from '@herald/mcp';
 import { openSandbox } from '@herald/tools';
 import { openMcpTools } from './mcp-wiring.ts';
 
-const USAGE = `herald mcp list [--profile P] [--json]
+export const MCP_USAGE = `herald mcp list [--profile P] [--json]
     each MCP server (HERALD_MCP_FILE and the profile's own), whether it answers, and its tools
 herald mcp test NAME [--profile P] [--json]
     connect to one server and list its tools; exits 1 when it does not answer`;
 
 function fail(message: string): never {
-  process.stderr.write(`herald: ${message}\n\n${USAGE}\n`);
+  process.stderr.write(`herald: ${message}\n\n${MCP_USAGE}\n`);
   process.exit(2);
 }
 

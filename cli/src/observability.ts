@@ -6,6 +6,8 @@ import { bullmqDepth, openQueueTransport } from '@herald/queue';
 import type { RunQueue } from '@herald/queue';
 import { inboxDepth } from '@herald/session';
 import { startOpsServer, watchQueueDepths } from '@herald/telemetry';
+import type { OpsServer } from '@herald/telemetry';
+import { SetupError } from './setup-error.ts';
 import { queueSettings } from './queue-settings.ts';
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -22,16 +24,43 @@ export function watchQueues(db: Db, queues: readonly RunQueue[], shutdown: Shutd
   shutdown.add('queue depth metrics', stop);
 }
 
+/** How many ports after the default one a role tries when its siblings on this host hold them. */
+const METRICS_PORT_TRIES = 32;
+
+type OpsOptions = Parameters<typeof startOpsServer>[0];
+
 /**
- * /metrics, /healthz and /readyz for a role without an API, on HERALD_METRICS_PORT. Ready means
- * its Postgres and Redis answer within two seconds each.
+ * Listens on HERALD_METRICS_PORT; when that is the default and a sibling role on this host holds
+ * it, on the next free port (so any number of roles start side by side with nothing set). A port
+ * set explicitly and in use is an error naming the setting.
  */
-export async function startRoleOpsServer(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<number> {
+async function listenOps(config: Config, options: Omit<OpsOptions, 'host' | 'port'>): Promise<{ server: OpsServer; note: string }> {
+  const { metricsHost: host, metricsPort: first, metricsPortGiven } = config.observability;
+  const tries = metricsPortGiven || first === 0 ? 1 : METRICS_PORT_TRIES;
+  for (let port = first; port < first + tries; port += 1) {
+    try {
+      const server = await startOpsServer({ ...options, host, port });
+      return { server, note: port === first ? '' : ` (${first} is in use on this host)` };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    }
+  }
+  throw new SetupError(
+    metricsPortGiven
+      ? `HERALD_METRICS_PORT: port ${first} on ${host} is in use. Set HERALD_METRICS_PORT to a free port, or 0 for any.`
+      : `HERALD_METRICS_PORT: ports ${first} to ${first + tries - 1} on ${host} are all in use. Set HERALD_METRICS_PORT to a free port, or 0 for any.`,
+  );
+}
+
+/**
+ * /metrics, /healthz and /readyz for a role without an API, on HERALD_METRICS_HOST (loopback by
+ * default) and HERALD_METRICS_PORT. Ready means its Postgres and Redis answer within two seconds
+ * each. Returns where it listens, for the role's start line.
+ */
+export async function startRoleOpsServer(config: Config, logger: Logger, shutdown: Shutdown, db: Db): Promise<string> {
   const { bus } = openQueueTransport(queueSettings(config), (error) => logger.warn({ err: error }, 'readiness queue store connection error'));
   shutdown.add('readiness queue store', () => bus.close());
-  const server = await startOpsServer({
-    host: '0.0.0.0',
-    port: config.observability.metricsPort,
+  const { server, note } = await listenOps(config, {
     checks: {
       postgres: async () => {
         await withTimeout(sql`SELECT 1`.execute(db), 2000, 'postgres');
@@ -40,8 +69,9 @@ export async function startRoleOpsServer(config: Config, logger: Logger, shutdow
     },
   });
   shutdown.add('metrics server', () => server.close());
-  logger.info({ port: server.port }, `metrics and health on port ${server.port}`);
-  return server.port;
+  const where = `port ${server.port} at ${config.observability.metricsHost}${note}`;
+  logger.info({ port: server.port, host: config.observability.metricsHost }, `metrics and health on ${where}`);
+  return where;
 }
 
 /** This process's heartbeat for `herald status` (one key per role it runs, a SET every 5 s). */

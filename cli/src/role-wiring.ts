@@ -20,10 +20,11 @@ import { queueSettings } from './queue-settings.ts';
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   const created = await ensureDatabase(config.database.url);
   if (created === 'created') logger.info({}, 'created the database');
+  // One line for all of them: each migration's name is there at LOG_LEVEL=debug.
   const result = await migrate(config.database.url, {
-    onApply: (name) => logger.info({ migration: name }, 'applied migration'),
+    onApply: (name) => logger.debug({ migration: name }, 'applied migration'),
   });
-  logger.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied }, 'migrations up to date');
+  logger.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied }, `migrations up to date (${result.applied.length} applied now, ${result.alreadyApplied} before)`);
   const db = createDb({ url: config.database.url, maxConnections: 1 });
   try {
     await prepareJobs(db, jobQueues(config));
@@ -45,7 +46,8 @@ export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
   const db = createDb({
     url: config.database.url,
     maxConnections: config.database.poolSize,
-    onError: (error) => logger.warn({ err: error }, 'idle Postgres connection failed; the pool reconnects'),
+    // Once shutting down, the embedded Postgres stopping under an idle connection is expected, not news.
+    onError: (error) => (shutdown.started ? undefined : logger.warn({ err: error }, 'idle Postgres connection failed; the pool reconnects')),
   });
   shutdown.add('postgres', () => db.destroy());
   return db;

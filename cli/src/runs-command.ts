@@ -13,7 +13,7 @@ interface RunRow {
   created_at: string;
 }
 
-const USAGE = 'usage: herald runs [list [--session ID] [--status S] [--json]] | show RUN_ID | cancel RUN_ID|PARENT_TURN_ID';
+export const RUNS_USAGE = 'usage: herald runs [list [--session ID] [--status S] [--json]] | show RUN_ID | cancel RUN_ID|PARENT_TURN_ID';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** One request to the API (HERALD_URL, HERALD_API_TOKEN): the JSON body, or the exit code after saying why. */
@@ -98,6 +98,6 @@ export async function runRuns(args: string[], config: Config): Promise<number> {
 }
 
 function usage(): number {
-  process.stderr.write(`herald runs: ${USAGE}\n`);
+  process.stderr.write(`herald runs: ${RUNS_USAGE}\n`);
   return 2;
 }

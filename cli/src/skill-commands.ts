@@ -7,8 +7,9 @@ import type { SkillSummary } from '@herald/knowledge';
 import { asActor } from '@herald/audit';
 import type { Db } from '@herald/db';
 import { readSkillTree, writeSkillTree } from './skill-tree.ts';
+import { usageError } from './setup-error.ts';
 
-const USAGE = `herald skills [list] [--profile P]          list the profile's skills by category
+export const SKILLS_USAGE = `herald skills [list] [--profile P]          list the profile's skills by category
 herald skills show NAME [--file PATH] [--offered]
                                              print SKILL.md (or a supporting file) and the file list;
                                              --offered: the newer built-in version kept beside an edited copy
@@ -20,8 +21,7 @@ herald skills share NAME | unshare NAME      show a person's skill to everyone i
 herald reviews [--session ID] [--limit N]    list background reviews and what they saved`;
 
 function fail(message: string): never {
-  process.stderr.write(`herald: ${message}\n\n${USAGE}\n`);
-  process.exit(2);
+  throw usageError(message, SKILLS_USAGE);
 }
 
 type SkillValues = ReturnType<typeof parseSkillArgs>['values'];

@@ -3,18 +3,18 @@ import { parseArgs } from 'node:util';
 import { apiUserId } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
-import { builtinRegistry, openSandbox, ToolExposure, toolPolicySchema } from '@herald/tools';
+import { BrowserSessions, openSandbox, ToolExposure, toolPolicySchema } from '@herald/tools';
 import type { CallerRole } from '@herald/tools';
-import { loadToolPlugins } from './role-wiring.ts';
+import { buildToolRegistry } from './tool-registry.ts';
+import { usageError } from './setup-error.ts';
 
-const USAGE = `herald tools [--profile P] [--platform X] [--user ID] [--role chat|cron|review]
+export const TOOLS_USAGE = `herald tools [--profile P] [--platform X] [--user ID] [--role chat|cron|review]
     the toolsets and the tools a session on that platform is offered (and, with --user, may run)
 herald tools policy FILE [--profile P]
     set the profile's tool policy from a JSON file (see docs/tools.md, Toolsets and permissions)`;
 
 function fail(message: string): never {
-  process.stderr.write(`herald: ${message}\n\n${USAGE}\n`);
-  process.exit(2);
+  throw usageError(message, TOOLS_USAGE);
 }
 
 /** Operators' view of exposure: the same resolution the worker runs, printed. */
@@ -55,8 +55,9 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
     }
     if (positionals.length > 0) fail(`unknown tools subcommand '${positionals[0]}'`);
     const toolSandbox = await openSandbox({ settings: config.tools.sandbox, env: process.env, workspaceRoot: config.tools.workspaceRoot });
-    const registry = builtinRegistry({ ...config.tools, toolSandbox });
-    const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
+    // Listed, never run: delegate_task here has no queue to wake children on; the browser is never launched.
+    const browser = new BrowserSessions({ chromiumPath: config.tools.chromiumPath, idleMs: config.tools.browserIdleMs, allowlist: config.tools.webAllowlist });
+    const { registry, pluginTools } = await buildToolRegistry(config, toolSandbox, () => Promise.reject(new Error('herald tools runs no tool')), { browser });
     const exposure = new ToolExposure(registry, { pluginTools, env: process.env });
     const policy = toolPolicySchema.safeParse(profile.tool_policy);
     if (!policy.success) fail(`the stored tool policy of ${profileId} is invalid; workers offer only the 'safe' toolset`);

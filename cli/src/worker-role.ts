@@ -2,18 +2,18 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db, ProfileCache } from '@herald/db';
 import { applyPolicies } from '@herald/jobs';
 import { PastSessionsRecall } from '@herald/agent';
-import { BrowserSessions, builtinRegistry, ToolExposure } from '@herald/tools';
+import { BrowserSessions, ToolExposure } from '@herald/tools';
 import { CHAT_PLATFORMS } from '@herald/core';
 import { SessionLifecycle, WorkerService } from '@herald/worker';
 import { WebhookSender } from '@herald/scheduler';
-import { registerDelegation } from './delegation-wiring.ts';
+import { openDelegationQueue } from './delegation-wiring.ts';
 import { openMcpTools } from './mcp-wiring.ts';
 import { openBackgroundProcesses } from './process-wiring.ts';
-import type { RunQueue } from '@herald/queue';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
 import { childProviderFromConfig, modelWiring, providerFromConfig, sharedCooldowns, summariserFromConfig } from './provider-wiring.ts';
-import { jobQueues, loadToolPlugins, openToolSandbox, openTransport } from './role-wiring.ts';
+import { jobQueues, openToolSandbox, openTransport } from './role-wiring.ts';
+import { buildToolRegistry } from './tool-registry.ts';
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
@@ -22,19 +22,16 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
   const toolSandbox = await openToolSandbox(config, log);
-  // The queue is made with delegate_task below; processes only post exits once the worker runs.
-  let runQueue: RunQueue | null = null;
-  const backgroundProcesses = openBackgroundProcesses(config, db, log, () => runQueue!);
+  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
+  const { queue, wake } = openDelegationQueue(transport, db, log, shutdown);
+  // A process's exit is posted to its session and woken on the same run queue.
+  const backgroundProcesses = openBackgroundProcesses(config, db, log, () => queue);
   const browser = new BrowserSessions({ chromiumPath: config.tools.chromiumPath, idleMs: config.tools.browserIdleMs, allowlist: config.tools.webAllowlist });
   shutdown.add('browser', () => browser.closeAll());
-  const registry = builtinRegistry({ ...config.tools, toolSandbox, backgroundProcesses, browser });
-  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
-  const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
+  const { registry, pluginTools } = await buildToolRegistry(config, toolSandbox, wake, { backgroundProcesses, browser });
   const mcp = await openMcpTools(config, db, toolSandbox, log.child({ component: 'mcp' }));
   // Disposers run in reverse: the servers stop after the worker's turns have ended.
   shutdown.add('mcp servers', () => mcp.close());
-  const queue = registerDelegation(config, registry, transport, db, log, shutdown);
-  runQueue = queue;
   // Shutdown runs in reverse: after the worker's turns end, before the queue and Postgres close.
   shutdown.add('background processes', () => backgroundProcesses.stopAll());
   // The worker sends review and cron-finish jobs: their queues carry this config's policy.

@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 import type { LoggerOptions } from 'pino';
 import { redactSecrets } from './redact.ts';
 
@@ -35,8 +36,22 @@ const REDACT_PATHS = [
   'config.platforms.discord.botToken',
 ];
 
-/** `mixin` adds fields to every line, e.g. the active trace and span ids. */
-export function createLogger(options: { level: string; service: string; mixin?: () => object; destination?: { write(line: string): void } }): Logger {
+/** Lines for a person at a terminal: time, level and message, the fields after; nothing per process. */
+function prettyStream(): { write(line: string): void } {
+  return PinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,service', sync: true, singleLine: true });
+}
+
+/**
+ * `mixin` adds fields to every line, e.g. the active trace and span ids. `pretty` writes lines for
+ * people (pino-pretty) instead of JSON; secrets are redacted before either.
+ */
+export function createLogger(options: {
+  level: string;
+  service: string;
+  mixin?: () => object;
+  destination?: { write(line: string): void };
+  pretty?: boolean;
+}): Logger {
   const settings: LoggerOptions = {
     level: options.level,
     base: { service: options.service, pid: process.pid },
@@ -46,7 +61,8 @@ export function createLogger(options: { level: string; service: string; mixin?: 
     hooks: { streamWrite: redactSecrets },
   };
   // Stdout unless told (a test reads the lines it would print).
-  return options.destination ? pino(settings, options.destination) : pino(settings);
+  const destination = options.destination ?? (options.pretty === true ? prettyStream() : undefined);
+  return destination ? pino(settings, destination) : pino(settings);
 }
 
 export const silentLogger: Logger = pino({ level: 'silent' });

@@ -77,3 +77,20 @@ export async function ensureDatabase(url: string): Promise<'exists' | 'created'>
   }
   return 'created';
 }
+
+/**
+ * Connects once and disconnects: throws what the server (or the network) answered within
+ * timeoutMs. A database not created yet counts as reachable (migrate creates it).
+ */
+export async function probeDatabase(url: string, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({ connectionString: withDefaultUser(url), connectionTimeoutMillis: timeoutMs });
+  // A failed connect also emits 'error'; the rejection below carries it.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    if ((error as { code?: string }).code !== '3D000') throw error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,4 +1,4 @@
-export { createRedis } from './redis.ts';
+export { createRedis, probeRedis } from './redis.ts';
 export type { RedisRole } from './redis.ts';
 export {
   createPostgresRunQueue,

@@ -100,11 +100,13 @@ async function runApprovalCommand(
   await sql`SELECT herald_resolve_wait(${wait.id}::uuid, ${approved ? 'approved' : 'denied'}, ${
     command.kind === 'deny' ? (command.reason ?? null) : null
   }::text, ${userId}, ${approved && command.scope === 'session'})`.execute(trx);
+  // A prompt that is already a sentence ("... (recursive delete).") gets no second period.
+  const what = /[.!?]$/.test(wait.prompt) ? wait.prompt : `${wait.prompt}.`;
   const reply = approved
     ? command.scope === 'session'
-      ? `Approved, and allowed for the rest of this session: ${wait.prompt}.`
-      : `Approved: ${wait.prompt}.`
-    : `Denied: ${wait.prompt}.`;
+      ? `Approved, and allowed for the rest of this session: ${what}`
+      : `Approved: ${what}`
+    : `Denied: ${what}`;
   return { reply, wake: true };
 }
 

@@ -45,11 +45,17 @@ const isImplicit = (provider: string): provider is ProviderName => (PROVIDERS as
 /** The providers' keys and base URLs as the environment holds them. */
 export type ProviderEnv = { [K in (typeof KEY_VARIABLE)[ProviderName] | (typeof URL_VARIABLE)[ProviderName]]?: string | undefined };
 
+function isProvider(name: string): name is ProviderName {
+  return (PROVIDERS as readonly string[]).includes(name);
+}
+
 /** The endpoint a `provider/model` value names, reached with that provider's key and base URL. */
 export function endpointFor(value: string | undefined, e: ProviderEnv): ModelEndpoint | undefined {
   if (value === undefined) return undefined;
   const slash = value.indexOf('/');
   const provider = value.slice(0, slash);
+  // No provider before a slash: refused by modelName; no endpoint (and no second, garbled error) here.
+  if (slash < 1) return undefined;
   const model = value.slice(slash + 1);
   // A named provider's key and URL come from its entry in HERALD_PROVIDERS_FILE, read at start.
   if (!isImplicit(provider)) return { provider, model, apiKey: undefined, baseURL: undefined };

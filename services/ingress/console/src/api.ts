@@ -43,9 +43,30 @@ async function errorOf(response: Response): Promise<ApiError> {
   }
 }
 
-/** One call with an explicit token: the sign-in's check before the token is kept. */
+/**
+ * The server has no API token (HERALD_API_TOKEN unset): it then listens on loopback only and takes
+ * calls without one, so the console signs nobody in. Found once at load.
+ */
+let openApi = false;
+
+export function isOpenApi(): boolean {
+  return openApi;
+}
+
+/** Asks the server whether it takes calls without a token; true only on a 2xx to a tokenless call. */
+export async function probeOpenApi(): Promise<boolean> {
+  try {
+    const response = await fetch('/v1/admin/status', { headers: { accept: 'application/json' }, credentials: 'omit', cache: 'no-store' });
+    openApi = response.ok;
+  } catch {
+    openApi = false;
+  }
+  return openApi;
+}
+
+/** One call with an explicit token (none when it is empty: an open API); the sign-in's check before the token is kept. */
 export async function callWith<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+  const headers: Record<string, string> = { ...(token === '' ? {} : { authorization: `Bearer ${token}` }), accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
   if (!response.ok) throw await errorOf(response);
@@ -55,7 +76,7 @@ export async function callWith<T>(token: string, method: string, path: string, b
 
 /** A call with the stored token; a 401 forgets it and sends the person back to sign in. */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const token = storedToken();
+  const token = storedToken() ?? (openApi ? '' : null);
   if (token === null) {
     onUnauthorized('Sign in with the API token.');
     throw new ApiError(401, 'unauthorized', 'not signed in');

@@ -1,4 +1,4 @@
-import { ApiError, callWith, forgetToken, storedToken, storeToken, whenUnauthorized } from './api.ts';
+import { ApiError, callWith, forgetToken, isOpenApi, probeOpenApi, storedToken, storeToken, whenUnauthorized } from './api.ts';
 import { link, parseRoute } from './app.ts';
 import type { Page, PageContext } from './app.ts';
 import { h, notice, replace } from './dom.ts';
@@ -55,7 +55,10 @@ function signIn(message = ''): void {
       storeToken(value);
       render();
     } catch (error) {
-      const text = error instanceof ApiError && error.status === 401 ? 'That token was refused: check HERALD_API_TOKEN and try again.' : `Could not reach Herald: ${(error as Error).message}`;
+      const text =
+        error instanceof ApiError && error.status === 401
+          ? "That token was refused: compare it with HERALD_API_TOKEN in the .env Herald started from (or its environment) and try again."
+          : `Could not reach Herald: ${(error as Error).message}`;
       replace(status, notice(text, 'error'));
       token.select();
     }
@@ -64,7 +67,11 @@ function signIn(message = ''): void {
     'form',
     { class: 'card sign-in', on: { submit: (event) => void submit(event) } },
     h('h1', {}, 'Sign in'),
-    h('p', {}, 'The console uses the API token (HERALD_API_TOKEN). It is kept in this tab only, until you close it or sign out.'),
+    h(
+      'p',
+      {},
+      'The console uses the API token: HERALD_API_TOKEN, from the .env that `herald init` wrote (next to where Herald was started) or from the environment Herald was started with. It is kept in this tab only, until you close it or sign out.',
+    ),
     h('div', { class: 'field' }, h('label', { for: 'token' }, 'API token'), token),
     status,
     h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
@@ -97,11 +104,11 @@ function render(): void {
   for (const timer of timers) clearInterval(timer);
   timers = [];
   generation++;
-  if (storedToken() === null) return signIn();
+  if (storedToken() === null && !isOpenApi()) return signIn();
   const route = parseRoute(location.hash);
   const entry = PAGES[route.page] ?? PAGES.sessions!;
   nav.hidden = false;
-  signOut.hidden = false;
+  signOut.hidden = isOpenApi();
   drawNav(route.page);
   document.title = `${entry.title} · Herald console`;
   replace(main, h('p', { class: 'loading' }, 'Loading…'));
@@ -120,4 +127,18 @@ signOut.addEventListener('click', () => {
   signIn('Signed out.');
 });
 window.addEventListener('hashchange', render);
-render();
+
+/** Said on every page of an open API: why nobody was asked to sign in, and how to require it. */
+function showOpenApi(): void {
+  const banner = notice(
+    'No sign-in: this Herald has no API token (HERALD_API_TOKEN is not set), so its API listens on this machine only and anyone on it may use this console. Set HERALD_API_TOKEN (herald init writes one) to require it.',
+    'info',
+  );
+  banner.id = 'open-api';
+  main.before(banner);
+}
+
+void probeOpenApi().then((open) => {
+  if (open) showOpenApi();
+  render();
+});
