@@ -28,7 +28,8 @@ function layerRules(layers) {
 }
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'cli/bin/**'] },
+  // A hostile MCP server the tests start as a plain Node program: a fixture, not project code.
+  { ignores: ['**/node_modules/**', '**/dist/**', 'cli/bin/**', 'test/fixtures/**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,4 +1,4 @@
-import { access, lstat, realpath, stat } from 'node:fs/promises';
+import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiUserId } from '@herald/core';

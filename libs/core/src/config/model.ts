@@ -45,9 +45,6 @@ const isImplicit = (provider: string): provider is ProviderName => (PROVIDERS as
 /** The providers' keys and base URLs as the environment holds them. */
 export type ProviderEnv = { [K in (typeof KEY_VARIABLE)[ProviderName] | (typeof URL_VARIABLE)[ProviderName]]?: string | undefined };
 
-function isProvider(name: string): name is ProviderName {
-  return (PROVIDERS as readonly string[]).includes(name);
-}
 
 /** The endpoint a `provider/model` value names, reached with that provider's key and base URL. */
 export function endpointFor(value: string | undefined, e: ProviderEnv): ModelEndpoint | undefined {
