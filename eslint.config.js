@@ -51,7 +51,7 @@ export default tseslint.config(
     ['core', 'queue'],
     ['db'],
     ['delivery', 'jobs', 'audit'],
-    ['session', 'knowledge', 'search', 'cron', 'hooks'],
+    ['session', 'knowledge', 'search', 'cron', 'hooks', 'profiles'],
     ['agent', 'tools', 'platforms'],
   ]),
   // Size rules (docs/decisions/2026-12-02-size-rules.md). A file counts every line, as `wc -l`

@@ -10,6 +10,7 @@ import { registerDelegation } from './delegation-wiring.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
 import { childProviderFromConfig, modelWiring, providerFromConfig, sharedCooldowns, summariserFromConfig } from './provider-wiring.ts';
+import { ProfileModelCache } from './profile-model-wiring.ts';
 import { jobQueues, loadToolPlugins, openToolSandbox, openTransport } from './role-wiring.ts';
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
@@ -40,6 +41,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     hooks,
     queue,
     childProvider: childProviderFromConfig(models),
+    profileModels: new ProfileModelCache(models, profiles),
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

@@ -1,4 +1,5 @@
 import { waitNotice } from './wait-notice.ts';
+import type { ProfileModels } from './profile-models.ts';
 import type { Config, Logger } from '@herald/core';
 import { toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider } from '@herald/agent';
@@ -46,6 +47,8 @@ export interface TurnDependencies {
   childProvider?: Provider | null | undefined;
   /** Where running turns publish their progress for followers; nothing is streamed without it. */
   stream?: TurnStreamStore | undefined;
+  /** Profiles' own models (their main, summary and children's models); the ones above when a profile has none. */
+  profileModels?: ProfileModels | undefined;
 }
 
 export interface TurnResult {

@@ -14,6 +14,7 @@ import type { ChatMessage, Provider } from '@herald/agent';
 import { providerFor, turnShapeOf } from './subagent-turn.ts';
 import type { TurnShape } from './subagent-turn.ts';
 import type { TurnHooks } from './turn-hooks.ts';
+import { turnModels } from './profile-models.ts';
 
 /** Who runs this turn and what it is offered, fixed when it starts. */
 export interface TurnSetup {
@@ -57,6 +58,7 @@ function compactionFor(
   offered: string[],
   events: PendingEvent[],
   provider: Provider | null,
+  models: { summariser: Provider | null; contextTokens: number | undefined },
 ): TurnCompaction | undefined {
   if (provider === null) return undefined;
   const { config, db, logger } = deps;
@@ -65,7 +67,8 @@ function compactionFor(
       config,
       db,
       logger,
-      summariser: deps.summariser ?? provider,
+      summariser: models.summariser ?? provider,
+      contextTokens: models.contextTokens,
       buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? ''),
       tools: deps.registry.definitions(offered),
     },
@@ -97,8 +100,10 @@ export async function setUpTurn(
   const jobToolsets = shape.jobToolsets ?? (role === 'cron' && events[0] ? (await scheduledRunFor(db, events[0].id))?.toolsets : undefined);
   const offered = shape.within(deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets }));
   const callerId = events[events.length - 1]?.userId ?? '';
-  const provider = providerFor(shape, deps.provider, deps.childProvider);
-  const compaction = compactionFor(deps, lease, session, offered, events, provider);
+  // The session's profile may have its own models: its turns, children and summaries use them.
+  const models = await turnModels(deps, session.profileId);
+  const provider = providerFor(shape, models.provider, models.childProvider);
+  const compaction = compactionFor(deps, lease, session, offered, events, provider, models);
   const setup: TurnSetup = {
     turnId,
     eventIds,

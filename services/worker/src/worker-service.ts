@@ -16,6 +16,7 @@ import { deadLetterRun } from './run-dead-letter.ts';
 import { isConnectionError } from '@herald/db';
 import { LeaseLostError } from '@herald/session';
 import { emitTurnCompletion } from './turn-completion.ts';
+import type { ProfileModels } from './profile-models.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -37,6 +38,8 @@ export interface WorkerServiceOptions {
   queue?: RunQueue | undefined;
   /** The model of delegate_task's children; the main provider when not given. */
   childProvider?: Provider | null | undefined;
+  /** Profiles' own models; a profile without them uses the ones above. */
+  profileModels?: ProfileModels | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.
