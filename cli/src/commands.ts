@@ -42,6 +42,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   memory: { summary: 'list memory entries (--profile P, --user ID) or delete one (memory delete ID)', database: true, run: async (args, { config }) => (await admin()).runAdminCommand('memory', args, config) },
   prompt: { summary: "print a session's stored system prompt", database: true, run: async (args, { config }) => (await admin()).runAdminCommand('prompt', args, config) },
   profile: { summary: "show or edit a profile's identity and context documents", database: true, run: async (args, { config }) => (await admin()).runAdminCommand('profile', args, config) },
+  profiles: { summary: 'list, show, create (--from OTHER) or delete profiles (herald profiles list)', database: true, run: async (args, { config }) => (await import('./profiles-command.ts')).runProfilesCommand(args, config) },
   tools: { summary: 'the toolsets and tools a session is offered (--platform, --user); tools policy FILE sets them', database: true, run: async (args, { config }) => (await import('./tools-command.ts')).runToolsCommand(args, config) },
   skills: { summary: "list, show, export, import, pin or unpin a profile's skills", database: true, run: async (args, { config }) => (await skills()).runSkillCommand('skills', args, config) },
   reviews: { summary: 'list background reviews and what they saved', database: true, run: async (args, { config }) => (await skills()).runSkillCommand('reviews', args, config) },
