@@ -122,7 +122,7 @@ async function streamEvent(deps: MessageRouteDependencies, request: FastifyReque
 
 /** `POST /v1/messages` (optionally waiting for the reply, or streaming it) and `GET /v1/events/:id` (and its stream). */
 export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
-  const { config, db, listener } = deps;
+  const { db, listener } = deps;
 
   app.post('/v1/messages', async (request, reply) => {
     const query = waitQuery.safeParse(request.query);
