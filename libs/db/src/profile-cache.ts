@@ -26,8 +26,6 @@ export interface ProfileSettings {
   readonly sessionReset: unknown;
   /** `profiles.model` as stored (null: the deployment's models); @herald/profiles validates it where used. */
   readonly model: unknown;
-  /** The profile was deleted (soft): it takes no new messages. */
-  readonly deleted: boolean;
 }
 
 /** What the cache holds for one profile, read from Postgres: the read-through path and a miss's fill. */
@@ -35,14 +33,13 @@ export async function readProfileSettings(db: Kysely<Database>, profileId: strin
   const row = await db
     .selectFrom('profiles')
     .leftJoin('profile_hooks', 'profile_hooks.profile_id', 'profiles.id')
-    .select(['profiles.session_reset', 'profiles.model', 'profiles.deleted_at', 'profile_hooks.hooks'])
+    .select(['profiles.session_reset', 'profiles.model', 'profile_hooks.hooks'])
     .where('profiles.id', '=', profileId)
     .executeTakeFirst();
   return Object.freeze({
     hooks: row?.hooks ?? [],
     sessionReset: row?.session_reset ?? [],
     model: row?.model ?? null,
-    deleted: row?.deleted_at !== null && row?.deleted_at !== undefined,
   });
 }
 
