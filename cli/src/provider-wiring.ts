@@ -13,17 +13,20 @@ export interface ModelWiring {
   logger: Logger;
 }
 
-/** The named providers of HERALD_PROVIDERS_FILE (and the implicit two), checked now: a bad file stops the start. */
-function providersOf(config: Config, env: Readonly<Record<string, string | undefined>>): Map<string, NamedProvider> {
+/** HERALD_PROVIDERS_FILE's text, if set; an unreadable file stops the start. */
+function readProvidersFile(config: Config): { path: string; text: string } | undefined {
   const path = config.model.providersFile;
-  if (path === undefined) return loadProviders(undefined, env);
-  let text: string;
+  if (path === undefined) return undefined;
   try {
-    text = readFileSync(path, 'utf8');
+    return { path, text: readFileSync(path, 'utf8') };
   } catch (error) {
     throw new ProviderConfigError(`HERALD_PROVIDERS_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  return loadProviders({ path, text }, env);
+}
+
+/** The named providers of HERALD_PROVIDERS_FILE (and the implicit two), checked now: a bad file stops the start. */
+function providersOf(config: Config, env: Readonly<Record<string, string | undefined>>): Map<string, NamedProvider> {
+  return loadProviders(readProvidersFile(config), env);
 }
 
 const refOf = (endpoint: ModelEndpoint) => `${endpoint.provider}/${endpoint.model}`;
@@ -57,15 +60,7 @@ export function modelWiring(config: Config, env: Readonly<Record<string, string 
 
 /** The provider names a profile's model may use, read without the keys (the ingress checks PATCHes with them). */
 export function providerNamesFromConfig(config: Config): Set<string> {
-  const path = config.model.providersFile;
-  if (path === undefined) return declaredProviderNames(undefined);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new ProviderConfigError(`HERALD_PROVIDERS_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-  }
-  return declaredProviderNames({ path, text });
+  return declaredProviderNames(readProvidersFile(config));
 }
 
 /** Cool-downs shared with every other process through the notice bus and Postgres. */
