@@ -7,7 +7,7 @@ import type { Db } from '@herald/db';
 import { asActor } from '@herald/audit';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { jobJson, runJson } from './cron-views.ts';
-import { profileExists } from './profile-exists.ts';
+import { profileState } from './profile-exists.ts';
 
 const id = z.union([z.string().trim().min(1).max(256), z.number().int().transform(String)]);
 const names = z.array(z.string().max(64)).max(32);
@@ -118,7 +118,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db): void {
     const parsed = createBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const body = parsed.data;
-    if (!(await profileExists(db, body.profile))) return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}'`, 'profile');
+    if ((await profileState(db, body.profile)) !== 'active') return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}' takes jobs`, 'profile');
     return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body))));
   });
 
