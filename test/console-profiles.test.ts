@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright';
+import type { Browser, Page } from 'playwright-core';
 import { buildConsole, launchChromium } from './support/browser.ts';
 import { startStack, TEST_TOKEN } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
