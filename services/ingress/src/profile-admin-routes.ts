@@ -33,7 +33,7 @@ export function registerProfileAdminRoutes(app: FastifyInstance, db: Db, profile
     if (outcome.kind === 'exists') return sendError(reply, 409, 'conflict', `name: a profile '${name}' exists (or existed: deleted names stay taken)`, 'name');
     if (outcome.kind === 'no_source') return sendError(reply, 400, 'invalid_request', `from: no profile '${from ?? ''}'`, 'from');
     const created = (await listProfiles(db)).find((profile) => profile.profile === name);
-    return reply.code(201).send(created);
+    return reply.code(201).send(profileSummarySchema.parse(created));
   });
 
   app.delete<{ Params: { profile: string } }>('/v1/profiles/:profile', async (request, reply) => {
