@@ -85,6 +85,9 @@ describe('profiles: managed, each with its own models', () => {
     expect((await send('ops', 'c-1', 'disk usage?')).reply.text).toBe('fast (gpt-ops) as Opsy: disk usage?');
     expect((await send('research', 'c-1', 'survey please')).reply.text).toBe('strong (claude-research) as Sage: survey please');
     expect((await send(undefined, 'c-1', 'hello')).reply.text).toBe('base (gpt-test) as nobody: hello');
+    // Each session's prompt names the model it runs on.
+    expect(fast.requests.at(-1)?.system).toContain('fast/gpt-ops');
+    expect(strong.requests.at(-1)?.system).toContain('strong/claude-research');
 
     const unknown = await stack.post('/v1/messages', { chat_id: 'c-1', user_id: 'alice', text: 'hi', profile: 'ghost' });
     expect(unknown.status).toBe(400);

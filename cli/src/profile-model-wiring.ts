@@ -11,6 +11,7 @@ function modelSetOf(wiring: ModelWiring, settings: ModelSettings): ProfileModelS
   const provider = chainProvider(wiring, [settings.primary, ...(settings.fallbacks ?? [])], 'model.primary', 'model.fallbacks');
   const single = (ref: string | undefined, field: string): Provider => (ref === undefined ? provider : chainProvider(wiring, [ref], field));
   return {
+    primaryRef: settings.primary,
     provider,
     summariser: single(settings.summary, 'model.summary'),
     childProvider: single(settings.delegation, 'model.delegation'),

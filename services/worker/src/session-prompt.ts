@@ -15,6 +15,8 @@ export async function buildSessionPrompt(
   session: LeasedSession,
   offered: string[],
   userId: string,
+  /** The profile's own model (`provider/model`); the deployment's HERALD_MODEL when not given. */
+  modelRef?: string,
 ): Promise<string> {
   const { config, registry } = deps;
   const person = promptPerson(session.chatType, session.originUserId ?? (userId === '' ? null : userId));
@@ -27,7 +29,7 @@ export async function buildSessionPrompt(
     memory: sources.memory,
     user: sources.user,
     skills: offered.includes('skill_view') ? sources.skills : [],
-    model: config.model.endpoint ? `${config.model.endpoint.provider}/${config.model.endpoint.model}` : 'none',
+    model: modelRef ?? (config.model.endpoint ? `${config.model.endpoint.provider}/${config.model.endpoint.model}` : 'none'),
     now: new Date(),
   });
 }

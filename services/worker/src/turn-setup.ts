@@ -15,6 +15,7 @@ import { providerFor, turnShapeOf } from './subagent-turn.ts';
 import type { TurnShape } from './subagent-turn.ts';
 import type { TurnHooks } from './turn-hooks.ts';
 import { turnModels } from './profile-models.ts';
+import type { TurnModels } from './profile-models.ts';
 
 /** Who runs this turn and what it is offered, fixed when it starts. */
 export interface TurnSetup {
@@ -58,7 +59,7 @@ function compactionFor(
   offered: string[],
   events: PendingEvent[],
   provider: Provider | null,
-  models: { summariser: Provider | null; contextTokens: number | undefined },
+  models: TurnModels,
 ): TurnCompaction | undefined {
   if (provider === null) return undefined;
   const { config, db, logger } = deps;
@@ -69,7 +70,7 @@ function compactionFor(
       logger,
       summariser: models.summariser ?? provider,
       contextTokens: models.contextTokens,
-      buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? ''),
+      buildPrompt: () => buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '', models.primaryRef),
       tools: deps.registry.definitions(offered),
     },
     lease,
@@ -134,7 +135,7 @@ export async function setUpTurn(
     setup.ineffective = before.ineffective;
     setup.history = before.history;
   }
-  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '') : null;
+  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '', models.primaryRef) : null;
   await startTurn(db, lease, turnId, eventIds, newPrompt);
   if (newPrompt !== null) session.systemPrompt = newPrompt;
   return { setup };
