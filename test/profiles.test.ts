@@ -94,7 +94,7 @@ describe('profiles: managed, each with its own models', () => {
     expect(unknown.body.error.field).toBe('profile');
 
     const listed = (await stack.get('/v1/profiles')).body.profiles;
-    expect(listed.find((p: any) => p.profile === 'ops')).toMatchObject({ model: { primary: 'fast/gpt-ops' }, bindings: [] });
+    expect(listed.find((p: any) => p.name === 'ops')).toMatchObject({ profile: 'ops', model: { primary: 'fast/gpt-ops' }, bindings: [] });
     expect(listed.find((p: any) => p.profile === 'main')).toMatchObject({ model: null });
   });
 

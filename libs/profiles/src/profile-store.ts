@@ -15,6 +15,8 @@ type Db = Kysely<Database>;
 
 /** A profile as listed: its name, display name, models (null: the deployment's) and bindings. */
 export interface ProfileSummary {
+  /** The profile's name, as `POST /v1/profiles` takes it; `profile` repeats it as the other views name it. */
+  name: string;
   profile: string;
   display_name: string;
   created_at: string;
@@ -49,6 +51,7 @@ export async function listProfiles(db: Db): Promise<ProfileSummary[]> {
     .execute();
   return Promise.all(
     rows.map(async (row) => ({
+      name: row.id,
       profile: row.id,
       display_name: row.display_name,
       created_at: row.created_at.toISOString(),

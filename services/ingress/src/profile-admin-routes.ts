@@ -12,6 +12,7 @@ export const createProfileBody = z.strictObject({ name: profileNameSchema, from:
 const bindingSchema = z.object({ index: z.number().int(), match: z.record(z.string(), z.string()) });
 
 export const profileSummarySchema = z.object({
+  name: z.string(),
   profile: z.string(),
   display_name: z.string(),
   created_at: z.string(),
