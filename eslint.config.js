@@ -52,7 +52,7 @@ export default tseslint.config(
     ['core', 'queue'],
     ['db'],
     ['delivery', 'jobs', 'audit'],
-    ['session', 'knowledge', 'search', 'cron', 'hooks'],
+    ['session', 'knowledge', 'search', 'cron', 'hooks', 'profiles'],
     ['agent', 'tools', 'platforms'],
     ['mcp'],
   ]),

@@ -3,6 +3,7 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db, ProfileCache } from '@herald/db';
 import { TurnDoneListener, TurnStreamListener } from '@herald/queue';
 import { createIngressServer } from '@herald/ingress';
+import { providerNamesFromConfig } from './provider-wiring.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { watchQueues } from './observability.ts';
 import { startPlatformIngress } from './platform-roles.ts';
@@ -37,6 +38,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     hooks,
     profiles,
     checkResponses: checks.responses,
+    providerNames: providerNamesFromConfig(config),
   });
   const address = await app.listen({ host: config.api.host, port: config.api.port });
   shutdown.add('http server', () => app.close());

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config, Logger, ModelEndpoint } from '@herald/core';
 import type { Db } from '@herald/db';
-import { FailoverProvider, LocalCooldowns, loadProviders, modelChain, ProviderConfigError, SharedCooldowns } from '@herald/agent';
+import { declaredProviderNames, FailoverProvider, LocalCooldowns, loadProviders, modelChain, ProviderConfigError, SharedCooldowns } from '@herald/agent';
 import type { FailoverEvent, KeyCooldowns, NamedProvider, Provider } from '@herald/agent';
 import type { NoticeBus } from '@herald/queue';
 
@@ -13,24 +13,30 @@ export interface ModelWiring {
   logger: Logger;
 }
 
-/** The named providers of HERALD_PROVIDERS_FILE (and the implicit two), checked now: a bad file stops the start. */
-function providersOf(config: Config, env: Readonly<Record<string, string | undefined>>): Map<string, NamedProvider> {
+/** HERALD_PROVIDERS_FILE's text, if set; an unreadable file stops the start. */
+function readProvidersFile(config: Config): { path: string; text: string } | undefined {
   const path = config.model.providersFile;
-  if (path === undefined) return loadProviders(undefined, env);
-  let text: string;
+  if (path === undefined) return undefined;
   try {
-    text = readFileSync(path, 'utf8');
+    return { path, text: readFileSync(path, 'utf8') };
   } catch (error) {
     throw new ProviderConfigError(`HERALD_PROVIDERS_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  return loadProviders({ path, text }, env);
+}
+
+/** The named providers of HERALD_PROVIDERS_FILE (and the implicit two), checked now: a bad file stops the start. */
+function providersOf(config: Config, env: Readonly<Record<string, string | undefined>>): Map<string, NamedProvider> {
+  return loadProviders(readProvidersFile(config), env);
 }
 
 const refOf = (endpoint: ModelEndpoint) => `${endpoint.provider}/${endpoint.model}`;
 
-/** One model variable's chain behind failover: `field` names it in errors, its fallbacks HERALD_MODEL_FALLBACKS. */
-function chainProvider(wiring: ModelWiring, refs: readonly string[], field: string): Provider {
-  const fieldOf = (index: number) => (index === 0 ? field : `HERALD_MODEL_FALLBACKS[${index - 1}]`);
+/**
+ * One model chain behind failover: `field` names the first reference in errors, `fallbackField`
+ * the rest (HERALD_MODEL_FALLBACKS for the deployment's, a profile's `model.fallbacks`).
+ */
+export function chainProvider(wiring: ModelWiring, refs: readonly string[], field: string, fallbackField = 'HERALD_MODEL_FALLBACKS'): Provider {
+  const fieldOf = (index: number) => (index === 0 ? field : `${fallbackField}[${index - 1}]`);
   const { config, cooldowns, logger } = wiring;
   const log = (event: FailoverEvent) => {
     if (event.type === 'auth-failed') logger.warn({ key: event.keyId, model: event.ref }, 'the provider refused this key (auth); skipping it for 10 minutes');
@@ -50,6 +56,11 @@ export function modelWiring(config: Config, env: Readonly<Record<string, string 
   summariserFromConfig(wiring);
   childProviderFromConfig(wiring);
   return wiring;
+}
+
+/** The provider names a profile's model may use, read without the keys (the ingress checks PATCHes with them). */
+export function providerNamesFromConfig(config: Config): Set<string> {
+  return declaredProviderNames(readProvidersFile(config));
 }
 
 /** Cool-downs shared with every other process through the notice bus and Postgres. */

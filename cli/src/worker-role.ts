@@ -12,6 +12,7 @@ import { openBackgroundProcesses } from './process-wiring.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
 import { childProviderFromConfig, modelWiring, providerFromConfig, sharedCooldowns, summariserFromConfig } from './provider-wiring.ts';
+import { ProfileModelCache } from './profile-model-wiring.ts';
 import { jobQueues, openToolSandbox, openTransport } from './role-wiring.ts';
 import { buildToolRegistry } from './tool-registry.ts';
 
@@ -52,6 +53,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     queue,
     childProvider: childProviderFromConfig(models),
     mcp,
+    profileModels: new ProfileModelCache(models, profiles),
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

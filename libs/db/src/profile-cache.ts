@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { withDefaultUser } from './db.ts';
 import type { Database } from './schema.ts';
 
-// A profile's stored hooks and reset rules are read for every message and every turn, and change
+// A profile's stored hooks, reset rules and models are read for every message and every turn, and change
 // a few times in a deployment's life. Each process keeps them in memory and drops a profile's copy
 // when Postgres says it changed (docs/decisions/2026-12-02-profile-cache.md): the triggers of
 // migrations/0036_profile_cache.sql notify PROFILE_CHANGED_CHANNEL with the profile id when the
@@ -24,6 +24,8 @@ export interface ProfileSettings {
   readonly hooks: unknown;
   /** `profiles.session_reset` as stored, [] for an unknown profile; validated where used. */
   readonly sessionReset: unknown;
+  /** `profiles.model` as stored (null: the deployment's models); @herald/profiles validates it where used. */
+  readonly model: unknown;
 }
 
 /** What the cache holds for one profile, read from Postgres: the read-through path and a miss's fill. */
@@ -31,10 +33,14 @@ export async function readProfileSettings(db: Kysely<Database>, profileId: strin
   const row = await db
     .selectFrom('profiles')
     .leftJoin('profile_hooks', 'profile_hooks.profile_id', 'profiles.id')
-    .select(['profiles.session_reset', 'profile_hooks.hooks'])
+    .select(['profiles.session_reset', 'profiles.model', 'profile_hooks.hooks'])
     .where('profiles.id', '=', profileId)
     .executeTakeFirst();
-  return Object.freeze({ hooks: row?.hooks ?? [], sessionReset: row?.session_reset ?? [] });
+  return Object.freeze({
+    hooks: row?.hooks ?? [],
+    sessionReset: row?.session_reset ?? [],
+    model: row?.model ?? null,
+  });
 }
 
 export interface ProfileCacheOptions {

@@ -39,19 +39,27 @@ describe('the profile cache', () => {
   it('reads a profile once, then sees a change another connection commits, hooks and reset rules alike', async () => {
     const { cache, reads } = await openCache();
     expect(cache.listening).toBe(true);
-    expect(await cache.get('main')).toEqual({ hooks: [], sessionReset: [] });
-    expect(await cache.get('main')).toEqual({ hooks: [], sessionReset: [] });
+    expect(await cache.get('main')).toEqual({ hooks: [], sessionReset: [], model: null });
+    expect(await cache.get('main')).toEqual({ hooks: [], sessionReset: [], model: null });
     expect(reads()).toBe(1);
     await database.db.insertInto('profile_hooks').values({ profile_id: 'main', hooks: JSON.stringify([HOOK]) }).execute();
     await waitFor(async () => cache.cached('main') === undefined, { what: 'the notice of the hooks change' });
     expect((await cache.get('main')).hooks).toEqual([HOOK]);
     await database.db.updateTable('profiles').set({ session_reset: JSON.stringify([RULE]) }).where('id', '=', 'main').execute();
     await waitFor(async () => cache.cached('main') === undefined, { what: 'the notice of the reset rules change' });
-    expect(await cache.get('main')).toEqual({ hooks: [HOOK], sessionReset: [RULE] });
+    expect(await cache.get('main')).toEqual({ hooks: [HOOK], sessionReset: [RULE], model: null });
     await database.db.deleteFrom('profile_hooks').where('profile_id', '=', 'main').execute();
     await waitFor(async () => cache.cached('main') === undefined, { what: 'the notice of the deletion' });
     expect((await cache.get('main')).hooks).toEqual([]);
     expect(reads()).toBe(4);
+  });
+
+  it("sees a change of a profile's models another connection commits (the worker's model chains follow it)", async () => {
+    const { cache } = await openCache();
+    expect((await cache.get('main')).model).toBeNull();
+    await database.db.updateTable('profiles').set({ model: JSON.stringify({ primary: 'openai/gpt-x' }) }).where('id', '=', 'main').execute();
+    await waitFor(async () => cache.cached('main') === undefined, { what: 'the notice of the model change' });
+    expect((await cache.get('main')).model).toEqual({ primary: 'openai/gpt-x' });
   });
 
   it('trusts nothing while its listener cannot connect: every read goes to Postgres', async () => {

@@ -10,6 +10,7 @@ export type ApiErrorCode =
   | 'backlog_full'
   | 'not_requester'
   | 'not_found'
+  | 'conflict'
   | 'session_ended'
   | 'handoff_in_progress'
   | 'unavailable'

@@ -7,7 +7,7 @@ import type { Db } from '@herald/db';
 import { asActor } from '@herald/audit';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { jobJson, runJson } from './cron-views.ts';
-import { profileExists } from './profile-exists.ts';
+import { profileState } from './profile-exists.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { idParams, noContent } from './contracts/common.ts';
 import { cronJobList, cronJobView, cronRunList, cronRunView } from './contracts/cron-views.ts';
@@ -125,7 +125,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db, operators: read
     const parsed = createBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const body = parsed.data;
-    if (!(await profileExists(db, body.profile))) return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}'`, 'profile');
+    if ((await profileState(db, body.profile)) !== 'active') return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}' takes jobs`, 'profile');
     return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body, operators))));
   });
 

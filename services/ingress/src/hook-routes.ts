@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { withAudit } from '@herald/audit';
 import type { Db, ProfileCache } from '@herald/db';
 import { profileHooksSchema, saveProfileHooks } from '@herald/hooks';
+import { profileExists as profileExistsIn } from '@herald/profiles';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 import { withContract } from './contracts/route-contract.ts';
@@ -18,7 +19,7 @@ const hooksBody = z.strictObject({ hooks: profileHooksSchema });
  * this process's profile cache is told at once (other processes hear of it by NOTIFY).
  */
 export function registerHookRoutes(app: FastifyInstance, db: Db, options: { signing: boolean; profiles?: ProfileCache | undefined }): void {
-  const profileExists = async (id: string) => (await db.selectFrom('profiles').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  const profileExists = (id: string) => profileExistsIn(db, id);
 
   app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', withContract({ summary: 'A profile own hooks', tags: ['profiles'], params: profileParams, response: { 200: hooksView } }), async (request, reply) => {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');

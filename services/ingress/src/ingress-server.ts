@@ -7,6 +7,7 @@ import { registerOpenAiCompatRoutes } from './openai-compat-routes.ts';
 import type { MessageRouteDependencies } from './message-routes.ts';
 import { registerSessionRecordRoutes } from './session-record-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
+import { registerProfileAdminRoutes } from './profile-admin-routes.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
 import { registerSkillRoutes } from './skill-routes.ts';
@@ -39,6 +40,8 @@ export interface IngressOptions extends MessageRouteDependencies {
   telegram?: TelegramIngress | undefined;
   /** Check every JSON answer against its route's contract (tests): a mismatch is a 500. */
   checkResponses?: boolean | undefined;
+  /** The providers a profile's model may name (HERALD_PROVIDERS_FILE and the implicit two); those two when not given. */
+  providerNames?: ReadonlySet<string> | undefined;
 }
 
 /** Builds the HTTP server; the caller listens and closes it. */
@@ -73,7 +76,8 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerMessageRoutes(app, options);
   registerOpenAiCompatRoutes(app, options);
   registerSessionRecordRoutes(app, options.db);
-  registerProfileRoutes(app, options.db, options.profiles);
+  registerProfileRoutes(app, options.db, options.profiles, options.providerNames);
+  registerProfileAdminRoutes(app, options.db, options.profiles);
   registerMemoryRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger, operators: options.config.people.operators });
   registerSkillRoutes(app, options.db);

@@ -9,6 +9,8 @@ export const messageBody = z.object({
   user_name: z.string().max(256).optional(),
   thread_id: id.optional(),
   idempotency_key: z.string().min(1).max(256).optional(),
+  // The profile that answers (GET /v1/profiles); `main` when not given.
+  profile: z.string().min(1).max(64).optional(),
 });
 
 export type MessageBody = z.infer<typeof messageBody>;

@@ -10,6 +10,8 @@ import type { Hooks } from '@herald/hooks';
 import { withSpan } from '@herald/telemetry';
 import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
 import { sendError, sendInvalid } from './api-errors.ts';
+import { MAIN_PROFILE } from '@herald/profiles';
+import { profileState } from './profile-exists.ts';
 import { messageBody, waitQuery } from './message-body.ts';
 import type { MessageBody } from './message-body.ts';
 import { waitForReply } from './reply-waiter.ts';
@@ -49,13 +51,18 @@ function eventAnswer(reply: FastifyReply, ids: Ids, event: EventView | undefined
 }
 
 /** The body checked: a JSON object of the message shape, its text within HERALD_MAX_MESSAGE_CHARS. */
-function checkedBody(request: FastifyRequest, reply: FastifyReply, config: Config): MessageBody | FastifyReply {
+async function checkedBody(request: FastifyRequest, reply: FastifyReply, deps: MessageRouteDependencies): Promise<MessageBody | FastifyReply> {
+  const { config } = deps;
   if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
     return sendError(reply, 400, 'invalid_request', 'body: expected a JSON object', 'body');
   }
   const parsed = messageBody.safeParse(request.body);
   if (!parsed.success) return sendInvalid(reply, parsed.error);
   const body = parsed.data;
+  // A deleted profile's history stays readable, but it takes nothing new.
+  if (body.profile !== undefined && (await profileState(deps.db, body.profile)) !== 'active') {
+    return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}' takes messages (GET /v1/profiles lists them)`, 'profile');
+  }
   if (body.text.length > config.limits.maxMessageChars) {
     const message = `text: ${body.text.length} characters, the limit is ${config.limits.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`;
     return sendError(reply, 413, 'payload_too_large', message, 'text');
@@ -71,7 +78,7 @@ async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body:
       const committed = await acceptInbound(
         db,
         {
-          profileId: 'main',
+          profileId: body.profile ?? MAIN_PROFILE,
           platform: 'api',
           chatType: 'dm',
           chatId: body.chat_id,
@@ -119,7 +126,7 @@ async function streamEvent(deps: MessageRouteDependencies, request: FastifyReque
 
 /** `POST /v1/messages` (optionally waiting for the reply, or streaming it) and `GET /v1/events/:id` (and its stream). */
 export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
-  const { config, db, listener } = deps;
+  const { db, listener } = deps;
 
   const postMessage = {
     summary: 'Send a message (optionally waiting up to ?wait= seconds for the reply)',
@@ -131,9 +138,9 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
   app.post('/v1/messages', withContract(postMessage), async (request, reply) => {
     const query = waitQuery.safeParse(request.query);
     if (!query.success) return sendInvalid(reply, query.error);
-    const body = checkedBody(request, reply, config);
+    const body = await checkedBody(request, reply, deps);
     if (!('text' in body)) return body;
-    const dispatch = await gatewayDispatch(deps.hooks, db, { profileId: 'main', platform: 'api', chatId: body.chat_id, threadId: body.thread_id, userId: body.user_id, text: body.text });
+    const dispatch = await gatewayDispatch(deps.hooks, db, { profileId: body.profile ?? MAIN_PROFILE, platform: 'api', chatId: body.chat_id, threadId: body.thread_id, userId: body.user_id, text: body.text });
     if (dispatch.kind === 'skip') return reply.code(200).send({ status: 'skipped', reason: dispatch.reason });
     const accepted = await accept(deps, reply, body, dispatch.text);
     if (!('eventId' in accepted)) return accepted;

@@ -7,7 +7,7 @@ import type { MessageRouteDependencies } from './message-routes.ts';
 import { chatCompletionBody, newestUserText } from './openai-compat-body.ts';
 import type { ChatCompletionBody } from './openai-compat-body.ts';
 import { firstIssue } from './message-body.ts';
-import { profileExists, profileIds } from './profile-exists.ts';
+import { profileIds, profileState } from './profile-exists.ts';
 import { waitForReply } from './reply-waiter.ts';
 import { followTurn } from './turn-follow.ts';
 import { openEventStream } from './sse.ts';
@@ -41,7 +41,8 @@ async function parse(deps: MessageRouteDependencies, request: FastifyRequest, re
     return openAiError(reply, 400, 'invalid_request', issue.message, issue.field);
   }
   const body = parsed.data;
-  if (!(await profileExists(deps.db, body.model))) {
+  // A deleted profile takes no new messages: to a client it is a model that is gone.
+  if ((await profileState(deps.db, body.model)) !== 'active') {
     return openAiError(reply, 404, 'model_not_found', `model: no profile named ${JSON.stringify(body.model)} (GET /v1/models lists them)`, 'model');
   }
   const chatId = chatIdOf(request, body);

@@ -6,7 +6,8 @@ import type { Db, ProfileCache } from '@herald/db';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { asActor, withAudit } from '@herald/audit';
 import type { AuditEntry } from '@herald/audit';
-import { profileExists } from './profile-exists.ts';
+import { modelSettingsSchema, profileExists, profileModelSettings, profileState, setProfileModel, unknownProvider } from '@herald/profiles';
+import { DEFAULT_PROVIDERS } from './profile-exists.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { noContent, profileParams } from './contracts/common.ts';
 import { documentView, profileView as profileViewSchema } from './contracts/profile-views.ts';
@@ -28,6 +29,8 @@ const profilePatch = z
     memory_shared: z.boolean().optional(),
     // Reset rules tried before HERALD_SESSION_RESET's (docs/long-chats.md#resets); [] for none of its own.
     session_reset: resetRulesSchema.optional(),
+    // The profile's own models (docs/configuration.md#models-per-profile); null: the deployment's.
+    model: modelSettingsSchema.nullable().optional(),
   })
   .strict();
 
@@ -66,13 +69,18 @@ async function profileView(db: Db, id: string) {
     search_shared_chat_types: profile.search_shared_chat_types,
     memory_shared: profile.memory_shared,
     session_reset: profile.session_reset,
+    // Provider/model names only: keys stay in the environment and are never shown.
+    model: await profileModelSettings(db, profile.id),
+    deleted_at: profile.deleted_at === null ? null : profile.deleted_at.toISOString(),
     documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
   };
 }
 
 /** The change and its audit entry commit together (policies included). */
 async function updateProfile(db: Db, profileId: string, patch: ProfilePatch): Promise<void> {
-  const { tool_policy: policy, session_reset: reset, ...rest } = patch;
+  const { tool_policy: policy, session_reset: reset, model, ...rest } = patch;
+  if (model !== undefined) await setProfileModel(db, profileId, model, 'api');
+  if (Object.keys(rest).length === 0 && policy === undefined && reset === undefined) return;
   await withAudit(db, async (trx) => {
     await trx
       .updateTable('profiles')
@@ -92,7 +100,7 @@ async function updateProfile(db: Db, profileId: string, patch: ProfilePatch): Pr
  * A change of its reset rules reaches other processes' profile caches by NOTIFY; this process's
  * cache is told at once, so the next message here sees it.
  */
-export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: ProfileCache): void {
+export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: ProfileCache, providers: ReadonlySet<string> = DEFAULT_PROVIDERS): void {
   app.get<{ Params: { profile: string } }>('/v1/profiles/:profile', withContract({ summary: 'A profile: identity, settings and context documents', tags: ['profiles'], params: profileParams, response: { 200: profileViewSchema } }), async (request, reply) => {
     return (await profileView(db, request.params.profile)) ?? sendError(reply, 404, 'not_found', 'no such profile');
   });
@@ -100,7 +108,11 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: P
   app.patch<{ Params: { profile: string } }>('/v1/profiles/:profile', withContract({ summary: 'Change a profile settings', tags: ['profiles'], params: profileParams, body: profilePatch, response: { 200: profileViewSchema } }), async (request, reply) => {
     const parsed = profilePatch.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
-    if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+    const unknown = parsed.data.model ? unknownProvider(parsed.data.model, providers) : undefined;
+    if (unknown) return sendError(reply, 400, 'invalid_request', unknown.message, unknown.field);
+    const state = await profileState(db, request.params.profile);
+    if (state === 'missing') return sendError(reply, 404, 'not_found', 'no such profile');
+    if (state === 'deleted') return sendError(reply, 409, 'conflict', 'the profile was deleted; its records are read-only');
     if (Object.keys(parsed.data).length > 0) {
       await updateProfile(db, request.params.profile, parsed.data);
       profiles?.invalidate(request.params.profile);

@@ -26,6 +26,8 @@ export interface CompactionDeps {
   logger: Logger;
   /** The summary model (HERALD_SUMMARY_MODEL, else the main model). */
   summariser: Provider;
+  /** The session's profile's `context_tokens`: overrides the window of HERALD_CONTEXT_TOKENS and the model's. */
+  contextTokens?: number | undefined;
   /** Builds the child's system prompt fresh (memory written since the parent's is in it). */
   buildPrompt(): Promise<string>;
   tools: ToolDefinition[];
@@ -36,8 +38,8 @@ export interface ContextBudget {
   threshold: number;
 }
 
-export function contextBudget(config: Config, model: string): ContextBudget {
-  const window = contextWindowFor(model, config.compression.contextTokens);
+export function contextBudget(config: Config, model: string, contextTokens?: number): ContextBudget {
+  const window = contextWindowFor(model, contextTokens ?? config.compression.contextTokens);
   return { window, threshold: thresholdTokens(window, config.compression.threshold) };
 }
 
@@ -98,7 +100,7 @@ export async function compressSession(deps: CompactionDeps, lease: Lease, model:
   if (!(await claimCompression(db, lease, request.trigger))) {
     return { kind: 'unchanged', reason: 'the session is being compressed elsewhere or has ended', notice: undefined };
   }
-  const budget = contextBudget(config, model);
+  const budget = contextBudget(config, model, deps.contextTokens);
   const messages = toChatMessages(await loadTranscript(db, lease.sessionId));
   let summaryMs = 0;
   const result = await compactTranscript({

@@ -4,3 +4,4 @@ export { NO_MODEL_REPLY, STOPPED_REPLY, INTERNAL_ERROR_REPLY } from './turn-runn
 export { LIFECYCLE_POLL_MS, SessionLifecycle } from './session-lifecycle.ts';
 export type { SessionLifecycleOptions } from './session-lifecycle.ts';
 export { wakeSessions } from './subagent-turn.ts';
+export type { ProfileModels, ProfileModelSet } from './profile-models.ts';

@@ -22,6 +22,8 @@ export async function buildSessionPrompt(
   offered: string[],
   userId: string,
   workspaceDir: string,
+  /** The profile's own model (`provider/model`); the deployment's HERALD_MODEL when not given. */
+  modelRef?: string,
 ): Promise<string> {
   const { config, registry } = deps;
   const person = promptPerson(session.chatType, session.originUserId ?? (userId === '' ? null : userId));
@@ -35,7 +37,7 @@ export async function buildSessionPrompt(
     memory: sources.memory,
     user: sources.user,
     skills: offered.includes('skill_view') ? sources.skills : [],
-    model: config.model.endpoint ? `${config.model.endpoint.provider}/${config.model.endpoint.model}` : 'none',
+    model: modelRef ?? (config.model.endpoint ? `${config.model.endpoint.provider}/${config.model.endpoint.model}` : 'none'),
     now: new Date(),
   });
 }

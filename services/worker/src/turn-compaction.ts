@@ -57,7 +57,7 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
   const state = await loadTranscriptState(deps.db, lease.sessionId);
   const history = toChatMessages(state.messages);
   const size = sessionSize(state, tc.systemPrompt, history, events.map((e) => e.text), deps.tools);
-  const budget = contextBudget(deps.config, tc.model);
+  const budget = contextBudget(deps.config, tc.model, deps.contextTokens);
   const trigger = autoTrigger(deps.config, budget, size);
   if (trigger === undefined) {
     // Compression stopped helping: say so once, and let the provider be the judge from here on.
@@ -72,7 +72,7 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
 
 /** The estimate before each call of a running turn, on the prompt the loop is about to send. */
 export function midTurnDue(tc: TurnCompaction, system: string): (messages: ChatMessage[]) => boolean {
-  const budget = contextBudget(tc.deps.config, tc.model);
+  const budget = contextBudget(tc.deps.config, tc.model, tc.deps.contextTokens);
   return (messages) => estimateRequestTokens(system, messages, tc.deps.tools) >= budget.threshold;
 }
 

@@ -1,4 +1,5 @@
 import { waitNotice } from './wait-notice.ts';
+import type { ProfileModels } from './profile-models.ts';
 import type { Config, Logger } from '@herald/core';
 import { toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider } from '@herald/agent';
@@ -50,6 +51,8 @@ export interface TurnDependencies {
   stream?: TurnStreamStore | undefined;
   /** MCP servers' tools (docs/tools.md#mcp-servers); none when no server is configured. */
   mcp?: McpTools | undefined;
+  /** Profiles' own models (their main, summary and children's models); the ones above when a profile has none. */
+  profileModels?: ProfileModels | undefined;
 }
 
 export interface TurnResult {

@@ -14,6 +14,8 @@ import type { ChatMessage, Provider } from '@herald/agent';
 import { providerFor, turnShapeOf } from './subagent-turn.ts';
 import type { TurnShape } from './subagent-turn.ts';
 import type { TurnHooks } from './turn-hooks.ts';
+import { turnModels } from './profile-models.ts';
+import type { TurnModels } from './profile-models.ts';
 
 /** Who runs this turn and what it is offered, fixed when it starts. */
 export interface TurnSetup {
@@ -60,6 +62,7 @@ function compactionFor(
   events: PendingEvent[],
   provider: Provider | null,
   workspace: string,
+  models: TurnModels,
 ): TurnCompaction | undefined {
   if (provider === null) return undefined;
   const { config, db, logger } = deps;
@@ -68,8 +71,9 @@ function compactionFor(
       config,
       db,
       logger,
-      summariser: deps.summariser ?? provider,
-      buildPrompt: () => buildSessionPrompt(deps, session, tools.offered, events[0]?.userId ?? '', workspace),
+      summariser: models.summariser ?? provider,
+      contextTokens: models.contextTokens,
+      buildPrompt: () => buildSessionPrompt(deps, session, tools.offered, events[0]?.userId ?? '', workspace, models.primaryRef),
       tools: deps.registry.definitions(tools.sent),
     },
     lease,
@@ -101,9 +105,11 @@ export async function setUpTurn(
   const plan = planToolOffer(deps.registry, shape.within(deps.exposure.resolve({ policy, platform: session.platform, role, jobToolsets })), deps.config.tools.toolSchemaBudget);
   const { offered, sent } = plan;
   const callerId = events[events.length - 1]?.userId ?? '';
-  const provider = providerFor(shape, deps.provider, deps.childProvider);
+  // The session's profile may have its own models: its turns, children and summaries use them.
+  const models = await turnModels(deps, session.profileId);
+  const provider = providerFor(shape, models.provider, models.childProvider);
   const workspace = sessionWorkspace(deps.config, session.profileId, shape.workspaceSessionId ?? lease.sessionId);
-  const compaction = compactionFor(deps, lease, session, { offered, sent }, events, provider, workspace);
+  const compaction = compactionFor(deps, lease, session, { offered, sent }, events, provider, workspace, models);
   const setup: TurnSetup = {
     turnId,
     eventIds,
@@ -135,7 +141,7 @@ export async function setUpTurn(
     setup.ineffective = before.ineffective;
     setup.history = before.history;
   }
-  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '', workspace) : null;
+  const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '', workspace, models.primaryRef) : null;
   await startTurn(db, lease, turnId, eventIds, newPrompt);
   if (newPrompt !== null) session.systemPrompt = newPrompt;
   return { setup };

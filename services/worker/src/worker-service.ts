@@ -17,6 +17,7 @@ import { deadLetterRun } from './run-dead-letter.ts';
 import { isConnectionError } from '@herald/db';
 import { LeaseLostError } from '@herald/session';
 import { emitTurnCompletion } from './turn-completion.ts';
+import type { ProfileModels } from './profile-models.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -40,6 +41,8 @@ export interface WorkerServiceOptions {
   childProvider?: Provider | null | undefined;
   /** MCP servers' tools; none when no server is configured. */
   mcp?: McpTools | undefined;
+  /** Profiles' own models; a profile without them uses the ones above. */
+  profileModels?: ProfileModels | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.

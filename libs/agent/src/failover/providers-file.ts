@@ -73,6 +73,13 @@ export function loadProviders(file: { path: string; text: string } | undefined, 
   const providers = implicitProviders(env);
   if (!file) return providers;
   const source = `HERALD_PROVIDERS_FILE (${file.path})`;
+  for (const [name, spec] of Object.entries(parseProvidersFile(file, source))) {
+    providers.set(name, { name, type: spec.type, baseURL: spec.base_url, keys: keysOf(name, spec, env, source) });
+  }
+  return providers;
+}
+
+function parseProvidersFile(file: { path: string; text: string }, source: string): z.infer<typeof document> {
   let raw: unknown;
   try {
     raw = parseYaml(file.text);
@@ -85,10 +92,17 @@ export function loadProviders(file: { path: string; text: string } | undefined, 
     const issue = parsed.error.issues[0];
     throw new ProviderConfigError(`${source}: ${issue?.path.join('.') || 'the file'}: ${issue?.message ?? 'is invalid'}`);
   }
-  for (const [name, spec] of Object.entries(parsed.data)) {
-    providers.set(name, { name, type: spec.type, baseURL: spec.base_url, keys: keysOf(name, spec, env, source) });
-  }
-  return providers;
+  return parsed.data;
+}
+
+/**
+ * The names a model reference may use, read without the keys: the ingress checks a profile's
+ * models against them, while only the processes that call models need the keys set.
+ */
+export function declaredProviderNames(file: { path: string; text: string } | undefined): Set<string> {
+  const names = new Set<string>(Object.keys(IMPLICIT));
+  if (file) for (const name of Object.keys(parseProvidersFile(file, `HERALD_PROVIDERS_FILE (${file.path})`))) names.add(name);
+  return names;
 }
 
 /** One model of a failover chain and the provider that serves it. */

@@ -243,12 +243,14 @@ export interface ProfileMcpServers {
 export interface Profiles {
   auto_share_skills: Generated<boolean>;
   created_at: Generated<Timestamp>;
+  deleted_at: Timestamp | null;
   display_name: string;
   id: string;
   identity: Generated<string>;
   memory_char_limit: Generated<number>;
   memory_review_interval: Generated<number>;
   memory_shared: Generated<boolean>;
+  model: Json | null;
   search_shared_chat_types: Generated<string[]>;
   session_reset: Generated<Json>;
   skill_review_interval: Generated<number>;

@@ -9,12 +9,14 @@ import { cronPage } from './pages/cron.ts';
 import { skillsPage } from './pages/skills.ts';
 import { memoryPage } from './pages/memory.ts';
 import { runsPage } from './pages/runs.ts';
+import { profilesPage } from './pages/profiles.ts';
 
 const PAGES: Record<string, { title: string; page: Page; nav: boolean }> = {
   sessions: { title: 'Sessions', page: sessionsPage, nav: true },
   session: { title: 'Session', page: sessionPage, nav: false },
   search: { title: 'Search', page: searchPage, nav: true },
   cron: { title: 'Cron', page: cronPage, nav: true },
+  profiles: { title: 'Profiles', page: profilesPage, nav: true },
   skills: { title: 'Skills', page: skillsPage, nav: true },
   memory: { title: 'Memory', page: memoryPage, nav: true },
   runs: { title: 'Runs', page: runsPage, nav: true },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelSettingsSchema } from '@herald/profiles';
 import { anyJson, isoTime } from './common.ts';
 
 export const profileView = z.object({
@@ -14,6 +15,10 @@ export const profileView = z.object({
   memory_shared: z.boolean(),
   session_reset: anyJson,
   documents: z.array(z.object({ name: z.string(), content: z.string(), updated_at: isoTime })),
+  /** The profile's own models (names only, never a key); null: the deployment's HERALD_MODEL and friends. */
+  model: modelSettingsSchema.nullable(),
+  /** Set once the profile is deleted: its records stay, read-only. */
+  deleted_at: isoTime.nullable(),
 });
 
 export const documentView = z.object({ profile: z.string(), name: z.string(), content: z.string() });
