@@ -33,11 +33,13 @@ export interface PlatformFacts {
   label: string;
   /** Its group chats have negative ids (Telegram's -100...): how a chat id alone says "group". */
   negativeIdIsGroup: boolean;
+  /** A person's direct-message chat has their own user id as its chat id (Telegram's private chats). */
+  dmChatIdIsUserId: boolean;
 }
 
 export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
-  telegram: { targetSyntax: 'telegram:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', negativeIdIsGroup: true },
-  discord: { targetSyntax: 'discord:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', negativeIdIsGroup: false },
+  telegram: { targetSyntax: 'telegram:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', negativeIdIsGroup: true, dmChatIdIsUserId: true },
+  discord: { targetSyntax: 'discord:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', negativeIdIsGroup: false, dmChatIdIsUserId: false },
 };
 
 /** Whether replies to this platform's sessions leave through the outbox to a chat. */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { parseUserId } from '@herald/core';
+import { isChatPlatform, parseUserId, PLATFORM_FACTS } from '@herald/core';
 import type { CronTarget, Database } from '@herald/db';
 import { describeTarget } from './cron-targets.ts';
 
@@ -35,10 +35,11 @@ async function writesIn(db: Kysely<Database> | Transaction<Database>, chooser: T
   return found.rows.length > 0;
 }
 
-/** A Telegram DM's chat id is the person's own id: their DM is theirs before they first write in it. */
+/** Where a DM's chat id is the person's own id, their DM is theirs before they first write in it. */
 function ownDm(chooser: TargetChooser, target: CronTarget & { chatId: string }): boolean {
   const person = parseUserId(chooser.userId);
-  return person !== undefined && target.platform === 'telegram' && person.platform === 'telegram' && person.id === target.chatId;
+  if (person === undefined || person.platform !== target.platform || !isChatPlatform(target.platform)) return false;
+  return PLATFORM_FACTS[target.platform].dmChatIdIsUserId && person.id === target.chatId;
 }
 
 /**

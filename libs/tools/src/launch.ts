@@ -1,8 +1,33 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { SandboxOptions, SandboxLaunch, LaunchSpec } from './sandbox.ts';
+import type { SandboxConfig } from '@herald/core';
+import type { SpawnSpec } from './process-run.ts';
 import { callBwrapArgs, nodePrefixOf } from './bwrap-args.ts';
 import { SANDBOX_PATH, sandboxEnv } from './sandbox-env.ts';
+
+/** A long-running program (an MCP server) to start in the sandbox and talk to over its stdin and stdout. */
+export interface SandboxLaunch {
+  command: string;
+  args: readonly string[];
+  /** Names of worker variables the program gets (an MCP server's env_from); nothing else is passed. */
+  granted: readonly string[];
+  workspace: string;
+  /** Where it starts, inside the workspace; the workspace when not given. */
+  cwd?: string | undefined;
+  network: boolean;
+}
+
+/**
+ * What to spawn: the program wrapped so that it is confined (its identity and filter included) and
+ * dies with the worker; `prepare` (the workspace claimed for the sandbox's user) runs first.
+ */
+export type LaunchSpec = SpawnSpec & { prepare?: () => Promise<void> };
+
+/** What a launch reads of the sandbox's options (sandbox.ts SandboxOptions). */
+interface SandboxOptions {
+  settings: SandboxConfig;
+  env: Readonly<Record<string, string | undefined>>;
+}
 
 /**
  * The terminal's resource limits, except CPU time: a server lives for many calls, each of which

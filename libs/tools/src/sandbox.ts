@@ -12,6 +12,7 @@ import { claimWorkspace, sandboxUser } from './sandbox-user.ts';
 import type { SandboxUser } from './sandbox-user.ts';
 import { seccompFilter } from './seccomp-filter.ts';
 import { bwrapLaunch, unconfinedLaunch } from './launch.ts';
+import type { LaunchSpec, SandboxLaunch } from './launch.ts';
 
 /** One command for the sandbox: the session's workspace is the only writable place it sees. */
 export interface SandboxCommand {
@@ -38,23 +39,7 @@ export interface SandboxScript {
   signal: AbortSignal;
 }
 
-/** A long-running program (an MCP server) to start in the sandbox and talk to over its stdin and stdout. */
-export interface SandboxLaunch {
-  command: string;
-  args: readonly string[];
-  /** Names of worker variables the program gets (an MCP server's env_from); nothing else is passed. */
-  granted: readonly string[];
-  workspace: string;
-  /** Where it starts, inside the workspace; the workspace when not given. */
-  cwd?: string | undefined;
-  network: boolean;
-}
-
-/**
- * What to spawn: the program wrapped so that it is confined (its identity and filter included) and
- * dies with the worker; `prepare` (the workspace claimed for the sandbox's user) runs first.
- */
-export type LaunchSpec = SpawnSpec & { prepare?: () => Promise<void> };
+export type { LaunchSpec, SandboxLaunch } from './launch.ts';
 
 /** A long-running command: stdin stays open, nothing is awaited; the caller owns the process. */
 export interface BackgroundCommand {

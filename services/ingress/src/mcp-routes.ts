@@ -6,6 +6,12 @@ import { isStdio, loadProfileServers, profileServerProblems, profileServersSchem
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
 import { profileExists } from './profile-exists.ts';
+import { withContract } from './contracts/route-contract.ts';
+import { anyJson, profileParams } from './contracts/common.ts';
+import { z } from 'zod';
+
+/** A profile's own servers as stored: names to their settings (variables named, never their values). */
+const serversView = z.object({ servers: z.record(z.string(), anyJson) });
 
 /**
  * A profile's own MCP servers (`GET`/`PUT /v1/profiles/:profile/mcp`), guarded as the other
@@ -14,12 +20,13 @@ import { profileExists } from './profile-exists.ts';
  * sessions that start after it: a running session keeps the tools it began with.
  */
 export function registerMcpRoutes(app: FastifyInstance, db: Db, options: { allowedCommands: readonly string[] }): void {
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/mcp', async (request, reply) => {
+  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/mcp', withContract({ summary: "A profile's own MCP servers", tags: ['profiles'], params: profileParams, response: { 200: serversView } }), async (request, reply) => {
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
     return { servers: await loadProfileServers(db, request.params.profile) };
   });
 
-  app.put<{ Params: { profile: string } }>('/v1/profiles/:profile/mcp', async (request, reply) => {
+  const putContract = { summary: "Set a profile's own MCP servers (stdio commands from HERALD_MCP_ALLOWED_COMMANDS only)", tags: ['profiles'], params: profileParams, body: profileServersSchema, response: { 200: serversView } };
+  app.put<{ Params: { profile: string } }>('/v1/profiles/:profile/mcp', withContract(putContract), async (request, reply) => {
     const parsed = profileServersSchema.safeParse(request.body ?? {});
     if (!parsed.success) {
       const issue = firstIssue(parsed.error);

@@ -65,7 +65,8 @@ export function registerSkillRoutes(app: FastifyInstance, db: Db): void {
 
   // Sharing a person's skill with everyone in the profile is an operator's act (the API token's);
   // the audit trail records it (herald_audit_skill_share). { "shared": false } takes it back.
-  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/skills/:name/share', async (request, reply) => {
+  const shareContract = { summary: "Share a person's skill with the whole profile, or take it back", tags: ['skills'], params: skillParams, body: shareBody, response: { 200: skillSummary } };
+  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/skills/:name/share', withContract(shareContract), async (request, reply) => {
     const parsed = shareBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const { profile, name } = request.params;
