@@ -123,7 +123,7 @@ describe('the first hour: expected conditions are one line naming the setting', 
   it('`herald import hermes` of a missing path exits non-zero naming the argument', async () => {
     const result = await run(['import', 'hermes', '/nonexistent-hermes-home', '--user', 'root'], { DATABASE_URL: database.url });
     expect(result.code).toBe(1);
-    expect(result.output.trim()).toBe('herald: HERMES_HOME: /nonexistent-hermes-home is not a directory (the path of a Hermes home, e.g. ~/.hermes)');
+    expect(result.output.trim()).toBe('herald: HERMES_HOME: /nonexistent-hermes-home: no such directory (the path of a Hermes home, e.g. ~/.hermes)');
   });
 
   it('--help on every command prints its usage and starts nothing', async () => {
@@ -155,6 +155,6 @@ describe('the first hour: expected conditions are one line naming the setting', 
   it('HERALD_MODEL without a provider is one clear line', async () => {
     const result = await run(['migrate'], { HERALD_MODEL: 'gpt-4o', DATABASE_URL: database.url });
     expect(result.code).toBe(1);
-    expect(result.output.trim()).toBe('herald: invalid configuration: HERALD_MODEL: expected provider/model with provider openai or anthropic, e.g. openai/gpt-4.1-mini');
+    expect(result.output.trim()).toBe('herald: invalid configuration: HERALD_MODEL: expected provider/model, e.g. openai/gpt-4.1-mini (the provider openai, anthropic or one named in HERALD_PROVIDERS_FILE)');
   });
 });

@@ -77,7 +77,7 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
     fake = await startFakeOpenAI({ handler: scripted(seen) });
     stack = await startStack({
       model: fake,
-      env: { HERALD_SANDBOX: 'none', HERALD_MCP_FILE: file, HERALD_HOOKS_FILE: hooks, HERALD_MCP_ALLOWED_COMMANDS: process.execPath, HERALD_MCP_MAX_MESSAGE_BYTES: String(4 * 1024 * 1024) },
+      env: { HERALD_SANDBOX: 'none', HERALD_TOOL_SCHEMA_BUDGET: '1000000', HERALD_MCP_FILE: file, HERALD_HOOKS_FILE: hooks, HERALD_MCP_ALLOWED_COMMANDS: process.execPath, HERALD_MCP_MAX_MESSAGE_BYTES: String(4 * 1024 * 1024) },
     });
   }, 120_000);
   afterAll(async () => {

@@ -46,7 +46,7 @@ export async function runRestore(args: string[], config: Config, logger: Logger)
     if (found.length > 0) {
       throw new RestoreRefusedError(`the database already holds Herald data (${found.join(', ')}): restore only into an empty database`);
     }
-    await prepareDatabase(config, logger);
+    await prepareDatabase(config, logger, { seedSkills: false });
     const restored = await loadBackup(config.database.url, file);
     process.stdout.write(`restored ${file}: ${summary(restored)}\n`);
     return 0;

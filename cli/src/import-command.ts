@@ -66,7 +66,7 @@ export async function runImport(argv: string[], config: Config): Promise<void> {
   const home = positionals[1] ?? fail('import hermes needs the path of a Hermes home (e.g. ~/.hermes)');
   const user = values.user ?? fail('import hermes needs --user: the Herald person who owns the imported history');
   const isDirectory = await stat(resolve(home)).then((found) => found.isDirectory(), () => false);
-  if (!isDirectory) throw new SetupError(`HERMES_HOME: ${resolve(home)} is not a directory (the path of a Hermes home, e.g. ~/.hermes)`);
+  if (!isDirectory) throw new SetupError(`HERMES_HOME: ${resolve(home)}: no such directory (the path of a Hermes home, e.g. ~/.hermes)`);
   if (values.timezone !== undefined && !isValidTimeZone(values.timezone)) fail(`--timezone ${values.timezone} is not an IANA time zone (e.g. Europe/Berlin)`);
   try {
     const report = await importHermesHome(config, resolve(home), {

@@ -17,7 +17,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { queueSettings } from './queue-settings.ts';
 
-export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
+/** `seedSkills: false`: a restore, whose backup holds the skills (and their audit rows) already. */
+export async function prepareDatabase(config: Config, logger: Logger, options: { seedSkills?: boolean } = {}): Promise<void> {
   const created = await ensureDatabase(config.database.url);
   if (created === 'created') logger.info({}, 'created the database');
   // One line for all of them: each migration's name is there at LOG_LEVEL=debug.
@@ -29,8 +30,7 @@ export async function prepareDatabase(config: Config, logger: Logger): Promise<v
   try {
     await prepareJobs(db, jobQueues(config));
     // Herald's own skills into every profile: added, updated unless edited, never re-added once removed.
-    const seeded = await seedBuiltinSkills(db, await loadBuiltinSkills());
-    logger.info(seeded, 'built-in skills seeded');
+    if (options.seedSkills !== false) logger.info(await seedBuiltinSkills(db, await loadBuiltinSkills()), 'built-in skills seeded');
   } finally {
     await db.destroy();
   }

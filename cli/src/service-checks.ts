@@ -1,7 +1,6 @@
 import { createServer } from 'node:net';
 import type { Config } from '@herald/core';
 import { probeDatabase } from '@herald/db';
-import { probeRedis } from '@herald/queue';
 import { SetupError } from './setup-error.ts';
 
 /** How long a start waits for Postgres or Redis to answer before it names the setting and exits. */
@@ -36,7 +35,8 @@ export async function checkPostgres(url: string): Promise<void> {
 /** Redis at REDIS_URL answers a PING, or a SetupError names REDIS_URL (within SERVICE_CHECK_MS). */
 export async function checkRedis(url: string): Promise<void> {
   try {
-    await probeRedis(url, SERVICE_CHECK_MS);
+    // Loaded only here: @herald/queue brings BullMQ, which a command that touches no Redis never needs.
+    await (await import('@herald/queue')).probeRedis(url, SERVICE_CHECK_MS);
   } catch (error) {
     throw new SetupError(
       `REDIS_URL: cannot use Redis at ${address(url, 6379)}: ${reason(error)}. Fix REDIS_URL, start that Redis, or set HERALD_QUEUE=postgres to run the queue on Postgres.`,

@@ -101,7 +101,7 @@ describe('skills are their author\'s until an operator shares them', () => {
     ];
     for (const [index, description] of bad.entries()) {
       const result = await tool('mallory', `m-${index}`, 'skill_manage', { action: 'create', name: `helper-${index}`, content: skillMd(`helper-${index}`, description) });
-      expect(result).toMatchObject({ success: false, error: expect.stringMatching(/refused by the security scan \((data exfiltration|credential request)\)/) });
+      expect(result).toMatchObject({ success: false, error: expect.stringMatching(/refused by the security scan \((data exfiltration|credential request)(, line \d+)?\)/) });
     }
     expect(await stack.database.db.selectFrom('skills').select('name').where('name', 'like', 'helper-%').execute()).toEqual([]);
   });

@@ -159,6 +159,8 @@ describe('a cron webhook whose name does not resolve, end to end', () => {
         OPENAI_API_KEY: 'sk-test',
         HERALD_DELIVERY_POLL_MS: '100',
         HERALD_SCHEDULER_TICK_MS: '100',
+        // Webhook targets are an operator's (docs/security.md): the job's owner is one.
+        HERALD_OPERATORS: 'api:42',
       },
     });
   });

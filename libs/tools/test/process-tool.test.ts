@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,8 @@ let base: string;
 let sandbox: Sandbox;
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'herald-process-'));
+  // A root worker's commands run as the sandbox user, who must pass through to the workspaces.
+  await chmod(base, 0o755);
   const choice = await openSandbox({ settings: loadConfig({}).tools.sandbox, env: { PATH: '/usr/bin:/bin' } });
   if (choice.sandbox === null) throw new Error(choice.notice);
   sandbox = choice.sandbox;

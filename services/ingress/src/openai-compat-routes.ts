@@ -12,7 +12,7 @@ import { waitForReply } from './reply-waiter.ts';
 import { followTurn } from './turn-follow.ts';
 import { openEventStream } from './sse.ts';
 import { withContract } from './contracts/route-contract.ts';
-import { chatCompletion, modelList, openAiErrorBody } from './contracts/openai-views.ts';
+import { chatCompletion, modelList } from './contracts/openai-views.ts';
 import { z } from 'zod';
 
 /** How long a non-streamed completion waits for its turn before answering what it has. */
@@ -157,7 +157,8 @@ export function registerOpenAiCompatRoutes(app: FastifyInstance, deps: MessageRo
     summary: 'An OpenAI-compatible chat completion (model = profile; with stream: true, chat.completion.chunk events)',
     tags: ['openai'],
     body: chatCompletionBody,
-    response: { 200: z.union([chatCompletion, z.string()]), 400: openAiErrorBody, 404: openAiErrorBody, 413: openAiErrorBody, 429: openAiErrorBody, 504: openAiErrorBody },
+    // Errors, any status: OpenAI's fields (message, type, param) beside Herald's code.
+    response: { 200: z.union([chatCompletion, z.string()]) },
   };
   app.post('/v1/chat/completions', withContract(completions), async (request, reply) => {
     const input = await parse(deps, request, reply);

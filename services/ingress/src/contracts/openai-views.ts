@@ -28,8 +28,3 @@ export const chatCompletion = z.object({
 
 /** With `stream: true`: chat.completion.chunk events ending in `data: [DONE]`. */
 export const chatCompletionStream = z.string().describe('text/event-stream of chat.completion.chunk objects, then [DONE]');
-
-/** OpenAI's error shape, with Herald's code in it. */
-export const openAiErrorBody = z.object({
-  error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string() }),
-});
