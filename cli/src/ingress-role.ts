@@ -3,7 +3,7 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db, ProfileCache } from '@herald/db';
 import { TurnDoneListener, TurnStreamListener } from '@herald/queue';
 import { createIngressServer } from '@herald/ingress';
-import { providerNamesFromConfig } from './provider-wiring.ts';
+import { providerNamesFromConfig } from './provider-names.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { watchQueues } from './observability.ts';
 import { startPlatformIngress } from './platform-roles.ts';

@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
-import type { Config, Logger, ModelEndpoint } from '@herald/core';
+import { loadProviders, modelChain } from '@herald/core';
+import type { Config, Logger, ModelEndpoint, NamedProvider } from '@herald/core';
 import type { Db } from '@herald/db';
-import { declaredProviderNames, FailoverProvider, LocalCooldowns, loadProviders, modelChain, ProviderConfigError, SharedCooldowns } from '@herald/agent';
-import type { FailoverEvent, KeyCooldowns, NamedProvider, Provider } from '@herald/agent';
+import { FailoverProvider, LocalCooldowns, SharedCooldowns } from '@herald/agent';
+import type { FailoverEvent, KeyCooldowns, Provider } from '@herald/agent';
+import { readProvidersFile } from './provider-names.ts';
 import type { NoticeBus } from '@herald/queue';
 
 /** What every model of a process is built from: the named providers and the keys resting. */
@@ -11,17 +12,6 @@ export interface ModelWiring {
   providers: ReadonlyMap<string, NamedProvider>;
   cooldowns: KeyCooldowns;
   logger: Logger;
-}
-
-/** HERALD_PROVIDERS_FILE's text, if set; an unreadable file stops the start. */
-function readProvidersFile(config: Config): { path: string; text: string } | undefined {
-  const path = config.model.providersFile;
-  if (path === undefined) return undefined;
-  try {
-    return { path, text: readFileSync(path, 'utf8') };
-  } catch (error) {
-    throw new ProviderConfigError(`HERALD_PROVIDERS_FILE: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-  }
 }
 
 /** The named providers of HERALD_PROVIDERS_FILE (and the implicit two), checked now: a bad file stops the start. */
@@ -58,10 +48,6 @@ export function modelWiring(config: Config, env: Readonly<Record<string, string 
   return wiring;
 }
 
-/** The provider names a profile's model may use, read without the keys (the ingress checks PATCHes with them). */
-export function providerNamesFromConfig(config: Config): Set<string> {
-  return declaredProviderNames(readProvidersFile(config));
-}
 
 /** Cool-downs shared with every other process through the notice bus and Postgres. */
 export async function sharedCooldowns(config: Config, db: Db, bus: NoticeBus, logger: Logger): Promise<KeyCooldowns> {

@@ -18,7 +18,8 @@ const exec = promisify(execFile);
  * passwords is refused by the scanner.
  */
 
-const skillMd = (name: string, description: string) => `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n\nSteps.\n`;
+// The description quoted, as YAML needs for a text holding ": " (a URL).
+const skillMd = (name: string, description: string) => `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n# ${name}\n\nSteps.\n`;
 
 describe('skills are their author\'s until an operator shares them', () => {
   let llm: FakeLLM;

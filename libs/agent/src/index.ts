@@ -42,5 +42,3 @@ export { FailoverProvider } from './failover/failover-provider.ts';
 export type { FailoverEvent, FailoverOptions } from './failover/failover-provider.ts';
 export { LocalCooldowns, SharedCooldowns } from './failover/key-cooldowns.ts';
 export type { CooldownNotices, KeyCooldowns } from './failover/key-cooldowns.ts';
-export { declaredProviderNames, loadProviders, modelChain, ProviderConfigError } from './failover/providers-file.ts';
-export type { ChainEntry, NamedProvider } from './failover/providers-file.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FailoverProvider, LocalCooldowns, ProviderError } from '../src/index.ts';
-import type { ChainEntry, CompletionRequest, CompletionResult, Provider } from '../src/index.ts';
+import type { CompletionRequest, CompletionResult, Provider } from '../src/index.ts';
+import type { ChainEntry } from '@herald/core';
 
 const ok = (text: string): CompletionResult => ({
   content: text,

@@ -29,3 +29,5 @@ export type { ChatAddress, DeliveryTarget, NamedChat } from './delivery-target.t
 export type { PersonId, PersonPlatform } from './user-id.ts';
 export { findUnstorable, hasUnstorable, storable, storableValue } from './storable-text.ts';
 export { isUuid, UUID_PATTERN, uuidSchema } from './ids.ts';
+export { declaredProviderNames, loadProviders, modelChain, ProviderConfigError } from './providers-file.ts';
+export type { ChainEntry, NamedProvider } from './providers-file.ts';

@@ -3,7 +3,7 @@ import { ProviderError } from '../provider-error.ts';
 import { createProvider } from '../providers/index.ts';
 import type { CompletionRequest, CompletionResult, Provider } from '../types.ts';
 import type { KeyCooldowns } from './key-cooldowns.ts';
-import type { ChainEntry } from './providers-file.ts';
+import type { ChainEntry } from '@herald/core';
 
 /** What the failover did, for the log: a key skipped or cooled, a move to the next model. */
 export type FailoverEvent =
