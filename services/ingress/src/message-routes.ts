@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError } from '@herald/session';
-import type { AcceptedEvent, EventView } from '@herald/session';
+import type { AcceptedEvent, EventView, InboundMessage } from '@herald/session';
 import type { Db, ProfileCache } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
@@ -71,27 +71,30 @@ async function checkedBody(request: FastifyRequest, reply: FastifyReply, deps: M
 }
 
 /** Commits the message (and wakes a worker) in one span; a full backlog or a spent limit is a 429. */
-async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, text: string): Promise<AcceptedEvent | FastifyReply> {
+/** An API person's message as both API routes take it (POST /v1/messages, POST /v1/chat/completions). */
+export type ApiMessage = Omit<InboundMessage, 'platform' | 'chatType'>;
+
+/** Commits an API message and wakes a worker, in one span; a full backlog or a spent limit throws. */
+export function acceptApiMessage(deps: MessageRouteDependencies, message: ApiMessage): Promise<AcceptedEvent> {
   const { config, db, queue, notices, logger } = deps;
+  return withSpan('herald.ingress.accept', { 'herald.platform': 'api' }, async () => {
+    const committed = await acceptInbound(db, { ...message, platform: 'api', chatType: 'dm' }, acceptOptionsFrom(config, deps.profiles));
+    await announceAccepted({ queue, notices, queuePrefix: config.redis.queuePrefix, logger }, committed);
+    return committed;
+  });
+}
+
+/** Commits the message; a full backlog or a spent limit is a 429. */
+async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, text: string): Promise<AcceptedEvent | FastifyReply> {
   try {
-    return await withSpan('herald.ingress.accept', { 'herald.platform': 'api' }, async () => {
-      const committed = await acceptInbound(
-        db,
-        {
-          profileId: body.profile ?? MAIN_PROFILE,
-          platform: 'api',
-          chatType: 'dm',
-          chatId: body.chat_id,
-          threadId: body.thread_id,
-          userId: apiUserId(body.user_id),
-          userName: body.user_name,
-          text,
-          dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
-        },
-        acceptOptionsFrom(config, deps.profiles),
-      );
-      await announceAccepted({ queue, notices, queuePrefix: config.redis.queuePrefix, logger }, committed);
-      return committed;
+    return await acceptApiMessage(deps, {
+      profileId: body.profile ?? MAIN_PROFILE,
+      chatId: body.chat_id,
+      threadId: body.thread_id,
+      userId: apiUserId(body.user_id),
+      userName: body.user_name,
+      text,
+      dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
     });
   } catch (error) {
     if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);

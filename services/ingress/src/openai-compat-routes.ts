@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
-import { acceptInbound, acceptOptionsFrom, BacklogFullError, eventUsage, getEvent, LimitExceededError } from '@herald/session';
+import { BacklogFullError, eventUsage, getEvent, LimitExceededError } from '@herald/session';
 import type { AcceptedEvent } from '@herald/session';
-import { announceAccepted } from '@herald/queue';
+import { acceptApiMessage } from './message-routes.ts';
 import type { MessageRouteDependencies } from './message-routes.ts';
 import { chatCompletionBody, newestUserText } from './openai-compat-body.ts';
 import type { ChatCompletionBody } from './openai-compat-body.ts';
@@ -56,25 +56,16 @@ async function parse(deps: MessageRouteDependencies, request: FastifyRequest, re
 }
 
 async function accept(deps: MessageRouteDependencies, reply: FastifyReply, input: Parsed): Promise<AcceptedEvent | FastifyReply> {
-  const { config, db, queue, notices, logger } = deps;
   try {
-    const committed = await acceptInbound(
-      db,
-      {
-        profileId: input.body.model,
-        platform: 'api',
-        chatType: 'dm',
-        chatId: input.chatId,
-        threadId: undefined,
-        userId: apiUserId(input.body.user ?? input.chatId),
-        userName: undefined,
-        text: input.text,
-        dedupeKey: undefined,
-      },
-      acceptOptionsFrom(config, deps.profiles),
-    );
-    await announceAccepted({ queue, notices, queuePrefix: config.redis.queuePrefix, logger }, committed);
-    return committed;
+    return await acceptApiMessage(deps, {
+      profileId: input.body.model,
+      chatId: input.chatId,
+      threadId: undefined,
+      userId: apiUserId(input.body.user ?? input.chatId),
+      userName: undefined,
+      text: input.text,
+      dedupeKey: undefined,
+    });
   } catch (error) {
     if (error instanceof BacklogFullError) return openAiError(reply, 429, 'backlog_full', error.message);
     if (error instanceof LimitExceededError) {
