@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Config, Logger, Shutdown } from '@herald/core';
+import { pingDb } from '@herald/db';
 import type { Db } from '@herald/db';
 import { hostname } from 'node:os';
 import { bullmqDepth, openQueueTransport } from '@herald/queue';
@@ -63,7 +63,7 @@ export async function startRoleOpsServer(config: Config, logger: Logger, shutdow
   const { server, note } = await listenOps(config, {
     checks: {
       postgres: async () => {
-        await withTimeout(sql`SELECT 1`.execute(db), 2000, 'postgres');
+        await withTimeout(pingDb(db), 2000, 'postgres');
       },
       [bus.store === 'redis' ? 'redis' : 'queue']: () => bus.ping(2000),
     },

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { userInfo } from 'node:os';
 import pg from 'pg';
 import type { Database } from './schema.ts';
@@ -93,4 +93,9 @@ export async function probeDatabase(url: string, timeoutMs: number): Promise<voi
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/** One round trip on the pool: what a readiness check asks of Postgres. */
+export async function pingDb(db: Db): Promise<void> {
+  await sql`SELECT 1`.execute(db);
 }

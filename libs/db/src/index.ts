@@ -1,4 +1,4 @@
-export { createDb, createPool, ensureDatabase, probeDatabase, withDefaultUser } from './db.ts';
+export { createDb, createPool, ensureDatabase, pingDb, probeDatabase, withDefaultUser } from './db.ts';
 export type { Db, DbOptions } from './db.ts';
 export { migrate, migrationNames, MIGRATIONS_DIR } from './migrate.ts';
 export { assertSameMigrations, BACKUP_FORMAT, heraldDataIn, heraldVersion, loadBackup, readBackupManifest, RestoreRefusedError, writeBackup } from './backup.ts';

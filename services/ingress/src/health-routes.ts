@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
+import { pingDb } from '@herald/db';
 import type { Db } from '@herald/db';
 import type { NoticeBus } from '@herald/queue';
 import { metricsText } from '@herald/telemetry';
@@ -40,7 +40,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { db: Db; notic
   });
 
   app.get('/readyz', withContract({ summary: 'Readiness: Postgres and the queue store', tags: ['health'], response: { 200: readinessView, 503: readinessView } }), async (_request, reply) => {
-    const [postgres, queueStore] = await Promise.all([outcome(withTimeout(sql`SELECT 1`.execute(deps.db), 2000)), outcome(deps.notices.ping(2000))]);
+    const [postgres, queueStore] = await Promise.all([outcome(withTimeout(pingDb(deps.db), 2000)), outcome(deps.notices.ping(2000))]);
     const ready = postgres === 'ok' && queueStore === 'ok';
     // The queue's store answers under its own name: `redis`, or `queue` when it is Postgres too.
     const store = deps.notices.store === 'redis' ? 'redis' : 'queue';

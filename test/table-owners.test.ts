@@ -1,0 +1,206 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+// Issue 30, point 2: every table has one owning lib, and only that lib queries it; services and the
+// CLI call the owner's functions. Migrations (and the SQL functions beside them) are excepted: they are
+// the schema itself. docs/decisions/2026-12-06-table-ownership.md says why and how a table moves.
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Each table's owning package, by folder. */
+export const TABLE_OWNERS: Record<string, string> = {
+  profiles: 'libs/profiles',
+  profile_documents: 'libs/profiles',
+  profile_hooks: 'libs/hooks',
+  hook_firings: 'libs/hooks',
+  hook_events: 'libs/hooks',
+  profile_mcp_servers: 'libs/mcp',
+  session_mcp_tools: 'libs/mcp',
+  sessions: 'libs/session',
+  session_routes: 'libs/session',
+  inbound_events: 'libs/session',
+  turns: 'libs/session',
+  messages: 'libs/session',
+  model_calls: 'libs/session',
+  session_leases: 'libs/session',
+  session_todos: 'libs/session',
+  tool_waits: 'libs/session',
+  session_approvals: 'libs/session',
+  tool_refusals: 'libs/session',
+  session_compressions: 'libs/session',
+  session_handoffs: 'libs/session',
+  home_chats: 'libs/session',
+  dead_letters: 'libs/session',
+  subagent_runs: 'libs/session',
+  usage_days: 'libs/session',
+  platform_leases: 'libs/session',
+  memory_entries: 'libs/knowledge',
+  skill_blobs: 'libs/knowledge',
+  skills: 'libs/knowledge',
+  skill_versions: 'libs/knowledge',
+  reviews: 'libs/knowledge',
+  review_counters: 'libs/knowledge',
+  cron_clock: 'libs/cron',
+  cron_jobs: 'libs/cron',
+  cron_runs: 'libs/cron',
+  outbox: 'libs/delivery',
+  audit_log: 'libs/audit',
+  turn_stream_entries: 'libs/queue',
+  provider_cooldowns: 'libs/agent',
+};
+
+/**
+ * Reads by a package other than the owner, each with its reason. History search is one query over
+ * messages joined to their sessions and profiles: the search lib owns that query (and the search
+ * columns' index), while every write stays with the owner.
+ */
+const DECLARED_READERS: Record<string, string[]> = {
+  'libs/search': ['messages', 'sessions', 'profiles', 'inbound_events'],
+};
+
+/**
+ * `file: table` pairs that still query a table they do not own, each to move behind the owner's
+ * functions. The list may only shrink: a pair that no longer holds must leave it.
+ */
+const NOT_YET_MOVED: string[] = [
+  "libs/agent/src/recall.ts: messages",
+  "libs/agent/src/recall.ts: sessions",
+  "libs/cron/src/cron-runs.ts: outbox",
+  "libs/cron/src/cron-target-rule.ts: inbound_events",
+  "libs/db/src/profile-cache.ts: profile_hooks",
+  "libs/db/src/profile-cache.ts: profiles",
+  "libs/knowledge/src/builtin-skills.ts: profiles",
+  "libs/knowledge/src/memory-store.ts: profiles",
+  "libs/knowledge/src/prompt-sources.ts: profile_documents",
+  "libs/knowledge/src/skill-change.ts: profiles",
+  "libs/platforms/src/typing-indicator.ts: sessions",
+  "libs/profiles/src/profile-store.ts: profile_hooks",
+  "libs/profiles/src/profile-store.ts: skills",
+  "libs/profiles/src/profile-store.ts: skill_versions",
+  "libs/profiles/src/profile-store.ts: cron_jobs",
+  "libs/session/src/leases.ts: profiles",
+  "libs/tools/src/cronjob-tool.ts: sessions",
+  "libs/tools/src/delegate-report.ts: model_calls",
+  "libs/tools/src/delegate-report.ts: messages",
+  "libs/tools/src/delegate-report.ts: inbound_events",
+  "libs/tools/src/session-search-tool.ts: messages",
+  "libs/tools/src/todo-tool.ts: session_todos",
+  "services/ingress/src/delivery-routes.ts: sessions",
+  "services/ingress/src/handoff-routes.ts: sessions",
+  "services/ingress/src/hook-routes.ts: profile_hooks",
+  "services/ingress/src/profile-routes.ts: profiles",
+  "services/ingress/src/profile-routes.ts: profile_documents",
+  "services/ingress/src/run-routes.ts: sessions",
+  "services/ingress/src/run-routes.ts: subagent_runs",
+  "services/ingress/src/search-routes.ts: profiles",
+  "services/ingress/src/session-record-routes.ts: sessions",
+  "services/ingress/src/session-routes.ts: sessions",
+  "services/ingress/src/wait-routes.ts: sessions",
+  "services/reviewer/src/review-agent.ts: sessions",
+  "services/scheduler/src/cron-completion.ts: cron_jobs",
+  "services/scheduler/src/cron-completion.ts: inbound_events",
+  "services/scheduler/src/cron-completion.ts: cron_runs",
+  "services/scheduler/src/cron-firing.ts: cron_jobs",
+  "services/scheduler/src/cron-firing.ts: cron_runs",
+  "services/scheduler/src/cron-service.ts: cron_jobs",
+  "services/scheduler/src/cron-service.ts: cron_runs",
+  "services/scheduler/src/hook-events.ts: hook_events",
+  "services/worker/src/run-dead-letter.ts: inbound_events",
+  "services/worker/src/run-dead-letter.ts: turns",
+  "services/worker/src/subagent-turn.ts: sessions",
+  "services/worker/src/turn-compaction.ts: sessions",
+  "services/worker/src/turn-hooks.ts: hook_firings",
+  "services/worker/src/turn-hooks.ts: turns",
+  "services/worker/src/turn-loop.ts: inbound_events",
+  "services/worker/src/turn-runner.ts: sessions",
+  "cli/src/admin-commands.ts: sessions",
+  "cli/src/admin-commands.ts: profiles",
+  "cli/src/admin-commands.ts: profile_documents",
+  "cli/src/hermes-export/export-state.ts: sessions",
+  "cli/src/hermes-export/export-state.ts: model_calls",
+  "cli/src/hermes-export/export-state.ts: messages",
+  "cli/src/hermes-import/import-cron.ts: home_chats",
+  "cli/src/hermes-import/import-cron.ts: cron_jobs",
+  "cli/src/hermes-import/import-history.ts: sessions",
+  "cli/src/hermes-import/import-history.ts: messages",
+  "cli/src/profiles-command.ts: profiles",
+  "cli/src/profiles-command.ts: profile_documents",
+  "cli/src/tools-command.ts: profiles",
+];
+
+const BUILDER_METHODS = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom', 'innerJoin', 'leftJoin', 'rightJoin', 'fullJoin', 'mergeInto', 'replaceInto']);
+const SQL_TABLE = /\b(?:from|join|into|update|table)\s+(?:only\s+)?"?([a-z_][a-z0-9_]*)/gi;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return ['node_modules', 'dist', 'test', 'console'].includes(entry.name) ? [] : sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/** The tables a TypeScript file queries: kysely builder arguments, and table names after SQL keywords in its strings. */
+export function tablesQueried(path: string, text: string): Set<string> {
+  const found = new Set<string>();
+  const fromSql = (chunk: string) => {
+    for (const match of chunk.matchAll(SQL_TABLE)) if (match[1]!.toLowerCase() in TABLE_OWNERS) found.add(match[1]!.toLowerCase());
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && BUILDER_METHODS.has(node.expression.name.text)) {
+      const first = node.arguments[0];
+      const table = first && ts.isStringLiteralLike(first) ? first.text.split(/\s+/)[0]! : undefined;
+      if (table !== undefined && table in TABLE_OWNERS) found.add(table);
+    }
+    if (ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node)) fromSql(node.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS));
+  return found;
+}
+
+/**
+ * Files whose SQL is not Herald's: the Hermes importer reads Hermes' own SQLite state database, whose
+ * tables happen to be called sessions and messages too.
+ */
+const OTHER_DATABASES = ['cli/src/hermes-import/hermes-layout.ts', 'cli/src/hermes-import/hermes-state.ts'];
+
+function packageOf(path: string): string {
+  return path.startsWith('cli/') ? 'cli' : path.split('/').slice(0, 2).join('/');
+}
+
+function outsideOwner(): string[] {
+  const files = ['libs', 'services', 'cli/src'].flatMap(sourceFiles).filter((path) => !OTHER_DATABASES.includes(path));
+  return files.flatMap((path) => {
+    const pkg = packageOf(path);
+    const tables = [...tablesQueried(path, readFileSync(join(ROOT, path), 'utf8'))];
+    return tables.filter((table) => TABLE_OWNERS[table] !== pkg && !DECLARED_READERS[pkg]?.includes(table)).map((table) => `${path}: ${table}`);
+  });
+}
+
+function databaseTables(): string[] {
+  const schema = readFileSync(join(ROOT, 'libs/db/src/schema.ts'), 'utf8');
+  const body = /export interface Database \{([\s\S]*?)\n\}/.exec(schema)![1]!;
+  return [...body.matchAll(/^\s+([a-z_]+):/gm)].map((match) => match[1]!);
+}
+
+describe('every table has one owner and only the owner queries it (issue 30, point 2)', () => {
+  it('names an owner for every table of the schema, and only tables that exist', () => {
+    expect(databaseTables().filter((table) => !(table in TABLE_OWNERS))).toEqual([]);
+    expect(Object.keys(TABLE_OWNERS).filter((table) => !databaseTables().includes(table))).toEqual([]);
+  });
+
+  it('reads table names from builder calls and SQL strings (the check reads what it should)', () => {
+    const sample = "db.selectFrom('sessions as s').innerJoin('turns', 'a', 'b'); sql`UPDATE outbox SET x = 1`; const s = 'from skills';";
+    expect([...tablesQueried('sample.ts', sample)].sort()).toEqual(['outbox', 'sessions', 'skills', 'turns']);
+    expect([...tablesQueried('sample.ts', '// select from sessions\nconst note = "sessions";')]).toEqual([]);
+  });
+
+  it('queries no table outside its owner beyond the pairs still to move, and that list only shrinks', () => {
+    const found = outsideOwner();
+    expect(found.filter((pair) => !NOT_YET_MOVED.includes(pair))).toEqual([]);
+    expect(NOT_YET_MOVED.filter((pair) => !found.includes(pair))).toEqual([]);
+  });
+});
