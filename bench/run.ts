@@ -197,6 +197,15 @@ async function main(): Promise<void> {
     return hooksBench();
   }
   // `npm run bench -- turns`: only Herald against the reference pipeline (sections 1 and 2).
+  if (process.argv.slice(2).includes('scale')) {
+    const bench = await import('./scale-bench.ts');
+    console.log(`# Herald benchmarks: workers as machines\n\n${machineLine()}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+    const result = await bench.runScaleBench(progress, seconds);
+    bench.printScaleBench(result);
+    await bench.writeScaleJson(result);
+    progress(`wrote ${bench.SCALE_RESULTS_FILE.pathname}`);
+    return;
+  }
   if (process.argv.slice(2).includes('turns')) {
     console.log(`# Herald benchmarks: turns against the reference pipeline\n\n${machineLine()}\nEach point runs ${seconds} s (BENCH_SECONDS).\n`);
     return turnsBench();
