@@ -15,6 +15,7 @@ import { rolesSection } from './config/roles.ts';
 import { refusedGrants } from './config/sandbox.ts';
 import { toolsSection } from './config/tools.ts';
 import { sessionResetSection } from './config/session-reset.ts';
+import { signInSection } from './config/sign-in.ts';
 
 /**
  * The config in sections, one zod schema each (libs/core/src/config/): each reads its own
@@ -36,6 +37,7 @@ const SECTIONS = {
   sessionReset: sessionResetSection,
   delegation: delegationSection,
   mcp: mcpSection,
+  signIn: signInSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> } & {
