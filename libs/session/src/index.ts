@@ -83,3 +83,5 @@ export {
 export type { ChildRunsInput, CreatedChild, NewChildRun, RunFilter, SubagentRun } from './subagent-runs.ts';
 export { postInternalEvent } from './internal-events.ts';
 export type { InternalEvent } from './internal-events.ts';
+export { sessionResourceOwner } from './ownership.ts';
+export type { SessionResourceKind, SessionResourceOwner } from './ownership.ts';
