@@ -21,14 +21,18 @@ export interface IssuerAccount {
   groups?: string[];
 }
 
-export async function startOidcIssuer(redirectUri: string, accounts: Record<string, IssuerAccount> = {}): Promise<OidcIssuer> {
+/**
+ * `redirectUri` is read at the first request, so the issuer can start before the Herald it serves
+ * (Herald's address is known only once it listens).
+ */
+export async function startOidcIssuer(redirectUri: () => string, accounts: Record<string, IssuerAccount> = {}): Promise<OidcIssuer> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = 'herald-console';
   const clientSecret = 'issuer-test-secret-0123456789';
-  const provider = new Provider(url, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
+  const provider = (): Provider => new Provider(url, {
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri()], grant_types: ['authorization_code'], response_types: ['code'] }],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
     scopes: ['openid', 'email', 'profile', 'groups'],
     pkce: { required: () => true },
@@ -44,9 +48,11 @@ export async function startOidcIssuer(redirectUri: string, accounts: Record<stri
       };
     },
   });
-  // The development interactions warn on every start; the test's output stays readable without them.
-  provider.on('server_error', () => undefined);
-  server.on('request', provider.callback());
+  let handler: ReturnType<Provider['callback']> | undefined;
+  server.on('request', (request, response) => {
+    handler ??= provider().callback();
+    void handler(request, response);
+  });
   return {
     url,
     clientId,

@@ -23,7 +23,7 @@ export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';
 export { backoffMs, sleep } from './backoff.ts';
 export { apiUserId, parseUserId, qualifyUserId } from './user-id.ts';
-export { API_PLATFORM, CHAT_PLATFORMS, DEFAULT_ACCOUNT, isChatPlatform, PERSON_PLATFORMS, PLATFORM_FACTS } from './platform-registry.ts';
+export { API_PLATFORM, CHAT_PLATFORMS, DEFAULT_ACCOUNT, isChatPlatform, PERSON_PLATFORMS, PLATFORM_FACTS, SIGN_IN_PLATFORM } from './platform-registry.ts';
 export type { ChatPlatform, PlatformFacts } from './platform-registry.ts';
 export { formatNamedChat, parseNamedChat, readStoredTarget, storedTarget, TargetSyntaxError } from './delivery-target.ts';
 export type { ChatAddress, DeliveryTarget, NamedChat } from './delivery-target.ts';

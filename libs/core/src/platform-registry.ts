@@ -13,8 +13,11 @@ export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
 /** The HTTP API (and `herald chat`): a platform of people, with no chat to deliver to. */
 export const API_PLATFORM = 'api';
 
+/** Single sign-on for the console: a person the OpenID provider vouched for is `oidc:<subject>`. */
+export const SIGN_IN_PLATFORM = 'oidc';
+
 /** Platforms whose people Herald knows; a person is `<platform>:<id>` (user-id.ts). */
-export const PERSON_PLATFORMS = [...CHAT_PLATFORMS, API_PLATFORM] as const;
+export const PERSON_PLATFORMS = [...CHAT_PLATFORMS, API_PLATFORM, SIGN_IN_PLATFORM] as const;
 
 /**
  * A platform account: one bot (one token) of a platform. Today each platform has one, `default`;

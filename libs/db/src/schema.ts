@@ -246,6 +246,7 @@ export interface Database {
   role_grants: RoleGrantsTable;
   api_tokens: Tables.ApiTokens;
   link_codes: Tables.LinkCodes;
+  console_sessions: Tables.ConsoleSessions;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

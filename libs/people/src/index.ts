@@ -27,3 +27,5 @@ export { createLinkCode, LINK_CODE_TTL_MS, redeemLinkCode } from './link-codes.t
 export type { LinkCode, LinkOutcome } from './link-codes.ts';
 export { erasePerson, exportPerson, PERSON_EXPORT_FORMAT } from './person-data.ts';
 export type { ErasedCounts, PersonExport } from './person-data.ts';
+export { consoleSessionOf, endConsoleSession, startConsoleSession } from './console-sessions.ts';
+export type { ConsoleSession, NewConsoleSession } from './console-sessions.ts';

@@ -1,12 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { adminExists, BOOTSTRAP_PRINCIPAL, getPerson, principalOf, verifyToken } from '@herald/people';
-import type { Principal } from '@herald/people';
+import { adminExists, BOOTSTRAP_PRINCIPAL, consoleSessionOf, getPerson, principalOf, verifyToken } from '@herald/people';
+import type { ConsoleSession, Principal } from '@herald/people';
 import type { Db } from '@herald/db';
 import { CONSOLE_ROUTES } from './console-routes.ts';
 import { sendError } from './api-errors.ts';
 import { TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 import { ADMIN_VIEW_PATH, routePermission } from './route-permissions.ts';
+import { changesState, cookieOf, CSRF_HEADER, SESSION_COOKIE } from './console-cookies.ts';
+import { PUBLIC_SIGN_IN_ROUTES } from './signin-paths.ts';
 import type { RoutePermission } from './route-permissions.ts';
 import { guardRoute } from './route-guard.ts';
 
@@ -48,7 +50,7 @@ export function authorized(request: FastifyRequest, token: string | undefined): 
  * the console's static files (a browser cannot send the token to load a page; every call the page
  * then makes needs it). Every other route needs a token: route-permissions.ts says which role.
  */
-export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH, ...CONSOLE_ROUTES];
+export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH, ...CONSOLE_ROUTES, ...PUBLIC_SIGN_IN_ROUTES];
 
 export type RouteAccess = 'public' | 'admin' | 'token';
 
@@ -81,6 +83,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who is calling (set for every non-public route before its handler runs). */
     principal: Principal | null;
+    /** The console session the caller signed in with, when it was the cookie and not a bearer token. */
+    consoleSession: ConsoleSession | null;
   }
 }
 
@@ -112,6 +116,22 @@ async function principalFor(options: AuthOptions, credential: string | undefined
   return person ? principalOf(person, options.operators, verified.tokenId) : undefined;
 }
 
+/**
+ * The principal of a console session cookie, 'csrf' for a state-changing call without the session's
+ * CSRF token (a form another site made the browser send carries the cookie but cannot know the token),
+ * or undefined for a cookie that names no live session.
+ */
+async function cookiePrincipal(options: AuthOptions, request: FastifyRequest): Promise<Principal | 'csrf' | undefined> {
+  const session = await consoleSessionOf(options.db, cookieOf(request, SESSION_COOKIE) ?? '');
+  if (!session) return undefined;
+  const sent = request.headers[CSRF_HEADER];
+  if (changesState(request.method) && (typeof sent !== 'string' || !matches(sent, session.csrfToken))) return 'csrf';
+  const person = await getPerson(options.db, session.personId);
+  if (!person) return undefined;
+  request.consoleSession = session;
+  return principalOf(person, options.operators);
+}
+
 const UNAUTHORIZED = 'missing or wrong bearer token (Authorization: Bearer <personal token or HERALD_API_TOKEN>)';
 
 /**
@@ -127,6 +147,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   const routes: RegisteredRoute[] = [];
   ROUTES.set(app, routes);
   app.decorateRequest('principal', null);
+  app.decorateRequest('consoleSession', null);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: routeAccess(route.url), listed: routePermission(method, route.url) !== undefined });
   });
@@ -136,6 +157,14 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
     const access = routeAccess(pattern);
     if (access === 'public') return undefined;
     const credential = bearerOf(request) ?? (access === 'admin' ? basicPasswordOf(request) : undefined);
+    if (credential === undefined && cookieOf(request, SESSION_COOKIE) !== undefined) {
+      const signedIn = await cookiePrincipal(options, request);
+      if (signedIn === 'csrf') return sendError(reply, 403, 'forbidden', `a console call that changes something must send the session's CSRF token in ${CSRF_HEADER} (GET /v1/auth/session gives it)`);
+      if (signedIn) {
+        request.principal = signedIn;
+        return undefined;
+      }
+    }
     const principal = await principalFor(options, credential);
     if (principal) {
       request.principal = principal;

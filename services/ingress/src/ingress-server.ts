@@ -32,6 +32,7 @@ import { registerMcpRoutes } from './mcp-routes.ts';
 import { registerHandoffRoutes } from './handoff-routes.ts';
 import { registerRunRoutes } from './run-routes.ts';
 import { registerPeopleRoutes } from './people-routes.ts';
+import { registerSignInRoutes } from './signin-routes.ts';
 
 /** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
 export interface IngressOptions extends MessageRouteDependencies {
@@ -98,5 +99,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined, profiles: options.profiles });
   registerMcpRoutes(app, options.db, { allowedCommands: options.config.mcp.allowedCommands });
   registerPeopleRoutes(app, options.db, { tokensPerPerson: options.config.people.tokensPerPerson });
+  registerSignInRoutes(app, { db: options.db, logger: options.logger, signIn: options.config.signIn, publicUrl: options.config.api.url });
   return app;
 }

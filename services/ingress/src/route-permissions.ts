@@ -53,6 +53,12 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'POST /telegram/webhook': p('public'),
   'GET /ui': p('public'),
   'GET /ui/*': p('public'),
+  'GET /v1/auth/methods': p('public'),
+  'POST /v1/auth/sign-in': p('public'),
+  'GET /v1/auth/oidc/login': p('public'),
+  'GET /v1/auth/oidc/callback': p('public'),
+  'GET /v1/auth/session': p('signed-in'),
+  'DELETE /v1/auth/session': p('signed-in'),
   'GET /v1/openapi.json': p('signed-in'),
   'GET /v1/models': p('signed-in'),
 

@@ -49,6 +49,16 @@ export interface AuditLog {
   turn_id: string | null;
 }
 
+export interface ConsoleSessions {
+  created_at: Generated<Timestamp>;
+  csrf_token: string;
+  expires_at: Timestamp;
+  last_seen_at: Generated<Timestamp>;
+  person_id: string;
+  secret_hash: Buffer;
+  via: string;
+}
+
 export interface CronClock {
   id: Generated<boolean>;
   offset_ms: Generated<Int8>;
@@ -556,6 +566,7 @@ export interface UsageDays {
 export interface DB {
   api_tokens: ApiTokens;
   audit_log: AuditLog;
+  console_sessions: ConsoleSessions;
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
