@@ -87,6 +87,7 @@ async function createJob(args: CronjobArgs, context: ToolContext, origin: CronOr
       profileId: context.profileId,
       creatorUserId: context.userId,
       byOperator: context.operator === true,
+      mailDomains: context.mailDomains,
       origin,
       prompt,
       schedule,
@@ -115,6 +116,7 @@ async function updateJob(args: CronjobArgs, jobId: string, context: ToolContext,
     sessionName: args.session,
     missedPolicy: args.missed_policy,
     byOperator: context.operator === true,
+    mailDomains: context.mailDomains,
   };
   const job = await context.fencedWrite((trx) => updateCronJob(trx, jobId, changes, scope));
   return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound(jobId);

@@ -83,7 +83,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSkillRoutes(app, options.db);
   registerSkillTransferRoutes(app, options.db);
   registerReviewRoutes(app, options.db);
-  registerCronRoutes(app, options.db, options.config.people.operators);
+  registerCronRoutes(app, options.db, { operators: options.config.people.operators, mailDomains: options.config.platforms.mailAllowedDomains });
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
