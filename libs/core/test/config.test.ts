@@ -44,9 +44,21 @@ describe('loadConfig', () => {
     [{ HERALD_SANDBOX_ENV: 'GITHUB_TOKEN,DATABASE_URL,HERALD_API_TOKEN' }, /^HERALD_SANDBOX_ENV: DATABASE_URL, HERALD_API_TOKEN are Herald settings, never passed to tools$/],
     [{ HERALD_SANDBOX_ENV: 'OPENAI_API_KEY' }, /^HERALD_SANDBOX_ENV: OPENAI_API_KEY is a Herald setting, never passed to tools$/],
     [{ HERALD_SANDBOX_READONLY_PATHS: 'opt/tools' }, /^HERALD_SANDBOX_READONLY_PATHS: expected absolute paths/],
+    [{ HERALD_SMTP_URL: 'https://u:hunter22@mail.example.com' }, /^HERALD_SMTP_URL: expected a URL like smtps:\/\/user:password@smtp\.example\.com:465/],
+    [{ HERALD_SMTP_URL: 'smtps://u:hunter22@mail.example.com' }, /^HERALD_MAIL_FROM: required when HERALD_SMTP_URL is set .*, it is not set$/],
+    [{ HERALD_MAIL_FROM: 'Herald <not an address>' }, /^HERALD_MAIL_FROM: expected an address like/],
+    [{ HERALD_MAIL_ALLOWED_DOMAINS: 'example.com,not a domain' }, /^HERALD_MAIL_ALLOWED_DOMAINS: expected domain names/],
   ])('fails with one line naming the variable: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads the e-mail settings, and never prints the SMTP password', () => {
+    expect(loadConfig({}).platforms).toMatchObject({ email: null, mailAllowedDomains: [] });
+    const config = loadConfig({ HERALD_SMTP_URL: 'smtps://u:hunter22@mail.example.com:465', HERALD_MAIL_FROM: 'Herald <r@example.com>', HERALD_MAIL_ALLOWED_DOMAINS: 'Example.com, .ops.example.org' });
+    expect(config.platforms.email).toEqual({ smtpUrl: 'smtps://u:hunter22@mail.example.com:465', from: 'Herald <r@example.com>' });
+    expect(config.platforms.mailAllowedDomains).toEqual(['example.com', 'ops.example.org']);
+    expect(() => loadConfig({ HERALD_SMTP_URL: 'smtp://u:hunter22@mail.example.com' })).toThrow(/^(?!.*hunter22)/s);
   });
 
   it('confines tools by default, and grants only the names an operator lists', () => {

@@ -1,5 +1,5 @@
-import { Marked, Renderer } from 'marked';
-import type { Tokens } from 'marked';
+import { Marked } from 'marked';
+import type { Renderer, Tokens } from 'marked';
 
 /** What a report becomes in a mail: an HTML part and its plain-text alternative. */
 export interface MailBody {
