@@ -129,7 +129,7 @@ describe('loadConfig', () => {
       HERALD_TOOL_PLUGINS: './a.js, ./b.js',
       LOG_LEVEL: 'debug',
     });
-    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', poolSize: 4, mode: 'external', urlGiven: true, dataDir: '/var/lib/herald' });
+    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', readUrl: undefined, poolSize: 4, mode: 'external', urlGiven: true, dataDir: '/var/lib/herald' });
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', queuePrefix: 'h2', queueMode: 'postgres', urlGiven: false });
     expect(config.api.url).toBe('http://api:8080');
     expect(config.limits.sessionBacklog).toBe(7);
