@@ -3,6 +3,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
+import { DeliveryError } from '@herald/delivery';
+import { EmailSender } from '@herald/platforms';
 import { startTestSmtp } from './support/smtp-server.ts';
 import type { TestSmtp } from './support/smtp-server.ts';
 import { HERALD_BIN, PROCESS_START_MS, startStack, waitFor } from './support/stack.ts';
@@ -162,4 +164,48 @@ describe('cron reports by e-mail', { timeout: 3 * PROCESS_START_MS }, () => {
     const saved = await ask({ action: 'create', prompt: 'x', schedule: 'every 1d', name: 'by tool', deliver: 'email:team@example.com' });
     expect(saved).toMatchObject({ success: true, job: { deliver: ['email:team@example.com'] } });
   }, 2 * PROCESS_START_MS);
+});
+
+describe('the e-mail sender on its own', () => {
+  let smtp: TestSmtp;
+  beforeAll(async () => {
+    smtp = await startTestSmtp();
+  });
+  afterAll(async () => {
+    await smtp.close();
+  });
+
+  const progress = () => {
+    const partsSent: string[] = [];
+    return {
+      partsSent,
+      inFlight: null,
+      beginPart: async (part: number) => ({ part, marker: 'm', anchor: null }),
+      partSent: async (_part: number, id: string) => void partsSent.push(id),
+      clearInFlight: async () => undefined,
+      recentChatMessageIds: async () => [],
+    };
+  };
+  const item = (to: string) => ({
+    id: '1', idempotencyKey: `cron:run:email:${to}`, platform: 'email', target: { chatId: to, title: 'Weekly' }, text: 'hi', sessionId: null, source: 'cron', attempts: 1, progress: progress(),
+  });
+  const sender = (url: string, allowedDomains: string[] = []) => new EmailSender({ smtpUrl: url, from: 'reports@herald.example', allowedDomains });
+
+  it('retries a refused login and never puts the password in the reason', async () => {
+    const wrong = smtp.url.replace(smtp.password, 'not-the-password-9z');
+    const error = await sender(wrong).send(item('a@example.com'), AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    expect(DeliveryError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ retryable: true, ambiguous: false, message: expect.stringMatching(/^SMTP login failed/) });
+    expect(String((error as Error).message)).not.toContain('not-the-password-9z');
+  });
+
+  it('refuses for good, without connecting, an address outside the allowed domains or a stored target that is no address', async () => {
+    const before = smtp.attempts('x@elsewhere.net');
+    await expect(sender(smtp.url, ['example.com']).send(item('x@elsewhere.net'), AbortSignal.timeout(10_000))).rejects.toMatchObject({
+      retryable: false,
+      message: expect.stringMatching(/outside HERALD_MAIL_ALLOWED_DOMAINS/),
+    });
+    await expect(sender(smtp.url).send(item('a@b.com>\r\nBcc: c@d.com'), AbortSignal.timeout(10_000))).rejects.toMatchObject({ retryable: false });
+    expect(smtp.attempts('x@elsewhere.net')).toBe(before);
+  });
 });

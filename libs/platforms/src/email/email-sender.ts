@@ -35,12 +35,14 @@ interface SmtpFailure {
  */
 export function classifySmtpError(error: unknown): DeliveryError {
   const failure = (error ?? {}) as SmtpFailure;
+  // A refused login (535) is the deployment's settings, not this mail: retried, so mail flows again
+  // once HERALD_SMTP_URL is fixed, and the reason says which. Its text never holds the password.
+  if (failure.code === 'EAUTH') return new DeliveryError(`SMTP login failed: ${failure.message ?? ''}`, { retryable: true, cause: error });
   const code = failure.responseCode;
   if (typeof code === 'number') {
     const reason = (failure.response ?? failure.message ?? '').replace(/\s+/g, ' ').trim().slice(0, 500);
     return new DeliveryError(`SMTP server refused the mail (${code}): ${reason}`, { retryable: code < 500, cause: error });
   }
-  if (failure.code === 'EAUTH') return new DeliveryError(`SMTP login failed: ${failure.message ?? ''}`, { retryable: true, cause: error });
   return new DeliveryError(`SMTP send failed: ${failure.message ?? String(error)}`, { retryable: true, ambiguous: true, cause: error });
 }
 
