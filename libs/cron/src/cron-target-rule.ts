@@ -13,17 +13,15 @@ export interface TargetChooser {
   profileId: string;
   userId: string;
   operator: boolean;
-  /**
-   * HERALD_MAIL_ALLOWED_DOMAINS (empty: any domain, for operators). Addresses outside it are refused
-   * to everyone; without it only operators may name addresses, as with webhooks.
-   */
+  /** HERALD_MAIL_ALLOWED_DOMAINS (empty: any domain). Addresses outside it are refused to everyone. */
   addressAllowlist?: readonly string[] | undefined;
 }
 
 /**
- * Why an address target may not be saved, or undefined when every one may: outside the allowlist
- * for anyone; at all for a person who is no operator when there is no allowlist (an open relay to
- * any inbox, with text the person chose, is an operator's call).
+ * Why an address target may not be saved, or undefined when every one may: the deployment decides
+ * where mail may go (HERALD_MAIL_ALLOWED_DOMAINS, issue 33), for operators and everyone else alike.
+ * Unset, any address is allowed: a deployment whose agents talk to people it does not trust sets it
+ * (docs/security.md).
  */
 export function addressRefusal(chooser: TargetChooser, targets: readonly CronTarget[]): string | undefined {
   const allowlist = chooser.addressAllowlist ?? [];
@@ -31,9 +29,6 @@ export function addressRefusal(chooser: TargetChooser, targets: readonly CronTar
     if ('url' in target || !isDeliveryOnlyPlatform(target.platform)) continue;
     if (!DELIVERY_ONLY_FACTS[target.platform].addressAllowed(target.chatId, allowlist)) {
       return `${describeTarget(target)} is outside the allowed domains (HERALD_MAIL_ALLOWED_DOMAINS: ${allowlist.join(', ')})`;
-    }
-    if (!chooser.operator && allowlist.length === 0) {
-      return `${describeTarget(target)}: only an operator may deliver to addresses while HERALD_MAIL_ALLOWED_DOMAINS is not set`;
     }
   }
   return undefined;
