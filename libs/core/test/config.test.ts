@@ -37,6 +37,7 @@ describe('loadConfig', () => {
     [{ HERALD_MODEL: 'openai/gpt-4.1-mini' }, /^OPENAI_API_KEY: required when HERALD_MODEL uses provider openai .*, it is not set$/],
     [{ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_MODE: 'webhook' }, /^TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_MODE is webhook .*, it is not set$/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: expected a URL like postgres:/],
+    [{ DATABASE_READ_URL: 'mysql://u:pw@replica/x' }, /^DATABASE_READ_URL: expected a URL like postgres:\/\/user@replica\.example\.com:5432\/herald$/],
     [{ REDIS_URL: 'nope' }, /^REDIS_URL: expected a URL like redis:/],
     [{ HERALD_API_TOKEN: 'short' }, /^HERALD_API_TOKEN: expected at least 8 characters$/],
     [{ HERALD_SANDBOX: 'docker' }, /^HERALD_SANDBOX: expected bwrap or none$/],
@@ -51,6 +52,11 @@ describe('loadConfig', () => {
   ])('fails with one line naming the variable: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads DATABASE_READ_URL (a replica for the reads that tolerate lag), unset by default', () => {
+    expect(loadConfig({}).database.readUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_READ_URL: ' postgres://r@replica:5432/herald ' }).database.readUrl).toBe('postgres://r@replica:5432/herald');
   });
 
   it('reads the e-mail settings, and never prints the SMTP password', () => {
