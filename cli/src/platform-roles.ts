@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { CHAT_PLATFORMS } from '@herald/core';
+import { CHAT_PLATFORMS, DELIVERY_ONLY_PLATFORMS } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db, ProfileCache } from '@herald/db';
@@ -22,8 +22,10 @@ const platforms = () => import('@herald/platforms');
 /** One sender per configured platform, from the adapters' registry; other code (cron webhooks) may add its own. */
 export async function platformSenders(config: Config): Promise<Map<string, OutboundSender>> {
   const senders = new Map<string, OutboundSender>();
-  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return senders;
-  for (const adapter of Object.values((await platforms()).PLATFORM_ADAPTERS)) {
+  const configured = [...CHAT_PLATFORMS, ...DELIVERY_ONLY_PLATFORMS].some((name) => config.platforms[name] !== null);
+  if (!configured) return senders;
+  const { DELIVERY_ADAPTERS, PLATFORM_ADAPTERS } = await platforms();
+  for (const adapter of [...Object.values(PLATFORM_ADAPTERS), ...Object.values(DELIVERY_ADAPTERS)]) {
     const sender = adapter.senderFor(config.platforms);
     if (sender) senders.set(adapter.name, sender);
   }

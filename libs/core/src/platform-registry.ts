@@ -6,6 +6,9 @@
  * the facts that decide routing. Adding a platform adds an entry here and a folder there.
  */
 
+import { checkMailAddress, mailDomainAllowed } from './mail-address.ts';
+import type { MailAddressCheck } from './mail-address.ts';
+
 /** Platforms people talk to Herald on; each is also a platform of qualified user ids. */
 export const CHAT_PLATFORMS = ['telegram', 'discord'] as const;
 export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
@@ -41,6 +44,32 @@ export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
   telegram: { targetSyntax: 'telegram:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', negativeIdIsGroup: true, dmChatIdIsUserId: true },
   discord: { targetSyntax: 'discord:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', negativeIdIsGroup: false, dmChatIdIsUserId: false },
 };
+
+/**
+ * Platforms Herald only delivers to (cron reports): nobody talks to Herald there, so they have no
+ * inbound side, no people and no sessions. Their targets name addresses, several at once.
+ */
+export const DELIVERY_ONLY_PLATFORMS = ['email'] as const;
+export type DeliveryOnlyPlatform = (typeof DELIVERY_ONLY_PLATFORMS)[number];
+
+export interface DeliveryOnlyFacts {
+  /** How its delivery target is written. */
+  targetSyntax: string;
+  /** The name people read (logs, the console). */
+  label: string;
+  /** Reads one address of a target: its stored form (what is sent to), or why it is none. */
+  readAddress(text: string): MailAddressCheck;
+  /** Whether an address lies within the deployment's allowlist of it (empty: anywhere). */
+  addressAllowed(address: string, allowlist: readonly string[]): boolean;
+}
+
+export const DELIVERY_ONLY_FACTS: Readonly<Record<DeliveryOnlyPlatform, DeliveryOnlyFacts>> = {
+  email: { targetSyntax: 'email:<address>[,<address>...]', label: 'E-mail', readAddress: checkMailAddress, addressAllowed: mailDomainAllowed },
+};
+
+export function isDeliveryOnlyPlatform(platform: string): platform is DeliveryOnlyPlatform {
+  return (DELIVERY_ONLY_PLATFORMS as readonly string[]).includes(platform);
+}
 
 /** Whether replies to this platform's sessions leave through the outbox to a chat. */
 export function isChatPlatform(platform: string): platform is ChatPlatform {

@@ -37,6 +37,7 @@ describe('loadConfig', () => {
     [{ HERALD_MODEL: 'openai/gpt-4.1-mini' }, /^OPENAI_API_KEY: required when HERALD_MODEL uses provider openai .*, it is not set$/],
     [{ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_MODE: 'webhook' }, /^TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_MODE is webhook .*, it is not set$/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: expected a URL like postgres:/],
+    [{ DATABASE_READ_URL: 'mysql://u:pw@replica/x' }, /^DATABASE_READ_URL: expected a URL like postgres:\/\/user@replica\.example\.com:5432\/herald$/],
     [{ REDIS_URL: 'nope' }, /^REDIS_URL: expected a URL like redis:/],
     [{ HERALD_API_TOKEN: 'short' }, /^HERALD_API_TOKEN: expected at least 8 characters$/],
     [{ HERALD_SANDBOX: 'docker' }, /^HERALD_SANDBOX: expected bwrap or none$/],
@@ -44,9 +45,26 @@ describe('loadConfig', () => {
     [{ HERALD_SANDBOX_ENV: 'GITHUB_TOKEN,DATABASE_URL,HERALD_API_TOKEN' }, /^HERALD_SANDBOX_ENV: DATABASE_URL, HERALD_API_TOKEN are Herald settings, never passed to tools$/],
     [{ HERALD_SANDBOX_ENV: 'OPENAI_API_KEY' }, /^HERALD_SANDBOX_ENV: OPENAI_API_KEY is a Herald setting, never passed to tools$/],
     [{ HERALD_SANDBOX_READONLY_PATHS: 'opt/tools' }, /^HERALD_SANDBOX_READONLY_PATHS: expected absolute paths/],
+    [{ HERALD_SMTP_URL: 'https://u:hunter22@mail.example.com' }, /^HERALD_SMTP_URL: expected a URL like smtps:\/\/user:password@smtp\.example\.com:465/],
+    [{ HERALD_SMTP_URL: 'smtps://u:hunter22@mail.example.com' }, /^HERALD_MAIL_FROM: required when HERALD_SMTP_URL is set .*, it is not set$/],
+    [{ HERALD_MAIL_FROM: 'Herald <not an address>' }, /^HERALD_MAIL_FROM: expected an address like/],
+    [{ HERALD_MAIL_ALLOWED_DOMAINS: 'example.com,not a domain' }, /^HERALD_MAIL_ALLOWED_DOMAINS: expected domain names/],
   ])('fails with one line naming the variable: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads DATABASE_READ_URL (a replica for the reads that tolerate lag), unset by default', () => {
+    expect(loadConfig({}).database.readUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_READ_URL: ' postgres://r@replica:5432/herald ' }).database.readUrl).toBe('postgres://r@replica:5432/herald');
+  });
+
+  it('reads the e-mail settings, and never prints the SMTP password', () => {
+    expect(loadConfig({}).platforms).toMatchObject({ email: null, mailAllowedDomains: [] });
+    const config = loadConfig({ HERALD_SMTP_URL: 'smtps://u:hunter22@mail.example.com:465', HERALD_MAIL_FROM: 'Herald <r@example.com>', HERALD_MAIL_ALLOWED_DOMAINS: 'Example.com, .ops.example.org' });
+    expect(config.platforms.email).toEqual({ smtpUrl: 'smtps://u:hunter22@mail.example.com:465', from: 'Herald <r@example.com>' });
+    expect(config.platforms.mailAllowedDomains).toEqual(['example.com', 'ops.example.org']);
+    expect(() => loadConfig({ HERALD_SMTP_URL: 'smtp://u:hunter22@mail.example.com' })).toThrow(/^(?!.*hunter22)/s);
   });
 
   it('confines tools by default, and grants only the names an operator lists', () => {
@@ -117,7 +135,7 @@ describe('loadConfig', () => {
       HERALD_TOOL_PLUGINS: './a.js, ./b.js',
       LOG_LEVEL: 'debug',
     });
-    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', poolSize: 4, mode: 'external', urlGiven: true, dataDir: '/var/lib/herald' });
+    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', readUrl: undefined, poolSize: 4, mode: 'external', urlGiven: true, dataDir: '/var/lib/herald' });
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', queuePrefix: 'h2', queueMode: 'postgres', urlGiven: false });
     expect(config.api.url).toBe('http://api:8080');
     expect(config.limits.sessionBacklog).toBe(7);

@@ -125,4 +125,28 @@ describe('delivery targets', () => {
     expect(() => parseDeliver('slack:1', telegramOrigin)).toThrow(/unknown delivery target 'slack:1'/);
     expect(() => parseDeliver('webhook:ftp://x', null)).toThrow(/http or https/);
   });
+
+  it('reads e-mail targets: one per address, several after one email: prefix, the domain in lower case', () => {
+    expect(parseDeliver('email:Ops@Example.COM, b.c+tag@x.example.org, telegram:5, email:d@e.io', telegramOrigin)).toEqual([
+      { platform: 'email', chatId: 'Ops@example.com' },
+      { platform: 'email', chatId: 'b.c+tag@x.example.org' },
+      { platform: 'telegram', chatId: '5' },
+      { platform: 'email', chatId: 'd@e.io' },
+    ]);
+    expect(parseDeliver(['email:a@example.com', 'a@example.com'], null)).toHaveLength(1);
+  });
+
+  it.each([
+    ['email:', /not a mail address/],
+    ['email:nobody', /not a mail address/],
+    ['email:a@localhost', /not a domain name/],
+    ['email:a..b@example.com', /part before @/],
+    ['email:a@example.com\r\nBcc: evil@example.net', /part before @/],
+    ['email:a@exa_mple.com', /not a domain name/],
+    ['email:"a b"@example.com', /part before @/],
+    ['email:a@example.com\u0000', /not a domain name/],
+    ['telegram:5, x@example.com', /unknown delivery target 'x@example.com'/],
+  ])('refuses the e-mail target %j', (spec, message) => {
+    expect(() => parseDeliver(spec, null)).toThrow(message);
+  });
 });

@@ -18,9 +18,13 @@ export {
   deployDiscordCommands,
 } from './discord/discord-ingress.ts';
 export type { DiscordIngressOptions } from './discord/discord-ingress.ts';
-export { defineAdapter } from './platform-adapter.ts';
-export type { AnyPlatformAdapter, ConfiguredCalls, InboundDependencies, InboundHandle, PlatformAdapter, PlatformAdapterSpec, RateLimitRules } from './platform-adapter.ts';
-export { PLATFORM_ADAPTERS } from './platform-adapters.ts';
+export { defineAdapter, defineDeliveryAdapter } from './platform-adapter.ts';
+export type { AnyDeliveryAdapter, AnyPlatformAdapter, ConfiguredCalls, DeliveryAdapter, DeliveryAdapterSpec, InboundDependencies, InboundHandle, PlatformAdapter, PlatformAdapterSpec, RateLimitRules } from './platform-adapter.ts';
+export { DELIVERY_ADAPTERS, PLATFORM_ADAPTERS } from './platform-adapters.ts';
+export { emailAdapter } from './email/email-adapter.ts';
+export { EmailSender, classifySmtpError } from './email/email-sender.ts';
+export type { EmailSettings } from './email/email-sender.ts';
+export { mailBody } from './email/email-format.ts';
 export { telegramAdapter } from './telegram/telegram-adapter.ts';
 export type { TelegramInbound } from './telegram/telegram-adapter.ts';
 export { discordAdapter } from './discord/discord-adapter.ts';

@@ -1,4 +1,4 @@
-import type { ChatPlatform, DeliveryTarget, Logger, NamedChat, PlatformFacts, PlatformsConfig } from '@herald/core';
+import type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, DeliveryTarget, Logger, NamedChat, PlatformFacts, PlatformsConfig } from '@herald/core';
 import type { OutboundSender } from '@herald/delivery';
 import type { ChatInboundDependencies } from './chat-inbound.ts';
 
@@ -73,4 +73,35 @@ export interface RateLimitRules {
   maxMessageChars: number;
   /** How the platform says "slow down", which the sender turns into a retry after that long. */
   backoff: string;
+}
+
+/**
+ * A platform Herald only delivers to (e-mail): the outbound half of the contract. It has no
+ * inbound side, no webhooks and no connection to hold; its target syntax is read where cron jobs
+ * are saved, through the registry's DeliveryOnlyFacts, so the adapter only reads stored targets.
+ */
+export interface DeliveryAdapterSpec<Settings> {
+  readonly name: DeliveryOnlyPlatform;
+  readonly facts: DeliveryOnlyFacts;
+  /** Its settings, or null when this deployment does not send there. */
+  settings(platforms: PlatformsConfig): Settings | null;
+  createSender(settings: Settings): OutboundSender;
+  formatTarget(chat: Pick<NamedChat, 'chatId'>): string;
+  readTarget(stored: Readonly<Record<string, string>>): DeliveryTarget | undefined;
+  readonly rateLimits: RateLimitRules;
+}
+
+export type DeliveryAdapter<Settings> = DeliveryAdapterSpec<Settings> & Pick<ConfiguredCalls, 'senderFor'>;
+
+/** What the registry of delivery-only adapters holds. */
+export type AnyDeliveryAdapter = Omit<DeliveryAdapterSpec<never>, 'settings' | 'createSender'> & Pick<ConfiguredCalls, 'senderFor'>;
+
+export function defineDeliveryAdapter<Settings>(spec: DeliveryAdapterSpec<Settings>): DeliveryAdapter<Settings> {
+  return {
+    ...spec,
+    senderFor(platforms) {
+      const settings = spec.settings(platforms);
+      return settings === null ? undefined : spec.createSender(settings);
+    },
+  };
 }

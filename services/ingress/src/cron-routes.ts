@@ -63,13 +63,20 @@ async function refusingBadInput<T>(reply: FastifyReply, fn: () => Promise<T>): P
   }
 }
 
-function createJob(db: Db, body: z.infer<typeof createBody>, operators: readonly string[]): Promise<CronJobView> {
+/** Who may deliver where: HERALD_OPERATORS and HERALD_MAIL_ALLOWED_DOMAINS. */
+export interface CronTargetRules {
+  operators: readonly string[];
+  mailDomains: readonly string[];
+}
+
+function createJob(db: Db, body: z.infer<typeof createBody>, rules: CronTargetRules): Promise<CronJobView> {
   const origin = body.origin;
   return createCronJob(db, {
     profileId: body.profile,
     creatorUserId: apiUserId(body.user_id),
     // The owner's chats only, unless the owner is an operator: the rule the tool and the CLI follow.
-    byOperator: operators.includes(apiUserId(body.user_id)),
+    byOperator: rules.operators.includes(apiUserId(body.user_id)),
+    mailDomains: rules.mailDomains,
     prompt: body.prompt,
     schedule: body.schedule,
     name: body.name,
@@ -88,12 +95,13 @@ function createJob(db: Db, body: z.infer<typeof createBody>, operators: readonly
 }
 
 /** The fields changed, then `enabled` applied as a pause or resume (so the paused reason is kept). */
-async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, operators: readonly string[]): Promise<CronJobView | undefined> {
+async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, rules: CronTargetRules): Promise<CronJobView | undefined> {
   // One transaction, attributed to the API in the audit trail (herald.actor).
   return asActor(db, 'api', async (trx) => {
     const owner = await getCronJob(trx, jobId);
     let job = await updateCronJob(trx, jobId, {
-      byOperator: owner !== undefined && operators.includes(owner.creatorUserId),
+      byOperator: owner !== undefined && rules.operators.includes(owner.creatorUserId),
+      mailDomains: rules.mailDomains,
       name: body.name,
       prompt: body.prompt,
       schedule: body.schedule,
@@ -111,7 +119,7 @@ async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, 
 }
 
 /** People's view of cron jobs: CRUD, a run-now trigger and run history with delivery receipts. */
-export function registerCronRoutes(app: FastifyInstance, db: Db, operators: readonly string[]): void {
+export function registerCronRoutes(app: FastifyInstance, db: Db, rules: CronTargetRules): void {
   const noJob = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'no such cron job');
 
   app.get('/v1/cron/jobs', withContract({ summary: 'Cron jobs', tags: ['cron'], querystring: listQuery, response: { 200: cronJobList } }), async (request, reply) => {
@@ -126,7 +134,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db, operators: read
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const body = parsed.data;
     if ((await profileState(db, body.profile)) !== 'active') return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}' takes jobs`, 'profile');
-    return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body, operators))));
+    return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body, rules))));
   });
 
   app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'A cron job', tags: ['cron'], params: idParams, response: { 200: cronJobView } }), async (request, reply) => {
@@ -138,7 +146,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db, operators: read
     const parsed = patchBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     return refusingBadInput(reply, async () => {
-      const job = await patchJob(db, request.params.id, parsed.data, operators);
+      const job = await patchJob(db, request.params.id, parsed.data, rules);
       return job ? jobJson(job) : noJob(reply);
     });
   });

@@ -31,6 +31,8 @@ import { registerHookRoutes } from './hook-routes.ts';
 import { registerMcpRoutes } from './mcp-routes.ts';
 import { registerHandoffRoutes } from './handoff-routes.ts';
 import { registerRunRoutes } from './run-routes.ts';
+import { installReadYourWrites } from './read-your-writes.ts';
+import { ReadRouting } from '@herald/db';
 
 /** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
 export interface IngressOptions extends MessageRouteDependencies {
@@ -40,6 +42,8 @@ export interface IngressOptions extends MessageRouteDependencies {
   telegram?: TelegramIngress | undefined;
   /** Check every JSON answer against its route's contract (tests): a mismatch is a 500. */
   checkResponses?: boolean | undefined;
+  /** Where lag-tolerant reads go (DATABASE_READ_URL); every read on the primary when not given. */
+  reads?: ReadRouting | undefined;
   /** The providers a profile's model may name (HERALD_PROVIDERS_FILE and the implicit two); those two when not given. */
   providerNames?: ReadonlySet<string> | undefined;
 }
@@ -72,6 +76,8 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
   installOpenApi(app, options.config.api.token);
   if (options.checkResponses) installResponseCheck(app);
+  const reads = options.reads ?? new ReadRouting(options.db);
+  installReadYourWrites(app, reads);
   registerHealthRoutes(app, options);
   registerMessageRoutes(app, options);
   registerOpenAiCompatRoutes(app, options);
@@ -83,12 +89,12 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSkillRoutes(app, options.db);
   registerSkillTransferRoutes(app, options.db);
   registerReviewRoutes(app, options.db);
-  registerCronRoutes(app, options.db, options.config.people.operators);
+  registerCronRoutes(app, options.db, { operators: options.config.people.operators, mailDomains: options.config.platforms.mailAllowedDomains });
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
-  registerSearchRoutes(app, options.db);
-  registerSessionRoutes(app, options.db);
+  registerSearchRoutes(app, reads);
+  registerSessionRoutes(app, reads);
   registerHandoffRoutes(app, options.db);
   registerRunRoutes(app, { db: options.db, queue: options.queue, notices: options.notices, queuePrefix: options.config.redis.queuePrefix, logger: options.logger });
   registerDeadLetterRoutes(app, options.db);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
+import { isDeliveryOnlyPlatform } from '@herald/core';
 import { describeTarget } from '@herald/cron';
 import { enqueueOutbound } from '@herald/delivery';
 import type { CronOrigin, CronTarget, Database, Db } from '@herald/db';
@@ -29,9 +30,14 @@ export interface CompletedRun {
   paused: boolean;
 }
 
-function targetFields(target: CronTarget): Record<string, string> {
+/**
+ * The outbox target of a report. A delivery-only platform's message has a title of its own (an
+ * e-mail's subject): the job's name, stored with the address as the sender reads it.
+ */
+function targetFields(target: CronTarget, title?: string): Record<string, string> {
   if ('url' in target) return { url: target.url };
-  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}) };
+  const titled: Record<string, string> = title !== undefined && isDeliveryOnlyPlatform(target.platform) ? { title } : {};
+  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}), ...titled };
 }
 
 function shortError(error: string | null, reply: string | null): string {
@@ -40,24 +46,24 @@ function shortError(error: string | null, reply: string | null): string {
   return `${detail}${said}`;
 }
 
-async function deliver(
-  trx: Transaction<Database>,
-  runId: string,
-  sessionId: string | null,
-  targets: CronTarget[],
-  text: string,
-  source: string,
-): Promise<number> {
+interface Report {
+  text: string;
+  source: string;
+  /** The message's title where the platform shows one (an e-mail's subject). */
+  title: string;
+}
+
+async function deliver(trx: Transaction<Database>, runId: string, sessionId: string | null, targets: CronTarget[], report: Report): Promise<number> {
   let created = 0;
   for (const target of targets) {
     // One key per run and target: a second completion pass (a retry, another replica) adds nothing.
     const result = await enqueueOutbound(trx, {
       idempotencyKey: `cron:${runId}:${describeTarget(target)}`,
       platform: target.platform,
-      target: targetFields(target),
-      text,
+      target: targetFields(target, report.title),
+      text: report.text,
       sessionId,
-      source,
+      source: report.source,
     });
     if (result.created) created++;
   }
@@ -135,7 +141,7 @@ async function finishRow(trx: Transaction<Database>, row: FinishedRow, options: 
     .execute();
   if (!failed) {
     await trx.updateTable('cron_jobs').set({ consecutive_failures: 0 }).where('id', '=', row.job_id).execute();
-    const deliveries = silent ? 0 : await deliver(trx, row.run_id, row.session_id, row.targets, reply, 'cron');
+    const deliveries = silent ? 0 : await deliver(trx, row.run_id, row.session_id, row.targets, { text: reply, source: 'cron', title: row.name });
     return { runId: row.run_id, jobId: row.job_id, status, deliveries, paused: false };
   }
   return recordFailure(trx, row, reply, options);
@@ -150,7 +156,7 @@ async function recordFailure(trx: Transaction<Database>, row: FinishedRow, reply
     .executeTakeFirstOrThrow();
   const count = job.consecutive_failures;
   const notice = `Scheduled job "${row.name}" failed (${shortError(row.event_error, reply)}). Failures in a row: ${count}.`;
-  let deliveries = await deliver(trx, row.run_id, row.session_id, row.targets, notice, 'cron-failure');
+  let deliveries = await deliver(trx, row.run_id, row.session_id, row.targets, { text: notice, source: 'cron-failure', title: `${row.name}: failed` });
   let paused = false;
   if (count >= options.maxFailures && job.enabled) {
     const reason = `paused after ${count} failed runs in a row`;

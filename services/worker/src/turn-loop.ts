@@ -97,6 +97,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     fencedWrite: write,
     offered,
     operator: config.people.operators.includes(callerId),
+    mailDomains: config.platforms.mailAllowedDomains,
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
   setup.hooks = turnHooks;

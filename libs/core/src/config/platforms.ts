@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkMailAddress } from '../mail-address.ts';
 import { commaList, integer, oneOf, optionalText, url } from './fields.ts';
 
 export interface TelegramConfig {
@@ -23,10 +24,22 @@ export interface DiscordConfig {
   apiBase: string;
 }
 
+/** Cron reports by e-mail (docs/platforms.md, "E-mail"). */
+export interface EmailConfig {
+  /** smtp:// or smtps:// with user and password in it: a secret, never logged or printed. */
+  smtpUrl: string;
+  /** The From of every report: an address, or `Name <address>`. */
+  from: string;
+}
+
 /** The chat platforms: each is null when its bot token is not set. */
 export interface PlatformsConfig {
   telegram: TelegramConfig | null;
   discord: DiscordConfig | null;
+  /** Null when HERALD_SMTP_URL is not set: e-mail targets are accepted, their rows wait. */
+  email: EmailConfig | null;
+  /** HERALD_MAIL_ALLOWED_DOMAINS: the domains reports may be mailed to (and below them); empty: any. */
+  mailAllowedDomains: string[];
   /** How often the delivery consumer looks at the outbox without a notice. */
   deliveryPollMs: number;
 }
@@ -47,6 +60,11 @@ const platformsEnv = z.object({
   DISCORD_ALLOWED_USERS: commaList,
   DISCORD_API_BASE: url(/^https?:$/, 'https://discord.com/api').default('https://discord.com/api'),
   HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
+  HERALD_SMTP_URL: optionalText.pipe(url(/^smtps?:$/, 'smtps://user:password@smtp.example.com:465').optional()),
+  HERALD_MAIL_FROM: optionalText,
+  HERALD_MAIL_ALLOWED_DOMAINS: commaList.refine((domains) => domains.every((domain) => /^\.?([a-z0-9-]+\.)+[a-z0-9-]+$/i.test(domain)), {
+    error: 'expected domain names, comma-separated (example.com,ops.example.org)',
+  }),
 });
 
 type PlatformsEnv = z.output<typeof platformsEnv>;
@@ -69,7 +87,30 @@ function discord(e: PlatformsEnv): DiscordConfig | null {
   return { botToken: e.DISCORD_BOT_TOKEN, allowedUsers: e.DISCORD_ALLOWED_USERS, apiBase: e.DISCORD_API_BASE.replace(/\/+$/, '') };
 }
 
+function email(e: PlatformsEnv): EmailConfig | null {
+  if (e.HERALD_SMTP_URL === undefined || e.HERALD_MAIL_FROM === undefined) return null;
+  return { smtpUrl: e.HERALD_SMTP_URL, from: e.HERALD_MAIL_FROM };
+}
+
+/** A From that is an address, or `Name <address>`: what the SMTP envelope's sender is read from. */
+function fromAddress(from: string): string | undefined {
+  const named = /^[^<>\r\n]*<([^<>\s]+)>$/.exec(from);
+  const address = named ? (named[1] ?? '') : from;
+  const check = checkMailAddress(address);
+  return 'address' in check ? check.address : undefined;
+}
+
+function checkMail(e: PlatformsEnv, context: z.RefinementCtx): void {
+  if (e.HERALD_SMTP_URL !== undefined && e.HERALD_MAIL_FROM === undefined) {
+    context.addIssue({ code: 'custom', path: ['HERALD_MAIL_FROM'], message: 'required when HERALD_SMTP_URL is set (reports@example.com or Herald <reports@example.com>)' });
+  }
+  if (e.HERALD_MAIL_FROM !== undefined && fromAddress(e.HERALD_MAIL_FROM) === undefined) {
+    context.addIssue({ code: 'custom', path: ['HERALD_MAIL_FROM'], message: 'expected an address like reports@example.com or Herald <reports@example.com>' });
+  }
+}
+
 export const platformsSection = platformsEnv
+  .superRefine(checkMail)
   .superRefine((e, context) => {
     // Without the secret anyone who finds the webhook URL could post forged updates.
     if (e.TELEGRAM_BOT_TOKEN === undefined || e.TELEGRAM_MODE !== 'webhook' || e.TELEGRAM_WEBHOOK_SECRET !== undefined) return;
@@ -79,4 +120,12 @@ export const platformsSection = platformsEnv
       message: 'required when TELEGRAM_MODE is webhook (any 1-256 of A-Z a-z 0-9 _ -)',
     });
   })
-  .transform((e): PlatformsConfig => ({ telegram: telegram(e), discord: discord(e), deliveryPollMs: e.HERALD_DELIVERY_POLL_MS }));
+  .transform(
+    (e): PlatformsConfig => ({
+      telegram: telegram(e),
+      discord: discord(e),
+      email: email(e),
+      mailAllowedDomains: e.HERALD_MAIL_ALLOWED_DOMAINS.map((domain) => domain.toLowerCase().replace(/^\./, '')),
+      deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
+    }),
+  );
