@@ -49,7 +49,7 @@ export function duration(ms: number | null | undefined): string {
 export function formatInZone(iso: string, timeZone: string): string {
   const date = new Date(iso);
   try {
-    return new Intl.DateTimeFormat(undefined, { weekday: 'short', dateStyle: undefined, year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone }).format(date);
+    return new Intl.DateTimeFormat(undefined, { weekday: 'short', year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone }).format(date);
   } catch {
     return formatTime(iso);
   }

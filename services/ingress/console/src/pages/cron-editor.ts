@@ -82,6 +82,8 @@ function previewer(controls: Controls, list: HTMLElement): () => void {
       if (mine !== asked) return;
       showFieldError('schedule', null);
       showFieldError('timezone', null);
+      const title = document.getElementById('preview-title');
+      if (title) title.textContent = `Next five runs, in ${preview.timezone}`;
       const local = browserTimeZone();
       replace(
         list,
@@ -161,7 +163,7 @@ export async function cronEditorPage(ctx: PageContext): Promise<void> {
     editorField('Deliver to', 'deliver', controls.deliver, "Comma-separated targets: 'local' keeps the output only; a chat as platform:chat_id; webhook:https://…"),
     editorField('Prompt', 'prompt', controls.prompt, 'What the agent is asked at each run.'),
     status,
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, job ? 'Save changes' : 'Create job'), h('a', { href: link('cron') }, 'Cancel')),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, job ? 'Save changes' : 'Create job'), h('a', { href: link('cron'), class: 'button' }, 'Cancel')),
   );
   replace(ctx.main, h('p', {}, h('a', { href: link('cron') }, '← Cron')), h('h1', {}, job ? `Edit ${job.name}` : 'New cron job'), form, timeZoneList());
   refresh();
