@@ -64,12 +64,12 @@ describe('the console chat, in headless Chromium', () => {
     await expect.poll(() => page.url()).toContain('profile=ops');
     await write('why is the dashboard red?');
     // Mid-stream: part of the answer is on the page while the turn still runs.
-    // (A string: the test's own types have no DOM; it runs in the page.)
-    const partial = await page.waitForFunction(`(() => {
-      const view = document.querySelector('.chat-log .turn');
-      const text = view?.querySelector('.streamed')?.textContent ?? '';
+    const partial = await page.waitForFunction(() => {
+      // Runs in the page; the test's own types have no DOM.
+      const view = (globalThis as any).document.querySelector('.chat-log .turn');
+      const text: string = view?.querySelector('.streamed')?.textContent ?? '';
       return view?.dataset.state === 'running' && text.length > 20 ? text : false;
-    })()`);
+    });
     const shown = (await partial.jsonValue()) as string;
     expect(LONG.startsWith(shown)).toBe(true);
     expect(shown.length).toBeLessThan(LONG.length);
@@ -123,6 +123,19 @@ describe('the console chat, in headless Chromium', () => {
     expect(await turn().locator('.streamed').textContent()).toBe('done: The person answered: Rome');
   });
 
+  it('shows a message carrying HTML as those characters, and runs nothing', async () => {
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await write('<img src=x onerror=alert(1)>');
+    await finished();
+    expect(await page.locator('.chat-log .chat-msg.user .text').last().textContent()).toBe('<img src=x onerror=alert(1)>');
+    expect(await page.locator('main img').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+  });
+
   it("follows a running turn in the session's transcript, then shows the committed messages in its place", async () => {
     await page.goto(`${stack.url}/ui/#/session/${sessionId}`);
     await page.getByRole('heading', { name: 'Transcript' }).waitFor();
@@ -131,10 +144,10 @@ describe('the console chat, in headless Chromium', () => {
     const accepted = await stack.post('/v1/messages', { chat_id: chatId, user_id: 'console', text: 'what does the log say?', profile: 'ops' });
     expect(accepted.body.session_id).toBe(sessionId);
     const live = page.locator(`.live-turn [data-live-event="${accepted.body.event_id}"] .streamed`);
-    const partial = await page.waitForFunction(`(() => {
-      const text = document.querySelector('.live-turn [data-live-event="${accepted.body.event_id}"] .streamed')?.textContent ?? '';
+    const partial = await page.waitForFunction((selector) => {
+      const text: string = (globalThis as any).document.querySelector(selector)?.textContent ?? '';
       return text.length > 10 ? text : false;
-    })()`);
+    }, `.live-turn [data-live-event="${accepted.body.event_id}"] .streamed`);
     const shown = (await partial.jsonValue()) as string;
     expect(LIVE.startsWith(shown)).toBe(true);
     expect(shown.length).toBeLessThan(LIVE.length);

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '@herald/db';
 
 export interface PersonSeen {
-  /** Platform-qualified (`api:alice`, `telegram:42`). */
+  /** Platform-qualified (`api:alice`, `<platform>:42`). */
   userId: string;
   name: string | null;
   lastSeenAt: Date;

@@ -49,7 +49,7 @@ export function personInput(name: string, value: string, attrs: Attrs = {}): HTM
 
 /**
  * The id a person typed, or the id of the one person whose name it is exactly ("Alice Smith" is
- * telegram:42 when only she has that name); anything else is taken as an id.
+ * <platform>:42 when only she has that name); anything else is taken as an id.
  */
 export async function resolvePerson(text: string): Promise<string> {
   const value = text.trim();

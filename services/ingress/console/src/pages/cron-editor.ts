@@ -64,7 +64,7 @@ function controlsFor(job: CronJobView | undefined, profiles: string[]): Controls
     user_id: owner,
     schedule: input('schedule', job?.schedule ?? '', { required: true, placeholder: '0 9 * * 1-5' }),
     timezone: input('timezone', job?.timezone ?? browserTimeZone(), { list: 'time-zones', required: true }),
-    deliver: input('deliver', job?.deliver.join(', ') ?? '', { placeholder: 'local, telegram:<chat id>, webhook:https://…' }),
+    deliver: input('deliver', job?.deliver.join(', ') ?? '', { placeholder: 'local, <platform>:<chat id>, webhook:https://…' }),
     prompt,
   };
 }

@@ -75,7 +75,7 @@ export async function searchPage(ctx: PageContext): Promise<void> {
   const params = ctx.route.params;
   const controls = {
     q: input('q', params.get('q') ?? '', { type: 'search', placeholder: 'words, "phrases", a OR b, -word', required: true }),
-    user_id: personInput('user_id', params.get('user_id') ?? '', { placeholder: 'a name or an id: alice, api:alice, telegram:42', required: true }),
+    user_id: personInput('user_id', params.get('user_id') ?? '', { placeholder: 'a name or an id: alice, api:alice, <platform>:<id>', required: true }),
     profile: input('profile', params.get('profile') ?? 'main'),
     sort: select('sort', SORTS, params.get('sort') ?? 'relevance'),
   };
