@@ -157,4 +157,11 @@ describe('the console chat, in headless Chromium', () => {
     expect(await page.evaluate<boolean | undefined>('window.notReloaded')).toBe(true);
     await waitFor(async () => ((await stack.get(`/v1/events/${accepted.body.event_id}`)).body.status === 'done' ? true : undefined), { what: 'the turn' });
   });
+
+  it('reads at 360 pixels', async () => {
+    await page.setViewportSize({ width: 360, height: 740 });
+    await page.goto(`${stack.url}/ui/#/chat?profile=ops&chat=${chatId}&session=${sessionId}`);
+    await page.locator('.chat-log .chat-msg.user', { hasText: 'and what now?' }).waitFor();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+  });
 });

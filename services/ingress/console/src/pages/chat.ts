@@ -1,16 +1,13 @@
 import { api, ApiError, openStream, query, segment } from '../api.ts';
 import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
+import type { ProfileList } from './profiles.ts';
 import { field, h, input, notice, replace, select } from '../dom.ts';
 import { followEvent, followTurn } from '../turn-stream.ts';
 import { turnView } from '../turn-view.ts';
 import type { TranscriptMessage, TranscriptPage } from '../../../src/contracts/session-views.ts';
 import type { OpenEventList } from '../../../src/contracts/message-views.ts';
 
-/** What the chat needs of GET /v1/profiles (its schema lives beside the route, with the profile rules). */
-interface ProfileList {
-  profiles: { profile: string; display_name: string }[];
-}
 
 // Who writes from this browser: kept across visits (it is a name, not a secret; the token is not here).
 const WHO_KEY = 'herald.console.user';

@@ -1,15 +1,12 @@
 import { api, ApiError, query, segment } from '../api.ts';
 import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
+import type { ProfileList } from './profiles.ts';
 import { h, input, notice, replace, select } from '../dom.ts';
 import { browserTimeZone, formatInZone } from '../time.ts';
 import { personInput } from '../people.ts';
 import type { CronJobView, CronPreview } from '../../../src/contracts/cron-views.ts';
 
-/** What the editor needs of GET /v1/profiles (its schema lives beside the route, with the profile rules). */
-interface ProfileList {
-  profiles: { profile: string }[];
-}
 
 type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
 
