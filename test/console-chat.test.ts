@@ -19,6 +19,7 @@ function model(request: FakeRequest): FakeReply {
   if (last?.role === 'tool') return { text: `done: ${last.content}`, chunkDelayMs: 20 };
   if (request.lastUserText === 'pay the rent') return { toolCalls: [{ name: 'wire_transfer', arguments: { label: 'rent', amount: 900 } }] };
   if (request.lastUserText === 'plan a trip') return { toolCalls: [{ name: 'clarify', arguments: { question: 'Where to?', choices: ['Paris', 'Rome'] } }] };
+  if (request.lastUserText === 'look slowly') return { toolCalls: [{ name: 'slow_lookup', arguments: { label: 'slow', sleep_ms: 60_000 } }] };
   if (request.lastUserText === 'what does the log say?') return { text: LIVE, chunkDelayMs: 120 };
   return { text: LONG, chunkDelayMs: 80 };
 }
@@ -134,6 +135,18 @@ describe('the console chat, in headless Chromium', () => {
     expect(await page.locator('.chat-log .chat-msg.user .text').last().textContent()).toBe('<img src=x onerror=alert(1)>');
     expect(await page.locator('main img').count()).toBe(0);
     expect(dialogs).toEqual([]);
+  });
+
+  it('stops a running turn with its Stop button, and takes the next message', async () => {
+    await write('look slowly');
+    await page.locator('.chat-log .tool-lines li[data-tool="slow_lookup"][data-status="start"]').waitFor();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.locator('.chat-log [role="status"]', { hasText: 'Stopping the running turn.' }).waitFor();
+    await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'hidden' });
+    expect(await turn().getAttribute('data-state')).not.toBe('running');
+    await write('are you there?');
+    await finished();
+    expect(await turn().locator('.streamed').textContent()).toBe(LONG);
   });
 
   it("follows a running turn in the session's transcript, then shows the committed messages in its place", async () => {

@@ -70,11 +70,13 @@ interface Composer {
   form: HTMLFormElement;
   text: HTMLTextAreaElement;
   send: HTMLButtonElement;
+  stop: HTMLButtonElement;
 }
 
-function composer(onSend: (text: string) => void): Composer {
+function composer(onSend: (text: string) => void, onStop: () => void): Composer {
   const text = h('textarea', { id: 'chat-text', name: 'text', placeholder: 'Write a message (Enter sends, Shift+Enter a new line)', 'aria-label': 'Message', rows: '3' });
   const send = h('button', { type: 'submit', class: 'primary' }, 'Send');
+  const stop = h('button', { type: 'button', class: 'danger', hidden: true, on: { click: onStop } }, 'Stop');
   const submit = (event: Event) => {
     event.preventDefault();
     if (send.disabled || text.value.trim() === '') return;
@@ -83,12 +85,27 @@ function composer(onSend: (text: string) => void): Composer {
   text.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) submit(event);
   });
-  const form = h('form', { class: 'composer', on: { submit } }, text, send);
-  return { form, text, send };
+  const form = h('form', { class: 'composer', on: { submit } }, text, send, stop);
+  return { form, text, send, stop };
+}
+
+// After /stop, the stopped turn's stream normally ends by itself; past this it is let go.
+const STOP_GRACE_MS = 5000;
+
+/** `/stop` as a message of this conversation (the chat command every channel has); its answer is shown. */
+async function stopTurn(state: ChatState, log: HTMLElement, who: () => string, running: AbortController): Promise<void> {
+  const timer = window.setTimeout(() => running.abort(), STOP_GRACE_MS);
+  running.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  try {
+    const answer = await api<{ reply?: { text: string } }>('POST', '/v1/messages?wait=10', { chat_id: state.chat, user_id: who(), text: '/stop', profile: state.profile });
+    log.append(bubble('assistant', h('div', { class: 'text muted', role: 'status' }, answer.reply?.text ?? 'Stop sent.')));
+  } catch (error) {
+    log.append(notice((error as Error).message, 'error'));
+  }
 }
 
 /** Sends one message and draws its turn as it streams, until done or an error. */
-async function sendMessage(ctx: PageContext, state: ChatState, log: HTMLElement, text: string, who: () => string): Promise<void> {
+async function sendMessage(ctx: PageContext, state: ChatState, log: HTMLElement, text: string, who: () => string, signal: AbortSignal): Promise<void> {
   log.append(bubble('user', h('div', { class: 'text' }, text)));
   const view = turnView({ answerer: who });
   const reply = bubble('assistant', view.element);
@@ -96,7 +113,7 @@ async function sendMessage(ctx: PageContext, state: ChatState, log: HTMLElement,
   reply.scrollIntoView({ block: 'end' });
   const body = { chat_id: state.chat, user_id: who(), text, profile: state.profile };
   try {
-    await followTurn(() => openStream('POST', '/v1/messages', { body, signal: ctx.signal }), {
+    await followTurn(() => openStream('POST', '/v1/messages', { body, signal }), {
       opened: ({ sessionId }) => {
         if (sessionId === '' || state.session === sessionId) return;
         state.session = sessionId;
@@ -106,9 +123,11 @@ async function sendMessage(ctx: PageContext, state: ChatState, log: HTMLElement,
         view.show(event);
         if (event.event === 'delta' || event.event === 'done') reply.scrollIntoView({ block: 'end' });
       },
-    }, ctx.signal);
+    }, signal);
+    // Let go after a stop: the turn's stored messages say how far it got.
+    if (signal.aborted && !ctx.signal.aborted) view.show({ event: 'error', data: { code: 'stopped', message: 'Stopped.' } });
   } catch (error) {
-    if (ctx.signal.aborted) return;
+    if (signal.aborted) return;
     const message = error instanceof ApiError ? error.message : `Could not reach Herald: ${(error as Error).message}`;
     view.show({ event: 'error', data: { code: error instanceof ApiError ? error.code : 'unavailable', message } });
   }
@@ -128,13 +147,26 @@ export async function chatPage(ctx: PageContext): Promise<void> {
   profile.addEventListener('change', () => go(link('chat', [], { profile: profile.value, chat: newChatId() })));
   const fresh = h('button', { type: 'button', on: { click: () => go(link('chat', [], { profile: state.profile, chat: newChatId() })) } }, 'New conversation');
   const log = h('ol', { class: 'chat-log', 'aria-label': 'Conversation', 'aria-live': 'polite' });
-  const box = composer((text) => {
+  let running: AbortController | undefined;
+  const send = (text: string) => {
+    const turn = new AbortController();
+    running = turn;
+    ctx.signal.addEventListener('abort', () => turn.abort(), { once: true });
     box.text.value = '';
     box.send.disabled = true;
-    void sendMessage(ctx, state, log, text, who).finally(() => {
+    box.stop.hidden = false;
+    box.stop.disabled = false;
+    void sendMessage(ctx, state, log, text, who, turn.signal).finally(() => {
+      running = undefined;
       box.send.disabled = false;
+      box.stop.hidden = true;
       if (ctx.current()) box.text.focus();
     });
+  };
+  const box = composer(send, () => {
+    if (running === undefined) return;
+    box.stop.disabled = true;
+    void stopTurn(state, log, who, running);
   });
   const session = state.session ? h('a', { href: link('session', [state.session]) }, 'this conversation’s session') : null;
   replace(
