@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool, Transaction } from 'kysely';
-import { nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
+import { firstOccurrence, nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
 import type { CronSchedule } from './cron-schedule.ts';
 import { ALLOWED_VALUES } from '@herald/db';
 import { isUuid } from '@herald/core';
@@ -209,12 +209,6 @@ async function targets(db: Executor, spec: CronJobInput['deliver'], origin: Cron
   }
 }
 
-/** The first occurrence of a new or rescheduled job, measured from the scheduler's clock. */
-function firstRun(parsed: CronSchedule, now: Date): Date | null {
-  if (parsed.kind === 'once') return parsed.runAt;
-  return nextOccurrence(parsed, now);
-}
-
 function scheduleColumns(parsed: CronSchedule) {
   return {
     schedule: parsed.display,
@@ -263,7 +257,7 @@ export async function createCronJob(db: Executor, input: CronJobInput): Promise<
     origin: input.origin ? JSON.stringify(input.origin) : null,
     enabled: input.enabled ?? true,
     missed_policy: checkPolicy(input.missedPolicy) ?? 'run_once',
-    next_run_at: firstRun(parsed, now),
+    next_run_at: firstOccurrence(parsed, now),
   };
   return inTransaction(db, async (trx) => {
     const row = await trx.insertInto('cron_jobs').values(values).returningAll().executeTakeFirstOrThrow();
@@ -310,7 +304,7 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
   const clock = await cronClock(db);
   if (patch.schedule !== undefined || patch.timezone !== undefined) {
     const parsed = schedule(patch.schedule ?? current.schedule, patch.timezone ?? current.timezone, clock.now);
-    Object.assign(changes, scheduleColumns(parsed), { next_run_at: firstRun(parsed, clock.now) });
+    Object.assign(changes, scheduleColumns(parsed), { next_run_at: firstOccurrence(parsed, clock.now) });
   }
   if (patch.sessionMode !== undefined || patch.sessionName !== undefined) {
     const session = checkSession(patch.sessionMode ?? (patch.sessionName !== undefined ? 'named' : current.sessionMode), patch.sessionName ?? current.sessionName ?? undefined);

@@ -49,3 +49,24 @@ export async function eventUsage(db: Kysely<Database>, eventId: string): Promise
     .executeTakeFirst();
   return { inputTokens: Number(row?.input ?? 0), outputTokens: Number(row?.output ?? 0) };
 }
+
+/** An accepted event whose turn has not ended: what a follower of the session can stream. */
+export interface OpenEvent {
+  id: string;
+  status: string;
+  receivedAt: Date;
+}
+
+/** A session's events still pending or running, oldest first (a turn's stream is kept under each of its events). */
+export async function listOpenEvents(db: Kysely<Database>, sessionId: string): Promise<OpenEvent[]> {
+  const rows = await db
+    .selectFrom('inbound_events')
+    .select(['id', 'status', 'received_at'])
+    .where('session_id', '=', sessionId)
+    .where('status', 'in', ['pending', 'processing'])
+    .orderBy('received_at')
+    .orderBy('id')
+    .limit(20)
+    .execute();
+  return rows.map((row) => ({ id: row.id, status: row.status, receivedAt: row.received_at }));
+}

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { apiUserId } from '@herald/core';
-import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, listCronRuns, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, updateCronJob } from '@herald/cron';
+import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, cronNow, getCronJob, listCronJobs, listCronRuns, parseSchedule, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, ScheduleError, upcomingOccurrences, updateCronJob } from '@herald/cron';
 import type { CronJobView } from '@herald/cron';
 import type { Db } from '@herald/db';
 import { asActor } from '@herald/audit';
@@ -10,7 +10,7 @@ import { jobJson, runJson } from './cron-views.ts';
 import { profileState } from './profile-exists.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { idParams, noContent } from './contracts/common.ts';
-import { cronJobList, cronJobView, cronRunList, cronRunView } from './contracts/cron-views.ts';
+import { cronJobList, cronJobView, cronPreview, cronRunList, cronRunView } from './contracts/cron-views.ts';
 
 const id = z.union([z.string().trim().min(1).max(256), z.number().int().transform(String)]);
 const names = z.array(z.string().max(64)).max(32);
@@ -46,6 +46,11 @@ const createBody = z
 const patchBody = z.object({ ...jobFields, enabled: z.boolean().optional() }).strict();
 
 const listQuery = z.object({ profile: z.string().max(200).optional(), user_id: z.string().max(256).optional() });
+const previewQuery = z.object({
+  schedule: z.string({ error: 'is required' }).max(200),
+  timezone: z.string().max(64).optional(),
+  count: z.coerce.number({ error: 'expected a number' }).int().min(1).max(20).default(5),
+});
 const runsQuery = z.object({ limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(200).default(20) });
 
 /** Maps the store's field names back to the API's. */
@@ -118,8 +123,30 @@ async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, 
   });
 }
 
+/**
+ * `GET /v1/cron/preview`: the next runs of a schedule in its zone, parsed and stepped by the
+ * scheduler's own functions from the scheduler's clock; a schedule it would refuse is the same 400.
+ */
+function registerPreviewRoute(app: FastifyInstance, db: Db): void {
+  const contract = { summary: 'The next runs of a schedule in a time zone, as the scheduler would fire them', tags: ['cron'], querystring: previewQuery, response: { 200: cronPreview } };
+  app.get('/v1/cron/preview', withContract(contract), async (request, reply) => {
+    const query = previewQuery.safeParse(request.query ?? {});
+    if (!query.success) return sendInvalid(reply, query.error);
+    const now = await cronNow(db);
+    try {
+      const schedule = parseSchedule(query.data.schedule, { timezone: query.data.timezone, now });
+      const runs = upcomingOccurrences(schedule, now, query.data.count);
+      return { schedule: schedule.display, schedule_kind: schedule.kind, timezone: schedule.timezone, runs: runs.map((run) => run.toISOString()) };
+    } catch (error) {
+      if (error instanceof ScheduleError) return sendError(reply, 400, 'invalid_request', `${error.field}: ${error.message}`, error.field);
+      throw error;
+    }
+  });
+}
+
 /** People's view of cron jobs: CRUD, a run-now trigger and run history with delivery receipts. */
 export function registerCronRoutes(app: FastifyInstance, db: Db, rules: CronTargetRules): void {
+  registerPreviewRoute(app, db);
   const noJob = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'no such cron job');
 
   app.get('/v1/cron/jobs', withContract({ summary: 'Cron jobs', tags: ['cron'], querystring: listQuery, response: { 200: cronJobList } }), async (request, reply) => {

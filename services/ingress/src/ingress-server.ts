@@ -15,6 +15,7 @@ import { registerSkillTransferRoutes } from './skill-transfer-routes.ts';
 import { registerReviewRoutes } from './review-routes.ts';
 import { registerCronRoutes } from './cron-routes.ts';
 import { registerSearchRoutes } from './search-routes.ts';
+import { registerPeopleSuggestionRoutes } from './people-suggestion-routes.ts';
 import { sendError } from './api-errors.ts';
 import { installAuth } from './api-auth.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
@@ -94,6 +95,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
   registerSearchRoutes(app, reads);
+  registerPeopleSuggestionRoutes(app, options.db);
   registerSessionRoutes(app, reads);
   registerHandoffRoutes(app, options.db);
   registerRunRoutes(app, { db: options.db, queue: options.queue, notices: options.notices, queuePrefix: options.config.redis.queuePrefix, logger: options.logger });

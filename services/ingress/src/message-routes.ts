@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError } from '@herald/session';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, listOpenEvents } from '@herald/session';
 import type { AcceptedEvent, EventView, InboundMessage } from '@herald/session';
 import type { Db, ProfileCache } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
@@ -22,7 +22,7 @@ import { lastEventId, openEventStream, wantsEventStream } from './sse.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { z } from 'zod';
 import { idParams } from './contracts/common.ts';
-import { eventStream, eventView, messageAccepted, messageSkipped } from './contracts/message-views.ts';
+import { eventStream, eventView, messageAccepted, messageSkipped, openEventList } from './contracts/message-views.ts';
 
 export interface MessageRouteDependencies {
   config: Config;
@@ -166,6 +166,15 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     const event = await getEvent(db, request.params.id);
     if (!event) return sendError(reply, 404, 'not_found', 'no such event');
     return streamEvent(deps, request, reply, { event_id: event.id, session_id: event.sessionId });
+  });
+
+  // A page showing a session finds here the turn to follow with GET /v1/events/:id/stream.
+  const openContract = { summary: "A session's events whose turn has not ended, oldest first", tags: ['messages'], params: idParams, response: { 200: openEventList } };
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/open-events', withContract(openContract), async (request, reply) => {
+    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
+    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
+    const events = await listOpenEvents(db, session.id);
+    return { events: events.map((event) => ({ event_id: event.id, status: event.status, received_at: event.receivedAt.toISOString() })) };
   });
 
   app.get<{ Params: { id: string } }>('/v1/events/:id', withContract({ summary: 'An event: its status, reply or wait', tags: ['messages'], params: idParams, response: { 200: eventView } }), async (request, reply) => {
