@@ -57,8 +57,13 @@ export interface OpenEvent {
   receivedAt: Date;
 }
 
-/** A session's events still pending or running, oldest first (a turn's stream is kept under each of its events). */
-export async function listOpenEvents(db: Kysely<Database>, sessionId: string): Promise<OpenEvent[]> {
+/**
+ * A session's events still pending or running, oldest first (a turn's stream is kept under each of
+ * its events); undefined when there is no such session.
+ */
+export async function listOpenEvents(db: Kysely<Database>, sessionId: string): Promise<OpenEvent[] | undefined> {
+  const session = await db.selectFrom('sessions').select('id').where('id', '=', sessionId).executeTakeFirst();
+  if (!session) return undefined;
   const rows = await db
     .selectFrom('inbound_events')
     .select(['id', 'status', 'received_at'])

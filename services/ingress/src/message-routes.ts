@@ -171,9 +171,8 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
   // A page showing a session finds here the turn to follow with GET /v1/events/:id/stream.
   const openContract = { summary: "A session's events whose turn has not ended, oldest first", tags: ['messages'], params: idParams, response: { 200: openEventList } };
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/open-events', withContract(openContract), async (request, reply) => {
-    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
-    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
-    const events = await listOpenEvents(db, session.id);
+    const events = await listOpenEvents(db, request.params.id);
+    if (!events) return sendError(reply, 404, 'not_found', 'no such session');
     return { events: events.map((event) => ({ event_id: event.id, status: event.status, received_at: event.receivedAt.toISOString() })) };
   });
 
