@@ -29,6 +29,11 @@ export interface PlatformsConfig {
   discord: DiscordConfig | null;
   /** How often the delivery consumer looks at the outbox without a notice. */
   deliveryPollMs: number;
+  /**
+   * Whether each platform's chats see answers grow by edits while they are written
+   * (HERALD_STREAMING_<PLATFORM>; HERALD_STREAMING=off turns them all off, libs/core config/model.ts).
+   */
+  streaming: { telegram: boolean; discord: boolean };
 }
 
 const platformsEnv = z.object({
@@ -47,6 +52,8 @@ const platformsEnv = z.object({
   DISCORD_ALLOWED_USERS: commaList,
   DISCORD_API_BASE: url(/^https?:$/, 'https://discord.com/api').default('https://discord.com/api'),
   HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
+  HERALD_STREAMING_TELEGRAM: oneOf(['on', 'off'] as const).default('on'),
+  HERALD_STREAMING_DISCORD: oneOf(['on', 'off'] as const).default('on'),
 });
 
 type PlatformsEnv = z.output<typeof platformsEnv>;
@@ -79,4 +86,9 @@ export const platformsSection = platformsEnv
       message: 'required when TELEGRAM_MODE is webhook (any 1-256 of A-Z a-z 0-9 _ -)',
     });
   })
-  .transform((e): PlatformsConfig => ({ telegram: telegram(e), discord: discord(e), deliveryPollMs: e.HERALD_DELIVERY_POLL_MS }));
+  .transform((e): PlatformsConfig => ({
+    telegram: telegram(e),
+    discord: discord(e),
+    deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
+    streaming: { telegram: e.HERALD_STREAMING_TELEGRAM === 'on', discord: e.HERALD_STREAMING_DISCORD === 'on' },
+  }));
