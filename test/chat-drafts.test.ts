@@ -113,10 +113,12 @@ describe('Telegram: the answer grows in one message', () => {
     llm.handler = (request) => {
       const last = request.messages.at(-1);
       if (last?.role === 'tool') return { text: 'The time is known now.', chunkDelayMs: 10 };
-      return { toolCalls: [{ name: 'slow_lookup', arguments: { label: 'clock' } }] };
+      return { toolCalls: [{ name: 'slow_lookup', arguments: { label: 'clock', sleep_ms: 2500 } }] };
     };
     telegram.userMessage({ chatId, from: { ...ALICE, id: chatId }, text: 'what time is it' });
     await waitFor(async () => (telegram.botMessages(chatId)[0]?.text === 'The time is known now.' ? true : undefined), { what: 'the answer', timeoutMs: 30_000 });
+    // The tool line was shown, then replaced by the text in the same message.
+    expect(callsIn(chatId, 'sendMessage')).toHaveLength(1);
     const texts = [...callsIn(chatId, 'sendMessage'), ...callsIn(chatId, 'editMessageText')].map((call) => String(call.body.text));
     expect(texts.some((text) => /slow_lookup/.test(text))).toBe(true);
     expect(telegram.botMessages(chatId)).toHaveLength(1);

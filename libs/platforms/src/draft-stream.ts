@@ -107,6 +107,9 @@ export class DraftStream {
 
   #schedule(): void {
     if (this.#stopped || this.#busy || this.#timer || !this.#due()) return;
+    // A tool with nothing written yet is shown only once it has run a while: a quick tool, or one
+    // that stops for an approval (whose question is the next message), leaves no draft behind.
+    if (this.#ids.length === 0 && this.#text.length === 0) this.#nextAt = Math.max(this.#nextAt, Date.now() + this.#options.pacing.intervalMs);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#busy = this.#flush().finally(() => {
