@@ -102,6 +102,8 @@ export class DraftStream {
 
   #due(): boolean {
     if (this.#text.length === 0 && this.#tool === undefined) return false;
+    // The first words go out as soon as they come: the time to the first delta is what a person waits.
+    if (this.#ids.length === 0 && this.#text.length > 0) return true;
     return this.#tool !== this.#flushedTool || this.#text.length - this.#flushedChars >= this.#options.pacing.minChars;
   }
 
