@@ -125,7 +125,7 @@ describe('Telegram: the answer grows in one message', () => {
   });
 });
 
-describe('Telegram with HERALD_STREAMING_TELEGRAM=off', () => {
+describe.each([{ HERALD_STREAMING_TELEGRAM: 'off' }, { HERALD_STREAMING: 'off' }])('Telegram with %o', (off) => {
   let llm: FakeLLM;
   let telegram: FakeTelegram;
   let stack: Stack;
@@ -134,7 +134,7 @@ describe('Telegram with HERALD_STREAMING_TELEGRAM=off', () => {
     telegram = await startFakeTelegram();
     stack = await startStack({
       model: llm,
-      env: { ...telegram.env, TELEGRAM_ALLOWED_USERS: String(ALICE.id), HERALD_DELIVERY_POLL_MS: '100', HERALD_STREAMING_TELEGRAM: 'off' },
+      env: { ...telegram.env, TELEGRAM_ALLOWED_USERS: String(ALICE.id), HERALD_DELIVERY_POLL_MS: '100', ...off },
     });
   });
   afterAll(async () => {

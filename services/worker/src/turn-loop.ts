@@ -123,11 +123,18 @@ function progressWriter(deps: TurnDependencies, setup: TurnSetup, logger: Logger
 function onProgressOf(writer: TurnStreamWriter | undefined, draft: TurnDraft | undefined): ((event: LoopProgress) => void) | undefined {
   if (!writer && !draft) return undefined;
   const relay = new StreamRelay();
+  let lastStep: number | undefined;
   return (event) => {
     writer?.write(event);
     if (!draft) return;
     const view = relay.take(event);
-    if (view) draft.take(view);
+    if (!view) return;
+    // Text of a later step (after a tool call) starts a new paragraph in the chat, as it reads in the transcript.
+    if (event.type === 'delta') {
+      if (lastStep !== undefined && event.step !== lastStep) draft.take({ type: 'delta', text: '\n\n' });
+      lastStep = event.step;
+    }
+    draft.take(view);
   };
 }
 

@@ -100,6 +100,8 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
     const userId = events[events.length - 1]?.userId ?? '';
     const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.sent };
+    // No text, no outbox row to edit the draft into (a tool line was all it showed): take it back.
+    if (text.trim() === '' && setup.note === undefined) await setup.draft?.discard();
     const next = await finishTurn(deps.db, lease, turnId, eventIds, {
       reply: setup.note === undefined ? text : `${text}\n\n${setup.note}`,
       failed,
