@@ -125,6 +125,42 @@ describe('Telegram: the answer grows in one message', () => {
   });
 });
 
+describe('Telegram: a turn that stops to ask the person', () => {
+  let llm: FakeLLM;
+  let telegram: FakeTelegram;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    telegram = await startFakeTelegram();
+    stack = await startStack({ model: llm, testTools: true, env: { ...telegram.env, TELEGRAM_ALLOWED_USERS: String(ALICE.id), HERALD_DELIVERY_POLL_MS: '100' } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await telegram.close();
+  });
+
+  it('takes its draft back before the question, and drafts the answer anew below it', async () => {
+    llm.handler = (request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return { text: `All done: ${last.content}`, chunkDelayMs: 10 };
+      return { text: 'Let me move the money for the rent now.', toolCalls: [{ name: 'wire_transfer', arguments: { label: 'rent', amount: 900 } }], chunkDelayMs: 10 };
+    };
+    telegram.userMessage({ chatId: 42, from: ALICE, text: 'pay the rent' });
+    const [notice] = await waitFor(async () => {
+      const messages = telegram.botMessages(42);
+      return messages.length === 1 && messages[0]!.reply_markup ? messages : undefined;
+    }, { what: 'only the approval question in the chat', timeoutMs: 30_000 });
+    expect(notice!.text).toContain('transfer 900 (rent)');
+    // The draft was in the chat before the question, and is gone.
+    expect(telegram.calls.filter((call) => call.method === 'deleteMessage')).toHaveLength(1);
+    const approve = notice!.reply_markup!.inline_keyboard.flat().find((button) => button.text === 'Approve')!;
+    telegram.pressButton({ chatId: 42, messageId: notice!.message_id, from: ALICE, data: approve.callback_data });
+    const answer = await waitFor(async () => telegram.botMessages(42).find((m) => m.text === 'All done: transferred 900 for rent'), { what: 'the answer', timeoutMs: 30_000 });
+    expect(answer.message_id).toBeGreaterThan(notice!.message_id);
+    expect(telegram.botMessages(42).filter((m) => m.text.endsWith(DRAFT_CURSOR))).toEqual([]);
+  });
+});
+
 describe.each([{ HERALD_STREAMING_TELEGRAM: 'off' }, { HERALD_STREAMING: 'off' }])('Telegram with %o', (off) => {
   let llm: FakeLLM;
   let telegram: FakeTelegram;
