@@ -161,7 +161,7 @@ describe('Telegram: a turn that stops to ask the person', () => {
   });
 });
 
-describe.each([{ HERALD_STREAMING_TELEGRAM: 'off' }, { HERALD_STREAMING: 'off' }])('Telegram with %o', (off) => {
+describe.each<Record<string, string>>([{ HERALD_STREAMING_TELEGRAM: 'off' }, { HERALD_STREAMING: 'off' }])('Telegram with %o', (off) => {
   let llm: FakeLLM;
   let telegram: FakeTelegram;
   let stack: Stack;
