@@ -125,6 +125,9 @@ describe('Telegram: the answer grows in one message', () => {
   });
 });
 
+/** Long enough to stream for a few seconds: the "Approved" notice goes out first, then the draft starts. */
+const AFTERWORD = 'The landlord has been paid and the receipt is filed. '.repeat(5).trim();
+
 describe('Telegram: a turn that stops to ask the person', () => {
   let llm: FakeLLM;
   let telegram: FakeTelegram;
@@ -142,7 +145,7 @@ describe('Telegram: a turn that stops to ask the person', () => {
   it('takes its draft back before the question, and drafts the answer anew below it', async () => {
     llm.handler = (request) => {
       const last = request.messages.at(-1);
-      if (last?.role === 'tool') return { text: `All done: ${last.content}`, chunkDelayMs: 10 };
+      if (last?.role === 'tool') return { text: `All done: ${last.content}. ${AFTERWORD}`, chunkDelayMs: 50 };
       return { text: 'Let me move the money for the rent now.', toolCalls: [{ name: 'wire_transfer', arguments: { label: 'rent', amount: 900 } }], chunkDelayMs: 10 };
     };
     telegram.userMessage({ chatId: 42, from: ALICE, text: 'pay the rent' });
@@ -155,8 +158,11 @@ describe('Telegram: a turn that stops to ask the person', () => {
     expect(telegram.calls.filter((call) => call.method === 'deleteMessage')).toHaveLength(1);
     const approve = notice!.reply_markup!.inline_keyboard.flat().find((button) => button.text === 'Approve')!;
     telegram.pressButton({ chatId: 42, messageId: notice!.message_id, from: ALICE, data: approve.callback_data });
-    const answer = await waitFor(async () => telegram.botMessages(42).find((m) => m.text === 'All done: transferred 900 for rent'), { what: 'the answer', timeoutMs: 30_000 });
+    const answer = await waitFor(async () => telegram.botMessages(42).find((m) => m.text === `All done: transferred 900 for rent. ${AFTERWORD}`), { what: 'the answer', timeoutMs: 30_000 });
     expect(answer.message_id).toBeGreaterThan(notice!.message_id);
+    // It was drafted as it was written, in the message that became the answer.
+    const drafted = telegram.calls.find((call) => call.method === 'sendMessage' && call.body.chat_id === '42' && String(call.body.text).startsWith('All done'));
+    expect(String(drafted?.body.text).endsWith(DRAFT_CURSOR)).toBe(true);
     expect(telegram.botMessages(42).filter((m) => m.text.endsWith(DRAFT_CURSOR))).toEqual([]);
   });
 });

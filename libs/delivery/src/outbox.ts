@@ -114,8 +114,8 @@ export interface OutboundDelivery extends OutboundItem {
 export interface DraftCalls {
   /** Posts a draft message; `first` is the answer's first message (a group reply quotes the question). */
   post(target: Record<string, string>, text: string, first: boolean, signal: AbortSignal): Promise<string>;
-  /** Replaces a draft message's text; an unchanged text is not an error. */
-  edit(target: Record<string, string>, messageId: string, text: string, signal: AbortSignal): Promise<void>;
+  /** Replaces a draft message's text (an unchanged text is not an error); false when the message is gone. */
+  edit(target: Record<string, string>, messageId: string, text: string, signal: AbortSignal): Promise<boolean>;
   /** Deletes a draft message; one already gone is not an error. */
   remove(target: Record<string, string>, messageId: string, signal: AbortSignal): Promise<void>;
   /** The longest text of one message. */

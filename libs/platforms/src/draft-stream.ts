@@ -28,6 +28,8 @@ export interface DraftStreamOptions {
   messageIds: readonly string[];
   /** Stores the messages' ids after a new one is posted: the reply's delivery edits them into the answer. */
   record(messageIds: readonly string[]): Promise<void>;
+  /** Forgets the stored ids: the draft was taken back out of the chat. */
+  forget(): Promise<void>;
   /** Asked before the first message is posted; false while an earlier message to the chat is still going out. */
   mayStart(): Promise<boolean>;
   pacing: DraftPacing;
@@ -98,6 +100,8 @@ export class DraftStream {
       );
     }
     this.#ids.length = 0;
+    this.#shown.length = 0;
+    await this.#options.forget().catch((error: unknown) => this.#options.logger.debug({ err: error }, 'could not forget the draft'));
   }
 
   #due(): boolean {
@@ -147,15 +151,18 @@ export class DraftStream {
       if (this.#shown[index] === text) continue;
       const signal = AbortSignal.timeout(15_000);
       const id = this.#ids[index];
-      if (id !== undefined) await calls.edit(target, id, text, signal);
-      else if (index === 0 && !(await this.#options.mayStart())) {
+      if (id !== undefined && (await calls.edit(target, id, text, signal))) {
+        this.#shown[index] = text;
+        continue;
+      }
+      if (id === undefined && index === 0 && !(await this.#options.mayStart())) {
         // An earlier message to this chat is still going out: try again after a while.
         this.#flushedChars = 0;
         return;
-      } else {
-        this.#ids.push(await calls.post(target, text, index === 0, signal));
-        await this.#options.record(this.#ids);
       }
+      // A new message, or one the person deleted: posted (again) in its place.
+      this.#ids[index] = await calls.post(target, text, index === 0, signal);
+      await this.#options.record(this.#ids);
       this.#shown[index] = text;
     }
   }

@@ -1,6 +1,6 @@
 import type { Logger } from '@herald/core';
 import type { Db } from '@herald/db';
-import { chatHasOpenOutbox, draftMessageIds, recordDraftMessages, replyKeyOf } from '@herald/delivery';
+import { chatHasOpenOutbox, draftMessageIds, dropDrafts, recordDraftMessages, replyKeyOf } from '@herald/delivery';
 import type { OutboundSender } from '@herald/delivery';
 import { DEFAULT_PACING, DraftStream } from './draft-stream.ts';
 import type { DraftPacing } from './draft-stream.ts';
@@ -59,6 +59,7 @@ export class DraftStreams {
       },
       messageIds: await draftMessageIds(db, key.replyKey),
       record: (ids) => recordDraftMessages(db, key, ids),
+      forget: () => dropDrafts(db, key.replyKey),
       mayStart: async () => !(await chatHasOpenOutbox(db, key.platform, key.chatId)),
       pacing: this.#options.pacing ?? DEFAULT_PACING,
       logger: logger.child({ sessionId, turnId, component: 'draft' }),

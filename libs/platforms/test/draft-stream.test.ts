@@ -38,6 +38,7 @@ function recordingCalls(maxChars: number, failures: Error[] = []): DraftCalls & 
       calls.push({ kind: 'edit', id, text, at: performance.now() });
       fail();
       messages.set(id, text);
+      return true;
     },
     async remove(_target, id) {
       calls.push({ kind: 'remove', id, text: '', at: performance.now() });
@@ -52,6 +53,7 @@ function draftOver(calls: DraftCalls, recorded: string[][] = []): DraftStream {
     target: { chatId: '1' },
     messageIds: [],
     record: async (ids) => void recorded.push([...ids]),
+    forget: async () => void recorded.push([]),
     mayStart: async () => true,
     pacing: { intervalMs: 100, minChars: 10 },
     logger: silentLogger,
@@ -93,6 +95,7 @@ describe('DraftStream', () => {
       calls.calls.push({ kind: 'edit', id, text, at: performance.now() });
       if (calls.calls.filter((call) => call.kind === 'edit').length === 1) throw new DeliveryError('429', { retryable: true, retryAfterMs: 600 });
       calls.messages.set(id, text);
+      return true;
     }) as DraftCalls['edit'];
     await write(draft, 'more text arriving steadily '.repeat(10), 10);
     await sleep(700);

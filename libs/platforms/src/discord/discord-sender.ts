@@ -91,7 +91,13 @@ export class DiscordSender implements OutboundSender {
       return sent.id;
     },
     edit: async (target, messageId, text, signal) => {
-      await this.#call(() => this.#rest.patch(Routes.channelMessage(channelOf(target), messageId), { body: { content: text, allowed_mentions: NO_MENTIONS }, signal }));
+      try {
+        await this.#rest.patch(Routes.channelMessage(channelOf(target), messageId), { body: { content: text, allowed_mentions: NO_MENTIONS }, signal });
+        return true;
+      } catch (error) {
+        if (error instanceof DiscordAPIError && error.status === 404) return false;
+        throw classifyDiscordError(error);
+      }
     },
     remove: async (target, messageId, signal) => {
       try {

@@ -132,9 +132,7 @@ export class TelegramSender implements OutboundSender {
   readonly drafts: DraftCalls = {
     maxChars: TELEGRAM_LIMIT,
     post: (target, text, first, signal) => this.#sendPart(chatTarget(target), { html: '', plain: text }, first, false, signal, false),
-    edit: async (target, messageId, text, signal) => {
-      await this.#edit(chatTarget(target).chatId, messageId, { html: '', plain: text }, undefined, signal, false);
-    },
+    edit: (target, messageId, text, signal) => this.#edit(chatTarget(target).chatId, messageId, { html: '', plain: text }, undefined, signal, false),
     remove: async (target, messageId, signal) => {
       try {
         await this.#api.deleteMessage(chatTarget(target).chatId, Number(messageId), sig(signal));
