@@ -1,6 +1,5 @@
+import type { Logger } from '@herald/core';
 import type { StreamView } from '@herald/queue';
-import type { TurnSetup } from './turn-setup.ts';
-import type { TurnDependencies } from './turn-runner.ts';
 
 /**
  * A turn's answer shown growing in its chat (libs/platforms draft-stream.ts; docs/decisions/
@@ -21,13 +20,21 @@ export interface AnswerDrafts {
   open(sessionId: string, turnId: string, eventIds: readonly string[]): Promise<TurnDraft | undefined>;
 }
 
+/** The turn a draft is opened for. */
+export interface DraftedTurn {
+  sessionId: string;
+  platform: string;
+  turnId: string;
+  eventIds: readonly string[];
+  /** A delegated child's answer goes to its parent, not to a chat. */
+  child: boolean;
+}
+
 /** The turn's draft, when its session is a chat streamed to; a failure to open one costs only the draft. */
-export async function openDraft(deps: TurnDependencies, sessionId: string, platform: string, setup: TurnSetup): Promise<TurnDraft | undefined> {
-  const drafts = deps.drafts;
-  // A delegated child's answer goes to its parent, not to a chat.
-  if (!drafts || setup.shape.child || !drafts.covers(platform)) return undefined;
-  return drafts.open(sessionId, setup.turnId, setup.eventIds).catch((error: unknown) => {
-    deps.logger.warn({ err: error, sessionId }, 'could not open the answer draft; the reply arrives when committed');
+export async function openDraft(drafts: AnswerDrafts | undefined, logger: Logger, turn: DraftedTurn): Promise<TurnDraft | undefined> {
+  if (!drafts || turn.child || !drafts.covers(turn.platform)) return undefined;
+  return drafts.open(turn.sessionId, turn.turnId, turn.eventIds).catch((error: unknown) => {
+    logger.warn({ err: error, sessionId: turn.sessionId }, 'could not open the answer draft; the reply arrives when committed');
     return undefined;
   });
 }

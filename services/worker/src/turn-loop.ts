@@ -160,7 +160,7 @@ export async function turnLoop(
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
   const pollInjected = injects ? injectedMessages(db, write, sessionId, setup) : undefined;
   const writer = progressWriter(deps, setup, logger);
-  setup.draft ??= await openDraft(deps, sessionId, session.platform, setup);
+  setup.draft ??= await openDraft(deps.drafts, logger, { sessionId, platform: session.platform, turnId, eventIds: setup.eventIds, child: setup.shape.child });
   const draft = setup.draft;
   const onProgress = onProgressOf(writer, draft);
   return async (from, compact) => {
