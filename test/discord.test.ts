@@ -24,6 +24,9 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
         ...discord.env,
         DISCORD_ALLOWED_USERS: ALICE,
         HERALD_DELIVERY_POLL_MS: '100',
+        // Replies go out whole: these tests are about the outbox's sends (a 429 on its first POST);
+        // answers growing by edits are tested in chat-drafts.test.ts.
+        HERALD_STREAMING_DISCORD: 'off',
       },
     });
     await discord.ready();

@@ -188,7 +188,7 @@ describe('the e-mail sender on its own', () => {
     };
   };
   const item = (to: string) => ({
-    id: '1', idempotencyKey: `cron:run:email:${to}`, platform: 'email', target: { chatId: to, title: 'Weekly' }, text: 'hi', sessionId: null, source: 'cron', attempts: 1, progress: progress(),
+    id: '1', idempotencyKey: `cron:run:email:${to}`, platform: 'email', target: { chatId: to, title: 'Weekly' }, text: 'hi', sessionId: null, source: 'cron', attempts: 1, drafts: [], progress: progress(),
   });
   const sender = (url: string, allowedDomains: string[] = []) => new EmailSender({ smtpUrl: url, from: 'reports@herald.example', allowedDomains });
 

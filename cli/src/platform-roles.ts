@@ -9,6 +9,7 @@ import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
 import type { TelegramIngress } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
+import type { AnswerDrafts } from '@herald/worker';
 
 const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
@@ -35,6 +36,13 @@ export async function platformSenders(config: Config): Promise<Map<string, Outbo
 export interface Delivery {
   consumer: DeliveryConsumer;
   onSessionActive: (sessionId: string, platform: string) => () => void;
+  /** Answers shown growing in the chats streamed to; undefined without a chat platform. */
+  drafts: AnswerDrafts | undefined;
+}
+
+/** The platforms whose chats see answers grow: streaming on, and on for that platform. */
+export function streamedPlatforms(config: Config): Set<string> {
+  return new Set(CHAT_PLATFORMS.filter((name) => config.model.streaming && config.platforms.streaming[name]));
 }
 
 /**
@@ -60,7 +68,8 @@ export async function startDelivery(
     shutdown.add('outbox listener', stopListening);
     shutdown.add('delivery consumer', () => consumer.stop());
   }
-  return { consumer, onSessionActive: (sessionId, platform) => typing?.start(sessionId, platform) ?? (() => undefined) };
+  const drafts = chatSenders.size > 0 ? new (await platforms()).DraftStreams({ db, senders: chatSenders, streamed: streamedPlatforms(config), logger: log }) : undefined;
+  return { consumer, onSessionActive: (sessionId, platform) => typing?.start(sessionId, platform) ?? (() => undefined), drafts };
 }
 
 export interface PlatformIngress {

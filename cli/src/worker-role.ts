@@ -49,6 +49,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     logger: log,
     recall: config.roles.worker.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
     onSessionActive: delivery.onSessionActive,
+    drafts: delivery.drafts,
     hooks,
     queue,
     childProvider: childProviderFromConfig(models),

@@ -34,7 +34,7 @@ export interface FakeDiscord {
   /** The environment that points Herald's Discord adapter at this fake. */
   env: Record<string, string>;
   messages: FakeDiscordMessage[];
-  requests: { method: string; path: string; body: any }[];
+  requests: { method: string; path: string; body: any; at: number }[];
   commands: unknown[];
   identifies: number;
   /** Connected gateway sockets right now (one per shard holder). */
@@ -270,6 +270,22 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       return json(response, 200, fake.commands);
     }
     if (request.method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return json(response, 204, undefined);
+    const own = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path);
+    if (own && (request.method === 'PATCH' || request.method === 'DELETE')) {
+      const index = fake.messages.findIndex((m) => m.channel_id === own[1] && m.id === own[2]);
+      const message = fake.messages[index];
+      if (message === undefined) return json(response, 404, { code: 10008, message: 'Unknown Message' });
+      if (request.method === 'DELETE') {
+        fake.messages.splice(index, 1);
+        return json(response, 204, undefined);
+      }
+      if (body?.content !== undefined) {
+        if (String(body.content).length > 2000) return json(response, 400, { code: 50035, message: 'Invalid Form Body' });
+        message.content = String(body.content);
+      }
+      if (Array.isArray(body?.components)) message.components = body.components;
+      return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
+    }
     match = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path);
     if (request.method === 'PATCH' && match) {
       const message: FakeDiscordMessage = { id: nextId(), channel_id: `interaction:${match[2]}`, content: String(body?.content ?? ''), author: { id: BOT_ID } };

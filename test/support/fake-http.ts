@@ -17,6 +17,8 @@ export interface LoggedRequest {
   headers: IncomingHttpHeaders;
   /** The body parsed as JSON; the raw text when it is not JSON; undefined when empty. */
   body: any;
+  /** When the request arrived (performance.now()). */
+  at: number;
 }
 
 export interface FakeHttpRequest extends LoggedRequest {
@@ -79,6 +81,7 @@ export async function startFakeHttp(handler: FakeHttpHandler, options: { host?: 
         query: Object.fromEntries(new URL(incoming.url ?? '/', 'http://fake').searchParams),
         headers: incoming.headers,
         body: parseBody(raw),
+        at: performance.now(),
       };
       requests.push(logged);
       await handler({ ...logged, raw }, response);

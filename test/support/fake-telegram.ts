@@ -31,6 +31,8 @@ export interface SentCall {
   method: string;
   body: Record<string, any>;
   messageId?: number;
+  /** When the call arrived (performance.now()). */
+  at: number;
 }
 
 export type Failure =
@@ -193,7 +195,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     if (!match || match[1] !== token) return fail(response, 404, 'Not Found');
     const method = match[2]!;
     const body: Record<string, any> = request.body ?? {};
-    const call: SentCall = { method, body };
+    const call: SentCall = { method, body, at: performance.now() };
     fake.calls.push(call);
     const failure = failures.get(method)?.shift();
     if (failure?.kind === 'status') return fail(response, failure.code, failure.description, failure.retryAfter);
@@ -267,7 +269,15 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         message.text = String(body.text);
         if (body.parse_mode) message.parse_mode = String(body.parse_mode);
         else delete message.parse_mode;
+        if (body.reply_markup) message.reply_markup = body.reply_markup;
         return ok(response, toApiMessage(message));
+      }
+      case 'deleteMessage': {
+        const messages = chats.get(Number(body.chat_id)) ?? [];
+        const index = messages.findIndex((m) => m.message_id === Number(body.message_id));
+        if (index < 0) return fail(response, 400, 'Bad Request: message to delete not found');
+        messages.splice(index, 1);
+        return ok(response, true);
       }
       default:
         return fail(response, 404, `Not Found: method ${method} is not faked`);

@@ -180,6 +180,8 @@ export type OutboxTable = Refine<
     in_flight: Json<InFlightPart> | null;
   }
 >;
+/** A streamed answer's draft messages (migrations/0077_chat_drafts.sql), by its reply's outbox key. */
+export type ChatDraftsTable = Refine<Tables.ChatDrafts, { message_ids: JsonWithDefault<string[]> }>;
 export type PlatformLeasesTable = Tables.PlatformLeases;
 export type AuditLogTable = Refine<Tables.AuditLog, { kind: AuditKind; detail: JsonWithDefault<Record<string, unknown>> }>;
 export type HookFiringsTable = Refine<Tables.HookFirings, { directive: Json<Record<string, unknown> | null> | null }>;
@@ -221,6 +223,7 @@ export interface Database {
   cron_jobs: CronJobsTable;
   cron_runs: CronRunsTable;
   outbox: OutboxTable;
+  chat_drafts: ChatDraftsTable;
   platform_leases: PlatformLeasesTable;
   session_compressions: SessionCompressionsTable;
   session_handoffs: SessionHandoffsTable;

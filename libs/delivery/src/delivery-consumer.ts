@@ -7,6 +7,7 @@ import { withDefaultUser } from '@herald/db';
 import { contextFromTraceParent, recordDelivery, withSpan } from '@herald/telemetry';
 import { claimOutbound, ClaimLostError, DeliveryError, markAttemptFailed, markDelivered, progressFor } from './outbox.ts';
 import type { ClaimedRow, DeliveryReceipt, OutboundSender } from './outbox.ts';
+import { draftMessageIds, dropDrafts } from './chat-drafts.ts';
 
 export interface DeliveryConsumerOptions {
   db: Kysely<Database>;
@@ -139,7 +140,8 @@ export class DeliveryConsumer {
     const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.#options.sendTimeoutMs)]);
     let receipt: DeliveryReceipt;
     try {
-      receipt = await sender.send({ ...row, progress: progressFor(this.#db, row) }, signal);
+      const drafts = sender.drafts ? await draftMessageIds(this.#db, row.idempotencyKey) : [];
+      receipt = await sender.send({ ...row, progress: progressFor(this.#db, row), drafts }, signal);
     } catch (error) {
       await this.#failed(row, error, logger).catch((writeError: unknown) =>
         // The claim expires and the row is taken up again; its in-flight mark keeps it honest.
@@ -150,6 +152,8 @@ export class DeliveryConsumer {
     recordDelivery(row.platform, 'delivered');
     try {
       await markDelivered(this.#db, row, receipt);
+      // The drafts are the answer's parts now (in the receipt); left behind, a later row would skip them.
+      await dropDrafts(this.#db, row.idempotencyKey);
       logger.info({ messageIds: receipt.messageIds }, 'delivered');
     } catch (error) {
       // The parts are recorded as sent, so whoever takes the row over finishes without resending.

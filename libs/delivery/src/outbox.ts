@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, InFlightPart, OutboxStatus, OutboxTable } from '@herald/db';
+import { otherDraftIds } from './chat-drafts.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -89,12 +90,36 @@ export interface DeliveryProgress {
   partSent(part: number, messageId: string): Promise<void>;
   /** Clears the in-flight mark after reconciling that part was not delivered. */
   clearInFlight(): Promise<void>;
-  /** Message ids of the latest messages delivered to the same chat, newest rows first. */
+  /**
+   * Message ids of the latest messages delivered to the same chat, newest rows first, then the
+   * draft messages of other replies streaming there: bot messages that are not this row's.
+   */
   recentChatMessageIds(): Promise<string[]>;
 }
 
 export interface OutboundDelivery extends OutboundItem {
   progress: DeliveryProgress;
+  /**
+   * Messages a running turn posted while its answer streamed (chat-drafts.ts), in order: the sender
+   * edits them into the first parts of this text instead of sending those parts, and removes any
+   * left over, so the chat ends with the committed text once. Empty for everything not streamed.
+   */
+  drafts: readonly string[];
+}
+
+/**
+ * A platform's calls for a streamed draft: one plain-text message posted, then edited as the text
+ * grows. Errors are DeliveryErrors (a rate limit carries its retryAfterMs).
+ */
+export interface DraftCalls {
+  /** Posts a draft message; `first` is the answer's first message (a group reply quotes the question). */
+  post(target: Record<string, string>, text: string, first: boolean, signal: AbortSignal): Promise<string>;
+  /** Replaces a draft message's text (an unchanged text is not an error); false when the message is gone. */
+  edit(target: Record<string, string>, messageId: string, text: string, signal: AbortSignal): Promise<boolean>;
+  /** Deletes a draft message; one already gone is not an error. */
+  remove(target: Record<string, string>, messageId: string, signal: AbortSignal): Promise<void>;
+  /** The longest text of one message. */
+  readonly maxChars: number;
 }
 
 /**
@@ -105,6 +130,8 @@ export interface OutboundSender {
   send(item: OutboundDelivery, signal: AbortSignal): Promise<DeliveryReceipt>;
   /** Shows "typing..." in the chat for a few seconds; optional. */
   typing?(target: Record<string, string>, signal: AbortSignal): Promise<void>;
+  /** Streamed drafts, when the platform can edit its messages; a sender without them is never streamed to. */
+  readonly drafts?: DraftCalls;
 }
 
 const deliveryErrorMarker = Symbol.for('herald.delivery-error');
@@ -271,7 +298,7 @@ export function progressFor(db: Kysely<Database>, row: ClaimedRow): DeliveryProg
         .orderBy('created_at', 'desc')
         .limit(5)
         .execute();
-      return rows.flatMap((r) => r.parts_sent);
+      return [...rows.flatMap((r) => r.parts_sent), ...(await otherDraftIds(db, row.platform, chatId, row.idempotencyKey))];
     },
   };
 }

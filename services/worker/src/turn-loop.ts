@@ -2,7 +2,9 @@ import { sessionWorkspace } from './session-prompt.ts';
 import type { Transaction } from 'kysely';
 import { runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
-import { TurnStreamWriter } from '@herald/queue';
+import { StreamRelay, TurnStreamWriter } from '@herald/queue';
+import { openDraft } from './turn-draft.ts';
+import type { TurnDraft } from './turn-draft.ts';
 import type { Logger } from '@herald/core';
 import { appendMessages, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
@@ -119,8 +121,22 @@ function progressWriter(deps: TurnDependencies, setup: TurnSetup, logger: Logger
   return new TurnStreamWriter(deps.stream, setup.eventIds, (error) => logger.warn({ err: error, turnId }, 'turn stream write failed; followers see the reply when it is committed'));
 }
 
-function onProgressOf(writer: TurnStreamWriter | undefined): ((event: LoopProgress) => void) | undefined {
-  return writer ? (event) => writer.write(event) : undefined;
+function onProgressOf(writer: TurnStreamWriter | undefined, draft: TurnDraft | undefined): ((event: LoopProgress) => void) | undefined {
+  if (!writer && !draft) return undefined;
+  const relay = new StreamRelay();
+  let lastStep: number | undefined;
+  return (event) => {
+    writer?.write(event);
+    if (!draft) return;
+    const view = relay.take(event);
+    if (!view) return;
+    // Text of a later step (after a tool call) starts a new paragraph in the chat, as it reads in the transcript.
+    if (event.type === 'delta') {
+      if (lastStep !== undefined && event.step !== lastStep) draft.take({ type: 'delta', text: '\n\n' });
+      lastStep = event.step;
+    }
+    draft.take(view);
+  };
 }
 
 /** Runs the tool loop from a history, with or without the mid-turn compaction estimate. */
@@ -145,8 +161,11 @@ export async function turnLoop(
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
   const pollInjected = injects ? injectedMessages(db, write, sessionId, setup) : undefined;
   const writer = progressWriter(deps, setup, logger);
-  const onProgress = onProgressOf(writer);
+  setup.draft ??= await openDraft(deps.drafts, logger, { sessionId, platform: session.platform, turnId, eventIds: setup.eventIds, child: setup.shape.child });
+  const draft = setup.draft;
+  const onProgress = onProgressOf(writer, draft);
   return async (from, compact) => {
+    // The draft's last edit lands before the reply commits: its delivery edits the draft after it.
     const result = await runToolLoop<WaitRequest>({
       ...(onProgress ? { onProgress } : {}),
       provider: turnHooks?.provider(provider) ?? provider,
@@ -180,7 +199,7 @@ export async function turnLoop(
             recordStep(executor, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), null),
           ),
       },
-    });
+    }).finally(() => draft?.settle());
     // Followers must have every piece of text before the reply's commit tells them the turn is done.
     await writer?.flush();
     return result;

@@ -18,6 +18,7 @@ import { setUpTurn } from './turn-setup.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import { subagentEvent } from './subagent-turn.ts';
 import type { TurnStreamStore } from '@herald/queue';
+import type { AnswerDrafts } from './turn-draft.ts';
 import { withSessionTools } from './session-tools.ts';
 import type { McpTools } from '@herald/mcp';
 
@@ -49,6 +50,8 @@ export interface TurnDependencies {
   childProvider?: Provider | null | undefined;
   /** Where running turns publish their progress for followers; nothing is streamed without it. */
   stream?: TurnStreamStore | undefined;
+  /** Chats that see the answer grow while it is written (turn-draft.ts); none when not given. */
+  drafts?: AnswerDrafts | undefined;
   /** MCP servers' tools (docs/tools.md#mcp-servers); none when no server is configured. */
   mcp?: McpTools | undefined;
   /** Profiles' own models (their main, summary and children's models); the ones above when a profile has none. */
@@ -97,6 +100,8 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
     const userId = events[events.length - 1]?.userId ?? '';
     const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.sent };
+    // No text, no outbox row to edit the draft into (a tool line was all it showed): take it back.
+    if (text.trim() === '' && setup.note === undefined) await setup.draft?.discard();
     const next = await finishTurn(deps.db, lease, turnId, eventIds, {
       reply: setup.note === undefined ? text : `${text}\n\n${setup.note}`,
       failed,
@@ -169,13 +174,16 @@ export async function runTurn(
   // Compaction mid-turn: once per turn, and not once compressing stopped helping (anti-thrash).
   const mayCompact = compaction !== undefined && !control.compacted.has(turnId) && (await compactionAllowed(db, sessionId, setup.ineffective));
   const ran = await runLoop(deps, sessionId, setup, control, loop, history, mayCompact);
-  if ('done' in ran) return ran.done;
+  // Compressed: the answer comes from the child session's turn; its draft starts there.
+  if ('done' in ran) return (await setup.draft?.discard(), ran.done);
   if ('error' in ran) return finish(...ran.error);
   const result = ran.result;
   if (result.outcome === 'waiting' && result.wait) {
     // Parked: nothing holds the worker or the lease while the person decides; an answer, /approve,
     // /deny or the timeout makes the turn runnable and any worker resumes it.
     const { request, notStarted } = result.wait;
+    // The question goes out next; the answer is drafted anew below it when the turn resumes.
+    await setup.draft?.discard();
     await suspendTurn(db, lease, turnId, { ...request, notStarted }, waitNotice(request));
     logger.info({ sessionId, turnId, kind: request.kind, tool: request.toolName }, 'turn waiting for the person');
     return { eventIds, outcome: 'waiting' };

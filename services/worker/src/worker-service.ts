@@ -18,6 +18,7 @@ import { isConnectionError } from '@herald/db';
 import { LeaseLostError } from '@herald/session';
 import { emitTurnCompletion } from './turn-completion.ts';
 import type { ProfileModels } from './profile-models.ts';
+import type { AnswerDrafts } from './turn-draft.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -43,6 +44,8 @@ export interface WorkerServiceOptions {
   mcp?: McpTools | undefined;
   /** Profiles' own models; a profile without them uses the ones above. */
   profileModels?: ProfileModels | undefined;
+  /** Chats that see the answer grow while it is written (HERALD_STREAMING_<PLATFORM>); none when not given. */
+  drafts?: AnswerDrafts | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.

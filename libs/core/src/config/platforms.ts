@@ -42,6 +42,11 @@ export interface PlatformsConfig {
   mailAllowedDomains: string[];
   /** How often the delivery consumer looks at the outbox without a notice. */
   deliveryPollMs: number;
+  /**
+   * Whether each platform's chats see answers grow by edits while they are written
+   * (HERALD_STREAMING_<PLATFORM>; HERALD_STREAMING=off turns them all off, libs/core config/model.ts).
+   */
+  streaming: { telegram: boolean; discord: boolean };
 }
 
 const platformsEnv = z.object({
@@ -65,6 +70,8 @@ const platformsEnv = z.object({
   HERALD_MAIL_ALLOWED_DOMAINS: commaList.refine((domains) => domains.every((domain) => /^\.?([a-z0-9-]+\.)+[a-z0-9-]+$/i.test(domain)), {
     error: 'expected domain names, comma-separated (example.com,ops.example.org)',
   }),
+  HERALD_STREAMING_TELEGRAM: oneOf(['on', 'off'] as const).default('on'),
+  HERALD_STREAMING_DISCORD: oneOf(['on', 'off'] as const).default('on'),
 });
 
 type PlatformsEnv = z.output<typeof platformsEnv>;
@@ -127,5 +134,6 @@ export const platformsSection = platformsEnv
       email: email(e),
       mailAllowedDomains: e.HERALD_MAIL_ALLOWED_DOMAINS.map((domain) => domain.toLowerCase().replace(/^\./, '')),
       deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
+      streaming: { telegram: e.HERALD_STREAMING_TELEGRAM === 'on', discord: e.HERALD_STREAMING_DISCORD === 'on' },
     }),
   );

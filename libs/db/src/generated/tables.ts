@@ -37,6 +37,14 @@ export interface AuditLog {
   turn_id: string | null;
 }
 
+export interface ChatDrafts {
+  chat_id: string;
+  message_ids: Generated<Json>;
+  platform: string;
+  reply_key: string;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface CronClock {
   id: Generated<boolean>;
   offset_ms: Generated<Int8>;
@@ -512,6 +520,7 @@ export interface UsageDays {
 
 export interface DB {
   audit_log: AuditLog;
+  chat_drafts: ChatDrafts;
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;

@@ -2,7 +2,7 @@ import { parseWaitButtons } from '../wait-buttons.ts';
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, REST, Routes } from 'discord.js';
 import { DeliveryError } from '@herald/delivery';
-import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
+import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundSender } from '@herald/delivery';
 import { splitMarkdown } from '../markdown-split.ts';
 
 export const DISCORD_LIMIT = 2000;
@@ -56,6 +56,14 @@ function buttonRows(raw: string | undefined): { type: 1; components: { type: 2; 
   return rows;
 }
 
+const NO_MENTIONS = { parse: [] as string[] };
+
+function channelOf(target: Record<string, string>): string {
+  const channelId = target.threadId ?? target.chatId;
+  if (channelId === undefined || channelId === '') throw new DeliveryError('target.chatId is missing', { retryable: false });
+  return channelId;
+}
+
 export class DiscordSender implements OutboundSender {
   readonly #rest: REST;
 
@@ -75,12 +83,45 @@ export class DiscordSender implements OutboundSender {
     return new DiscordSender(rest);
   }
 
+  readonly drafts: DraftCalls = {
+    maxChars: DISCORD_LIMIT,
+    post: async (target, text, first, signal) => {
+      const reply = first && target.replyTo !== undefined && target.chatType !== 'dm' ? { message_reference: { message_id: target.replyTo, fail_if_not_exists: false } } : {};
+      const sent = (await this.#call(() => this.#rest.post(Routes.channelMessages(channelOf(target)), { body: { content: text, allowed_mentions: NO_MENTIONS, ...reply }, signal }))) as { id: string };
+      return sent.id;
+    },
+    edit: async (target, messageId, text, signal) => {
+      try {
+        await this.#rest.patch(Routes.channelMessage(channelOf(target), messageId), { body: { content: text, allowed_mentions: NO_MENTIONS }, signal });
+        return true;
+      } catch (error) {
+        if (error instanceof DiscordAPIError && error.status === 404) return false;
+        throw classifyDiscordError(error);
+      }
+    },
+    remove: async (target, messageId, signal) => {
+      try {
+        await this.#rest.delete(Routes.channelMessage(channelOf(target), messageId), { signal });
+      } catch (error) {
+        if (!(error instanceof DiscordAPIError && error.status === 404)) throw classifyDiscordError(error);
+      }
+    },
+  };
+
+  async #call<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      throw classifyDiscordError(error);
+    }
+  }
+
   async send(item: OutboundDelivery, signal: AbortSignal): Promise<DeliveryReceipt> {
     const channelId = item.target.threadId ?? item.target.chatId;
     if (channelId === undefined || channelId === '') throw new DeliveryError('target.chatId is missing', { retryable: false });
     const parts = splitMarkdown(item.text, DISCORD_LIMIT);
     const progress = item.progress;
-    const ids = [...progress.partsSent];
+    const ids = await this.#adoptDrafts(item, channelId, parts, signal);
     for (let part = ids.length; part < parts.length; part++) {
       const content = parts[part] ?? '';
       await progress.beginPart(part, null);
@@ -93,7 +134,33 @@ export class DiscordSender implements OutboundSender {
       await progress.partSent(part, messageId);
       ids.push(messageId);
     }
+    // A draft that did not become a part (a retried step streamed longer text): not left as if it were one.
+    for (const extra of item.drafts.filter((draft) => !ids.includes(draft))) await this.drafts.remove(item.target, extra, signal);
     return { messageIds: ids };
+  }
+
+  /**
+   * The streamed drafts become the answer's first parts, each edited into its part's text (a PATCH
+   * is idempotent, so a retry repeats it safely). A slash command's answer goes to its interaction
+   * instead, and a draft the person deleted is given up: those parts are sent anew.
+   */
+  async #adoptDrafts(item: OutboundDelivery, channelId: string, parts: string[], signal: AbortSignal): Promise<string[]> {
+    const ids = [...item.progress.partsSent];
+    if (item.target.interactionToken !== undefined) return ids;
+    for (let part = ids.length; part < Math.min(item.drafts.length, parts.length); part++) {
+      const draft = item.drafts[part];
+      if (draft === undefined) break;
+      const components = part === parts.length - 1 ? buttonRows(item.target.buttons) : [];
+      try {
+        await this.#rest.patch(Routes.channelMessage(channelId, draft), { body: { content: parts[part] ?? '', allowed_mentions: NO_MENTIONS, components }, signal });
+      } catch (error) {
+        if (error instanceof DiscordAPIError && error.status === 404) break;
+        throw classifyDiscordError(error);
+      }
+      await item.progress.partSent(part, draft);
+      ids.push(draft);
+    }
+    return ids;
   }
 
   async #sendPart(item: OutboundDelivery, channelId: string, content: string, part: number, last: boolean, signal: AbortSignal): Promise<string> {
