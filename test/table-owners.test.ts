@@ -47,6 +47,7 @@ export const TABLE_OWNERS: Record<string, string> = {
   cron_jobs: 'libs/cron',
   cron_runs: 'libs/cron',
   outbox: 'libs/delivery',
+  chat_drafts: 'libs/delivery',
   audit_log: 'libs/audit',
   turn_stream_entries: 'libs/queue',
   provider_cooldowns: 'libs/agent',

@@ -2,6 +2,7 @@ import type { Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import { chatHasOpenOutbox, draftMessageIds, dropDrafts, recordDraftMessages, replyKeyOf } from '@herald/delivery';
 import type { OutboundSender } from '@herald/delivery';
+import { replyAnchorOf } from '@herald/session';
 import { DEFAULT_PACING, DraftStream } from './draft-stream.ts';
 import type { DraftPacing } from './draft-stream.ts';
 
@@ -33,29 +34,17 @@ export class DraftStreams {
 
   async open(sessionId: string, turnId: string, eventIds: readonly string[]): Promise<DraftStream | undefined> {
     const { db, senders, logger } = this.#options;
-    const session = await db
-      .selectFrom('sessions')
-      .select(['platform', 'chat_id', 'chat_type', 'thread_id'])
-      .where('id', '=', sessionId)
-      .executeTakeFirst();
+    const session = await replyAnchorOf(db, sessionId, eventIds);
     const calls = session === undefined ? undefined : senders.get(session.platform)?.drafts;
     if (session === undefined || calls === undefined || !this.covers(session.platform)) return undefined;
-    const replyTo = eventIds.length === 0 ? undefined : await db
-      .selectFrom('inbound_events')
-      .select('platform_message_id')
-      .where('id', 'in', [...eventIds])
-      .where('platform_message_id', 'is not', null)
-      .orderBy('received_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    const key = { replyKey: replyKeyOf(turnId), platform: session.platform, chatId: session.chat_id };
+    const key = { replyKey: replyKeyOf(turnId), platform: session.platform, chatId: session.chatId };
     return new DraftStream({
       calls,
       target: {
-        chatId: session.chat_id,
-        chatType: session.chat_type,
-        ...(session.thread_id === null ? {} : { threadId: session.thread_id }),
-        ...(replyTo?.platform_message_id ? { replyTo: replyTo.platform_message_id } : {}),
+        chatId: session.chatId,
+        chatType: session.chatType,
+        ...(session.threadId === null ? {} : { threadId: session.threadId }),
+        ...(session.replyTo ? { replyTo: session.replyTo } : {}),
       },
       messageIds: await draftMessageIds(db, key.replyKey),
       record: (ids) => recordDraftMessages(db, key, ids),

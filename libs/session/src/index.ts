@@ -85,3 +85,5 @@ export {
 export type { ChildRunsInput, CreatedChild, NewChildRun, RunFilter, SubagentRun } from './subagent-runs.ts';
 export { postInternalEvent } from './internal-events.ts';
 export type { InternalEvent } from './internal-events.ts';
+export { replyAnchorOf } from './reply-anchor.ts';
+export type { ReplyAnchor } from './reply-anchor.ts';
