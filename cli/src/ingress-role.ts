@@ -35,6 +35,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     turnStream: { store: transport.stream, listener: streamListener },
     logger: log,
     telegram: platforms.telegram,
+    platformWebhooks: platforms.webhooks,
     hooks,
     profiles,
     checkResponses: checks.responses,

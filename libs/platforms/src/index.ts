@@ -19,9 +19,17 @@ export {
 } from './discord/discord-ingress.ts';
 export type { DiscordIngressOptions } from './discord/discord-ingress.ts';
 export { defineAdapter } from './platform-adapter.ts';
-export type { AnyPlatformAdapter, ConfiguredCalls, InboundDependencies, InboundHandle, PlatformAdapter, PlatformAdapterSpec, RateLimitRules } from './platform-adapter.ts';
+export type { AnyPlatformAdapter, ConfiguredCalls, InboundDependencies, InboundHandle, PlatformAdapter, PlatformAdapterSpec, PlatformWebhook, RateLimitRules, WebhookAnswer } from './platform-adapter.ts';
 export { PLATFORM_ADAPTERS } from './platform-adapters.ts';
 export { telegramAdapter } from './telegram/telegram-adapter.ts';
 export type { TelegramInbound } from './telegram/telegram-adapter.ts';
 export { discordAdapter } from './discord/discord-adapter.ts';
 export { verifyTelegramSecret } from './telegram/telegram-ingress.ts';
+export { slackAdapter } from './slack/slack-adapter.ts';
+export type { SlackInbound } from './slack/slack-adapter.ts';
+export { SlackIngress, slackAppIdOf } from './slack/slack-ingress.ts';
+export type { SlackEnvelopeKind, SlackOutcome } from './slack/slack-ingress.ts';
+export { SlackSender, SLACK_LIMIT, WORKING_REACTION, classifySlackError } from './slack/slack-sender.ts';
+export { markdownToSlackMrkdwn, slackTextToPlain } from './slack/slack-format.ts';
+export { signSlackBody, verifySlackSignature } from './slack/slack-signature.ts';
+export { SlackRateGate, SLACK_METHOD_SPACING } from './slack/slack-rate-gate.ts';

@@ -1,6 +1,7 @@
 import type { ChatPlatform } from '@herald/core';
 import { discordAdapter } from './discord/discord-adapter.ts';
 import type { AnyPlatformAdapter } from './platform-adapter.ts';
+import { slackAdapter } from './slack/slack-adapter.ts';
 import { telegramAdapter } from './telegram/telegram-adapter.ts';
 
 /**
@@ -10,4 +11,5 @@ import { telegramAdapter } from './telegram/telegram-adapter.ts';
 export const PLATFORM_ADAPTERS: { readonly [Name in ChatPlatform]: AnyPlatformAdapter } = {
   telegram: telegramAdapter,
   discord: discordAdapter,
+  slack: slackAdapter,
 };

@@ -22,10 +22,11 @@ import { registerAdminRoutes } from './admin-routes.ts';
 import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
-import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { registerPlatformWebhooks, registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 import { installInputHygiene } from './input-hygiene.ts';
 import { installOpenApi, installResponseCheck } from './openapi-routes.ts';
-import type { TelegramIngress } from '@herald/platforms';
+import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
+import { PLATFORM_EVENT_ROUTES } from '@herald/core';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
 import { registerMcpRoutes } from './mcp-routes.ts';
@@ -38,6 +39,8 @@ export interface IngressOptions extends MessageRouteDependencies {
   adminQueues?: readonly RunQueue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
+  /** The platforms' signed event routes (Slack's Events API), served with the raw body. */
+  platformWebhooks?: readonly PlatformWebhook[] | undefined;
   /** Check every JSON answer against its route's contract (tests): a mismatch is a 500. */
   checkResponses?: boolean | undefined;
   /** The providers a profile's model may name (HERALD_PROVIDERS_FILE and the implicit two); those two when not given. */
@@ -69,7 +72,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       : sendError(reply, 500, 'internal', 'internal error');
   });
   installAuth(app, options.config.api.token);
-  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
+  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES]);
   installOpenApi(app, options.config.api.token);
   if (options.checkResponses) installResponseCheck(app);
   registerHealthRoutes(app, options);
@@ -87,6 +90,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
+  registerPlatformWebhooks(app, options.platformWebhooks ?? [], options.logger);
   registerSearchRoutes(app, options.db);
   registerSessionRoutes(app, options.db);
   registerHandoffRoutes(app, options.db);

@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import { describeTarget } from '@herald/cron';
 import { enqueueOutbound } from '@herald/delivery';
 import type { CronOrigin, CronTarget, Database, Db } from '@herald/db';
+import { isChatPlatform } from '@herald/core';
 
 /**
  * Hermes' "nothing to report" convention: the whole answer, its first or last line, or its prefix
@@ -31,7 +32,7 @@ export interface CompletedRun {
 
 function targetFields(target: CronTarget): Record<string, string> {
   if ('url' in target) return { url: target.url };
-  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}) };
+  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}), ...(target.account ? { account: target.account } : {}) };
 }
 
 function shortError(error: string | null, reply: string | null): string {
@@ -65,7 +66,7 @@ async function deliver(
 }
 
 function originTarget(origin: CronOrigin | null): CronTarget | null {
-  if (!origin || (origin.platform !== 'telegram' && origin.platform !== 'discord')) return null;
+  if (!origin || !isChatPlatform(origin.platform)) return null;
   return { platform: origin.platform, chatId: origin.chatId, ...(origin.threadId ? { threadId: origin.threadId } : {}) };
 }
 

@@ -23,10 +23,26 @@ export interface DiscordConfig {
   apiBase: string;
 }
 
+export interface SlackConfig {
+  /** xoxb-: the Web API calls (posting, editing, reactions, users.info). */
+  botToken: string;
+  /** xapp-: Socket Mode; when set, one ingress replica holds the socket under a lease. */
+  appToken: string | undefined;
+  /** Verifies the Events API's and interactions' X-Slack-Signature; without it those routes are off. */
+  signingSecret: string | undefined;
+  /** User ids (U...); ['*'] allows everyone; empty allows no one. */
+  allowedUsers: string[];
+  /** Channel ids (C..., G...); empty allows every channel the bot is in. DMs are not channels here. */
+  allowedChannels: string[];
+  /** The Web API base, with a trailing slash (https://slack.com/api/); tests point it at a fake. */
+  apiUrl: string;
+}
+
 /** The chat platforms: each is null when its bot token is not set. */
 export interface PlatformsConfig {
   telegram: TelegramConfig | null;
   discord: DiscordConfig | null;
+  slack: SlackConfig | null;
   /** How often the delivery consumer looks at the outbox without a notice. */
   deliveryPollMs: number;
 }
@@ -46,6 +62,12 @@ const platformsEnv = z.object({
   DISCORD_BOT_TOKEN: optionalText,
   DISCORD_ALLOWED_USERS: commaList,
   DISCORD_API_BASE: url(/^https?:$/, 'https://discord.com/api').default('https://discord.com/api'),
+  SLACK_BOT_TOKEN: optionalText.refine((value) => value === undefined || /^xoxb-[A-Za-z0-9-]+$/.test(value), { error: 'expected a bot token starting xoxb-' }),
+  SLACK_APP_TOKEN: optionalText.refine((value) => value === undefined || /^xapp-[A-Za-z0-9-]+$/.test(value), { error: 'expected an app-level token starting xapp-' }),
+  SLACK_SIGNING_SECRET: optionalText,
+  SLACK_ALLOWED_USERS: commaList,
+  SLACK_ALLOWED_CHANNELS: commaList,
+  SLACK_API_URL: url(/^https?:$/, 'https://slack.com/api/').default('https://slack.com/api/'),
   HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
 });
 
@@ -69,6 +91,18 @@ function discord(e: PlatformsEnv): DiscordConfig | null {
   return { botToken: e.DISCORD_BOT_TOKEN, allowedUsers: e.DISCORD_ALLOWED_USERS, apiBase: e.DISCORD_API_BASE.replace(/\/+$/, '') };
 }
 
+function slack(e: PlatformsEnv): SlackConfig | null {
+  if (e.SLACK_BOT_TOKEN === undefined) return null;
+  return {
+    botToken: e.SLACK_BOT_TOKEN,
+    appToken: e.SLACK_APP_TOKEN,
+    signingSecret: e.SLACK_SIGNING_SECRET,
+    allowedUsers: e.SLACK_ALLOWED_USERS,
+    allowedChannels: e.SLACK_ALLOWED_CHANNELS,
+    apiUrl: `${e.SLACK_API_URL.replace(/\/+$/, '')}/`,
+  };
+}
+
 export const platformsSection = platformsEnv
   .superRefine((e, context) => {
     // Without the secret anyone who finds the webhook URL could post forged updates.
@@ -79,4 +113,9 @@ export const platformsSection = platformsEnv
       message: 'required when TELEGRAM_MODE is webhook (any 1-256 of A-Z a-z 0-9 _ -)',
     });
   })
-  .transform((e): PlatformsConfig => ({ telegram: telegram(e), discord: discord(e), deliveryPollMs: e.HERALD_DELIVERY_POLL_MS }));
+  .superRefine((e, context) => {
+    // A bot token alone can post (cron reports) but hears nothing: say so only if the way in is half-set.
+    if (e.SLACK_BOT_TOKEN !== undefined || (e.SLACK_APP_TOKEN === undefined && e.SLACK_SIGNING_SECRET === undefined)) return;
+    context.addIssue({ code: 'custom', path: ['SLACK_BOT_TOKEN'], message: 'required when SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set (xoxb-...)' });
+  })
+  .transform((e): PlatformsConfig => ({ telegram: telegram(e), discord: discord(e), slack: slack(e), deliveryPollMs: e.HERALD_DELIVERY_POLL_MS }));
