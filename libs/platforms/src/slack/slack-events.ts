@@ -27,6 +27,8 @@ export interface SlackEventEnvelope {
   type: 'event_callback';
   team_id?: string;
   event_id?: string;
+  /** Who the event is for: the bot's user id among them (Slack sends it with every event). */
+  authorizations?: { user_id?: string; team_id?: string; is_bot?: boolean }[];
   event: SlackMessageEvent;
 }
 

@@ -51,13 +51,17 @@ export class SlackIngress {
     return this.#connections;
   }
 
-  /** auth.test once: the bot's user id (mentions, its own messages) and its workspace. */
+  /**
+   * auth.test once: the bot's user id (mentions, its own messages) and its workspace. Slack being
+   * unreachable is not the event's fault: it is thrown as SlackUnavailableError, so the event is
+   * delivered again later instead of counting towards a dead letter.
+   */
   identity(): Promise<SlackBotIdentity> {
     this.#identity ??= this.client.auth.test().then(
       (me) => ({ userId: me.user_id ?? '', botId: me.bot_id, teamId: me.team_id ?? '' }),
       (error: unknown) => {
         this.#identity = undefined;
-        throw error;
+        throw new SlackUnavailableError('auth.test failed; Slack will deliver the event again', { cause: error });
       },
     );
     return this.#identity;
@@ -77,7 +81,7 @@ export class SlackIngress {
       try {
         return kind === 'events_api' ? await this.#event(body as SlackEventEnvelope) : await this.#button(body as SlackBlockActions);
       } catch (error) {
-        if (isConnectionError(error)) throw error;
+        if (isConnectionError(error) || error instanceof SlackUnavailableError) throw error;
         const reason = failureReason(error);
         const strike = await recordFailure(db, { source: 'slack_event', key, reason, payload: body }, attempt >= 3);
         logger.warn({ err: error, key, attempt }, 'slack event failed');
@@ -90,7 +94,7 @@ export class SlackIngress {
   }
 
   async #event(envelope: SlackEventEnvelope): Promise<SlackOutcome> {
-    const bot = await this.identity();
+    const bot = botOfEnvelope(envelope) ?? (await this.identity());
     const candidate = slackCandidate(envelope, bot);
     if (!candidate) return 'ignored';
     const { inbound } = candidate;
@@ -203,6 +207,18 @@ export class SlackIngress {
     }
     await ack().catch((error: unknown) => this.#options.logger.warn({ err: error }, 'slack ack failed'));
   }
+}
+
+/** Slack itself cannot be asked right now: like a storage outage, the event is left for Slack to deliver again. */
+export class SlackUnavailableError extends Error {
+  override readonly name = 'SlackUnavailableError';
+}
+
+/** The bot as the envelope names it (`authorizations`): no auth.test needed for most events. */
+function botOfEnvelope(envelope: SlackEventEnvelope): SlackBotIdentity | undefined {
+  const authorization = envelope.authorizations?.find((entry) => entry.is_bot === true) ?? envelope.authorizations?.[0];
+  if (authorization?.user_id === undefined) return undefined;
+  return { userId: authorization.user_id, botId: undefined, teamId: authorization.team_id ?? envelope.team_id ?? '' };
 }
 
 /** The dead-letter key of an envelope: its event id, or the button press; undefined for what Herald does not read. */

@@ -1,5 +1,6 @@
 import { PLATFORM_FACTS } from '@herald/core';
 import type { PlatformWebhook, WebhookAnswer } from '../platform-adapter.ts';
+import { SlackUnavailableError } from './slack-ingress.ts';
 import type { SlackEnvelopeKind, SlackIngress } from './slack-ingress.ts';
 import { verifySlackSignature } from './slack-signature.ts';
 
@@ -27,8 +28,12 @@ async function answer(ingress: SlackIngress, secret: string, kind: SlackEnvelope
   if (body === undefined) return refusal(400, 'invalid_request', kind === 'events_api' ? 'body: not valid JSON' : 'payload: expected a form field with Slack\'s JSON payload', kind === 'events_api' ? 'body' : 'payload');
   const challenge = (body as { type?: unknown; challenge?: unknown }).type === 'url_verification' ? (body as { challenge?: unknown }).challenge : undefined;
   if (typeof challenge === 'string') return { status: 200, body: { challenge } };
-  const outcome = await ingress.handle(kind, body);
-  return { status: 200, body: { ok: true, outcome } };
+  try {
+    return { status: 200, body: { ok: true, outcome: await ingress.handle(kind, body) } };
+  } catch (error) {
+    if (!(error instanceof SlackUnavailableError)) throw error;
+    return refusal(503, 'unavailable', 'Slack could not be reached to read this event; nothing was accepted, retry shortly');
+  }
 }
 
 function parseJson(text: string): object | undefined {
