@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InFlightPart } from '@herald/db';
+import { DeliveryError } from '@herald/delivery';
+import type { OutboundDelivery } from '@herald/delivery';
+import { SlackSender, slackWebClient } from '@herald/platforms';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
-import { BOT_ID, BOT_USER, buttonPayload, messageEnvelope, SIGNING_SECRET, slackSignatureHeaders, startFakeSlack, TEAM } from './support/fake-slack.ts';
+import { BOT_ID, BOT_TOKEN, BOT_USER, buttonPayload, messageEnvelope, SIGNING_SECRET, slackSignatureHeaders, startFakeSlack, TEAM } from './support/fake-slack.ts';
 import type { FakeSlack, PostedMessage } from './support/fake-slack.ts';
 import { startStack, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
@@ -224,5 +228,70 @@ describe('Slack over the Events API, end to end: the official clients against a 
     const [message] = slack.botMessages(DM) as PostedMessage[];
     await sender.edit({ chatId: DM }, message!.ts, 'now **edited**', AbortSignal.timeout(5000));
     expect(slack.messages.find((m) => m.ts === message!.ts)?.edits).toEqual(['now *edited*']);
+  });
+});
+
+describe('Slack sender, ambiguous sends', () => {
+  let slack: FakeSlack;
+  beforeAll(async () => {
+    slack = await startFakeSlack();
+  });
+  afterAll(async () => {
+    await slack.close();
+  });
+
+  /** An outbox row with its progress kept in memory, as the outbox keeps it in Postgres. */
+  const row = (id: string, target: Record<string, string>, state: { sent: string[]; inFlight: InFlightPart | null; attempts: number }): OutboundDelivery => ({
+    id,
+    idempotencyKey: `cron:${id}`,
+    platform: 'slack',
+    target,
+    text: 'the weekly numbers',
+    sessionId: null,
+    source: 'cron',
+    attempts: state.attempts,
+    progress: {
+      partsSent: state.sent,
+      inFlight: state.inFlight,
+      async beginPart(part, anchor) {
+        state.inFlight = { part, marker: `m${part}`, anchor };
+        return state.inFlight;
+      },
+      async partSent(_part, messageId) {
+        state.sent.push(messageId);
+        state.inFlight = null;
+      },
+      async clearInFlight() {
+        state.inFlight = null;
+      },
+      async recentChatMessageIds() {
+        return [];
+      },
+    },
+  });
+  const sender = () => new SlackSender(slackWebClient({ botToken: BOT_TOKEN, apiUrl: slack.url }, 500));
+
+  it.each<[string, { chatId: string; threadId?: string }]>([
+    ['a channel', { chatId: 'C0AMBIG' }],
+    ['a thread', { chatId: 'C0AMBIG', threadId: '1800000000.000777' }],
+  ])('finds a part that arrived although its call timed out, in %s, instead of posting it again', async (_where, target) => {
+    const state = { sent: [] as string[], inFlight: null as InFlightPart | null, attempts: 1 };
+    const id = `row-${target.threadId ?? 'top'}`;
+    slack.hangNext('chat.postMessage');
+    const failed = await sender().send(row(id, target, state), AbortSignal.timeout(5000)).catch((error: unknown) => error);
+    expect(DeliveryError.isInstance(failed) && failed.ambiguous && failed.retryable).toBe(true);
+    expect(state.inFlight?.part).toBe(0);
+    const posted = slack.botMessages('C0AMBIG', target.threadId).filter((m) => (m.metadata?.event_payload as any)?.outbox_id === id);
+    expect(posted).toHaveLength(1);
+    const receipt = await sender().send(row(id, target, { ...state, attempts: 2 }), AbortSignal.timeout(5000));
+    expect(receipt.messageIds).toEqual([posted[0]!.ts]);
+    expect(slack.botMessages('C0AMBIG', target.threadId).filter((m) => (m.metadata?.event_payload as any)?.outbox_id === id)).toHaveLength(1);
+  });
+
+  it('posts a part that the lookup proves never arrived', async () => {
+    const state = { sent: [] as string[], inFlight: { part: 0, marker: 'm0', anchor: null } as InFlightPart | null, attempts: 2 };
+    const receipt = await sender().send(row('row-lost', { chatId: 'C0LOST' }, state), AbortSignal.timeout(5000));
+    expect(slack.botMessages('C0LOST').map((m) => m.ts)).toEqual(receipt.messageIds);
+    expect(slack.calls.some((call) => call.method === 'conversations.history' && call.args.channel === 'C0LOST')).toBe(true);
   });
 });

@@ -27,6 +27,7 @@ export interface PostedMessage {
   text: string;
   thread_ts?: string;
   blocks?: any[];
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
   /** Set after a chat.update. */
   edits: string[];
   /** When the fake received it (ms since the epoch). */
@@ -56,6 +57,8 @@ export interface FakeSlack {
   /** Drops every socket without a word (the network). */
   dropSockets(): void;
   rateLimitNext(method: string, retryAfterSeconds: number): void;
+  /** The next call of `method` does its work, then never answers (the ambiguous timeout). */
+  hangNext(method: string): void;
   /** While true, every Web API call answers 503. */
   outage: boolean;
   close(): Promise<void>;
@@ -109,6 +112,9 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   let counter = 0;
   const nextTs = () => `${Math.floor(Date.now() / 1000)}.${String(++counter).padStart(6, '0')}`;
   const limits = new Map<string, number>();
+  const hangs = new Set<string>();
+  const listed = (messages: PostedMessage[], args: Record<string, any>) =>
+    [...messages].reverse().map((m) => ({ type: 'message', ts: m.ts, text: m.text, user: BOT_USER, ...(m.metadata && String(args.include_all_metadata) === 'true' ? { metadata: m.metadata } : {}) }));
   const sockets = new Set<WebSocket>();
   let opened = 0;
   const state = {
@@ -124,7 +130,16 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   const methods: Record<string, (args: Record<string, any>, token: string) => Record<string, any>> = {
     'auth.test': () => ({ user_id: BOT_USER, bot_id: BOT_ID, team_id: TEAM, team: 'Fake Team', user: 'herald', url: 'https://fake.slack.invalid/' }),
     'chat.postMessage': (args) => {
-      const message: PostedMessage = { channel: args.channel, ts: nextTs(), text: args.text ?? '', edits: [], at: Date.now(), ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}), ...(args.blocks ? { blocks: args.blocks } : {}) };
+      const message: PostedMessage = {
+        channel: args.channel,
+        ts: nextTs(),
+        text: args.text ?? '',
+        edits: [],
+        at: Date.now(),
+        ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}),
+        ...(args.blocks ? { blocks: args.blocks } : {}),
+        ...(args.metadata ? { metadata: args.metadata } : {}),
+      };
       state.messages.push(message);
       return { channel: args.channel, ts: message.ts, message: { text: message.text, ts: message.ts, user: BOT_USER } };
     },
@@ -147,6 +162,9 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       state.reactions.push({ method: 'reactions.remove', channel: args.channel, timestamp: args.timestamp, name: args.name });
       return {};
     },
+    // Newest first, as Slack lists them; metadata only when asked for.
+    'conversations.history': (args) => ({ messages: listed(state.messages.filter((m) => m.channel === args.channel && m.thread_ts === undefined), args) }),
+    'conversations.replies': (args) => ({ messages: listed(state.messages.filter((m) => m.channel === args.channel && m.thread_ts === args.ts), args) }),
     'users.info': (args) => ({ user: { id: args.user, team_id: TEAM, name: String(args.user).toLowerCase(), is_bot: false } }),
     'conversations.info': (args) => ({ channel: { id: args.channel, is_channel: String(args.channel).startsWith('C'), is_im: String(args.channel).startsWith('D') } }),
     'apps.connections.open': (_args, token) => (token.startsWith('xapp-') ? { url: `${origin.replace('http', 'ws')}/link?ticket=${randomUUID()}` } : { ok: false, error: 'not_allowed_token_type' }),
@@ -166,6 +184,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     const handler = methods[method];
     if (!handler) return sendJson(response, 200, { ok: false, error: 'unknown_method' });
     const result = handler(args, token);
+    if (hangs.delete(method)) return undefined;
     return sendJson(response, 200, { ok: true, ...result });
   });
   origin = http.origin;
@@ -212,6 +231,9 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     },
     rateLimitNext(method, seconds) {
       limits.set(method, seconds);
+    },
+    hangNext(method) {
+      hangs.add(method);
     },
     async close() {
       for (const socket of sockets) socket.terminate();

@@ -29,7 +29,7 @@ export { slackAdapter } from './slack/slack-adapter.ts';
 export type { SlackInbound } from './slack/slack-adapter.ts';
 export { SlackIngress, slackAppIdOf } from './slack/slack-ingress.ts';
 export type { SlackEnvelopeKind, SlackOutcome } from './slack/slack-ingress.ts';
-export { SlackSender, SLACK_LIMIT, WORKING_REACTION, classifySlackError } from './slack/slack-sender.ts';
+export { SlackSender, SLACK_LIMIT, WORKING_REACTION, classifySlackError, slackWebClient } from './slack/slack-sender.ts';
 export { markdownToSlackMrkdwn, slackTextToPlain } from './slack/slack-format.ts';
 export { signSlackBody, verifySlackSignature } from './slack/slack-signature.ts';
 export { SlackRateGate, SLACK_METHOD_SPACING } from './slack/slack-rate-gate.ts';

@@ -17,6 +17,9 @@ export const SLACK_LIMIT = 2800;
 /** The reaction shown on a person's message while its turn runs; removed once the answer is posted. */
 export const WORKING_REACTION = 'hourglass_flowing_sand';
 
+/** The metadata type of Herald's posts: the outbox row and part a message is. */
+const OUTBOX_EVENT_TYPE = 'herald_outbox_part';
+
 /** Slack errors that are Slack's own trouble, not the request's: worth another try. */
 const TRANSIENT_PLATFORM_ERRORS = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'ratelimited']);
 
@@ -41,7 +44,11 @@ export function classifySlackError(error: unknown, attempt: number): DeliveryErr
       ? new DeliveryError(`Slack answered ${coded.statusCode}: outage, parked`, outage)
       : new DeliveryError(`Slack answered ${coded.statusCode}`, { retryable: false, cause: error });
   }
-  return new DeliveryError(`Slack unreachable: ${coded.message ?? String(error)}`, { ...outage, ambiguous: coded.code !== ErrorCode.RequestError });
+  // Refused or unresolved before anything was sent: not ambiguous. A timeout or a reset may have
+  // posted the message: ambiguous, and the next attempt looks for it first.
+  const cause = (error as { original?: { code?: string } }).original?.code;
+  const neverSent = cause === 'ECONNREFUSED' || cause === 'ENOTFOUND' || cause === 'EAI_AGAIN';
+  return new DeliveryError(`Slack unreachable: ${coded.message ?? String(error)}`, { ...outage, ambiguous: !neverSent });
 }
 
 /** The Web API client as Herald uses it: our outbox owns retries, so the client makes none and returns 429s. */
@@ -100,22 +107,51 @@ export class SlackSender implements OutboundSender {
     for (let part = ids.length; part < parts.length; part++) {
       const text = markdownToSlackMrkdwn(parts[part] ?? '');
       const blocks = part === parts.length - 1 ? slackButtonBlocks(text, item.target.buttons) : undefined;
-      await item.progress.beginPart(part, null);
-      const ts = await this.#call('chat.postMessage', channel, item.attempts, signal, async () => {
-        const sent = await this.#client.chat.postMessage({
-          channel,
-          text,
-          ...(blocks ? { blocks } : {}),
-          ...(item.target.threadId ? { thread_ts: item.target.threadId } : {}),
-          unfurl_links: false,
-        });
-        return sent.ts ?? '';
-      });
+      const found = item.progress.inFlight?.part === part ? await this.#findPosted(channel, item.target.threadId, item.id, part, item.attempts) : undefined;
+      if (found === undefined) await item.progress.beginPart(part, null);
+      const ts = found ?? (await this.#post(item, channel, part, text, blocks, signal));
       await item.progress.partSent(part, ts);
       ids.push(ts);
     }
     if (item.source === 'reply' && item.target.replyTo !== undefined) await this.stopWorking(channel, item.target.replyTo, signal);
     return { messageIds: ids, channel };
+  }
+
+  /**
+   * One part, tagged with message metadata naming the outbox row and part: Slack's chat.postMessage
+   * has no idempotency key, so that tag is how a later attempt finds a part that arrived although
+   * its call timed out.
+   */
+  async #post(item: OutboundDelivery, channel: string, part: number, text: string, blocks: SlackBlock[] | undefined, signal: AbortSignal): Promise<string> {
+    return this.#call('chat.postMessage', channel, item.attempts, signal, async () => {
+      const sent = await this.#client.chat.postMessage({
+        channel,
+        text,
+        ...(blocks ? { blocks } : {}),
+        ...(item.target.threadId ? { thread_ts: item.target.threadId } : {}),
+        unfurl_links: false,
+        metadata: { event_type: OUTBOX_EVENT_TYPE, event_payload: { outbox_id: item.id, part } },
+      });
+      return sent.ts ?? '';
+    });
+  }
+
+  /**
+   * The ts of a part an earlier attempt posted, from the latest messages of its thread (or channel)
+   * with their metadata; undefined when it never arrived, so it is sent now. A failed lookup is
+   * thrown: the part stays in flight rather than risking a duplicate.
+   */
+  async #findPosted(channel: string, threadTs: string | undefined, outboxId: string, part: number, attempt: number): Promise<string | undefined> {
+    const messages = await this.#call('conversations.history', channel, attempt, undefined, async () => {
+      const page = threadTs
+        ? await this.#client.conversations.replies({ channel, ts: threadTs, limit: 100, include_all_metadata: true })
+        : await this.#client.conversations.history({ channel, limit: 100, include_all_metadata: true });
+      return JSON.stringify(page.messages ?? []);
+    });
+    const posted = (JSON.parse(messages) as { ts?: string; metadata?: { event_type?: string; event_payload?: { outbox_id?: unknown; part?: unknown } } }[]).find(
+      (message) => message.metadata?.event_type === OUTBOX_EVENT_TYPE && message.metadata.event_payload?.outbox_id === outboxId && Number(message.metadata.event_payload.part) === part,
+    );
+    return posted?.ts;
   }
 
   /** chat.update: replaces the text of a message this bot posted (its ts from a receipt). */
