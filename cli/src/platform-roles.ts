@@ -64,7 +64,7 @@ export async function startDelivery(
 export interface PlatformIngress {
   /** Set when a Telegram bot is configured: the webhook route hands it its updates. */
   telegram: TelegramIngress | undefined;
-  /** The adapters' HTTP event routes (Slack's Events API), served by the ingress. */
+  /** The adapters' HTTP event routes (signed platform events), served by the ingress. */
   webhooks: PlatformWebhook[];
 }
 
