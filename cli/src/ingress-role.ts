@@ -36,6 +36,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     turnStream: { store: transport.stream, listener: streamListener },
     logger: log,
     telegram: platforms.telegram,
+    platformWebhooks: platforms.webhooks,
     hooks,
     profiles,
     reads,

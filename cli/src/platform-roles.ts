@@ -7,7 +7,7 @@ import type { Db, ProfileCache } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
 import type { Hooks } from '@herald/hooks';
 import type { OutboundSender } from '@herald/delivery';
-import type { TelegramIngress } from '@herald/platforms';
+import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
 import type { AnswerDrafts } from '@herald/worker';
 
@@ -75,6 +75,8 @@ export async function startDelivery(
 export interface PlatformIngress {
   /** Set when a Telegram bot is configured: the webhook route hands it its updates. */
   telegram: TelegramIngress | undefined;
+  /** The adapters' HTTP event routes (signed platform events), served by the ingress. */
+  webhooks: PlatformWebhook[];
 }
 
 /**
@@ -92,18 +94,20 @@ export async function startPlatformIngress(
   hooks?: Hooks,
   profiles?: ProfileCache,
 ): Promise<PlatformIngress> {
-  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return { telegram: undefined };
+  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return { telegram: undefined, webhooks: [] };
   const { PLATFORM_ADAPTERS } = await platforms();
   // Every adapter commits messages the same way, through the shared inbox path.
   const deps = { owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks };
   let telegram: TelegramIngress | undefined;
+  const webhooks: PlatformWebhook[] = [];
   for (const adapter of Object.values(PLATFORM_ADAPTERS)) {
     const log = logger.child({ component: adapter.name });
     const inbound = await adapter.startFor(config.platforms, { ...deps, logger: log }, log);
     if (!inbound) continue;
     // The webhook route hands updates to the Telegram ingress itself (telegramAdapter's TelegramInbound).
-    if ('ingress' in inbound) telegram = inbound.ingress as TelegramIngress;
+    if (adapter.facts.connection === 'poller-or-webhook' && 'ingress' in inbound) telegram = inbound.ingress as TelegramIngress;
+    webhooks.push(...(inbound.webhooks ?? []));
     shutdown.add(`${adapter.name} inbound`, () => inbound.stop());
   }
-  return { telegram };
+  return { telegram, webhooks };
 }

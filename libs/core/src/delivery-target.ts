@@ -1,4 +1,4 @@
-import { CHAT_PLATFORMS, isChatPlatform } from './platform-registry.ts';
+import { CHAT_PLATFORMS, DEFAULT_ACCOUNT, isChatPlatform } from './platform-registry.ts';
 import type { ChatPlatform } from './platform-registry.ts';
 
 /**
@@ -47,11 +47,15 @@ export function readStoredTarget(stored: Readonly<Record<string, string>>): Deli
   };
 }
 
-/** A chat named in text: `<platform>:<chat_id>[:<thread_id>]`. */
+/**
+ * A chat named in text: `<platform>[@<account>]:<chat_id>[:<thread_id>]`. The account is the bot
+ * (platform account) that posts; left out, it is the platform's `default` one.
+ */
 export interface NamedChat {
   platform: ChatPlatform;
   chatId: string;
   threadId?: string;
+  account?: string;
 }
 
 export class TargetSyntaxError extends Error {
@@ -59,19 +63,31 @@ export class TargetSyntaxError extends Error {
 }
 
 const CHAT_ID = /^-?[A-Za-z0-9_@.-]{1,128}$/;
+/** A platform account's name: the word after `@` in `slack@ops:C123`. */
+export const ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-/** Reads `telegram:-100123:7`; the platform must be a chat platform, the ids plain. */
+/** Splits `slack@ops` into the platform and its account (undefined when none is named). */
+export function splitPlatformAccount(text: string): { platform: string; account: string | undefined } {
+  const at = text.indexOf('@');
+  return at < 0 ? { platform: text, account: undefined } : { platform: text.slice(0, at), account: text.slice(at + 1) };
+}
+
+/** Reads `telegram:-100123:7` or `slack@ops:C123:1700000000.000100`; the platform must be a chat platform, the ids plain. */
 export function parseNamedChat(text: string): NamedChat {
-  const [platform = '', chatId, threadId, extra] = text.split(':');
-  const lower = platform.toLowerCase();
-  if (!isChatPlatform(lower)) throw new TargetSyntaxError(`'${platform}' is not a chat platform (${CHAT_PLATFORMS.join(', ')})`);
-  if (!chatId || !CHAT_ID.test(chatId) || (threadId !== undefined && !CHAT_ID.test(threadId)) || extra !== undefined) {
-    throw new TargetSyntaxError(`cannot read '${text}': write ${lower}:<chat_id> or ${lower}:<chat_id>:<thread_id>`);
+  const [prefix = '', chatId, threadId, extra] = text.split(':');
+  const { platform, account } = splitPlatformAccount(prefix.toLowerCase());
+  if (!isChatPlatform(platform)) throw new TargetSyntaxError(`'${prefix}' is not a chat platform (${CHAT_PLATFORMS.join(', ')})`);
+  if (account !== undefined && !ACCOUNT_NAME.test(account)) {
+    throw new TargetSyntaxError(`'${account}' is not an account name: write ${platform}@<account>:<chat_id> with a-z, 0-9, _ and -`);
   }
-  return { platform: lower, chatId, ...(threadId ? { threadId } : {}) };
+  if (!chatId || !CHAT_ID.test(chatId) || (threadId !== undefined && !CHAT_ID.test(threadId)) || extra !== undefined) {
+    throw new TargetSyntaxError(`cannot read '${text}': write ${platform}:<chat_id> or ${platform}:<chat_id>:<thread_id>`);
+  }
+  return { platform, chatId, ...(threadId ? { threadId } : {}), ...(account === undefined || account === DEFAULT_ACCOUNT ? {} : { account }) };
 }
 
 /** The text form of a named chat, as parseNamedChat reads it. */
-export function formatNamedChat(chat: { platform: string; chatId: string; threadId?: string | undefined }): string {
-  return `${chat.platform}:${chat.chatId}${chat.threadId ? `:${chat.threadId}` : ''}`;
+export function formatNamedChat(chat: { platform: string; chatId: string; threadId?: string | undefined; account?: string | undefined }): string {
+  const account = chat.account === undefined || chat.account === DEFAULT_ACCOUNT ? '' : `@${chat.account}`;
+  return `${chat.platform}${account}:${chat.chatId}${chat.threadId ? `:${chat.threadId}` : ''}`;
 }

@@ -36,6 +36,9 @@ describe('loadConfig', () => {
     [{ HERALD_MODEL: 'gpt-4.1-mini' }, /^HERALD_MODEL: expected provider\/model/],
     [{ HERALD_MODEL: 'openai/gpt-4.1-mini' }, /^OPENAI_API_KEY: required when HERALD_MODEL uses provider openai .*, it is not set$/],
     [{ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_MODE: 'webhook' }, /^TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_MODE is webhook .*, it is not set$/],
+    [{ SLACK_BOT_TOKEN: 'xoxp-user-token' }, /^SLACK_BOT_TOKEN: expected a bot token starting xoxb-/],
+    [{ SLACK_SIGNING_SECRET: 'secret' }, /^SLACK_BOT_TOKEN: required when SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set/],
+    [{ SLACK_BOT_TOKEN: 'xoxb-1-a', SLACK_APP_TOKEN: 'xoxb-1-a' }, /^SLACK_APP_TOKEN: expected an app-level token starting xapp-/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: expected a URL like postgres:/],
     [{ DATABASE_READ_URL: 'mysql://u:pw@replica/x' }, /^DATABASE_READ_URL: expected a URL like postgres:\/\/user@replica\.example\.com:5432\/herald$/],
     [{ REDIS_URL: 'nope' }, /^REDIS_URL: expected a URL like redis:/],
@@ -65,6 +68,13 @@ describe('loadConfig', () => {
     expect(config.platforms.email).toEqual({ smtpUrl: 'smtps://u:hunter22@mail.example.com:465', from: 'Herald <r@example.com>' });
     expect(config.platforms.mailAllowedDomains).toEqual(['example.com', 'ops.example.org']);
     expect(() => loadConfig({ HERALD_SMTP_URL: 'smtp://u:hunter22@mail.example.com' })).toThrow(/^(?!.*hunter22)/s);
+  });
+
+  it('reads Slack: off without its bot token, the API base with one trailing slash', () => {
+    expect(loadConfig({}).platforms.slack).toBeNull();
+    expect(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1-a', SLACK_APP_TOKEN: 'xapp-1-A0APP-1-x', SLACK_ALLOWED_USERS: 'U1, U2', SLACK_ALLOWED_CHANNELS: 'C1', SLACK_API_URL: 'http://127.0.0.1:9/api' }).platforms.slack).toEqual({
+      botToken: 'xoxb-1-a', appToken: 'xapp-1-A0APP-1-x', signingSecret: undefined, allowedUsers: ['U1', 'U2'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/',
+    });
   });
 
   it('confines tools by default, and grants only the names an operator lists', () => {

@@ -1,4 +1,4 @@
-import { CHAT_PLATFORMS, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS, formatNamedChat, isChatPlatform, isDeliveryOnlyPlatform, parseNamedChat, PLATFORM_FACTS, TargetSyntaxError } from '@herald/core';
+import { CHAT_PLATFORMS, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS, formatNamedChat, isChatPlatform, isDeliveryOnlyPlatform, parseNamedChat, PLATFORM_FACTS, splitPlatformAccount, TargetSyntaxError } from '@herald/core';
 import type { DeliveryOnlyPlatform } from '@herald/core';
 import type { CronOrigin, CronTarget } from '@herald/db';
 
@@ -12,7 +12,7 @@ export class DeliverSpecError extends Error {
 export const DELIVER_HELP =
   "use 'origin' (the chat the job is created from), 'local' (keep the output, post nothing), " +
   `${[...CHAT_PLATFORMS.map((platform) => PLATFORM_FACTS[platform].targetSyntax), ...DELIVERY_ONLY_PLATFORMS.map((platform) => DELIVERY_ONLY_FACTS[platform].targetSyntax)].map((syntax) => `'${syntax}'`).join(', ')} ` +
-  "or 'webhook:<https url>', comma-separated";
+  "(a bot other than the default one as '<platform>@<account>:<chat_id>') or 'webhook:<https url>', comma-separated";
 
 function originTarget(origin: CronOrigin | null | undefined, platform?: string): CronTarget {
   if (!origin) throw new DeliverSpecError(`there is no chat to deliver to as 'origin' here: ${DELIVER_HELP}`);
@@ -64,11 +64,11 @@ function deliveryOnlyPrefix(lower: string): DeliveryOnlyPlatform | undefined {
 
 function chatPlatformPrefix(lower: string): boolean {
   const colon = lower.indexOf(':');
-  return colon > 0 && isChatPlatform(lower.slice(0, colon));
+  return colon > 0 && isChatPlatform(splitPlatformAccount(lower.slice(0, colon)).platform);
 }
 
 function targetKey(target: CronTarget): string {
-  return 'url' in target ? `webhook:${target.url}` : `${target.platform}:${target.chatId}:${target.threadId ?? ''}`;
+  return 'url' in target ? `webhook:${target.url}` : `${formatNamedChat({ platform: target.platform, account: target.account, chatId: target.chatId })}:${target.threadId ?? ''}`;
 }
 
 /**

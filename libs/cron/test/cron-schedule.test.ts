@@ -122,7 +122,12 @@ describe('delivery targets', () => {
 
   it('refuses what it cannot deliver to', () => {
     expect(() => parseDeliver('origin', { platform: 'api', chatType: 'dm', chatId: 'x' })).toThrow(/cannot receive reports/);
-    expect(() => parseDeliver('slack:1', telegramOrigin)).toThrow(/unknown delivery target 'slack:1'/);
+    expect(() => parseDeliver('matrix:1', telegramOrigin)).toThrow(/unknown delivery target 'matrix:1'/);
+    expect(parseDeliver('slack:C1:1800000000.000100,slack@ops:C2', telegramOrigin)).toEqual([
+      { platform: 'slack', chatId: 'C1', threadId: '1800000000.000100' },
+      { platform: 'slack', chatId: 'C2', account: 'ops' },
+    ]);
+    expect(() => parseDeliver('slack@Bad!:C1', telegramOrigin)).toThrow(/account name/);
     expect(() => parseDeliver('webhook:ftp://x', null)).toThrow(/http or https/);
   });
 

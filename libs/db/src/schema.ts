@@ -43,7 +43,7 @@ export const ALLOWED_VALUES = {
   'cron_runs.status': ['pending', 'running', 'succeeded', 'silent', 'failed', 'skipped'],
   'outbox.status': ['pending', 'sending', 'delivered', 'failed'],
   'audit_log.kind': ['tool_call', 'approval_request', 'approval_answer', 'hook_decision', 'admin_change', 'refusal'],
-  'dead_letters.source': ['telegram_update', 'discord_event', 'run'],
+  'dead_letters.source': ['telegram_update', 'discord_event', 'slack_event', 'run'],
   'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
 } as const;
@@ -84,7 +84,8 @@ export interface StoredToolCall {
 }
 
 /** Where a job's report goes: a chat on a platform, or an HTTP webhook. */
-export type CronTarget = { platform: 'webhook'; url: string } | { platform: string; chatId: string; threadId?: string };
+/** `account`: the platform account (bot) that posts; absent for the default one. */
+export type CronTarget = { platform: 'webhook'; url: string } | { platform: string; chatId: string; threadId?: string; account?: string };
 
 /** The chat a job was created from. */
 export interface CronOrigin {

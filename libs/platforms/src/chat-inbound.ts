@@ -1,5 +1,5 @@
 import { qualifyUserId } from '@herald/core';
-import type { Logger } from '@herald/core';
+import type { ChatPlatform, Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError } from '@herald/session';
 import { enqueueOutbound } from '@herald/delivery';
 import type { Db } from '@herald/db';
@@ -10,9 +10,9 @@ import type { NoticeBus, RunQueue } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
 import type { Hooks } from '@herald/hooks';
 
-/** A chat message from Telegram or Discord, normalized; only messages addressed to the bot. */
+/** A chat message from a chat platform, normalized; only messages addressed to the bot. */
 export interface ChatInbound {
-  platform: 'telegram' | 'discord';
+  platform: ChatPlatform;
   chatType: 'dm' | 'group';
   chatId: string;
   threadId?: string | undefined;
@@ -20,6 +20,8 @@ export interface ChatInbound {
   userName?: string | undefined;
   /** Also matched against the allowlist ('@name' entries). */
   userHandle?: string | undefined;
+  /** Other spellings of the person the allowlist may use (Slack's bare user id beside team:user). */
+  allowlistIds?: readonly string[] | undefined;
   text: string;
   /** Namespaced platform event id: a redelivery is the same event. */
   dedupeKey: string;
@@ -84,7 +86,8 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     platformMessageId: message.platformMessageId,
     replyVia: message.replyVia,
   };
-  if (!isAllowed(deps.allowedUsers, message.userId, message.userHandle)) {
+  const allowed = [message.userId, ...(message.allowlistIds ?? [])].some((id) => isAllowed(deps.allowedUsers, id, message.userHandle));
+  if (!allowed) {
     const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
     await enqueueOutbound(deps.db, {
       idempotencyKey: `refusal:${message.platform}:${message.userId}:${window}`,

@@ -5,9 +5,28 @@ import type { ChatInboundDependencies } from './chat-inbound.ts';
 /** What every platform's inbound side is given: the shared inbox path, minus its own allowlist. */
 export type InboundDependencies = Omit<ChatInboundDependencies, 'allowedUsers'> & { owner: string };
 
+/** What a platform webhook answers: the status and JSON body the ingress sends back. */
+export interface WebhookAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/**
+ * An HTTP route a platform takes its events on (Slack's Events API), served by the ingress with
+ * the body's raw bytes, which signatures are computed over. It checks its own signature; a storage
+ * outage is thrown and answered 503, so the platform delivers again.
+ */
+export interface PlatformWebhook {
+  path: string;
+  summary: string;
+  handle(rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): Promise<WebhookAnswer>;
+}
+
 /** A platform's running inbound side: stop it at shutdown. */
 export interface InboundHandle {
   stop(): Promise<void>;
+  /** The webhook routes it serves, when it takes events over HTTP. */
+  webhooks?: readonly PlatformWebhook[];
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ChatPlatform, DeliveryOnlyPlatform } from '@herald/core';
 import { discordAdapter } from './discord/discord-adapter.ts';
 import { emailAdapter } from './email/email-adapter.ts';
 import type { AnyDeliveryAdapter, AnyPlatformAdapter } from './platform-adapter.ts';
+import { slackAdapter } from './slack/slack-adapter.ts';
 import { telegramAdapter } from './telegram/telegram-adapter.ts';
 
 /**
@@ -11,6 +12,7 @@ import { telegramAdapter } from './telegram/telegram-adapter.ts';
 export const PLATFORM_ADAPTERS: { readonly [Name in ChatPlatform]: AnyPlatformAdapter } = {
   telegram: telegramAdapter,
   discord: discordAdapter,
+  slack: slackAdapter,
 };
 
 /** Every delivery-only platform's adapter (they only send), keyed by the registry's names. */

@@ -1,4 +1,5 @@
 export { sessionKey } from './session-key.ts';
+export { chatRouteExists } from './chat-routes.ts';
 export type { RouteAddress } from './session-key.ts';
 export type { AcceptedEvent, AcceptOptions, InboundMessage } from './inbox.ts';
 export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError } from './inbox.ts';

@@ -3,6 +3,7 @@ import { CONSOLE_ROUTES } from './console-routes.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendError } from './api-errors.ts';
 import { TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { PLATFORM_EVENT_ROUTES } from '@herald/core';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
@@ -38,7 +39,7 @@ export function authorizedForAdmin(request: FastifyRequest, token: string | unde
  * the console's static files (a browser cannot send the token to load a page; every call the page
  * then makes needs it). Every other route needs the token: a route is public only by being listed here.
  */
-export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH, ...CONSOLE_ROUTES];
+export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES, ...CONSOLE_ROUTES];
 
 /** Bull Board's pages and API: the token as bearer, or as a browser's Basic password. */
 export const ADMIN_VIEW_PATH = '/admin/queues';

@@ -23,10 +23,11 @@ import { registerAdminRoutes } from './admin-routes.ts';
 import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
-import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { registerPlatformWebhooks, registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 import { installInputHygiene } from './input-hygiene.ts';
 import { installOpenApi, installResponseCheck } from './openapi-routes.ts';
-import type { TelegramIngress } from '@herald/platforms';
+import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
+import { PLATFORM_EVENT_ROUTES } from '@herald/core';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
 import { registerMcpRoutes } from './mcp-routes.ts';
@@ -41,6 +42,8 @@ export interface IngressOptions extends MessageRouteDependencies {
   adminQueues?: readonly RunQueue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
+  /** The platforms' signed event routes (Slack's Events API), served with the raw body. */
+  platformWebhooks?: readonly PlatformWebhook[] | undefined;
   /** Check every JSON answer against its route's contract (tests): a mismatch is a 500. */
   checkResponses?: boolean | undefined;
   /** Where lag-tolerant reads go (DATABASE_READ_URL); every read on the primary when not given. */
@@ -74,7 +77,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       : sendError(reply, 500, 'internal', 'internal error');
   });
   installAuth(app, options.config.api.token);
-  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
+  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES]);
   installOpenApi(app, options.config.api.token);
   if (options.checkResponses) installResponseCheck(app);
   const reads = options.reads ?? new ReadRouting(options.db);
@@ -94,6 +97,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
+  registerPlatformWebhooks(app, options.platformWebhooks ?? [], options.logger);
   registerSearchRoutes(app, reads);
   registerPeopleSuggestionRoutes(app, options.db);
   registerSessionRoutes(app, reads);

@@ -4,6 +4,7 @@ import { isDeliveryOnlyPlatform } from '@herald/core';
 import { describeTarget } from '@herald/cron';
 import { enqueueOutbound } from '@herald/delivery';
 import type { CronOrigin, CronTarget, Database, Db } from '@herald/db';
+import { isChatPlatform } from '@herald/core';
 
 /**
  * Hermes' "nothing to report" convention: the whole answer, its first or last line, or its prefix
@@ -37,7 +38,7 @@ export interface CompletedRun {
 function targetFields(target: CronTarget, title?: string): Record<string, string> {
   if ('url' in target) return { url: target.url };
   const titled: Record<string, string> = title !== undefined && isDeliveryOnlyPlatform(target.platform) ? { title } : {};
-  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}), ...titled };
+  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}), ...(target.account ? { account: target.account } : {}), ...titled };
 }
 
 function shortError(error: string | null, reply: string | null): string {
@@ -71,7 +72,7 @@ async function deliver(trx: Transaction<Database>, runId: string, sessionId: str
 }
 
 function originTarget(origin: CronOrigin | null): CronTarget | null {
-  if (!origin || (origin.platform !== 'telegram' && origin.platform !== 'discord')) return null;
+  if (!origin || !isChatPlatform(origin.platform)) return null;
   return { platform: origin.platform, chatId: origin.chatId, ...(origin.threadId ? { threadId: origin.threadId } : {}) };
 }
 

@@ -32,6 +32,21 @@ export interface EmailConfig {
   from: string;
 }
 
+export interface SlackConfig {
+  /** xoxb-: the Web API calls (posting, editing, reactions, users.info). */
+  botToken: string;
+  /** xapp-: Socket Mode; when set, one ingress replica holds the socket under a lease. */
+  appToken: string | undefined;
+  /** Verifies the Events API's and interactions' X-Slack-Signature; without it those routes are off. */
+  signingSecret: string | undefined;
+  /** User ids (U...); ['*'] allows everyone; empty allows no one. */
+  allowedUsers: string[];
+  /** Channel ids (C..., G...); empty allows every channel the bot is in. DMs are not channels here. */
+  allowedChannels: string[];
+  /** The Web API base, with a trailing slash (https://slack.com/api/); tests point it at a fake. */
+  apiUrl: string;
+}
+
 /** The chat platforms: each is null when its bot token is not set. */
 export interface PlatformsConfig {
   telegram: TelegramConfig | null;
@@ -40,13 +55,14 @@ export interface PlatformsConfig {
   email: EmailConfig | null;
   /** HERALD_MAIL_ALLOWED_DOMAINS: the domains reports may be mailed to (and below them); empty: any. */
   mailAllowedDomains: string[];
+  slack: SlackConfig | null;
   /** How often the delivery consumer looks at the outbox without a notice. */
   deliveryPollMs: number;
   /**
    * Whether each platform's chats see answers grow by edits while they are written
    * (HERALD_STREAMING_<PLATFORM>; HERALD_STREAMING=off turns them all off, libs/core config/model.ts).
    */
-  streaming: { telegram: boolean; discord: boolean };
+  streaming: { telegram: boolean; discord: boolean; slack: boolean };
 }
 
 const platformsEnv = z.object({
@@ -64,6 +80,12 @@ const platformsEnv = z.object({
   DISCORD_BOT_TOKEN: optionalText,
   DISCORD_ALLOWED_USERS: commaList,
   DISCORD_API_BASE: url(/^https?:$/, 'https://discord.com/api').default('https://discord.com/api'),
+  SLACK_BOT_TOKEN: optionalText.refine((value) => value === undefined || /^xoxb-[A-Za-z0-9-]+$/.test(value), { error: 'expected a bot token starting xoxb-' }),
+  SLACK_APP_TOKEN: optionalText.refine((value) => value === undefined || /^xapp-[A-Za-z0-9-]+$/.test(value), { error: 'expected an app-level token starting xapp-' }),
+  SLACK_SIGNING_SECRET: optionalText,
+  SLACK_ALLOWED_USERS: commaList,
+  SLACK_ALLOWED_CHANNELS: commaList,
+  SLACK_API_URL: url(/^https?:$/, 'https://slack.com/api/').default('https://slack.com/api/'),
   HERALD_DELIVERY_POLL_MS: integer(10, 60_000).default(1000),
   HERALD_SMTP_URL: optionalText.pipe(url(/^smtps?:$/, 'smtps://user:password@smtp.example.com:465').optional()),
   HERALD_MAIL_FROM: optionalText,
@@ -72,6 +94,7 @@ const platformsEnv = z.object({
   }),
   HERALD_STREAMING_TELEGRAM: oneOf(['on', 'off'] as const).default('on'),
   HERALD_STREAMING_DISCORD: oneOf(['on', 'off'] as const).default('on'),
+  HERALD_STREAMING_SLACK: oneOf(['on', 'off'] as const).default('on'),
 });
 
 type PlatformsEnv = z.output<typeof platformsEnv>;
@@ -116,6 +139,18 @@ function checkMail(e: PlatformsEnv, context: z.RefinementCtx): void {
   }
 }
 
+function slack(e: PlatformsEnv): SlackConfig | null {
+  if (e.SLACK_BOT_TOKEN === undefined) return null;
+  return {
+    botToken: e.SLACK_BOT_TOKEN,
+    appToken: e.SLACK_APP_TOKEN,
+    signingSecret: e.SLACK_SIGNING_SECRET,
+    allowedUsers: e.SLACK_ALLOWED_USERS,
+    allowedChannels: e.SLACK_ALLOWED_CHANNELS,
+    apiUrl: `${e.SLACK_API_URL.replace(/\/+$/, '')}/`,
+  };
+}
+
 export const platformsSection = platformsEnv
   .superRefine(checkMail)
   .superRefine((e, context) => {
@@ -127,13 +162,19 @@ export const platformsSection = platformsEnv
       message: 'required when TELEGRAM_MODE is webhook (any 1-256 of A-Z a-z 0-9 _ -)',
     });
   })
+  .superRefine((e, context) => {
+    // A bot token alone can post (cron reports) but hears nothing: say so only if the way in is half-set.
+    if (e.SLACK_BOT_TOKEN !== undefined || (e.SLACK_APP_TOKEN === undefined && e.SLACK_SIGNING_SECRET === undefined)) return;
+    context.addIssue({ code: 'custom', path: ['SLACK_BOT_TOKEN'], message: 'required when SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set (xoxb-...)' });
+  })
   .transform(
     (e): PlatformsConfig => ({
       telegram: telegram(e),
       discord: discord(e),
+      slack: slack(e),
       email: email(e),
       mailAllowedDomains: e.HERALD_MAIL_ALLOWED_DOMAINS.map((domain) => domain.toLowerCase().replace(/^\./, '')),
       deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
-      streaming: { telegram: e.HERALD_STREAMING_TELEGRAM === 'on', discord: e.HERALD_STREAMING_DISCORD === 'on' },
+      streaming: { telegram: e.HERALD_STREAMING_TELEGRAM === 'on', discord: e.HERALD_STREAMING_DISCORD === 'on', slack: e.HERALD_STREAMING_SLACK === 'on' },
     }),
   );
