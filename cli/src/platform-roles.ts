@@ -40,9 +40,13 @@ export interface Delivery {
   drafts: AnswerDrafts | undefined;
 }
 
-/** The platforms whose chats see answers grow: streaming on, and on for that platform. */
+/**
+ * The platforms whose chats see answers grow: streaming on, and on for that platform. A platform
+ * without a setting (Slack: its sender has no draft calls yet) is not streamed to.
+ */
 export function streamedPlatforms(config: Config): Set<string> {
-  return new Set(CHAT_PLATFORMS.filter((name) => config.model.streaming && config.platforms.streaming[name]));
+  const perPlatform: Readonly<Record<string, boolean>> = config.platforms.streaming;
+  return new Set(CHAT_PLATFORMS.filter((name) => config.model.streaming && perPlatform[name] === true));
 }
 
 /**

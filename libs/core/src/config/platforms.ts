@@ -62,7 +62,7 @@ export interface PlatformsConfig {
    * Whether each platform's chats see answers grow by edits while they are written
    * (HERALD_STREAMING_<PLATFORM>; HERALD_STREAMING=off turns them all off, libs/core config/model.ts).
    */
-  streaming: { telegram: boolean; discord: boolean; slack: boolean };
+  streaming: { telegram: boolean; discord: boolean };
 }
 
 const platformsEnv = z.object({
@@ -94,7 +94,6 @@ const platformsEnv = z.object({
   }),
   HERALD_STREAMING_TELEGRAM: oneOf(['on', 'off'] as const).default('on'),
   HERALD_STREAMING_DISCORD: oneOf(['on', 'off'] as const).default('on'),
-  HERALD_STREAMING_SLACK: oneOf(['on', 'off'] as const).default('on'),
 });
 
 type PlatformsEnv = z.output<typeof platformsEnv>;
@@ -175,6 +174,6 @@ export const platformsSection = platformsEnv
       email: email(e),
       mailAllowedDomains: e.HERALD_MAIL_ALLOWED_DOMAINS.map((domain) => domain.toLowerCase().replace(/^\./, '')),
       deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
-      streaming: { telegram: e.HERALD_STREAMING_TELEGRAM === 'on', discord: e.HERALD_STREAMING_DISCORD === 'on', slack: e.HERALD_STREAMING_SLACK === 'on' },
+      streaming: { telegram: e.HERALD_STREAMING_TELEGRAM === 'on', discord: e.HERALD_STREAMING_DISCORD === 'on' },
     }),
   );
