@@ -157,6 +157,7 @@ const GUARDS: Readonly<Record<ResourceKind, Guard>> = {
 export async function guardRoute(context: GuardContext): Promise<FastifyReply | undefined> {
   const { need, resource } = context.permission;
   if (need === 'public') return undefined;
-  if (!mayUse(context.principal, need)) return sendError(context.reply, 403, 'forbidden', `your role does not allow this route (it needs ${need})`);
+  // Signed in is signed in: a person without a role still sees themself and their tokens.
+  if (need !== 'signed-in' && !mayUse(context.principal, need)) return sendError(context.reply, 403, 'forbidden', `your role does not allow this route (it needs ${need})`);
   return GUARDS[resource](context, need);
 }
