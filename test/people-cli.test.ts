@@ -73,8 +73,8 @@ describe('herald people and herald tokens', { timeout: 4 * PROCESS_START_MS }, (
     await db
       .insertInto('messages')
       .values([
-        { session_id: session.id, seq: 1, role: 'user', content: 'my plum secret', profile_id: 'main', platform: 'telegram' },
-        { session_id: session.id, seq: 2, role: 'assistant', content: 'noted the plum', profile_id: 'main', platform: 'telegram' },
+        { session_id: session.id, seq: 1, role: 'user', content: 'my plum secret' },
+        { session_id: session.id, seq: 2, role: 'assistant', content: 'noted the plum' },
       ])
       .execute();
     await db.insertInto('memory_entries').values({ profile_id: 'main', store: 'user', user_id: 'telegram:77', content: 'Eve likes plums' }).execute();

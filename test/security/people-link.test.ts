@@ -39,7 +39,7 @@ describe('one person across platforms: /link CODE', () => {
       headers: { ...ana.auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: response.status, body: await response.json() };
+    return { status: response.status, body: (await response.json()) as any };
   };
   const say = async (from: { id: number; username: string }, text: string) => {
     const before = telegram.botMessages(from.id).length;
