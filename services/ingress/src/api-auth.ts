@@ -67,6 +67,11 @@ export interface RegisteredRoute {
   listed: boolean;
 }
 
+/** A route's permission: public through PUBLIC_ROUTES, else its entry in ROUTE_PERMISSIONS. */
+function permissionOf(method: string, pattern: string): RoutePermission | undefined {
+  return PUBLIC_ROUTES.includes(pattern) ? { need: 'public', resource: 'none' } : routePermission(method, pattern);
+}
+
 /** A route missing from ROUTE_PERMISSIONS: only an admin of every profile may call it (deny by default). */
 const UNLISTED: RoutePermission = { need: 'admin', resource: 'none' };
 
@@ -128,7 +133,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   ROUTES.set(app, routes);
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: routeAccess(route.url), listed: routePermission(method, route.url) !== undefined });
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: routeAccess(route.url), listed: permissionOf(method, route.url) !== undefined });
   });
   app.addHook('onRequest', async (request, reply) => {
     const pattern = request.routeOptions.url;
@@ -150,7 +155,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   app.addHook('preHandler', async (request, reply) => {
     const pattern = request.routeOptions.url;
     if (pattern === undefined || request.principal === null) return undefined;
-    const permission = routePermission(request.method, pattern) ?? UNLISTED;
+    const permission = permissionOf(request.method, pattern) ?? UNLISTED;
     return guardRoute({ db: options.db, request, reply, permission, principal: request.principal });
   });
 }

@@ -41,7 +41,8 @@ export interface RoutePermission {
 const p = (need: Need | 'public', resource: ResourceKind = 'none'): RoutePermission => ({ need, resource });
 
 /**
- * Every route the server registers, `METHOD pattern`, and what it requires (HEAD is its GET).
+ * Every route the server registers, `METHOD pattern`, and what it requires (HEAD is its GET); the
+ * platforms' webhooks are public through PUBLIC_ROUTES (api-auth.ts), which checks their own secrets.
  * Deny by default: a route missing here fails the server's start (installAuth's onRoute check),
  * so no route can be added without a decision. docs/security.md shows this table by role; the
  * matrix test (test/security/people-route-matrix.test.ts) walks every route with each role.
@@ -50,7 +51,6 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /healthz': p('public'),
   'GET /readyz': p('public'),
   'GET /metrics': p('public'),
-  'POST /telegram/webhook': p('public'),
   'GET /ui': p('public'),
   'GET /ui/*': p('public'),
   'GET /v1/openapi.json': p('signed-in'),
