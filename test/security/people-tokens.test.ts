@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { addPerson, createToken } from '@herald/people';
+import { addPerson, createLinkCode, createToken, redeemLinkCode } from '@herald/people';
+import { createDb } from '@herald/db';
 import { personWithToken } from '../support/people.ts';
 import { startStack, TEST_TOKEN } from '../support/stack.ts';
 import type { Stack } from '../support/stack.ts';
@@ -110,5 +111,25 @@ describe('personal API tokens', () => {
     const bad = await as(member.auth.authorization, 'POST', '/v1/tokens', { expires: 'soon' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.field).toBe('expires');
+  });
+
+  it("holds the token limit and a link code's one use under parallel requests from separate connections", async () => {
+    const db = stack.database.db;
+    const racer = await personWithToken(db, 'Rita', [{ role: 'member', profiles: [] }]);
+    // One token held; six more asked for at once against a limit of three: exactly two pass.
+    const answers = await Promise.all(Array.from({ length: 6 }, () => as(racer.auth.authorization, 'POST', '/v1/tokens', {})));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 409, 409, 409, 409]);
+
+    const code = await createLinkCode(db, racer.person.id, 'test');
+    const pools = Array.from({ length: 5 }, () => createDb({ url: stack.database.url, maxConnections: 1 }));
+    try {
+      const outcomes = await Promise.all(pools.map((pool, i) => redeemLinkCode(pool, code.code, `api:racer-${i}`)));
+      expect(outcomes.filter((o) => o.kind === 'linked')).toHaveLength(1);
+      expect(outcomes.filter((o) => o.kind === 'invalid')).toHaveLength(4);
+    } finally {
+      await Promise.all(pools.map((pool) => pool.destroy()));
+    }
+    const linked = await db.selectFrom('person_identities').select('identity').where('person_id', '=', racer.person.id).execute();
+    expect(linked).toHaveLength(2);
   });
 });
