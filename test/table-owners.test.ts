@@ -51,6 +51,11 @@ export const TABLE_OWNERS: Record<string, string> = {
   audit_log: 'libs/audit',
   turn_stream_entries: 'libs/queue',
   provider_cooldowns: 'libs/agent',
+  people: 'libs/people',
+  person_identities: 'libs/people',
+  role_grants: 'libs/people',
+  api_tokens: 'libs/people',
+  link_codes: 'libs/people',
 };
 
 /**

@@ -46,6 +46,7 @@ export const ALLOWED_VALUES = {
   'dead_letters.source': ['telegram_update', 'discord_event', 'slack_event', 'run'],
   'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
+  'role_grants.role': ['admin', 'operator', 'member', 'viewer'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -71,6 +72,7 @@ export type CompressionStatus = Allowed<'session_compressions.status'>;
 export type CompressionTrigger = Allowed<'session_compressions.trigger'>;
 export type AuditKind = Allowed<'audit_log.kind'>;
 export type DeadLetterSource = Allowed<'dead_letters.source'>;
+export type Role = Allowed<'role_grants.role'>;
 export type DeadLetterStatus = Allowed<'dead_letters.status'>;
 export type HookEventName = Allowed<'hook_events.event'>;
 export type SubagentRole = Allowed<'subagent_runs.role'>;
@@ -200,6 +202,8 @@ export type SubagentRunsTable = Refine<
   { role: SubagentRole; status: Generated<SubagentRunStatus>; exit_reason: SubagentExitReason | null }
 >;
 
+export type RoleGrantsTable = Refine<Tables.RoleGrants, { role: Role }>;
+
 export interface Database {
   profiles: ProfilesTable;
   sessions: SessionsTable;
@@ -241,6 +245,11 @@ export interface Database {
   /** A view of running turns (libs/queue turn-stream.ts, raw pg there): listed so it cannot be forgotten. */
   turn_stream_entries: Tables.TurnStreamEntries;
   provider_cooldowns: Tables.ProviderCooldowns;
+  people: Tables.People;
+  person_identities: Tables.PersonIdentities;
+  role_grants: RoleGrantsTable;
+  api_tokens: Tables.ApiTokens;
+  link_codes: Tables.LinkCodes;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -1,4 +1,4 @@
-export { readMemory, readOwnMemory, writeMemory, deleteMemoryEntry, usageOf } from './memory-store.ts';
+export { readMemory, readOwnMemory, writeMemory, deleteMemoryEntry, memoryEntryOwner, usageOf } from './memory-store.ts';
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
 export { loadPromptSources, promptPerson } from './prompt-sources.ts';
 export type { PromptSources } from './prompt-sources.ts';

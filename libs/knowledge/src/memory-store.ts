@@ -186,3 +186,18 @@ export async function deleteMemoryEntry(db: Executor, profileId: string, entryId
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
+
+/**
+ * Whose entry it is ('' for the profile's shared notes), for the API's permission check; undefined
+ * when the profile has no such entry.
+ */
+export async function memoryEntryOwner(db: Executor, profileId: string, entryId: string): Promise<string | undefined> {
+  if (!/^[1-9][0-9]{0,17}$/.test(entryId)) return undefined;
+  const row = await db
+    .selectFrom('memory_entries')
+    .select('user_id')
+    .where(sql<boolean>`id = ${entryId}::bigint`)
+    .where('profile_id', '=', profileId)
+    .executeTakeFirst();
+  return row?.user_id;
+}

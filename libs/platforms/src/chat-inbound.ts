@@ -8,6 +8,8 @@ import { announceAccepted } from '@herald/queue';
 import { withSpan } from '@herald/telemetry';
 import type { NoticeBus, RunQueue } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';
+import { effectiveOperators, personKeyOf } from '@herald/people';
+import { linkCommandOf, runLinkCommand } from './link-command.ts';
 import type { Hooks } from '@herald/hooks';
 
 /** A chat message from a chat platform, normalized; only messages addressed to the bot. */
@@ -73,13 +75,14 @@ export function handleChatInbound(deps: ChatInboundDependencies, message: ChatIn
  * redeliveries collapse into one outbox row.
  */
 async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
+  const identity = qualifyUserId(message.platform, message.userId);
   const inbound: InboundMessage = {
     profileId: deps.profileId ?? 'main',
     platform: message.platform,
     chatType: message.chatType,
     chatId: message.chatId,
     threadId: message.threadId,
-    userId: qualifyUserId(message.platform, message.userId),
+    userId: identity,
     userName: message.userName,
     text: message.text,
     dedupeKey: message.dedupeKey,
@@ -99,11 +102,20 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     deps.logger.info({ platform: message.platform, userId: message.userId }, 'message from someone not on the allowlist');
     return 'refused';
   }
+  const code = linkCommandOf(message.text);
+  if (code !== undefined) {
+    await runLinkCommand(deps.db, { code, identity, idempotencyKey: `link:${message.dedupeKey}`, platform: message.platform, target: chatTarget(inbound) });
+    return 'accepted';
+  }
+  // A linked identity speaks as its person: memory, search, quotas and approvals read one id
+  // (docs/decisions/2026-12-06-person-key.md).
+  inbound.userId = await personKeyOf(deps.db, identity);
   const verdict = await gatewayDispatch(deps.hooks, deps.db, { ...inbound, profileId: inbound.profileId });
   if (verdict.kind === 'skip') return 'skipped';
   let accepted;
   try {
-    accepted = await acceptInbound(deps.db, { ...inbound, text: verdict.text }, deps.accept);
+    const operators = await effectiveOperators(deps.db, deps.accept.operators ?? []);
+    accepted = await acceptInbound(deps.db, { ...inbound, text: verdict.text }, { ...deps.accept, operators });
   } catch (error) {
     if (!(error instanceof BacklogFullError) && !(error instanceof LimitExceededError)) throw error;
     // Refused, never dropped silently: the person is told why in one line, through the outbox.

@@ -39,6 +39,7 @@ export const CHAT_COMMANDS = [
   { name: 'compress', description: 'Compress this conversation into a summary and carry on in a new session', argument: 'focus' },
   { name: 'sethome', description: 'Make this chat the home chat of this platform: where /handoff sends a conversation' },
   { name: 'handoff', description: 'Move this conversation to a platform\'s home chat and carry on there', argument: 'platform' },
+  { name: 'link', description: 'Link this account to your Herald person with a code from herald people link-code', argument: 'code' },
   { name: 'help', description: 'List the commands' },
 ] as const;
 

@@ -88,3 +88,5 @@ export { postInternalEvent } from './internal-events.ts';
 export type { InternalEvent } from './internal-events.ts';
 export { replyAnchorOf } from './reply-anchor.ts';
 export type { ReplyAnchor } from './reply-anchor.ts';
+export { sessionResourceOwner } from './ownership.ts';
+export type { SessionResourceKind, SessionResourceOwner } from './ownership.ts';

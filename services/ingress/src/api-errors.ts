@@ -4,6 +4,7 @@ import { firstIssue } from './message-body.ts';
 
 export type ApiErrorCode =
   | 'unauthorized'
+  | 'forbidden'
   | 'invalid_request'
   | 'not_pending'
   | 'payload_too_large'

@@ -8,6 +8,8 @@ import { asActor } from '@herald/audit';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { jobJson, runJson } from './cron-views.ts';
 import { profileState } from './profile-exists.ts';
+import { mayAct } from '@herald/people';
+import { principalOfRequest } from './api-auth.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { idParams, noContent } from './contracts/common.ts';
 import { cronJobList, cronJobView, cronPreview, cronRunList, cronRunView } from './contracts/cron-views.ts';
@@ -161,7 +163,10 @@ export function registerCronRoutes(app: FastifyInstance, db: Db, rules: CronTarg
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const body = parsed.data;
     if ((await profileState(db, body.profile)) !== 'active') return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}' takes jobs`, 'profile');
-    return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body, rules))));
+    // A person with an operator grant on the profile chooses targets as HERALD_OPERATORS do.
+    const principal = principalOfRequest(request);
+    const byGrant = principal.kind === 'person' && mayAct(principal, 'operate', { profileId: body.profile });
+    return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body, byGrant ? { ...rules, operators: [...rules.operators, principal.key] } : rules))));
   });
 
   app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'A cron job', tags: ['cron'], params: idParams, response: { 200: cronJobView } }), async (request, reply) => {

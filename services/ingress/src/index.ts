@@ -2,6 +2,8 @@ export { createIngressServer } from './ingress-server.ts';
 export type { IngressOptions } from './ingress-server.ts';
 export { PUBLIC_ROUTES, registeredRoutes, routeAccess } from './api-auth.ts';
 export type { RegisteredRoute, RouteAccess } from './api-auth.ts';
+export { ROUTE_PERMISSIONS, routePermission } from './route-permissions.ts';
+export type { ResourceKind, RoutePermission } from './route-permissions.ts';
 export { CONSOLE_CSP, CONSOLE_PATH } from './console-routes.ts';
 export { OPENAPI_PATH, recordedRoutes } from './openapi-routes.ts';
 export { openApiPath } from './contracts/openapi-document.ts';

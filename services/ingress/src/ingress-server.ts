@@ -35,6 +35,7 @@ import { registerHandoffRoutes } from './handoff-routes.ts';
 import { registerRunRoutes } from './run-routes.ts';
 import { installReadYourWrites } from './read-your-writes.ts';
 import { ReadRouting } from '@herald/db';
+import { registerPeopleRoutes } from './people-routes.ts';
 
 /** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
 export interface IngressOptions extends MessageRouteDependencies {
@@ -76,7 +77,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       ? sendError(reply, 503, 'unavailable', 'storage is unavailable; retry shortly, nothing was accepted')
       : sendError(reply, 500, 'internal', 'internal error');
   });
-  installAuth(app, options.config.api.token);
+  installAuth(app, { db: options.db, token: options.config.api.token, bootstrapTokenDisabled: options.config.people.bootstrapTokenDisabled, operators: options.config.people.operators });
   installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES]);
   installOpenApi(app, options.config.api.token);
   if (options.checkResponses) installResponseCheck(app);
@@ -108,5 +109,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerAuditRoutes(app, options.db);
   registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined, profiles: options.profiles });
   registerMcpRoutes(app, options.db, { allowedCommands: options.config.mcp.allowedCommands });
+  registerPeopleRoutes(app, options.db, { tokensPerPerson: options.config.people.tokensPerPerson });
   return app;
 }

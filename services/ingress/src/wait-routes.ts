@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Logger } from '@herald/core';
 import { apiUserId } from '@herald/core';
-import { getWait, listWaits, mayAnswerWait, NOT_YOURS_REPLY, resolveWait } from '@herald/session';
+import { getWait, listWaits, mayAnswerWait, NOT_YOURS_REPLY, resolveWait, sessionResourceOwner } from '@herald/session';
+import { mayAct, personKeyOf } from '@herald/people';
+import { principalOfRequest } from './api-auth.ts';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { RunQueue } from '@herald/queue';
@@ -61,11 +63,15 @@ export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: 
       const hint = wait.kind === 'approval' ? '{"decision":"approve"|"deny"}' : '{"answer":"..."}';
       return sendError(reply, 400, 'invalid_request', `this wait is a ${wait.kind}: send ${hint}`, 'body');
     }
-    if (body.user_id === undefined) {
+    const principal = principalOfRequest(request);
+    if (principal.kind !== 'person' && body.user_id === undefined) {
       return sendError(reply, 400, 'invalid_request', 'user_id: is required: who answers (the person whose turn asked, or an operator)', 'user_id');
     }
-    const by = apiUserId(body.user_id);
-    if (!(await mayAnswerWait(db, wait.id, by, deps.operators))) {
+    // A person answers as themself; their operator grant on the wait's profile counts as HERALD_OPERATORS does.
+    const by = principal.kind === 'person' ? principal.key : await personKeyOf(db, apiUserId(body.user_id ?? ''));
+    const owner = await sessionResourceOwner(db, 'wait', wait.id);
+    const operators = principal.kind === 'person' && owner && mayAct(principal, 'operate', owner) ? [...deps.operators, by] : deps.operators;
+    if (!(await mayAnswerWait(db, wait.id, by, operators))) {
       return sendError(reply, 403, 'not_requester', NOT_YOURS_REPLY, 'user_id');
     }
     const sessionId =

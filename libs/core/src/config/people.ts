@@ -24,6 +24,13 @@ export interface PeopleConfig {
   /** Qualified user ids (`telegram:42`, `api:ops`). */
   operators: string[];
   quotas: QuotaConfig;
+  /** Personal API tokens one person may hold at once (not revoked, not expired). */
+  tokensPerPerson: number;
+  /**
+   * HERALD_API_TOKEN_DISABLED: the bootstrap token (HERALD_API_TOKEN) is refused once an admin
+   * person exists; while none exists it still works, so no one is locked out.
+   */
+  bootstrapTokenDisabled: boolean;
 }
 
 const quota = (max: number) =>
@@ -45,6 +52,16 @@ export const peopleSection = z
     HERALD_LIMIT_GLOBAL_CONCURRENT_TURNS: quota(100_000_000),
     HERALD_LIMIT_TOKENS_PER_DAY: quota(1_000_000_000_000),
     HERALD_LIMIT_GLOBAL_TOKENS_PER_DAY: quota(1_000_000_000_000),
+    HERALD_TOKENS_PER_PERSON: z.coerce
+      .number({ error: 'expected a number' })
+      .int({ error: 'expected a whole number' })
+      .min(1, { error: 'expected at least 1' })
+      .max(1000, { error: 'expected at most 1000' })
+      .default(10),
+    HERALD_API_TOKEN_DISABLED: z
+      .enum(['true', 'false', '1', '0'], { error: 'expected true or false' })
+      .default('false')
+      .transform((v) => v === 'true' || v === '1'),
   })
   .transform(
     (e): PeopleConfig => ({
@@ -57,5 +74,7 @@ export const peopleSection = z
         tokensPerDay: e.HERALD_LIMIT_TOKENS_PER_DAY,
         globalTokensPerDay: e.HERALD_LIMIT_GLOBAL_TOKENS_PER_DAY,
       },
+      tokensPerPerson: e.HERALD_TOKENS_PER_PERSON,
+      bootstrapTokenDisabled: e.HERALD_API_TOKEN_DISABLED,
     }),
   );

@@ -25,6 +25,18 @@ export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
+export interface ApiTokens {
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp | null;
+  hash: Buffer;
+  id: Generated<string>;
+  last_used_at: Timestamp | null;
+  name: Generated<string>;
+  person_id: string;
+  revoked_at: Timestamp | null;
+  salt: Buffer;
+}
+
 export interface AuditLog {
   actor: string | null;
   at: Generated<Timestamp>;
@@ -153,6 +165,15 @@ export interface InboundEvents {
   user_name: string | null;
 }
 
+export interface LinkCodes {
+  code_hash: Buffer;
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  person_id: string;
+  used_at: Timestamp | null;
+  used_by: string | null;
+}
+
 export interface MemoryEntries {
   content: string;
   created_at: Generated<Timestamp>;
@@ -220,6 +241,20 @@ export interface Outbox {
   target: Json;
   text: string;
   trace_parent: Generated<string | null>;
+}
+
+export interface People {
+  created_at: Generated<Timestamp>;
+  display_name: string;
+  id: Generated<string>;
+  key: string;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface PersonIdentities {
+  identity: string;
+  linked_at: Generated<Timestamp>;
+  person_id: string;
 }
 
 export interface PlatformLeases {
@@ -301,6 +336,14 @@ export interface Reviews {
   turn_id: string;
   user_id: string;
   user_turns: number;
+}
+
+export interface RoleGrants {
+  created_at: Generated<Timestamp>;
+  id: Generated<Int8>;
+  person_id: string;
+  profiles: Generated<string[]>;
+  role: string;
 }
 
 export interface SessionApprovals {
@@ -519,6 +562,7 @@ export interface UsageDays {
 }
 
 export interface DB {
+  api_tokens: ApiTokens;
   audit_log: AuditLog;
   chat_drafts: ChatDrafts;
   cron_clock: CronClock;
@@ -529,10 +573,13 @@ export interface DB {
   hook_events: HookEvents;
   hook_firings: HookFirings;
   inbound_events: InboundEvents;
+  link_codes: LinkCodes;
   memory_entries: MemoryEntries;
   messages: Messages;
   model_calls: ModelCalls;
   outbox: Outbox;
+  people: People;
+  person_identities: PersonIdentities;
   platform_leases: PlatformLeases;
   profile_documents: ProfileDocuments;
   profile_hooks: ProfileHooks;
@@ -541,6 +588,7 @@ export interface DB {
   provider_cooldowns: ProviderCooldowns;
   review_counters: ReviewCounters;
   reviews: Reviews;
+  role_grants: RoleGrants;
   session_approvals: SessionApprovals;
   session_compressions: SessionCompressions;
   session_handoffs: SessionHandoffs;

@@ -61,6 +61,7 @@ const ARGUMENT_HINTS: Record<string, string> = {
   reason: 'why (the model is told)',
   focus: 'what the summary should weigh most',
   platform: 'telegram or discord',
+  code: 'the code from herald people link-code',
 };
 
 /** The chat commands as Discord application commands (/queue takes its mode as an option). */
