@@ -46,6 +46,9 @@ export const ALLOWED_VALUES = {
   'dead_letters.source': ['telegram_update', 'discord_event', 'run'],
   'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
+  'budgets.scope': ['person', 'profile'],
+  'budget_warnings.scope': ['person', 'profile'],
+  'budget_warnings.period': ['day', 'month'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -187,6 +190,10 @@ export type ProfileHooksTable = Refine<Tables.ProfileHooks, { hooks: JsonWithDef
 export type ProfileMcpServersTable = Refine<Tables.ProfileMcpServers, { servers: JsonWithDefault<Record<string, unknown>> }>;
 export type SessionMcpToolsTable = Refine<Tables.SessionMcpTools, { tools: JsonWithDefault<unknown[]> }>;
 export type UsageDaysTable = Tables.UsageDays;
+export type BudgetScope = Allowed<'budgets.scope'>;
+export type BudgetPeriod = Allowed<'budget_warnings.period'>;
+export type BudgetsTable = Refine<Tables.Budgets, { scope: BudgetScope }>;
+export type BudgetWarningsTable = Refine<Tables.BudgetWarnings, { scope: BudgetScope; period: BudgetPeriod }>;
 export type DeadLettersTable = Refine<
   Tables.DeadLetters,
   { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
@@ -237,6 +244,9 @@ export interface Database {
   /** A view of running turns (libs/queue turn-stream.ts, raw pg there): listed so it cannot be forgotten. */
   turn_stream_entries: Tables.TurnStreamEntries;
   provider_cooldowns: Tables.ProviderCooldowns;
+  usage_costs: Tables.UsageCosts;
+  budgets: BudgetsTable;
+  budget_warnings: BudgetWarningsTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */
