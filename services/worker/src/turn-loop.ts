@@ -3,8 +3,9 @@ import type { Transaction } from 'kysely';
 import { runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
 import { TurnStreamWriter } from '@herald/queue';
+import { PriceTable } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { appendMessages, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
+import { appendMessages, budgetPassed, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument, warnBudgets } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
@@ -16,9 +17,11 @@ import { subagentEvent } from './subagent-turn.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import type { TurnControl, TurnDependencies } from './turn-runner.ts';
 
-export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | null {
+/** A model call as stored, priced from the deployment's price table (an unknown model costs 0, marked so). */
+export function modelCallRow(call: ModelCallRecord | undefined, prices: PriceTable = BUILTIN_PRICES): ModelCallRow | null {
   if (!call) return null;
   const usage = call.result.usage;
+  const cost = prices.costOf(call.provider, call.model, usage);
   return {
     provider: call.provider,
     model: call.model,
@@ -29,7 +32,21 @@ export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | 
     latency_ms: call.latencyMs,
     finish_reason: call.result.finishReason,
     key_name: call.result.keyName ?? null,
+    cost_usd: cost.costUsd,
+    price_known: cost.priceKnown,
   };
+}
+
+const BUILTIN_PRICES = new PriceTable();
+
+/**
+ * The money budgets before a model call: the person is warned once at 80% (what the calls so far
+ * spent), and a spent budget stops the turn like the daily token limit does.
+ */
+async function budgetsBeforeCall(deps: TurnDependencies, sessionId: string, profileId: string, setup: TurnSetup) {
+  const context = { userId: setup.callerId, profileId, sessionId, turnId: setup.turnId, budgets: deps.config.usage.budgets };
+  await warnBudgets(deps.db, context);
+  return budgetPassed(deps.db, setup.callerId, profileId, deps.config.usage.budgets);
 }
 
 type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
@@ -155,7 +172,9 @@ export async function turnLoop(
       // delegated child) stops once the person's daily budget is spent.
       beforeModelCall: async () => {
         await control.ensureLease();
-        const passed = await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas));
+        const passed =
+          (await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas))) ??
+          (await budgetsBeforeCall(deps, sessionId, session.profileId, setup));
         return passed?.message.replace(/^Not taken: /, 'Stopped before the next model call: ');
       },
       sessionId,
@@ -173,7 +192,7 @@ export async function turnLoop(
       hooks: {
         ...(pollInjected ? { pollInjected } : {}),
         onToolStep: (step, call) =>
-          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call)),
+          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call, deps.prices)),
         onToolResults: (results) =>
           recordWithAudit(turnHooks, db, (executor) =>
             recordStep(executor, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), null),
