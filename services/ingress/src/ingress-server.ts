@@ -31,6 +31,7 @@ import { registerHookRoutes } from './hook-routes.ts';
 import { registerMcpRoutes } from './mcp-routes.ts';
 import { registerHandoffRoutes } from './handoff-routes.ts';
 import { registerRunRoutes } from './run-routes.ts';
+import { registerUsageRoutes } from './usage-routes.ts';
 
 /** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
 export interface IngressOptions extends MessageRouteDependencies {
@@ -92,6 +93,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerHandoffRoutes(app, options.db);
   registerRunRoutes(app, { db: options.db, queue: options.queue, notices: options.notices, queuePrefix: options.config.redis.queuePrefix, logger: options.logger });
   registerDeadLetterRoutes(app, options.db);
+  registerUsageRoutes(app, options.db, options.config.usage.budgets);
   registerConsoleRoutes(app);
   registerAuditRoutes(app, options.db);
   registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined, profiles: options.profiles });
