@@ -31,9 +31,9 @@ export interface BudgetRow {
   updatedAt: Date;
 }
 
-/** Dollars as a person reads them: cents, or more digits below a cent. */
+/** Dollars as a person reads them: cents from a dollar on, two significant digits below it ($0.0085). */
 export function formatUsd(amount: number): string {
-  return amount >= 0.01 || amount === 0 ? `$${amount.toFixed(2)}` : `$${amount.toPrecision(2)}`;
+  return amount >= 1 || amount === 0 ? `$${amount.toFixed(2)}` : `$${Number(amount.toPrecision(2))}`;
 }
 
 /** The budgets that apply to `userId` in `profileId` (none: nothing is on), and what each has spent. */
@@ -62,7 +62,7 @@ export async function budgetPassed(db: Executor, userId: string, profileId: stri
 function warningLine(state: BudgetState): string {
   const whose = state.scope === 'person' ? 'your' : `this agent's (${state.subject})`;
   const when = state.period === 'day' ? 'today' : 'this month';
-  const share = Math.floor((state.spentUsd / state.budgetUsd) * 100);
+  const share = Math.round((state.spentUsd / state.budgetUsd) * 100);
   return `Heads-up: ${whose} model budget for ${when} is ${share}% spent (${formatUsd(state.spentUsd)} of ${formatUsd(state.budgetUsd)}).`;
 }
 

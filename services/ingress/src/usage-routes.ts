@@ -39,6 +39,13 @@ const budgetBody = z.strictObject({ per_day: dollars.optional(), per_month: doll
 /** A person key (`telegram:42`, `api:ana`): printable, no spaces. */
 const personKey = z.string().regex(/^[^\s\p{Cc}]{1,200}$/u, { error: 'expected a person key such as api:ana or telegram:42' });
 
+/** The first problem, naming the field; an unknown parameter or body field is named itself. */
+function problemOf(error: z.ZodError): { field: string; message: string } {
+  const issue = error.issues[0];
+  if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) return { field: issue.keys[0], message: `${issue.keys[0]}: is not a known field` };
+  return firstIssue(error);
+}
+
 function budgetJson(row: BudgetRow) {
   return { scope: row.scope, subject: row.subject, per_day: row.perDayUsd, per_month: row.perMonthUsd, updated_at: row.updatedAt.toISOString() };
 }
@@ -54,7 +61,7 @@ function registerUsageReport(app: FastifyInstance, db: Db): void {
   app.get('/v1/usage', withContract(contract), async (request, reply) => {
     const parsed = usageQuery.safeParse(request.query ?? {});
     if (!parsed.success) {
-      const issue = firstIssue(parsed.error);
+      const issue = problemOf(parsed.error);
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const { from, to } = rangeOf(parsed.data);
@@ -85,7 +92,7 @@ function registerBudgets(app: FastifyInstance, db: Db, defaults: BudgetDefaults)
     if ('field' in target) return sendError(reply, 400, 'invalid_request', target.message, target.field);
     const body = budgetBody.safeParse(request.body ?? {});
     if (!body.success) {
-      const issue = firstIssue(body.error);
+      const issue = problemOf(body.error);
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     return budgetJson(await setBudget(db, target.scope, target.subject, body.data.per_day ?? null, body.data.per_month ?? null));
