@@ -25,29 +25,41 @@ export interface CallCost {
 }
 
 /**
- * Built-in list prices (USD per million tokens) of well-known OpenAI and Anthropic models, matched
- * on the model name or its dated variants (`gpt-4o-2024-08-06` is `gpt-4o`). Anthropic's cache
- * writes are the five-minute ones, 1.25 times input. A deployment with other prices (a discount, a
- * newer model) says so in HERALD_PRICES_FILE, which wins.
+ * Built-in list prices (USD per million tokens) of well-known OpenAI and Anthropic models, as the
+ * providers published them, matched on the model's name or a dated snapshot of it
+ * (`gpt-4o-2024-08-06` is `gpt-4o`, `claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`), never on
+ * a longer name (`o3-pro` is not `o3`). Anthropic's cache writes are the five-minute ones, 1.25
+ * times input. A model not listed costs 0, marked unknown; HERALD_PRICES_FILE adds models and
+ * overrides these (a negotiated discount, a price change).
  */
 const BUILTIN: Record<string, [input: number, cachedInput: number, output: number, cacheWrite?: number]> = {
-  'gpt-5': [1.25, 0.125, 10],
+  'gpt-5.2': [1.75, 0.175, 14],
   'gpt-5.1': [1.25, 0.125, 10],
+  'gpt-5.1-codex': [1.25, 0.125, 10],
+  'gpt-5.1-chat-latest': [1.25, 0.125, 10],
+  'gpt-5': [1.25, 0.125, 10],
+  'gpt-5-codex': [1.25, 0.125, 10],
+  'gpt-5-chat-latest': [1.25, 0.125, 10],
   'gpt-5-mini': [0.25, 0.025, 2],
   'gpt-5-nano': [0.05, 0.005, 0.4],
+  'gpt-5-pro': [15, 15, 120],
   'gpt-4.1': [2, 0.5, 8],
   'gpt-4.1-mini': [0.4, 0.1, 1.6],
   'gpt-4.1-nano': [0.1, 0.025, 0.4],
   'gpt-4o': [2.5, 1.25, 10],
   'gpt-4o-mini': [0.15, 0.075, 0.6],
   o1: [15, 7.5, 60],
+  'o1-pro': [150, 150, 600],
   o3: [2, 0.5, 8],
+  'o3-pro': [20, 20, 80],
   'o3-mini': [1.1, 0.55, 4.4],
   'o4-mini': [1.1, 0.275, 4.4],
   'claude-opus-4-5': [5, 0.5, 25, 6.25],
   'claude-opus-4-1': [15, 1.5, 75, 18.75],
+  'claude-opus-4-0': [15, 1.5, 75, 18.75],
   'claude-opus-4': [15, 1.5, 75, 18.75],
   'claude-sonnet-4-5': [3, 0.3, 15, 3.75],
+  'claude-sonnet-4-0': [3, 0.3, 15, 3.75],
   'claude-sonnet-4': [3, 0.3, 15, 3.75],
   'claude-3-7-sonnet': [3, 0.3, 15, 3.75],
   'claude-3-5-sonnet': [3, 0.3, 15, 3.75],
@@ -55,6 +67,9 @@ const BUILTIN: Record<string, [input: number, cachedInput: number, output: numbe
   'claude-3-5-haiku': [0.8, 0.08, 4, 1],
   'claude-3-haiku': [0.25, 0.03, 1.25, 0.3],
 };
+
+/** What may follow a known model's name: a dated snapshot (OpenAI's 2024-08-06, Anthropic's 20250929) or `latest`. */
+const SNAPSHOT = /-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/;
 
 const perMillion = z.number({ error: 'expected a number of dollars per million tokens' }).finite().min(0, { error: 'expected 0 or more' });
 
@@ -81,7 +96,7 @@ export class PriceTable {
 
   /** The price of `provider/model`, or undefined when nobody knows it. */
   priceOf(provider: string, model: string): ModelPrice | undefined {
-    return this.#file.get(`${provider}/${model}`) ?? longestPrefix(this.#file, `${provider}/`, model) ?? builtinPrice(model);
+    return this.#file.get(`${provider}/${model}`) ?? snapshotOf(this.#file, `${provider}/`, model) ?? builtinPrice(model);
   }
 
   /** What one call cost: uncached input, cached input, cache writes and output at their prices. */
@@ -97,16 +112,10 @@ export class PriceTable {
   }
 }
 
-/** `gpt-4o-2024-08-06` matches `gpt-4o`: the longest known name the model starts with, then a dash. */
-function longestPrefix(prices: ReadonlyMap<string, ModelPrice>, prefix: string, model: string): ModelPrice | undefined {
-  let best: { length: number; price: ModelPrice } | undefined;
-  for (const [key, price] of prices) {
-    if (!key.startsWith(prefix)) continue;
-    const name = key.slice(prefix.length);
-    if (!model.startsWith(`${name}-`) && !model.startsWith(`${name}@`)) continue;
-    if (best === undefined || name.length > best.length) best = { length: name.length, price };
-  }
-  return best?.price;
+/** `gpt-4o-2024-08-06` is `gpt-4o`: the price of the name the model is a dated snapshot of. */
+function snapshotOf(prices: ReadonlyMap<string, ModelPrice>, prefix: string, model: string): ModelPrice | undefined {
+  const snapshot = SNAPSHOT.exec(model);
+  return snapshot ? prices.get(`${prefix}${model.slice(0, snapshot.index)}`) : undefined;
 }
 
 const BUILTIN_PRICES: ReadonlyMap<string, ModelPrice> = new Map(
@@ -114,7 +123,7 @@ const BUILTIN_PRICES: ReadonlyMap<string, ModelPrice> = new Map(
 );
 
 function builtinPrice(model: string): ModelPrice | undefined {
-  return BUILTIN_PRICES.get(`/${model}`) ?? longestPrefix(BUILTIN_PRICES, '/', model);
+  return BUILTIN_PRICES.get(`/${model}`) ?? snapshotOf(BUILTIN_PRICES, '/', model);
 }
 
 /**

@@ -27,6 +27,10 @@ describe('the price table', () => {
     expect(builtin.priceOf('openai', 'gpt-4o-2024-08-06')).toMatchObject({ input: 2.5, output: 10 });
     expect(builtin.priceOf('openai', 'gpt-4o-mini-2024-07-18')).toMatchObject({ input: 0.15 });
     expect(builtin.priceOf('anthropic', 'claude-sonnet-4-5-20250929')).toMatchObject({ input: 3, cachedInput: 0.3, output: 15, cacheWrite: 3.75 });
+    // A longer name is another model, not a snapshot: unknown unless listed itself.
+    expect(builtin.priceOf('openai', 'o3-pro-2025-06-10')).toMatchObject({ input: 20, output: 80 });
+    expect(builtin.priceOf('openai', 'o3-deep-research')).toBeUndefined();
+    expect(builtin.priceOf('anthropic', 'claude-opus-4-9')).toBeUndefined();
     // Anthropic's input counts the cache reads and writes (libs/agent), each at its own price:
     // 100 plain at $3, 1,500 read at $0.30, 400 written at $3.75, 100 out at $15 per million.
     expect(builtin.costOf('anthropic', 'claude-sonnet-4-5', { inputTokens: 2000, cachedInputTokens: 1500, cacheWriteTokens: 400, outputTokens: 100 }).costUsd).toBe(0.00375);
