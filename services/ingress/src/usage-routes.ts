@@ -36,8 +36,8 @@ const usageQuery = z.strictObject({ group_by: groupList, from: bound(false), to:
 const budgetParams = z.object({ scope: z.string(), subject: z.string() });
 const dollars = z.number({ error: 'expected an amount in US dollars, or null for the default' }).finite().min(0, { error: 'expected 0 (off) or more' }).max(1_000_000_000).nullable();
 const budgetBody = z.strictObject({ per_day: dollars.optional(), per_month: dollars.optional() });
-/** A person key (`telegram:42`, `api:ana`): printable, no spaces. */
-const personKey = z.string().regex(/^[^\s\p{Cc}]{1,200}$/u, { error: 'expected a person key such as api:ana or telegram:42' });
+/** A person key (herald_usage_person's, such as `api:ana`): printable, no spaces. */
+const personKey = z.string().regex(/^[^\s\p{Cc}]{1,200}$/u, { error: 'expected a person key such as api:ana' });
 
 /** The first problem, naming the field; an unknown parameter or body field is named itself. */
 function problemOf(error: z.ZodError): { field: string; message: string } {
