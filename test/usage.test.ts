@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -9,7 +11,7 @@ import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
 import { openChatsEnv } from './support/chat-platforms-env.ts';
-import { startStack, waitFor } from './support/stack.ts';
+import { HERALD_BIN, spawnHerald, startStack, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 
 /**
@@ -28,6 +30,7 @@ const EIGHTY_FIVE = { inputTokens: 250, outputTokens: 1000 };
 /** 500 in, 125 out: $0.002. */
 const TWO_TENTHS = { inputTokens: 500, outputTokens: 125 };
 const DAY_MS = 86_400_000;
+const exec = promisify(execFile);
 const dayOf = (time: number) => new Date(time).toISOString().slice(0, 10);
 
 describe('usage and cost', () => {
@@ -35,12 +38,13 @@ describe('usage and cost', () => {
   let anthropic: FakeLLM;
   let telegram: FakeTelegram;
   let stack: Stack;
+  let dir: string;
 
   beforeAll(async () => {
     openai = await startFakeOpenAI();
     anthropic = await startFakeAnthropic();
     telegram = await startFakeTelegram();
-    const dir = mkdtempSync(join(tmpdir(), 'herald-prices-'));
+    dir = mkdtempSync(join(tmpdir(), 'herald-prices-'));
     chmodSync(dir, 0o755);
     writeFileSync(join(dir, 'prices.yaml'), PRICES);
     stack = await startStack({
@@ -218,5 +222,26 @@ describe('usage and cost', () => {
   it('/usage through the API shows the person\'s own usage only, with unpriced calls said', async () => {
     const reply = (await send('ana', 'usage-chat', '/usage')).reply.text;
     expect(reply.split('\n')[0]).toBe(`Today (UTC): ${formatUsd(0.00885)}, 3 model calls, 6,000 in (1,900 cached), 900 out tokens (1 call of models without a price).`);
+  });
+
+  it('herald usage and herald budgets: the same grouping and budgets through the API', async () => {
+    const env = { ...process.env, ...stack.env, HERALD_URL: stack.url };
+    const { stdout } = await exec(process.execPath, [HERALD_BIN, 'usage', '--group-by', 'model'], { env });
+    expect(stdout).toMatch(/^model +calls +input +cached +output +cost \(USD\) +unpriced$/m);
+    expect(stdout).toMatch(/^openai\/gpt-test +\d+ +[\d,]+ +400 +[\d,]+ +\$0\.\d{4}$/m);
+    expect(stdout).toMatch(/^anthropic\/claude-test +1 +3,000 +0 +300 +\$0\.00 +1$/m);
+    const json = JSON.parse((await exec(process.execPath, [HERALD_BIN, 'usage', '--group-by', 'person,day', '--json'], { env })).stdout);
+    expect(json.group_by).toEqual(['person', 'day']);
+    await exec(process.execPath, [HERALD_BIN, 'budgets', 'set', 'person', 'api:gus', '--day', '3', '--month', '40'], { env });
+    expect((await exec(process.execPath, [HERALD_BIN, 'budgets'], { env })).stdout).toMatch(/^person +api:gus +\$3\.00 +\$40\.00$/m);
+    const bad = await exec(process.execPath, [HERALD_BIN, 'budgets', 'set', 'team', 'x', '--day', '3'], { env }).catch((error: { code: number; stderr: string }) => error);
+    expect(bad).toMatchObject({ code: 2 });
+  });
+
+  it('refuses to start a worker with a bad price file, naming the file and the field', async () => {
+    writeFileSync(join(dir, 'bad.yaml'), 'openai:\n  gpt-test: { input: 2, output: "eight" }\n');
+    const worker = spawnHerald('worker', { ...stack.env, HERALD_PRICES_FILE: join(dir, 'bad.yaml') });
+    expect(await worker.exited).toBe(1);
+    expect(worker.output()).toContain(`herald: invalid configuration: HERALD_PRICES_FILE (${join(dir, 'bad.yaml')}): openai.gpt-test.output: expected a number of dollars per million tokens`);
   });
 });
