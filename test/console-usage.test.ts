@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { buildConsole, launchChromium } from './support/browser.ts';
-import { startStack, TEST_TOKEN } from './support/stack.ts';
+import { startStack, TEST_TOKEN, waitFor } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 
 /** Issue 32, point 6: the console's usage page, a per-day cost chart stacked by profile, in headless Chromium. */
@@ -63,7 +63,7 @@ describe('the console usage page', () => {
     // A range without the earlier day drops its bar.
     await page.locator('input[name="from"]').fill(today);
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelectorAll('svg.chart rect').length === 1);
+    await waitFor(async () => ((await page.locator('svg.chart rect').count()) === 1 ? true : undefined), { what: 'one bar left' });
     expect(consoleErrors.filter((text) => /Content Security Policy|Refused/.test(text))).toEqual([]);
   });
 

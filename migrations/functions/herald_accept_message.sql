@@ -62,7 +62,7 @@ BEGIN
     IF v_limit IS NULL THEN
       SELECT 'budget:' || b.scope || ':' || b.period, b.retry_after INTO v_limit, v_retry
         FROM herald_budget_status(p_user_id, p_profile, p_limits -> 'budgets') b
-        WHERE b.spent >= b.budget ORDER BY b.retry_after DESC LIMIT 1;
+        WHERE b.spent >= b.budget ORDER BY b.retry_after DESC, b.period DESC LIMIT 1;
     END IF;
     IF v_limit IS NOT NULL THEN
       PERFORM herald_audit_refusal(p_user_id, p_profile, v_session, v_limit, v_retry, p_platform, p_chat_id);

@@ -54,7 +54,8 @@ export async function budgetStates(db: Executor, userId: string, profileId: stri
 /** The first budget `userId` has spent in `profileId` (the longest wait), or undefined: checked before each model call. */
 export async function budgetPassed(db: Executor, userId: string, profileId: string, defaults: BudgetDefaults | undefined): Promise<LimitExceededError | undefined> {
   const spent = (await budgetStates(db, userId, profileId, defaults)).filter((state) => state.spentUsd >= state.budgetUsd);
-  spent.sort((a, b) => b.retryAfterSeconds - a.retryAfterSeconds);
+  // On the month's last day both renew at midnight: the month's is the one to name.
+  spent.sort((a, b) => b.retryAfterSeconds - a.retryAfterSeconds || (a.period === 'month' ? -1 : 0) - (b.period === 'month' ? -1 : 0));
   const first = spent[0];
   return first ? new LimitExceededError(`budget:${first.scope}:${first.period}`, first.retryAfterSeconds) : undefined;
 }
