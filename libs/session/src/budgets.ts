@@ -51,13 +51,28 @@ export async function budgetStates(db: Executor, userId: string, profileId: stri
   }));
 }
 
-/** The first budget `userId` has spent in `profileId` (the longest wait), or undefined: checked before each model call. */
-export async function budgetPassed(db: Executor, userId: string, profileId: string, defaults: BudgetDefaults | undefined): Promise<LimitExceededError | undefined> {
-  const spent = (await budgetStates(db, userId, profileId, defaults)).filter((state) => state.spentUsd >= state.budgetUsd);
+/** The spent budget that renews last, as the refusal names it, or undefined. */
+function firstSpent(states: readonly BudgetState[]): LimitExceededError | undefined {
+  const spent = states.filter((state) => state.spentUsd >= state.budgetUsd);
   // On the month's last day both renew at midnight: the month's is the one to name.
   spent.sort((a, b) => b.retryAfterSeconds - a.retryAfterSeconds || (a.period === 'month' ? -1 : 0) - (b.period === 'month' ? -1 : 0));
   const first = spent[0];
   return first ? new LimitExceededError(`budget:${first.scope}:${first.period}`, first.retryAfterSeconds) : undefined;
+}
+
+/** The first budget `userId` has spent in `profileId` (the one that renews last), or undefined. */
+export async function budgetPassed(db: Executor, userId: string, profileId: string, defaults: BudgetDefaults | undefined): Promise<LimitExceededError | undefined> {
+  return firstSpent(await budgetStates(db, userId, profileId, defaults));
+}
+
+/**
+ * Before a model call, in one read of the budgets: the 80% warnings due (warnBudgets), and the
+ * spent budget that stops the call, if any.
+ */
+export async function checkBudgets(db: Kysely<Database>, context: WarningContext): Promise<LimitExceededError | undefined> {
+  const states = await budgetStates(db, context.userId, context.profileId, context.budgets);
+  await warnDue(db, context, states);
+  return firstSpent(states);
 }
 
 function warningLine(state: BudgetState): string {
@@ -82,9 +97,11 @@ export interface WarningContext {
  * the outbox, in the same transaction. Returns the lines written now (none when already warned).
  */
 export async function warnBudgets(db: Kysely<Database>, context: WarningContext): Promise<string[]> {
-  const due = (await budgetStates(db, context.userId, context.profileId, context.budgets)).filter(
-    (state) => state.spentUsd >= state.budgetUsd * BUDGET_WARNING_SHARE,
-  );
+  return warnDue(db, context, await budgetStates(db, context.userId, context.profileId, context.budgets));
+}
+
+async function warnDue(db: Kysely<Database>, context: WarningContext, states: readonly BudgetState[]): Promise<string[]> {
+  const due = states.filter((state) => state.spentUsd >= state.budgetUsd * BUDGET_WARNING_SHARE);
   if (due.length === 0) return [];
   return db.transaction().execute(async (trx) => {
     const lines: string[] = [];

@@ -5,7 +5,7 @@ import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, 
 import { TurnStreamWriter } from '@herald/queue';
 import { PriceTable } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { appendMessages, budgetPassed, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument, warnBudgets } from '@herald/session';
+import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
@@ -40,13 +40,11 @@ export function modelCallRow(call: ModelCallRecord | undefined, prices: PriceTab
 const BUILTIN_PRICES = new PriceTable();
 
 /**
- * The money budgets before a model call: the person is warned once at 80% (what the calls so far
- * spent), and a spent budget stops the turn like the daily token limit does.
+ * The money budgets before a model call, in one read: the person is warned once at 80% (what the
+ * calls so far spent), and a spent budget stops the turn like the daily token limit does.
  */
 async function budgetsBeforeCall(deps: TurnDependencies, sessionId: string, profileId: string, setup: TurnSetup) {
-  const context = { userId: setup.callerId, profileId, sessionId, turnId: setup.turnId, budgets: deps.config.usage.budgets };
-  await warnBudgets(deps.db, context);
-  return budgetPassed(deps.db, setup.callerId, profileId, deps.config.usage.budgets);
+  return checkBudgets(deps.db, { userId: setup.callerId, profileId, sessionId, turnId: setup.turnId, budgets: deps.config.usage.budgets });
 }
 
 type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
