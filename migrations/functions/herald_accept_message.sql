@@ -59,7 +59,8 @@ BEGIN
   IF v_wait IS NULL THEN
     SELECT l.limit_name, l.retry_after INTO v_limit, v_retry FROM herald_check_limits(p_user_id, p_limits) l;
     -- Money budgets (herald_budget_status): named budget:<scope>:<period>, the longest wait first.
-    IF v_limit IS NULL THEN
+    -- No p_limits at all (a scheduled run firing) is not limited, budgets included.
+    IF v_limit IS NULL AND p_limits IS NOT NULL THEN
       SELECT 'budget:' || b.scope || ':' || b.period, b.retry_after INTO v_limit, v_retry
         FROM herald_budget_status(p_user_id, p_profile, p_limits -> 'budgets') b
         WHERE b.spent >= b.budget ORDER BY b.retry_after DESC, b.period DESC LIMIT 1;

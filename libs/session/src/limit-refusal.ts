@@ -80,12 +80,13 @@ export function tokenLimitsArgument(limits: QuotaConfig | undefined): string | n
 
 /**
  * The configured limits as herald_check_limits takes them: positive ones only, with the budgets'
- * defaults under `budgets` for herald_budget_status; null when none is on (the budgets table's rows
- * are checked all the same).
+ * defaults under `budgets` for herald_budget_status; null (nothing limited, budgets included, as
+ * for a scheduled run) when no limit is on and no budgets are given.
  */
 export function limitsArgument(limits: QuotaConfig | undefined, budgets?: BudgetDefaults): string | null {
   const on: Record<string, unknown> = {};
-  if (budgets !== undefined && Object.values(budgets).some((value) => value > 0)) on['budgets'] = budgetsArgument(budgets);
+  // With budgets given the argument is never null: the budgets table's rows apply without defaults.
+  if (budgets !== undefined) on['budgets'] = budgetsArgument(budgets);
   if (limits === undefined) return Object.keys(on).length === 0 ? null : JSON.stringify(on);
   const named: Record<CountedLimit, number> = {
     turns_per_minute: limits.turnsPerMinute,

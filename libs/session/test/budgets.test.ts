@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { acceptInbound, budgetPassed, budgetStates, setBudget, warnBudgets } from '@herald/session';
+import { acceptInbound, budgetPassed, budgetStates, LimitExceededError, setBudget, warnBudgets } from '@herald/session';
 import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 
 // The money budgets (docs/decisions/2026-12-06-usage-and-budgets.md): what herald_budget_status
@@ -47,5 +47,16 @@ describe('money budgets', () => {
     // Spending more the same day warns no more.
     await spend('telegram:9100', 'main', 0.1);
     expect(await warnBudgets(database.db, { ...context, turnId: crypto.randomUUID() })).toEqual([]);
+  });
+
+  it('refuses a message past a budget row when the edge passes budgets, and nothing without them (a scheduled run firing)', async () => {
+    await setBudget(database.db, 'person', 'api:nell', 0.01, null);
+    await spend('api:nell', 'main', 0.02);
+    const message = { profileId: 'main', platform: 'api', chatType: 'dm', chatId: 'nell', userId: 'api:nell', text: 'hello' };
+    const zeros = { personDay: 0, personMonth: 0, profileDay: 0, profileMonth: 0 };
+    const refused = await acceptInbound(database.db, message, { backlogLimit: 50, budgets: zeros }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(LimitExceededError);
+    expect(refused).toMatchObject({ limit: 'budget', budget: { scope: 'person', period: 'day' } });
+    expect((await acceptInbound(database.db, message, { backlogLimit: 50 })).eventId).not.toBe('');
   });
 });
