@@ -124,6 +124,10 @@ describe('usage and cost', () => {
     const today = dayOf(Date.now());
     expect(byDay.body.rows.map((row: { day: string; profile: string }) => `${row.day} ${row.profile}`)).toEqual([`${dayOf(old)} main`, `${today} lab`, `${today} main`, `${today} mystery`]);
     expect((await stack.get('/v1/usage')).body).toMatchObject({ group_by: ['day'] });
+    // Empty parameters are the defaults.
+    const empty = await stack.get('/v1/usage?group_by=person&from=&to=');
+    expect(empty.status).toBe(200);
+    expect(empty.body.rows).toEqual(byPerson.body.rows);
 
     for (const [query, field] of [
       ['group_by=team', 'group_by'],

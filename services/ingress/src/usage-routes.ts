@@ -31,7 +31,14 @@ const groupList = z
   .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((part) => part.split(',')).map((part) => part.trim()).filter((part) => part !== ''))
   .refine((groups): groups is UsageGroup[] => groups.length > 0 && groups.every((group) => (USAGE_GROUPS as readonly string[]).includes(group)), { error: GROUP_HINT });
 
-const usageQuery = z.strictObject({ group_by: groupList, from: bound(false), to: bound(true) });
+/** An empty parameter (`from=&to=`) is the same as none: the default applies. */
+const emptyIsUnset = (value: unknown) => (value === '' ? undefined : value);
+
+const usageQuery = z.strictObject({
+  group_by: z.preprocess(emptyIsUnset, groupList),
+  from: z.preprocess(emptyIsUnset, bound(false)),
+  to: z.preprocess(emptyIsUnset, bound(true)),
+});
 
 const budgetParams = z.object({ scope: z.string(), subject: z.string() });
 const dollars = z.number({ error: 'expected an amount in US dollars, or null for the default' }).finite().min(0, { error: 'expected 0 (off) or more' }).max(1_000_000_000).nullable();
