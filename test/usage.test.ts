@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUsd } from '@herald/session';
+import { metricsText } from '@herald/telemetry';
+import { metricValue } from './support/prometheus.ts';
 import { startFakeAnthropic, startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
@@ -82,6 +84,7 @@ describe('usage and cost', () => {
     expect(await callsOf(sent.session_id)).toEqual([
       { provider: 'openai', model: 'gpt-test', input_tokens: 1000, cached_input_tokens: 400, output_tokens: 500, cost_usd: '0.005400000', price_known: true, user_id: 'api:ana', profile_id: 'main' },
     ]);
+    expect(metricValue((await metricsText()).text, 'herald_model_cost_usd_total', { provider: 'openai', model: 'gpt-test' })).toBeCloseTo(0.0054, 6);
   });
 
   it('prices Anthropic from the built-in table (cache_read_input_tokens as cached), and an unknown model at 0, marked unknown', async () => {

@@ -4,6 +4,7 @@ import { runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
 import { TurnStreamWriter } from '@herald/queue';
 import { PriceTable } from '@herald/core';
+import { recordModelCost } from '@herald/telemetry';
 import type { Logger } from '@herald/core';
 import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
@@ -22,6 +23,7 @@ export function modelCallRow(call: ModelCallRecord | undefined, prices: PriceTab
   if (!call) return null;
   const usage = call.result.usage;
   const cost = prices.costOf(call.provider, call.model, usage);
+  recordModelCost(call.provider, call.model, cost.costUsd);
   return {
     provider: call.provider,
     model: call.model,
