@@ -138,8 +138,8 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
     const [edited] = await waitForBotMessages(`interaction:interaction-token-${id}`, 1);
     expect(edited?.content).toBe('Queue mode set to collect.');
     expect(discord.requests.some((r) => r.path === `/interactions/${id}/interaction-token-${id}/callback`)).toBe(true);
-    expect(await deployDiscordCommands(stack.config.platforms.discord!)).toBe(12);
-    expect((discord.commands as any[]).map((c) => c.name)).toEqual(['new', 'reset', 'status', 'stop', 'queue', 'approve', 'deny', 'compress', 'sethome', 'handoff', 'link', 'help']);
+    expect(await deployDiscordCommands(stack.config.platforms.discord!)).toBe(13);
+    expect((discord.commands as any[]).map((c) => c.name)).toEqual(['new', 'reset', 'status', 'stop', 'queue', 'approve', 'deny', 'compress', 'sethome', 'handoff', 'link', 'usage', 'help']);
     const handoff = (discord.commands as any[]).find((c) => c.name === 'handoff');
     expect(handoff.options).toEqual([expect.objectContaining({ name: 'platform', description: 'telegram or discord' })]);
   });

@@ -65,6 +65,8 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   doctor: { summary: 'which mode runs (embedded or external Postgres, queue on Redis or Postgres) and whether each service answers', run: async (_args, { config }) => (await import('./doctor-command.ts')).runDoctor(config) },
   audit: { summary: 'the audit trail: tool calls, approvals, hook decisions, admin changes (herald audit --help)', help: async () => (await import('./audit-command.ts')).AUDIT_USAGE, run: async (args, { config }) => (await import('./audit-command.ts')).runAudit(args, config) },
   'dead-letters': { summary: 'what failed for good and why: updates, runs, deliveries, reviews, cron jobs (--json, --limit N)', help: async () => (await import('./dead-letters-command.ts')).DEAD_LETTERS_USAGE, run: async (args, { config }) => (await import('./dead-letters-command.ts')).runDeadLetters(args, config) },
+  usage: { summary: 'model tokens and cost: --group-by person|profile|model|day, --from, --to (herald usage --help)', help: async () => (await import('./usage-command.ts')).USAGE_USAGE, run: async (args, { config }) => (await import('./usage-command.ts')).runUsage(args, config) },
+  budgets: { summary: 'money budgets per person and profile, per day and month: list, set, remove (herald budgets --help)', help: async () => (await import('./usage-command.ts')).USAGE_USAGE, run: async (args, { config }) => (await import('./usage-command.ts')).runBudgets(args, config) },
   runs: { summary: "delegate_task's child runs: list (--session ID, --status S, --json), show RUN_ID, cancel RUN_ID", help: async () => (await import('./runs-command.ts')).RUNS_USAGE, run: async (args, { config }) => (await import('./runs-command.ts')).runRuns(args, config) },
 };
 

@@ -13,12 +13,14 @@ import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
 import { childProviderFromConfig, modelWiring, providerFromConfig, sharedCooldowns, summariserFromConfig } from './provider-wiring.ts';
 import { ProfileModelCache } from './profile-model-wiring.ts';
+import { pricesFromConfig } from './prices-wiring.ts';
 import { jobQueues, openToolSandbox, openTransport } from './role-wiring.ts';
 import { buildToolRegistry } from './tool-registry.ts';
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
   const transport = openTransport(config, log, shutdown, 'worker');
+  const prices = pricesFromConfig(config);
   const models = modelWiring(config, config.environment, await sharedCooldowns(config, db, transport.bus, log), log);
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
@@ -55,6 +57,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     childProvider: childProviderFromConfig(models),
     mcp,
     profileModels: new ProfileModelCache(models, profiles),
+    prices,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

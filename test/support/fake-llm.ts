@@ -50,6 +50,12 @@ interface ToolCallReply {
 export interface StreamShape {
   chunkDelayMs?: number;
   breakAfter?: number;
+  /**
+   * The usage to report instead of the fake's own count: input includes the cached tokens, as
+   * OpenAI's prompt_tokens does (Anthropic gets input_tokens = input - cached, and
+   * cache_read_input_tokens = cached, as its API splits them).
+   */
+  usage?: { inputTokens: number; cachedInputTokens?: number; outputTokens: number };
 }
 
 export type FakeReply =
@@ -336,6 +342,20 @@ function anthropicAnswer(body: any, text: string, calls: ToolCallReply[], output
   };
 }
 
+/** A scripted usage in the provider's own wire shape. */
+function scriptedUsage(provider: Provider, usage: NonNullable<StreamShape['usage']>): unknown {
+  const cached = usage.cachedInputTokens ?? 0;
+  if (provider === 'openai') {
+    return {
+      prompt_tokens: usage.inputTokens,
+      completion_tokens: usage.outputTokens,
+      total_tokens: usage.inputTokens + usage.outputTokens,
+      prompt_tokens_details: { cached_tokens: cached },
+    };
+  }
+  return { input_tokens: usage.inputTokens - cached, output_tokens: usage.outputTokens, cache_read_input_tokens: cached, cache_creation_input_tokens: 0 };
+}
+
 /** One server-sent event of a streamed answer; `text` marks a piece of the answer's text. */
 interface StreamEvent {
   event?: string;
@@ -503,6 +523,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
         provider === 'openai'
           ? openaiAnswer(body, text, calls, outputTokens, openaiCache)
           : anthropicAnswer(body, text, calls, outputTokens, anthropicCache);
+      if (reply.usage) (answer as { usage: unknown }).usage = scriptedUsage(provider, reply.usage);
       if (body.stream === true) {
         fakeRequest.stream = true;
         fakeRequest.chunksSent = [];

@@ -14,6 +14,7 @@ import { redisSection } from './config/redis.ts';
 import { rolesSection } from './config/roles.ts';
 import { refusedGrants } from './config/sandbox.ts';
 import { toolsSection } from './config/tools.ts';
+import { usageSection } from './config/usage.ts';
 import { sessionResetSection } from './config/session-reset.ts';
 
 /**
@@ -36,6 +37,7 @@ const SECTIONS = {
   sessionReset: sessionResetSection,
   delegation: delegationSection,
   mcp: mcpSection,
+  usage: usageSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> } & {

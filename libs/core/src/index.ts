@@ -33,3 +33,6 @@ export { findUnstorable, hasUnstorable, storable, storableValue } from './storab
 export { isUuid, UUID_PATTERN, uuidSchema } from './ids.ts';
 export { declaredProviderNames, loadProviders, modelChain, ProviderConfigError } from './providers-file.ts';
 export type { ChainEntry, NamedProvider } from './providers-file.ts';
+export type { BudgetDefaults, UsageConfig } from './config/usage.ts';
+export { loadPrices, PriceConfigError, PriceTable } from './prices-file.ts';
+export type { CallCost, CallTokens, ModelPrice } from './prices-file.ts';

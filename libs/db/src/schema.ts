@@ -47,6 +47,9 @@ export const ALLOWED_VALUES = {
   'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
   'role_grants.role': ['admin', 'operator', 'member', 'viewer'],
+  'budgets.scope': ['person', 'profile'],
+  'budget_warnings.scope': ['person', 'profile'],
+  'budget_warnings.period': ['day', 'month'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -192,6 +195,10 @@ export type ProfileHooksTable = Refine<Tables.ProfileHooks, { hooks: JsonWithDef
 export type ProfileMcpServersTable = Refine<Tables.ProfileMcpServers, { servers: JsonWithDefault<Record<string, unknown>> }>;
 export type SessionMcpToolsTable = Refine<Tables.SessionMcpTools, { tools: JsonWithDefault<unknown[]> }>;
 export type UsageDaysTable = Tables.UsageDays;
+export type BudgetScope = Allowed<'budgets.scope'>;
+export type BudgetPeriod = Allowed<'budget_warnings.period'>;
+export type BudgetsTable = Refine<Tables.Budgets, { scope: BudgetScope }>;
+export type BudgetWarningsTable = Refine<Tables.BudgetWarnings, { scope: BudgetScope; period: BudgetPeriod }>;
 export type DeadLettersTable = Refine<
   Tables.DeadLetters,
   { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
@@ -250,6 +257,9 @@ export interface Database {
   role_grants: RoleGrantsTable;
   api_tokens: Tables.ApiTokens;
   link_codes: Tables.LinkCodes;
+  usage_costs: Tables.UsageCosts;
+  budgets: BudgetsTable;
+  budget_warnings: BudgetWarningsTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { isChatPlatform, parseUserId, storedTarget } from '@herald/core';
-import type { Config, QuotaConfig, ResetRule } from '@herald/core';
+import type { BudgetDefaults, Config, QuotaConfig, ResetRule } from '@herald/core';
 import type { Database, ProfileCache, QueueMode } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
@@ -14,7 +14,6 @@ import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
 import { endSession } from './session-end.ts';
 import { withdrawWaits } from './tool-waits.ts';
 import { checkReset } from './session-reset.ts';
-import type { LimitName } from './limit-refusal.ts';
 import { storableValue } from '@herald/core';
 
 export interface InboundMessage extends RouteAddress {
@@ -98,6 +97,8 @@ export interface AcceptOptions {
   operators?: readonly string[] | undefined;
   /** Per-person and global limits; a message past one is refused with LimitExceededError. */
   limits?: QuotaConfig | undefined;
+  /** The money budgets' defaults (HERALD_BUDGET_*); the budgets table's rows apply without them too. */
+  budgets?: BudgetDefaults | undefined;
   /** Reset rules (HERALD_SESSION_RESET) tried after the profile's own; unset: no reset check at all. */
   resetRules?: readonly ResetRule[] | undefined;
   /** The process's profile cache, where the profile's own reset rules are read; without one, from Postgres. */
@@ -105,11 +106,12 @@ export interface AcceptOptions {
 }
 
 /** What every edge accepts messages with: the session backlog, the operators, the limits and the reset rules. */
-export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset'>, profiles?: ProfileCache): AcceptOptions {
+export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset' | 'usage'>, profiles?: ProfileCache): AcceptOptions {
   return {
     backlogLimit: config.limits.sessionBacklog,
     operators: config.people.operators,
     limits: config.people.quotas,
+    budgets: config.usage.budgets,
     resetRules: config.sessionReset.rules,
     profiles,
   };
@@ -148,7 +150,7 @@ export async function acceptInbound(
   if (command.kind === 'compress' && !(await hasPendingWait(db, key, ['approval', 'clarify']))) {
     return markCommand(db, await acceptMessage(db, key, message, options));
   }
-  return acceptCommand(db, key, message, command, options.operators ?? []);
+  return acceptCommand(db, key, message, command, options);
 }
 
 async function hasPendingWait(db: Kysely<Database>, key: string, kinds: ('approval' | 'clarify')[]): Promise<boolean> {
@@ -216,8 +218,9 @@ async function acceptCommand(
   key: string,
   message: InboundMessage,
   command: Command,
-  operators: readonly string[],
+  options: AcceptOptions,
 ): Promise<AcceptedEvent> {
+  const operators = options.operators ?? [];
   if (message.dedupeKey !== undefined) {
     const seen = await findByDedupeKey(db, message.dedupeKey);
     if (seen) return duplicateOf(seen);
@@ -239,7 +242,7 @@ async function acceptCommand(
       .where('id', '=', sessionId)
       .returning(['wake_generation'])
       .executeTakeFirstOrThrow();
-    const outcome = await runCommand(trx, sessionId, message.userId, operators, command);
+    const outcome = await runCommand(trx, sessionId, message.userId, operators, command, options.budgets);
     const eventId = randomUUID();
     await storeCommandEvent(trx, eventId, sessionId, message, outcome.reply);
     await answerInChat(trx, eventId, sessionId, message, outcome.reply);
@@ -274,12 +277,12 @@ async function acceptMessage(
     status: string | null;
     wake_generation: string;
     queue_mode: QueueMode;
-    limit_name: LimitName | null;
+    limit_name: string | null;
     retry_after: number | null;
   }>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
        ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
        ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${options.backlogLimit}::integer,
-       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits)}::jsonb)`.execute(db);
+       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits, options.budgets)}::jsonb)`.execute(db);
   const row = result.rows[0];
   if (!row) throw new Error('herald_accept_message returned nothing');
   if (row.outcome === 'backlog_full') {
@@ -287,9 +290,9 @@ async function acceptMessage(
     throw new BacklogFullError(options.backlogLimit);
   }
   if (row.outcome === 'limited') {
-    const limit = row.limit_name ?? 'turns_per_minute';
-    recordQuotaRefusal(limit);
-    throw new LimitExceededError(limit, row.retry_after ?? 60);
+    const refusal = new LimitExceededError(row.limit_name ?? 'turns_per_minute', row.retry_after ?? 60);
+    recordQuotaRefusal(refusal.limit);
+    throw refusal;
   }
   if (row.outcome === 'accepted' && row.event_id !== null && message.platformMessageId !== undefined) {
     // Before the caller enqueues the wake-up, so the turn's reply finds it. Only the reply's

@@ -20,7 +20,11 @@ export {
   HELP_REPLY,
 } from './chat-commands.ts';
 export { LimitExceededError, limitPassed, limitsArgument, tokenLimitsArgument } from './limit-refusal.ts';
-export type { LimitName } from './limit-refusal.ts';
+export type { BudgetRef, LimitName } from './limit-refusal.ts';
+export { BUDGET_WARNING_SHARE, budgetPassed, budgetStates, checkBudgets, formatUsd, listBudgets, removeBudget, setBudget, turnWarnings, warnBudgets } from './budgets.ts';
+export type { BudgetRow, BudgetState, WarningContext } from './budgets.ts';
+export { USAGE_GROUPS, usageReply, usageReport, utcDayStart, utcMonthStart } from './usage-report.ts';
+export type { UsageGroup, UsageQuery, UsageRow, UsageTotals } from './usage-report.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
 export { appendMessages, loadTranscript, loadTranscriptState } from './transcript.ts';

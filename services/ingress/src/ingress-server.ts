@@ -36,6 +36,7 @@ import { registerRunRoutes } from './run-routes.ts';
 import { installReadYourWrites } from './read-your-writes.ts';
 import { ReadRouting } from '@herald/db';
 import { registerPeopleRoutes } from './people-routes.ts';
+import { registerUsageRoutes } from './usage-routes.ts';
 
 /** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
 export interface IngressOptions extends MessageRouteDependencies {
@@ -105,6 +106,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerHandoffRoutes(app, options.db);
   registerRunRoutes(app, { db: options.db, queue: options.queue, notices: options.notices, queuePrefix: options.config.redis.queuePrefix, logger: options.logger });
   registerDeadLetterRoutes(app, options.db);
+  registerUsageRoutes(app, options.db, options.config.usage.budgets);
   registerConsoleRoutes(app);
   registerAuditRoutes(app, options.db);
   registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined, profiles: options.profiles });

@@ -41,10 +41,15 @@ export interface MessageRouteDependencies {
 
 type Ids = { event_id: string; session_id: string };
 
+/** The budget warnings of the event's turn, when it gave any. */
+function warningsOf(event: EventView): { budget_warnings?: string[] } {
+  return event.budgetWarnings.length > 0 ? { budget_warnings: event.budgetWarnings } : {};
+}
+
 /** The answer for an event as it stands: its reply when finished, its pending wait, or just the ids. */
 function eventAnswer(reply: FastifyReply, ids: Ids, event: EventView | undefined | null): FastifyReply {
   if (event?.status === 'done' || event?.status === 'failed') {
-    return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' } });
+    return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' }, ...warningsOf(event) });
   }
   if (event?.waiting) return reply.code(202).send({ ...ids, status: 'waiting', waiting: waitingView(event.waiting) });
   return reply.code(202).send(ids);
@@ -186,6 +191,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
       status: event.waiting ? 'waiting' : event.status,
       reply: done ? { text: event.replyText ?? '' } : null,
       ...(event.waiting ? { waiting: waitingView(event.waiting) } : {}),
+      ...warningsOf(event),
     };
   });
 }

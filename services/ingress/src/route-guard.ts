@@ -132,6 +132,8 @@ const GUARDS: Readonly<Record<ResourceKind, Guard>> = {
   'cron-list': (context, need) => narrowList(context, need),
   search: (context, need) => narrowList(context, need, 'main'),
   'review-list': (context, need) => narrowList(context, need),
+  // The handler narrows the report itself (usageScopeOf): here only whether the role may see any usage.
+  usage: async (context, need) => (listScope(context.principal, need) ? undefined : sendError(context.reply, 403, 'forbidden', `your role does not allow this route (it needs ${need})`)),
   'run-list': async (context, need) => {
     const scope = listScope(context.principal, need);
     if (scope?.kind === 'all') return undefined;

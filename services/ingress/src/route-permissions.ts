@@ -7,6 +7,7 @@ import type { Need } from '@herald/people';
  * - profile: `:profile`; session, wait, event, run, cron-job: `:id` of that thing;
  * - memory-entry: `:profile` + `:entry`; user-memory: `:profile` + `:user`; profile-memory: `:profile` + `?user_id`;
  * - session-list, search, cron-list, run-list, review-list: a list narrowed to what the caller may see;
+ * - usage: a report the handler narrows to what the caller may see (their own calls, or their profiles');
  * - message, completion, cron-create: a body that names a profile, sent as the caller;
  * - person, token: `:id` of a person or token (their own, or an admin); token-create: body `person_id`.
  */
@@ -26,6 +27,7 @@ export type ResourceKind =
   | 'cron-list'
   | 'run-list'
   | 'review-list'
+  | 'usage'
   | 'message'
   | 'completion'
   | 'cron-create'
@@ -119,7 +121,10 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'DELETE /v1/admin/dead-letters/deliveries/:id': p('operate'),
   'DELETE /v1/admin/dead-letters/jobs/:id': p('operate'),
   'GET /v1/audit': p('admin'),
-  // Usage (issue 32, point 6) lands here at merge: 'GET /v1/usage': p('read', <a list narrowed like session-list>).
+  'GET /v1/usage': p('read', 'usage'),
+  'GET /v1/budgets': p('admin'),
+  'PUT /v1/budgets/:scope/:subject': p('admin'),
+  'DELETE /v1/budgets/:scope/:subject': p('admin'),
 
   'GET /v1/people': p('admin'),
   'GET /v1/people/suggestions': p('read'),

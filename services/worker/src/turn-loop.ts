@@ -5,8 +5,10 @@ import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, 
 import { StreamRelay, TurnStreamWriter } from '@herald/queue';
 import { openDraft } from './turn-draft.ts';
 import type { TurnDraft } from './turn-draft.ts';
+import { PriceTable } from '@herald/core';
+import { recordModelCost } from '@herald/telemetry';
 import type { Logger } from '@herald/core';
-import { appendMessages, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
+import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
@@ -18,9 +20,12 @@ import { subagentEvent } from './subagent-turn.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import type { TurnControl, TurnDependencies } from './turn-runner.ts';
 
-export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | null {
+/** A model call as stored, priced from the deployment's price table (an unknown model costs 0, marked so). */
+export function modelCallRow(call: ModelCallRecord | undefined, prices: PriceTable = BUILTIN_PRICES): ModelCallRow | null {
   if (!call) return null;
   const usage = call.result.usage;
+  const cost = prices.costOf(call.provider, call.model, usage);
+  recordModelCost(call.provider, call.model, cost.costUsd);
   return {
     provider: call.provider,
     model: call.model,
@@ -31,7 +36,19 @@ export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | 
     latency_ms: call.latencyMs,
     finish_reason: call.result.finishReason,
     key_name: call.result.keyName ?? null,
+    cost_usd: cost.costUsd,
+    price_known: cost.priceKnown,
   };
+}
+
+const BUILTIN_PRICES = new PriceTable();
+
+/**
+ * The money budgets before a model call, in one read: the person is warned once at 80% (what the
+ * calls so far spent), and a spent budget stops the turn like the daily token limit does.
+ */
+async function budgetsBeforeCall(deps: TurnDependencies, sessionId: string, profileId: string, setup: TurnSetup) {
+  return checkBudgets(deps.db, { userId: setup.callerId, profileId, sessionId, turnId: setup.turnId, budgets: deps.config.usage.budgets });
 }
 
 type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
@@ -175,7 +192,9 @@ export async function turnLoop(
       // delegated child) stops once the person's daily budget is spent.
       beforeModelCall: async () => {
         await control.ensureLease();
-        const passed = await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas));
+        const passed =
+          (await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas))) ??
+          (await budgetsBeforeCall(deps, sessionId, session.profileId, setup));
         return passed?.message.replace(/^Not taken: /, 'Stopped before the next model call: ');
       },
       sessionId,
@@ -193,7 +212,7 @@ export async function turnLoop(
       hooks: {
         ...(pollInjected ? { pollInjected } : {}),
         onToolStep: (step, call) =>
-          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call)),
+          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call, deps.prices)),
         onToolResults: (results) =>
           recordWithAudit(turnHooks, db, (executor) =>
             recordStep(executor, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), null),

@@ -1,9 +1,9 @@
 import { waitNotice } from './wait-notice.ts';
 import type { ProfileModels } from './profile-models.ts';
-import type { Config, Logger } from '@herald/core';
+import type { Config, Logger, PriceTable } from '@herald/core';
 import { toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider } from '@herald/agent';
-import { finishTurn, LeaseLostError, loadTranscript, suspendTurn } from '@herald/session';
+import { finishTurn, LeaseLostError, loadTranscript, suspendTurn, warnBudgets } from '@herald/session';
 import { isConnectionError } from '@herald/db';
 import { compactMidTurn } from './turn-compaction.ts';
 import { MAX_INEFFECTIVE } from './compaction.ts';
@@ -56,6 +56,8 @@ export interface TurnDependencies {
   mcp?: McpTools | undefined;
   /** Profiles' own models (their main, summary and children's models); the ones above when a profile has none. */
   profileModels?: ProfileModels | undefined;
+  /** What model calls cost (HERALD_PRICES_FILE, then the built-in table); the built-in table when not given. */
+  prices?: PriceTable | undefined;
 }
 
 export interface TurnResult {
@@ -93,6 +95,11 @@ async function compactionAllowed(db: Db, sessionId: string, ineffective: number 
 type Finish = (text: string, outcome: TurnResult['outcome'], iterations: number, finalCall?: ModelCallRecord) => Promise<TurnResult>;
 
 /** Ends the turn with its reply stored on the events (the compression notice appended). */
+/** The 80% warning for what the turn's last call spent, after the reply; its failure never touches the reply. */
+async function warnAfterTurn(deps: TurnDependencies, context: Parameters<typeof warnBudgets>[1]): Promise<void> {
+  await warnBudgets(deps.db, context).catch((error: unknown) => deps.logger.warn({ err: error, sessionId: context.sessionId }, 'budget warning failed; the next model call tries again'));
+}
+
 function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, events: PendingEvent[], setup: TurnSetup): Finish {
   const { turnId, eventIds } = setup;
   return async (text, outcome, iterations, finalCall) => {
@@ -107,9 +114,10 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
       failed,
       error: failed ? outcome : outcome === 'iteration_limit' ? setup.shape.iterationLimitError : null,
       iterations,
-      modelCall: modelCallRow(finalCall),
+      modelCall: modelCallRow(finalCall, deps.prices),
       completion: completionCounts(outcome, turn),
     });
+    await warnAfterTurn(deps, { userId: setup.callerId, profileId: session.profileId, sessionId: lease.sessionId, turnId, budgets: deps.config.usage.budgets });
     return { eventIds, outcome, turn, next };
   };
 }

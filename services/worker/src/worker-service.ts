@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DelayedError } from 'bullmq';
 import type { Job } from 'bullmq';
-import type { Config, Logger } from '@herald/core';
+import type { Config, Logger, PriceTable } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/db';
 import type { Hooks } from '@herald/hooks';
@@ -46,6 +46,8 @@ export interface WorkerServiceOptions {
   profileModels?: ProfileModels | undefined;
   /** Chats that see the answer grow while it is written (HERALD_STREAMING_<PLATFORM>); none when not given. */
   drafts?: AnswerDrafts | undefined;
+  /** What model calls cost (HERALD_PRICES_FILE and the built-in table). */
+  prices?: PriceTable | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.

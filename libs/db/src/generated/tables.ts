@@ -23,6 +23,8 @@ export type JsonPrimitive = boolean | number | string | null;
 
 export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
+export type Numeric = ColumnType<string, number | string, number | string>;
+
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
 export interface ApiTokens {
@@ -47,6 +49,26 @@ export interface AuditLog {
   session_id: string | null;
   subject: string;
   turn_id: string | null;
+}
+
+export interface Budgets {
+  per_day: Numeric | null;
+  per_month: Numeric | null;
+  scope: string;
+  subject: string;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface BudgetWarnings {
+  created_at: Generated<Timestamp>;
+  period: string;
+  period_start: Timestamp;
+  scope: string;
+  session_id: string | null;
+  subject: string;
+  text: string;
+  turn_id: string | null;
+  user_id: string;
 }
 
 export interface ChatDrafts {
@@ -208,6 +230,7 @@ export interface Messages {
 export interface ModelCalls {
   cache_write_tokens: Generated<number>;
   cached_input_tokens: Generated<number>;
+  cost_usd: Generated<Numeric>;
   created_at: Generated<Timestamp>;
   finish_reason: string;
   id: Generated<Int8>;
@@ -216,9 +239,12 @@ export interface ModelCalls {
   latency_ms: number;
   model: string;
   output_tokens: Generated<number>;
+  price_known: Generated<boolean>;
+  profile_id: string | null;
   provider: string;
   session_id: string;
   turn_id: string | null;
+  user_id: string | null;
 }
 
 export interface Outbox {
@@ -555,6 +581,13 @@ export interface TurnStreamEntries {
   id: Generated<Int8>;
 }
 
+export interface UsageCosts {
+  cost_usd: Generated<Numeric>;
+  day: Timestamp;
+  profile_id: string;
+  user_id: string;
+}
+
 export interface UsageDays {
   day: Timestamp;
   tokens: Generated<Int8>;
@@ -564,6 +597,8 @@ export interface UsageDays {
 export interface DB {
   api_tokens: ApiTokens;
   audit_log: AuditLog;
+  budget_warnings: BudgetWarnings;
+  budgets: Budgets;
   chat_drafts: ChatDrafts;
   cron_clock: CronClock;
   cron_jobs: CronJobs;
@@ -605,5 +640,6 @@ export interface DB {
   tool_waits: ToolWaits;
   turn_stream_entries: TurnStreamEntries;
   turns: Turns;
+  usage_costs: UsageCosts;
   usage_days: UsageDays;
 }

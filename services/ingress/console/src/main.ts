@@ -10,6 +10,7 @@ import { skillsPage } from './pages/skills.ts';
 import { memoryPage } from './pages/memory.ts';
 import { runsPage } from './pages/runs.ts';
 import { profilesPage } from './pages/profiles.ts';
+import { usagePage } from './pages/usage.ts';
 
 // Pages few visits need load on first use, keeping the first page's script small.
 const chatPage: Page = async (context) => (await import('./pages/chat.ts')).chatPage(context);
@@ -24,6 +25,7 @@ const PAGES: Record<string, { title: string; page: Page; nav: boolean }> = {
   skills: { title: 'Skills', page: skillsPage, nav: true },
   memory: { title: 'Memory', page: memoryPage, nav: true },
   runs: { title: 'Runs', page: runsPage, nav: true },
+  usage: { title: 'Usage', page: usagePage, nav: true },
 };
 
 const main = document.getElementById('main') as HTMLElement;

@@ -14,6 +14,9 @@ export const waitingView = z.object({
 
 const replyText = z.object({ text: z.string() });
 
+/** The 80% warnings of the money budgets the turn gave the person (once per budget and period). */
+const budgetWarnings = z.array(z.string()).optional();
+
 /** POST /v1/messages: the ids, with the reply once there or the wait the turn is parked on. */
 export const messageAccepted = z.object({
   event_id: z.string(),
@@ -21,6 +24,7 @@ export const messageAccepted = z.object({
   reply: replyText.optional(),
   status: z.literal('waiting').optional(),
   waiting: waitingView.optional(),
+  budget_warnings: budgetWarnings,
 });
 
 export const messageSkipped = z.object({ status: z.literal('skipped'), reason: z.string() });
@@ -31,6 +35,7 @@ export const eventView = z.object({
   status: z.string(),
   reply: replyText.nullable(),
   waiting: waitingView.optional(),
+  budget_warnings: budgetWarnings,
 });
 
 /** A wait in full (wait-views.ts waitView). */
