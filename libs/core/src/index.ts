@@ -24,7 +24,7 @@ export { backoffMs, sleep } from './backoff.ts';
 export { apiUserId, parseUserId, qualifyUserId } from './user-id.ts';
 export { API_PLATFORM, CHAT_PLATFORMS, DEFAULT_ACCOUNT, isChatPlatform, PERSON_PLATFORMS, PLATFORM_FACTS } from './platform-registry.ts';
 export type { ChatPlatform, PlatformFacts } from './platform-registry.ts';
-export { formatNamedChat, parseNamedChat, readStoredTarget, storedTarget, TargetSyntaxError } from './delivery-target.ts';
+export { ACCOUNT_NAME, formatNamedChat, parseNamedChat, readStoredTarget, storedTarget, TargetSyntaxError } from './delivery-target.ts';
 export type { ChatAddress, DeliveryTarget, NamedChat } from './delivery-target.ts';
 export type { PersonId, PersonPlatform } from './user-id.ts';
 export { findUnstorable, hasUnstorable, storable, storableValue } from './storable-text.ts';

@@ -84,7 +84,7 @@ export interface StoredToolCall {
 }
 
 /** Where a job's report goes: a chat on a platform, or an HTTP webhook. */
-export type CronTarget = { platform: 'webhook'; url: string } | { platform: string; chatId: string; threadId?: string };
+export type CronTarget = { platform: 'webhook'; url: string } | { platform: string; account?: string; chatId: string; threadId?: string };
 
 /** The chat a job was created from. */
 export interface CronOrigin {
@@ -237,6 +237,8 @@ export interface Database {
   /** A view of running turns (libs/queue turn-stream.ts, raw pg there): listed so it cannot be forgotten. */
   turn_stream_entries: Tables.TurnStreamEntries;
   provider_cooldowns: Tables.ProviderCooldowns;
+  /** Routing rules to profiles, owned by @herald/profiles (binding-store.ts). */
+  bindings: Tables.Bindings;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

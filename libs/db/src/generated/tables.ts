@@ -37,6 +37,19 @@ export interface AuditLog {
   turn_id: string | null;
 }
 
+export interface Bindings {
+  account: string | null;
+  channel_id: string | null;
+  chat_id: string | null;
+  chat_type: string | null;
+  created_at: Generated<Timestamp>;
+  guild_id: string | null;
+  platform: string | null;
+  position: number;
+  profile_id: string;
+  user_id: string | null;
+}
+
 export interface CronClock {
   id: Generated<boolean>;
   offset_ms: Generated<Int8>;
@@ -357,6 +370,7 @@ export interface SessionRoutes {
 }
 
 export interface Sessions {
+  account: Generated<string | null>;
   chat_id: string;
   chat_type: string;
   compression_notices: Generated<string[]>;
@@ -512,6 +526,7 @@ export interface UsageDays {
 
 export interface DB {
   audit_log: AuditLog;
+  bindings: Bindings;
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
