@@ -5,7 +5,9 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db, ProfileCache } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
+import { routeProfile } from '@herald/profiles';
 import type { Hooks } from '@herald/hooks';
+import type { BindingFacts } from '@herald/profiles';
 import type { OutboundSender } from '@herald/delivery';
 import type { TelegramIngress } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
@@ -22,7 +24,7 @@ const platforms = () => import('@herald/platforms');
 /** One sender per configured platform, from the adapters' registry; other code (cron webhooks) may add its own. */
 export async function platformSenders(config: Config): Promise<Map<string, OutboundSender>> {
   const senders = new Map<string, OutboundSender>();
-  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return senders;
+  if (!CHAT_PLATFORMS.some((name) => config.platforms.accounts[name].length > 0)) return senders;
   for (const adapter of Object.values((await platforms()).PLATFORM_ADAPTERS)) {
     const sender = adapter.senderFor(config.platforms);
     if (sender) senders.set(adapter.name, sender);
@@ -81,10 +83,14 @@ export async function startPlatformIngress(
   hooks?: Hooks,
   profiles?: ProfileCache,
 ): Promise<PlatformIngress> {
-  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return { telegram: undefined };
+  if (!CHAT_PLATFORMS.some((name) => config.platforms.accounts[name].length > 0)) return { telegram: undefined };
   const { PLATFORM_ADAPTERS } = await platforms();
-  // Every adapter commits messages the same way, through the shared inbox path.
-  const deps = { owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks };
+  // Every adapter commits messages the same way, through the shared inbox path, routed to a profile
+  // by the bindings (cached with the profiles, dropped on every change: no restart needed).
+  const deps = {
+    owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks,
+    routeProfile: (facts: BindingFacts) => routeProfile(db, facts, profiles),
+  };
   let telegram: TelegramIngress | undefined;
   for (const adapter of Object.values(PLATFORM_ADAPTERS)) {
     const log = logger.child({ component: adapter.name });

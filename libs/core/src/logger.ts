@@ -34,6 +34,8 @@ const REDACT_PATHS = [
   'config.platforms.telegram.botToken',
   'config.platforms.telegram.webhookSecret',
   'config.platforms.discord.botToken',
+  'config.platforms.accounts.telegram[*].botToken',
+  'config.platforms.accounts.discord[*].botToken',
 ];
 
 /** Lines for a person at a terminal: time, level and message, the fields after; nothing per process. */

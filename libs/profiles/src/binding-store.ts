@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database, ProfileCache } from '@herald/db';
 import { withAudit } from '@herald/audit';
@@ -22,15 +23,23 @@ export async function readBindings(db: Db): Promise<BindingRule[]> {
   });
 }
 
-export type ReplaceOutcome = { kind: 'replaced' } | { kind: 'missing_profile'; index: number; profile: string };
+export type ReplaceOutcome = { kind: 'replaced'; bindings: BindingRule[] } | { kind: 'missing_profile'; index: number; profile: string } | { kind: 'refused'; message: string };
+
+/** A change of the list: the new list from the current one, or a refusal's message. */
+export type BindingsEdit = readonly BindingRule[] | ((current: BindingRule[]) => BindingRule[] | string);
 
 /**
- * Replaces the whole list in one transaction (with its audit entry). A rule naming a profile that
- * does not take messages refuses the change and names the rule's index; nothing is written then.
- * The table's trigger tells every ingress when it commits.
+ * Replaces the whole list in one transaction (with its audit entry); `edit` may compute it from
+ * the current list (`herald bindings add|remove`), read under a lock so two edits at once both
+ * land. A rule naming a profile that does not take messages refuses the change and names the
+ * rule's index; nothing is written then. The table's trigger tells every ingress when it commits.
  */
-export async function replaceBindings(db: Db, rules: readonly BindingRule[], actor: string): Promise<ReplaceOutcome> {
+export async function replaceBindings(db: Db, edit: BindingsEdit, actor: string): Promise<ReplaceOutcome> {
   return withAudit<ReplaceOutcome>(db, async (trx) => {
+    await sql`LOCK TABLE bindings IN SHARE ROW EXCLUSIVE MODE`.execute(trx);
+    const next = typeof edit === 'function' ? edit(await readBindings(trx)) : edit;
+    if (typeof next === 'string') return { result: { kind: 'refused' as const, message: next }, audit: [] };
+    const rules = [...next];
     // The profiles named are locked against a concurrent delete until the list is committed.
     const names = [...new Set(rules.map((rule) => rule.profile))];
     const active = names.length === 0
@@ -45,7 +54,7 @@ export async function replaceBindings(db: Db, rules: readonly BindingRule[], act
         .values(rules.map((rule, position) => ({ position, profile_id: rule.profile, ...Object.fromEntries(BINDING_FIELDS.map((field) => [field, rule[field] ?? null])) })))
         .execute();
     }
-    return { result: { kind: 'replaced' as const }, audit: { kind: 'admin_change' as const, actor, profileId: null, subject: 'bindings', detail: { bindings: rules } } };
+    return { result: { kind: 'replaced' as const, bindings: rules }, audit: { kind: 'admin_change' as const, actor, profileId: null, subject: 'bindings', detail: { bindings: rules } } };
   });
 }
 

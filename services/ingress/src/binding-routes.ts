@@ -24,8 +24,9 @@ export function registerBindingRoutes(app: FastifyInstance, db: Db, profiles?: P
       const field = `bindings.${outcome.index}.profile`;
       return sendError(reply, 400, 'invalid_request', `${field}: binding ${outcome.index} names the profile '${outcome.profile}', which does not exist (GET /v1/profiles lists them)`, field);
     }
+    if (outcome.kind === 'refused') return sendError(reply, 400, 'invalid_request', outcome.message, 'bindings');
     // Other ingresses hear of it by NOTIFY; this one forgets its copy now.
     profiles?.invalidate();
-    return { bindings: await readBindings(db) };
+    return { bindings: outcome.bindings };
   });
 }

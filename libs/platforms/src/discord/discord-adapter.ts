@@ -13,6 +13,7 @@ export const discordAdapter: PlatformAdapter<DiscordConfig> = defineAdapter({
   name: 'discord',
   facts: PLATFORM_FACTS.discord,
   settings: (platforms) => platforms.discord,
+  accounts: (platforms) => platforms.accounts.discord,
   createSender: (settings) => DiscordSender.fromConfig(settings),
   async startInbound(settings, deps, logger) {
     if (settings.allowedUsers.length === 0) {

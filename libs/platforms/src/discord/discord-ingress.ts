@@ -51,6 +51,7 @@ export function normalizeDiscordMessage(message: Message, botId: string): ChatIn
     text,
     dedupeKey: `discord:${message.id}`,
     platformMessageId: message.id,
+    guildId: message.guildId ?? undefined,
   };
 }
 

@@ -13,6 +13,7 @@ export const telegramAdapter: PlatformAdapter<TelegramConfig, TelegramInbound> =
   name: 'telegram',
   facts: PLATFORM_FACTS.telegram,
   settings: (platforms) => platforms.telegram,
+  accounts: (platforms) => platforms.accounts.telegram,
   createSender: (settings) => TelegramSender.fromConfig(settings),
   async startInbound(settings, deps, logger) {
     if (settings.allowedUsers.length === 0) {
