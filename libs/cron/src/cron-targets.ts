@@ -46,13 +46,14 @@ function chatTarget(item: string): CronTarget {
   }
 }
 
+/** `telegram:...` or `telegram@<account>:...`: a chat named on a chat platform. */
 function chatPlatformPrefix(lower: string): boolean {
-  const colon = lower.indexOf(':');
-  return colon > 0 && isChatPlatform(lower.slice(0, colon));
+  const end = lower.search(/[:@]/);
+  return end > 0 && isChatPlatform(lower.slice(0, end));
 }
 
 function targetKey(target: CronTarget): string {
-  return 'url' in target ? `webhook:${target.url}` : `${target.platform}:${target.chatId}:${target.threadId ?? ''}`;
+  return 'url' in target ? `webhook:${target.url}` : `${formatNamedChat(target)}:`;
 }
 
 /**
