@@ -131,12 +131,17 @@ export class PlatformsFileError extends Error {
 
 function readPlatformsDocument(path: string): z.infer<typeof platformsDocument> {
   const source = `HERALD_PLATFORMS_FILE (${path})`;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new PlatformsFileError(`${source}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(path, 'utf8'));
+    raw = parseYaml(text);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new PlatformsFileError(`${source}: ${code === undefined ? `not YAML or JSON: ${(error as Error).message.split('\n')[0]}` : `cannot read it (${code})`}`);
+    throw new PlatformsFileError(`${source}: not YAML or JSON: ${(error as Error).message.split('\n')[0]}`);
   }
   const parsed = platformsDocument.safeParse(raw ?? {});
   if (!parsed.success) {
