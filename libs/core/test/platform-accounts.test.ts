@@ -13,7 +13,7 @@ function file(text: string, name = 'platforms.yaml'): string {
   return path;
 }
 
-const TOKENS = { OPS_TOKEN: '111:ops-AAA', RESEARCH_TOKEN: '222:research-BBB', DISCORD_RESEARCH: 'MTIz.research.token' };
+const TOKENS = { OPS_TOKEN: '111:ops-AAA', RESEARCH_TOKEN: '222:research-BBB', DISCORD_RESEARCH_TOKEN: 'MTIz.research.token' };
 
 describe('platform accounts', () => {
   it('keeps TELEGRAM_BOT_TOKEN alone as the account default', () => {
@@ -28,7 +28,7 @@ describe('platform accounts', () => {
       '  - {account: ops, token_env: OPS_TOKEN, allowed_users: ["1", "@ann"]}',
       '  - {account: research, token_env: RESEARCH_TOKEN}',
       'discord:',
-      '  - {account: research, token_env: DISCORD_RESEARCH, allowed_users: "*"}',
+      '  - {account: research, token_env: DISCORD_RESEARCH_TOKEN, allowed_users: "*"}',
     ].join('\n'));
     const config = loadConfig({ ...TOKENS, TELEGRAM_BOT_TOKEN: '123:abc', TELEGRAM_ALLOWED_USERS: '9', HERALD_PLATFORMS_FILE: yaml });
     expect(config.platforms.accounts.telegram.map((account) => [account.account, account.botToken, account.allowedUsers])).toEqual([
@@ -37,7 +37,7 @@ describe('platform accounts', () => {
       // Without its own allowlist an account takes the platform's.
       ['research', '222:research-BBB', ['9']],
     ]);
-    expect(config.platforms.accounts.discord).toMatchObject([{ account: 'research', botToken: TOKENS.DISCORD_RESEARCH, allowedUsers: ['*'] }]);
+    expect(config.platforms.accounts.discord).toMatchObject([{ account: 'research', botToken: TOKENS.DISCORD_RESEARCH_TOKEN, allowedUsers: ['*'] }]);
     const json = file(JSON.stringify({ telegram: [{ account: 'ops', token_env: 'OPS_TOKEN' }] }), 'platforms.json');
     expect(loadConfig({ ...TOKENS, HERALD_PLATFORMS_FILE: json }).platforms.accounts.telegram).toMatchObject([{ account: 'ops', mode: 'polling' }]);
   });
@@ -51,7 +51,7 @@ describe('platform accounts', () => {
       ['telegram:\n  - {account: Ops!, token_env: OPS_TOKEN}', {}, /telegram\[0\]\.account: expected an account name/],
       ['telegram:\n  - {account: ops, token: "111:x"}', {}, /telegram\[0\]/],
       ['irc:\n  - {account: ops, token_env: OPS_TOKEN}', {}, /HERALD_PLATFORMS_FILE \(.*\): /],
-      ['telegram:\n  - {account: ops, token_env: DISCORD_RESEARCH}', {}, /telegram\[0\]\.token_env: DISCORD_RESEARCH is not a bot token/],
+      ['telegram:\n  - {account: ops, token_env: DISCORD_RESEARCH_TOKEN}', {}, /telegram\[0\]\.token_env: DISCORD_RESEARCH_TOKEN is not a bot token/],
       ['telegram: [', {}, /not YAML or JSON/],
     ];
     for (const [text, env, message] of cases) {
