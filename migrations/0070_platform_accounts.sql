@@ -11,3 +11,6 @@ ALTER TABLE sessions ADD COLUMN account text GENERATED ALWAYS AS (
 -- account the conversation came in on: the outbox row's target names it unless its writer did.
 CREATE TRIGGER outbox_account BEFORE INSERT ON outbox
   FOR EACH ROW EXECUTE FUNCTION herald_outbox_account();
+
+-- A home chat (/sethome) is on the account it was set from: a handoff there leaves through that bot.
+ALTER TABLE home_chats ADD COLUMN account text NOT NULL DEFAULT 'default';

@@ -35,6 +35,7 @@ function answeringAs(name: string): FakeHandler {
   return (request: FakeRequest) => {
     const last = request.messages.at(-1);
     if (last?.role === 'tool') return { text: `${name} noted it` };
+    if (request.lastUserText === 'clean up') return { toolCalls: [{ name: 'terminal', arguments: { command: 'mkdir -p tmp && rm -r tmp && echo cleaned' } }] };
     if (request.lastUserText.startsWith('remember: ')) {
       return { toolCalls: [{ name: 'memory', arguments: { action: 'add', target: 'user', content: request.lastUserText.slice(10) } }] };
     }
@@ -85,7 +86,7 @@ describe('bindings route each bot, channel and chat to its profile', () => {
         TELEGRAM_POLL_TIMEOUT_SECONDS: '1',
         HERALD_DELIVERY_POLL_MS: '100',
         HERALD_SCHEDULER_TICK_MS: '100',
-        HERALD_OPERATORS: 'api:admin',
+        HERALD_OPERATORS: 'api:admin,telegram:42',
       },
     });
     for (const name of ['ops', 'research']) expect((await stack.post('/v1/profiles', { name })).status).toBe(201);
@@ -192,6 +193,26 @@ describe('bindings route each bot, channel and chat to its profile', () => {
     await stack.post(`/v1/cron/jobs/${named.body.job_id}/run`, {});
     await botReply(researchBot, 42, /weekly digest/);
     expect(opsBot.botMessages(42).some((message) => message.text.includes('weekly digest'))).toBe(false);
+  });
+
+  it('asks for approval and hands a session off through the bot of the conversation', async () => {
+    researchBot.userMessage({ chatId: 42, from: { id: 42 }, text: 'clean up' });
+    const prompt = await botReply(researchBot, 42, /Approval needed:/);
+    expect(opsBot.botMessages(42).some((message) => message.text.includes('Approval needed'))).toBe(false);
+    const approve = prompt.reply_markup?.inline_keyboard.flat().find((button) => button.text === 'Approve');
+    researchBot.pressButton({ chatId: 42, messageId: prompt.message_id, from: { id: 42 }, data: approve!.callback_data });
+    await botReply(researchBot, 42, /^strong noted it/);
+
+    // /sethome on the ops bot, then an API session of the ops profile moves there.
+    opsBot.userMessage({ chatId: 42, from: { id: 42 }, text: '/sethome' });
+    await botReply(opsBot, 42, /now the telegram home chat/);
+    const started = await stack.post('/v1/messages?wait=60', { chat_id: 'ops-room', user_id: 'bob', text: 'start here' });
+    const asked = await stack.post(`/v1/sessions/${started.body.session_id}/handoff`, { platform: 'telegram' });
+    expect(asked.status, JSON.stringify(asked.body)).toBeLessThan(300);
+    await botReply(opsBot, 42, /^Handed off from api/);
+    expect(researchBot.botMessages(42).some((message) => /^Handed off/.test(message.text))).toBe(false);
+    const moved = await stack.database.db.selectFrom('sessions').select(['session_key', 'account']).where('id', '=', started.body.session_id).executeTakeFirstOrThrow();
+    expect(moved).toEqual({ session_key: 'agent:ops:telegram@ops:dm:42', account: 'ops' });
   });
 
   it('applies a binding change in a second ingress without a restart', async () => {

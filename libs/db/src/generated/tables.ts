@@ -112,6 +112,7 @@ export interface DeadLetters {
 }
 
 export interface HomeChats {
+  account: Generated<string>;
   chat_id: string;
   chat_type: string;
   platform: string;
