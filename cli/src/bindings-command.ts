@@ -25,9 +25,13 @@ const out = (text: string) => process.stdout.write(`${text}\n`);
 /** `--chat-id` and `--chat_id` both name the field chat_id. */
 const FLAGS = Object.fromEntries(BINDING_FIELDS.flatMap((field) => [[field, { type: 'string' as const }], [field.replace('_', '-'), { type: 'string' as const }]]));
 
-function describe(rule: BindingRule, index: number): string {
+function ruleText(rule: BindingRule): string {
   const match = Object.entries(matchOf(rule)).map(([field, value]) => `${field}=${value}`).join(' ');
-  return `${String(index).padStart(3)}  ${match.padEnd(48)} -> ${rule.profile}`;
+  return `${match.padEnd(48)} -> ${rule.profile}`;
+}
+
+function describe(rule: BindingRule, index: number): string {
+  return `${String(index).padStart(3)}  ${ruleText(rule)}`;
 }
 
 async function list(db: Db): Promise<void> {
@@ -66,7 +70,7 @@ async function add(db: Db, profile: string | undefined, values: Record<string, u
   if (outcome.kind === 'missing_profile') throw new Refused(`profile: no profile ${outcome.profile} (herald profiles list)`);
   if (outcome.kind === 'refused') throw new Refused(outcome.message);
   const index = outcome.bindings.indexOf(rule);
-  out(`added binding ${index}: ${describe(rule, index).trim()}`);
+  out(`added binding ${index}: ${ruleText(rule)}`);
 }
 
 async function remove(db: Db, text: string | undefined): Promise<void> {
@@ -79,7 +83,7 @@ async function remove(db: Db, text: string | undefined): Promise<void> {
   }, 'cli');
   if (outcome.kind === 'refused') throw new Refused(outcome.message);
   if (outcome.kind === 'missing_profile') throw new Refused(`binding ${outcome.index} names the profile ${outcome.profile}, which does not exist`);
-  if (removed) out(`removed binding ${index}: ${describe(removed, index).trim()}`);
+  if (removed) out(`removed binding ${index}: ${ruleText(removed)}`);
 }
 
 async function runAction(db: Db, positionals: string[], values: Record<string, unknown>): Promise<void> {
