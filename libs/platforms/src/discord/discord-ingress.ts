@@ -262,5 +262,7 @@ function interactionInbound(interaction: ChatInputCommandInteraction | ButtonInt
     userHandle: interaction.user.username,
     text,
     dedupeKey: `discord:interaction:${interaction.id}`,
+    // Matched by bindings' guild_id like a message: a button press reaches the same profile.
+    guildId: interaction.guildId ?? undefined,
   };
 }
