@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBindings } from '@herald/profiles';
 import { HERALD_BIN, PROCESS_START_MS } from './support/stack.ts';
@@ -60,5 +63,19 @@ describe('herald bindings', { timeout: 4 * PROCESS_START_MS }, () => {
     expect((await herald(['bindings', 'remove', '9'], env)).code).toBe(1);
     expect((await readBindings(database.db)).map((rule) => rule.profile)).toEqual(['research', 'research']);
     expect((await herald(['profiles', 'delete', 'ops'], env)).code).toBe(0);
+  });
+
+  it('refuses to start with a bad HERALD_PLATFORMS_FILE, naming the field and not the token', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-platforms-'));
+    chmodSync(dir, 0o755);
+    const path = join(dir, 'platforms.yaml');
+    writeFileSync(path, 'telegram:\n  - {account: ops, token_env: OPS_TOKEN}\n  - {account: ops, token_env: OTHER_TOKEN}\n');
+    const duplicate = await herald(['migrate'], { ...env, HERALD_PLATFORMS_FILE: path, OPS_TOKEN: '111:secret-ops', OTHER_TOKEN: '222:secret-other' });
+    expect(duplicate.code).not.toBe(0);
+    expect(duplicate.output).toMatch(/telegram\[1\]\.account: duplicate account 'ops'/);
+    expect(duplicate.output).not.toContain('secret-ops');
+    const unset = await herald(['migrate'], { ...env, HERALD_PLATFORMS_FILE: path });
+    expect(unset.code).not.toBe(0);
+    expect(unset.output).toMatch(/telegram\[0\]\.token_env: the variable OPS_TOKEN is not set/);
   });
 });
