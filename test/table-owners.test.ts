@@ -13,6 +13,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Each table's owning package, by folder. */
 export const TABLE_OWNERS: Record<string, string> = {
   profiles: 'libs/profiles',
+  bindings: 'libs/profiles',
   profile_documents: 'libs/profiles',
   profile_hooks: 'libs/hooks',
   hook_firings: 'libs/hooks',

@@ -5,7 +5,9 @@ import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db, ProfileCache } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
+import { routeProfile } from '@herald/profiles';
 import type { Hooks } from '@herald/hooks';
+import type { BindingFacts } from '@herald/profiles';
 import type { OutboundSender } from '@herald/delivery';
 import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
@@ -20,10 +22,16 @@ const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
  */
 const platforms = () => import('@herald/platforms');
 
+/** Whether a chat platform has a bot: its accounts (HERALD_PLATFORMS_FILE and the default), or its own token. */
+function hasAccounts(config: Config, name: (typeof CHAT_PLATFORMS)[number]): boolean {
+  const accounts: Readonly<Record<string, readonly unknown[]>> = config.platforms.accounts;
+  return (accounts[name]?.length ?? 0) > 0 || config.platforms[name] !== null;
+}
+
 /** One sender per configured platform, from the adapters' registry; other code (cron webhooks) may add its own. */
 export async function platformSenders(config: Config): Promise<Map<string, OutboundSender>> {
   const senders = new Map<string, OutboundSender>();
-  const configured = [...CHAT_PLATFORMS, ...DELIVERY_ONLY_PLATFORMS].some((name) => config.platforms[name] !== null);
+  const configured = CHAT_PLATFORMS.some((name) => hasAccounts(config, name)) || DELIVERY_ONLY_PLATFORMS.some((name) => config.platforms[name] !== null);
   if (!configured) return senders;
   const { DELIVERY_ADAPTERS, PLATFORM_ADAPTERS } = await platforms();
   for (const adapter of [...Object.values(PLATFORM_ADAPTERS), ...Object.values(DELIVERY_ADAPTERS)]) {
@@ -98,10 +106,14 @@ export async function startPlatformIngress(
   hooks?: Hooks,
   profiles?: ProfileCache,
 ): Promise<PlatformIngress> {
-  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return { telegram: undefined, webhooks: [] };
+  if (!CHAT_PLATFORMS.some((name) => hasAccounts(config, name))) return { telegram: undefined, webhooks: [] };
   const { PLATFORM_ADAPTERS } = await platforms();
-  // Every adapter commits messages the same way, through the shared inbox path.
-  const deps = { owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks };
+  // Every adapter commits messages the same way, through the shared inbox path, routed to a profile
+  // by the bindings (cached with the profiles, dropped on every change: no restart needed).
+  const deps = {
+    owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks,
+    routeProfile: (facts: BindingFacts) => routeProfile(db, facts, profiles),
+  };
   let telegram: TelegramIngress | undefined;
   const webhooks: PlatformWebhook[] = [];
   for (const adapter of Object.values(PLATFORM_ADAPTERS)) {

@@ -63,7 +63,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   // Leave a few seconds of the deadline for the steps after it.
   shutdown.add('worker', () => worker.close(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
   // Handoffs and on_session_end hooks: the worker has the platforms' senders and the hooks.
-  const livePlatforms = new Set(CHAT_PLATFORMS.filter((platform) => config.platforms[platform] !== null));
+  const livePlatforms = new Set(CHAT_PLATFORMS.filter((platform) => config.platforms.accounts[platform].length > 0));
   const lifecycle = new SessionLifecycle({ db, logger: log.child({ component: 'lifecycle' }), owner: worker.owner, livePlatforms, hooks });
   lifecycle.start();
   shutdown.add('session lifecycle', () => lifecycle.stop());

@@ -9,7 +9,8 @@ import { mcpSection } from './config/mcp.ts';
 import { modelSection } from './config/model.ts';
 import { observabilitySection } from './config/observability.ts';
 import { peopleSection } from './config/people.ts';
-import { platformsSection } from './config/platforms.ts';
+import { PlatformsFileError, platformsSection, withPlatformAccounts } from './config/platforms.ts';
+import type { PlatformsConfig } from './config/platforms.ts';
 import { redisSection } from './config/redis.ts';
 import { rolesSection } from './config/roles.ts';
 import { refusedGrants } from './config/sandbox.ts';
@@ -109,6 +110,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const parsed = schema.safeParse(env);
     if (parsed.success) sections[name] = Object.freeze(parsed.data);
     else problems.push(...parsed.error.issues.map((issue) => describeIssue(issue, env)));
+  }
+  if (sections.platforms !== undefined) {
+    try {
+      sections.platforms = Object.freeze(withPlatformAccounts(sections.platforms as PlatformsConfig, env));
+    } catch (error) {
+      if (!(error instanceof PlatformsFileError)) throw error;
+      problems.push(error.message);
+    }
   }
   const config = withEnvironment(sections, Object.freeze({ ...env }));
   if (problems.length === 0) problems.push(...grantProblems(config));

@@ -38,6 +38,8 @@ const REDACT_PATHS = [
   'config.platforms.slack.appToken',
   'config.platforms.slack.signingSecret',
   'req.headers["x-slack-signature"]',
+  'config.platforms.accounts.telegram[*].botToken',
+  'config.platforms.accounts.discord[*].botToken',
 ];
 
 /** Lines for a person at a terminal: time, level and message, the fields after; nothing per process. */

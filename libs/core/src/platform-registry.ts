@@ -20,13 +20,14 @@ export const API_PLATFORM = 'api';
 export const PERSON_PLATFORMS = [...CHAT_PLATFORMS, API_PLATFORM] as const;
 
 /**
- * A platform account: one bot (one token) of a platform. Today each platform has one, `default`;
- * a person's and a route's identity is qualified by platform and account.
+ * A platform account: one bot (one token) of a platform. The platform's own token variable is the
+ * account `default`; HERALD_PLATFORMS_FILE names more. A route's identity (its session key) and a
+ * delivery target are qualified by platform and account; a person's id is the platform's alone.
  */
 export const DEFAULT_ACCOUNT = 'default';
 
 export interface PlatformFacts {
-  /** How its delivery target is written: `<platform>:<chat_id>[:<thread_id>]`. */
+  /** How its delivery target is written: `<platform>[@<account>]:<chat_id>[:<thread_id>]`. */
   targetSyntax: string;
   /**
    * How one account holds its connection: one poller or one gateway socket at a time, under a
@@ -49,9 +50,9 @@ export interface PlatformFacts {
 }
 
 export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
-  telegram: { targetSyntax: 'telegram:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: [], negativeIdIsGroup: true, dmChatIdIsUserId: true },
-  discord: { targetSyntax: 'discord:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false },
-  slack: { targetSyntax: 'slack:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false },
+  telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: [], negativeIdIsGroup: true, dmChatIdIsUserId: true },
+  discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false },
+  slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false },
 };
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { DELIVERY_ONLY_FACTS, isChatPlatform, isDeliveryOnlyPlatform, parseUserId, PLATFORM_FACTS } from '@herald/core';
+import { DEFAULT_ACCOUNT, DELIVERY_ONLY_FACTS, isChatPlatform, isDeliveryOnlyPlatform, parseUserId, PLATFORM_FACTS } from '@herald/core';
 import type { CronTarget, Database } from '@herald/db';
 import { describeTarget } from './cron-targets.ts';
 
@@ -42,14 +42,19 @@ export function targetRefusal(target: CronTarget): string {
   );
 }
 
+/** A key's platform part: `telegram`, or `telegram@ops` for a chat on a named account (the chat must be on that bot). */
+function platformPart(target: CronTarget & { chatId: string }): string {
+  return 'account' in target && target.account !== undefined && target.account !== DEFAULT_ACCOUNT ? `${target.platform}@${target.account}` : target.platform;
+}
+
 /** Whether `target` is a chat the person wrote in, in this profile (inbound_events.chat_key, migration 0044). */
 async function writesIn(db: Kysely<Database> | Transaction<Database>, chooser: TargetChooser, target: CronTarget & { chatId: string }): Promise<boolean> {
-  // Past `agent:<profile>:` a route key reads <platform>:<chat_type>:<chat_id>[:<thread_id>] (libs/session/src/session-key.ts).
+  // Past `agent:<profile>:` a route key reads <platform>[@<account>]:<chat_type>:<chat_id>[:<thread_id>] (libs/session/src/session-key.ts).
   const rest = sql`substr(e.chat_key, length(${`agent:${chooser.profileId}:`}) + 1)`;
   const found = await sql`
     SELECT 1 FROM inbound_events e
     WHERE e.user_id = ${chooser.userId} AND e.chat_key LIKE ${`agent:${chooser.profileId.replace(/[\\%_]/g, '\\$&')}:%`}
-      AND split_part(${rest}, ':', 1) = ${target.platform} AND split_part(${rest}, ':', 3) = ${target.chatId}
+      AND split_part(${rest}, ':', 1) = ${platformPart(target)} AND split_part(${rest}, ':', 3) = ${target.chatId}
     LIMIT 1`.execute(db);
   return found.rows.length > 0;
 }

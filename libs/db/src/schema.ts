@@ -260,6 +260,8 @@ export interface Database {
   usage_costs: Tables.UsageCosts;
   budgets: BudgetsTable;
   budget_warnings: BudgetWarningsTable;
+  /** Routing rules to profiles, owned by @herald/profiles (binding-store.ts). */
+  bindings: Tables.Bindings;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -1,4 +1,6 @@
-import { qualifyUserId } from '@herald/core';
+import { DEFAULT_ACCOUNT, qualifyUserId } from '@herald/core';
+import { MAIN_PROFILE } from '@herald/profiles';
+import type { BindingFacts } from '@herald/profiles';
 import type { ChatPlatform, Logger } from '@herald/core';
 import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError } from '@herald/session';
 import { enqueueOutbound } from '@herald/delivery';
@@ -30,6 +32,10 @@ export interface ChatInbound {
   platformMessageId: string;
   /** Extra delivery fields for the answer (a Discord interaction's token). */
   replyVia?: Record<string, string> | undefined;
+  /** The Discord server the message came from, matched by bindings' guild_id. */
+  guildId?: string | undefined;
+  /** The channel the message came in (a thread's parent), matched by bindings' channel_id; the chat when unset. */
+  channelId?: string | undefined;
 }
 
 export interface ChatInboundDependencies {
@@ -43,7 +49,12 @@ export interface ChatInboundDependencies {
   /** User ids or @handles; '*' allows everyone; empty allows no one. */
   allowedUsers: readonly string[];
   logger: Logger;
+  /** The profile when no bindings are consulted (tests, one-profile tools); else `main` unless a binding says otherwise. */
   profileId?: string;
+  /** The bot (platform account) the message came in on: replies leave through it. @default 'default' */
+  account?: string | undefined;
+  /** The bindings (@herald/profiles routeProfile, cached per process): which profile the message goes to. */
+  routeProfile?: ((facts: BindingFacts) => Promise<string>) | undefined;
   /** Lifecycle hooks: pre_gateway_dispatch may drop or rewrite a message before it is committed. */
   hooks?: Hooks | undefined;
 }
@@ -74,26 +85,40 @@ export function handleChatInbound(deps: ChatInboundDependencies, message: ChatIn
  * polite refusal per hour: the refusal's idempotency key names the hour, so replicas and
  * redeliveries collapse into one outbox row.
  */
-async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
-  const identity = qualifyUserId(message.platform, message.userId);
-  const inbound: InboundMessage = {
-    profileId: deps.profileId ?? 'main',
+/**
+ * The message as the inbox takes it: routed to its profile by the bindings, on its account. A
+ * named account's chats are keyed apart (the same person on two bots has two conversations) and
+ * its platform event ids, counted per bot, are namespaced by it.
+ */
+async function inboundOf(deps: ChatInboundDependencies, message: ChatInbound): Promise<InboundMessage> {
+  const account = deps.account ?? DEFAULT_ACCOUNT;
+  const userId = qualifyUserId(message.platform, message.userId);
+  const facts = { platform: message.platform, account, chatId: message.chatId, chatType: message.chatType, guildId: message.guildId, channelId: message.channelId, userId };
+  const profileId = deps.routeProfile === undefined ? (deps.profileId ?? MAIN_PROFILE) : await deps.routeProfile(facts);
+  const named = account !== DEFAULT_ACCOUNT;
+  return {
+    profileId,
     platform: message.platform,
+    ...(named ? { account } : {}),
     chatType: message.chatType,
     chatId: message.chatId,
     threadId: message.threadId,
-    userId: identity,
+    userId,
     userName: message.userName,
     text: message.text,
-    dedupeKey: message.dedupeKey,
+    dedupeKey: named ? `${account}/${message.dedupeKey}` : message.dedupeKey,
     platformMessageId: message.platformMessageId,
     replyVia: message.replyVia,
   };
+}
+
+async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
+  const inbound = await inboundOf(deps, message);
   const allowed = [message.userId, ...(message.allowlistIds ?? [])].some((id) => isAllowed(deps.allowedUsers, id, message.userHandle));
   if (!allowed) {
     const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
     await enqueueOutbound(deps.db, {
-      idempotencyKey: `refusal:${message.platform}:${message.userId}:${window}`,
+      idempotencyKey: `refusal:${message.platform}${inbound.account === undefined ? '' : `@${inbound.account}`}:${message.userId}:${window}`,
       platform: message.platform,
       target: chatTarget(inbound),
       text: `${REFUSAL_TEXT}${message.userId}`,
@@ -102,6 +127,7 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     deps.logger.info({ platform: message.platform, userId: message.userId }, 'message from someone not on the allowlist');
     return 'refused';
   }
+  const identity = inbound.userId;
   const code = linkCommandOf(message.text);
   if (code !== undefined) {
     await runLinkCommand(deps.db, { code, identity, idempotencyKey: `link:${message.dedupeKey}`, platform: message.platform, target: chatTarget(inbound) });

@@ -321,7 +321,7 @@ async function markCommand(db: Kysely<Database>, accepted: AcceptedEvent): Promi
 
 /** Where a chat platform delivers a reply to this message, in the stored form (@herald/core delivery-target.ts). */
 export function chatTarget(message: InboundMessage): Record<string, string> {
-  return storedTarget({ chatId: message.chatId, chatType: message.chatType, threadId: message.threadId, replyTo: message.platformMessageId, via: message.replyVia });
+  return storedTarget({ account: message.account, chatId: message.chatId, chatType: message.chatType, threadId: message.threadId, replyTo: message.platformMessageId, via: message.replyVia });
 }
 
 class DuplicateRace extends Error {

@@ -8,6 +8,7 @@ import type { MessageRouteDependencies } from './message-routes.ts';
 import { registerSessionRecordRoutes } from './session-record-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
 import { registerProfileAdminRoutes } from './profile-admin-routes.ts';
+import { registerBindingRoutes } from './binding-routes.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
 import { registerSkillRoutes } from './skill-routes.ts';
@@ -90,6 +91,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSessionRecordRoutes(app, options.db);
   registerProfileRoutes(app, options.db, options.profiles, options.providerNames);
   registerProfileAdminRoutes(app, options.db, options.profiles);
+  registerBindingRoutes(app, options.db, options.profiles);
   registerMemoryRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger, operators: options.config.people.operators });
   registerSkillRoutes(app, options.db);

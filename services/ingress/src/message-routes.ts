@@ -10,7 +10,7 @@ import type { Hooks } from '@herald/hooks';
 import { withSpan } from '@herald/telemetry';
 import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
 import { sendError, sendInvalid } from './api-errors.ts';
-import { MAIN_PROFILE } from '@herald/profiles';
+import { MAIN_PROFILE, routeProfile } from '@herald/profiles';
 import { profileState } from './profile-exists.ts';
 import { messageBody, waitQuery } from './message-body.ts';
 import type { MessageBody } from './message-body.ts';
@@ -68,6 +68,8 @@ async function checkedBody(request: FastifyRequest, reply: FastifyReply, deps: M
   if (body.profile !== undefined && (await profileState(deps.db, body.profile)) !== 'active') {
     return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}' takes messages (GET /v1/profiles lists them)`, 'profile');
   }
+  // Without a profile named, the bindings decide (platform api, the chat and the person), else main.
+  body.profile ??= await routeProfile(deps.db, { platform: 'api', chatId: body.chat_id, chatType: 'dm', userId: apiUserId(body.user_id) }, deps.profiles);
   if (body.text.length > config.limits.maxMessageChars) {
     const message = `text: ${body.text.length} characters, the limit is ${config.limits.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`;
     return sendError(reply, 413, 'payload_too_large', message, 'text');

@@ -126,6 +126,8 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'PUT /v1/budgets/:scope/:subject': p('admin'),
   'DELETE /v1/budgets/:scope/:subject': p('admin'),
 
+  'GET /v1/bindings': p('read'),
+  'PUT /v1/bindings': p('admin'),
   'GET /v1/people': p('admin'),
   'GET /v1/people/suggestions': p('read'),
   'POST /v1/people': p('admin'),

@@ -4,7 +4,8 @@ import { isDeliveryOnlyPlatform } from '@herald/core';
 import { describeTarget } from '@herald/cron';
 import { enqueueOutbound } from '@herald/delivery';
 import type { CronOrigin, CronTarget, Database, Db } from '@herald/db';
-import { isChatPlatform } from '@herald/core';
+import { isChatPlatform, storedTarget } from '@herald/core';
+import { boundAccount, readBindings } from '@herald/profiles';
 
 /**
  * Hermes' "nothing to report" convention: the whole answer, its first or last line, or its prefix
@@ -38,7 +39,21 @@ export interface CompletedRun {
 function targetFields(target: CronTarget, title?: string): Record<string, string> {
   if ('url' in target) return { url: target.url };
   const titled: Record<string, string> = title !== undefined && isDeliveryOnlyPlatform(target.platform) ? { title } : {};
-  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}), ...(target.account ? { account: target.account } : {}), ...titled };
+  return { ...storedTarget({ account: target.account, chatId: target.chatId, threadId: target.threadId }), ...titled };
+}
+
+/**
+ * A chat target that names no account leaves through the account bound to the job's profile on
+ * that platform (docs/configuration.md#platform-accounts), so an agent reports through its own bot.
+ */
+async function withBoundAccounts(trx: Transaction<Database>, profileId: string, targets: CronTarget[]): Promise<CronTarget[]> {
+  if (!targets.some((target) => !('url' in target) && target.account === undefined)) return targets;
+  const rules = await readBindings(trx);
+  return targets.map((target) => {
+    if ('url' in target || target.account !== undefined) return target;
+    const account = boundAccount(rules, profileId, target.platform);
+    return account === undefined ? target : { ...target, account };
+  });
 }
 
 function shortError(error: string | null, reply: string | null): string {
@@ -115,13 +130,14 @@ export async function completeRun(db: Db, eventId: string, options: CompletionOp
         'cron_jobs.name',
         'cron_jobs.targets',
         'cron_jobs.origin',
+        'cron_jobs.profile_id',
       ])
       .where('cron_runs.event_id', '=', eventId)
       .where('cron_runs.status', '=', 'running')
       .where('inbound_events.status', 'in', ['done', 'failed'])
       .forUpdate('cron_runs')
       .executeTakeFirst();
-    return row ? finishRow(trx, row, options) : null;
+    return row ? finishRow(trx, { ...row, targets: await withBoundAccounts(trx, row.profile_id, row.targets) }, options) : null;
   });
 }
 

@@ -51,6 +51,19 @@ export interface AuditLog {
   turn_id: string | null;
 }
 
+export interface Bindings {
+  account: string | null;
+  channel_id: string | null;
+  chat_id: string | null;
+  chat_type: string | null;
+  created_at: Generated<Timestamp>;
+  guild_id: string | null;
+  platform: string | null;
+  position: number;
+  profile_id: string;
+  user_id: string | null;
+}
+
 export interface Budgets {
   per_day: Numeric | null;
   per_month: Numeric | null;
@@ -141,6 +154,7 @@ export interface DeadLetters {
 }
 
 export interface HomeChats {
+  account: Generated<string>;
   chat_id: string;
   chat_type: string;
   platform: string;
@@ -434,6 +448,7 @@ export interface SessionRoutes {
 }
 
 export interface Sessions {
+  account: Generated<string | null>;
   chat_id: string;
   chat_type: string;
   compression_notices: Generated<string[]>;
@@ -597,6 +612,7 @@ export interface UsageDays {
 export interface DB {
   api_tokens: ApiTokens;
   audit_log: AuditLog;
+  bindings: Bindings;
   budget_warnings: BudgetWarnings;
   budgets: Budgets;
   chat_drafts: ChatDrafts;

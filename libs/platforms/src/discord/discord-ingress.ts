@@ -51,6 +51,7 @@ export function normalizeDiscordMessage(message: Message, botId: string): ChatIn
     text,
     dedupeKey: `discord:${message.id}`,
     platformMessageId: message.id,
+    guildId: message.guildId ?? undefined,
   };
 }
 
@@ -262,5 +263,7 @@ function interactionInbound(interaction: ChatInputCommandInteraction | ButtonInt
     userHandle: interaction.user.username,
     text,
     dedupeKey: `discord:interaction:${interaction.id}`,
+    // Matched by bindings' guild_id like a message: a button press reaches the same profile.
+    guildId: interaction.guildId ?? undefined,
   };
 }
