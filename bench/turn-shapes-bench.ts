@@ -71,7 +71,7 @@ export async function runRealisticBench(progress: (message: string) => void, sec
 }
 
 /** Appends `count` alternating user and assistant messages to each session of `chatPrefix`, in one statement per session. */
-async function seedSessions(databaseUrl: string, chatPrefix: string, count: number): Promise<void> {
+export async function seedSessions(databaseUrl: string, chatPrefix: string, count: number): Promise<void> {
   const db = createDb({ url: databaseUrl, maxConnections: 2 });
   try {
     const sessions = await db.selectFrom('sessions').select('id').where('chat_id', 'like', `${chatPrefix}-%`).execute();
