@@ -82,9 +82,15 @@ export async function seedSessions(databaseUrl: string, chatPrefix: string, coun
   }
 }
 
-export interface LongSessionResult {
+export interface LongSessionPair {
   short: TurnsPoint & { at_message: number };
   long: TurnsPoint & { at_message: number };
+}
+
+/** The worker's transcript cache on (as deployed), then off (HERALD_TRANSCRIPT_CACHE_MESSAGES=0), in one run. */
+export interface LongSessionResult {
+  cached: LongSessionPair;
+  uncached: LongSessionPair;
 }
 
 /**
@@ -92,25 +98,33 @@ export interface LongSessionResult {
  * instant model, three turns each after a warm-up of three: the short sessions measured at
  * messages 9-14, the long ones seeded to 1,000 messages first and measured at messages 1,007-1,012.
  */
+async function longSessionPair(meters: Meters, env: Record<string, string>, progress: (message: string) => void): Promise<LongSessionPair> {
+  const bench = new PipelineBench({ env });
+  await bench.start();
+  try {
+    const scenario = (chatPrefix: string): Scenario => ({ workers: 1, concurrency: SESSIONS, clients: SESSIONS, modelLatencyMs: 0, durationMs: 60_000, turnsPerClient: 3, chatPrefix });
+    const prefix = `long-${Date.now()}`;
+    // The sessions exist after one turn; the seeding then follows their first two messages.
+    for (const chats of [`${prefix}-s`, `${prefix}-l`]) await bench.run({ ...scenario(chats), turnsPerClient: 1 }, `${chats}-open`);
+    progress(`seeding ${SESSIONS} sessions with ${LONG_SESSION_MESSAGES} messages`);
+    await seedSessions(bench.databaseUrl, `${prefix}-l`, LONG_SESSION_MESSAGES - 2);
+    progress('short sessions');
+    const short = await measurePoint(bench, meters, scenario(`${prefix}-s`), 'short');
+    progress('long sessions');
+    const long = await measurePoint(bench, meters, scenario(`${prefix}-l`), 'long');
+    return { short: { ...short.point, at_message: 12 }, long: { ...long.point, at_message: LONG_SESSION_MESSAGES + 10 } };
+  } finally {
+    await bench.stop();
+  }
+}
+
 export async function runLongSessionBench(progress: (message: string) => void): Promise<LongSessionResult> {
   return withMeters(async (meters, env) => {
-    const bench = new PipelineBench({ env });
-    await bench.start();
-    try {
-      const scenario = (chatPrefix: string): Scenario => ({ workers: 1, concurrency: SESSIONS, clients: SESSIONS, modelLatencyMs: 0, durationMs: 60_000, turnsPerClient: 3, chatPrefix });
-      const prefix = `long-${Date.now()}`;
-      // The sessions exist after one turn; the seeding then follows their first two messages.
-      for (const chats of [`${prefix}-s`, `${prefix}-l`]) await bench.run({ ...scenario(chats), turnsPerClient: 1 }, `${chats}-open`);
-      progress(`seeding ${SESSIONS} sessions with ${LONG_SESSION_MESSAGES} messages`);
-      await seedSessions(bench.databaseUrl, `${prefix}-l`, LONG_SESSION_MESSAGES - 2);
-      progress('short sessions');
-      const short = await measurePoint(bench, meters, scenario(`${prefix}-s`), 'short');
-      progress('long sessions');
-      const long = await measurePoint(bench, meters, scenario(`${prefix}-l`), 'long');
-      return { short: { ...short.point, at_message: 12 }, long: { ...long.point, at_message: LONG_SESSION_MESSAGES + 10 } };
-    } finally {
-      await bench.stop();
-    }
+    progress('transcript cache on');
+    const cached = await longSessionPair(meters, env, progress);
+    progress('transcript cache off');
+    const uncached = await longSessionPair(meters, { ...env, HERALD_TRANSCRIPT_CACHE_MESSAGES: '0' }, progress);
+    return { cached, uncached };
   });
 }
 
@@ -130,15 +144,19 @@ export function realisticMarkdown(result: RealisticResult): string {
 }
 
 export function longSessionMarkdown(result: LongSessionResult): string {
-  const rows = [result.short, result.long].map((p) => {
-    const c = p.cpu_ms_per_turn;
-    return [`~${p.at_message}`, p.turns, fmt(p.overhead_p50_ms), fmt(p.overhead_p99_ms), fmt(c.ingress), fmt(c.worker), fmt(c.postgres), fmt(c.total), fmt(p.sql_per_turn)];
-  });
-  const ratio = result.long.cpu_ms_per_turn.total / result.short.cpu_ms_per_turn.total;
+  const rows = (name: string, pair: LongSessionPair) =>
+    [pair.short, pair.long].map((p) => {
+      const c = p.cpu_ms_per_turn;
+      return [name, `~${p.at_message}`, p.turns, fmt(p.overhead_p50_ms), fmt(p.overhead_p99_ms), fmt(c.ingress), fmt(c.worker), fmt(c.postgres), fmt(c.total), fmt(p.sql_per_turn)];
+    });
+  const ratios = (name: string, pair: LongSessionPair) =>
+    `${name}: turn at message ~${pair.long.at_message} against ~${pair.short.at_message}: CPU ${fmt(pair.long.cpu_ms_per_turn.total / pair.short.cpu_ms_per_turn.total)}x (worker ${fmt(pair.long.cpu_ms_per_turn.worker / pair.short.cpu_ms_per_turn.worker)}x, postgres ${fmt(pair.long.cpu_ms_per_turn.postgres / pair.short.cpu_ms_per_turn.postgres)}x), statements ${fmt(pair.long.sql_per_turn / pair.short.sql_per_turn)}x (target <= 1.2x).`;
   return [
-    `Herald, 1 worker, ${SESSIONS} sessions one turn at a time, instant model; the long sessions seeded to ${LONG_SESSION_MESSAGES} messages.\n`,
-    table(['at message', 'turns', 'overhead p50 ms', 'p99 ms', 'CPU ms/turn ingress', 'worker', 'postgres', 'total', 'SQL/turn'], rows),
-    `\nTurn at message ~${result.long.at_message} against ~${result.short.at_message}: CPU ${fmt(ratio)}x, statements ${fmt(result.long.sql_per_turn / result.short.sql_per_turn)}x (target <= 1.2x).`,
+    `Herald, 1 worker, ${SESSIONS} sessions one turn at a time, instant model; the long sessions seeded to ${LONG_SESSION_MESSAGES} messages. Transcript cache on (as deployed), then off (HERALD_TRANSCRIPT_CACHE_MESSAGES=0).\n`,
+    table(['transcript cache', 'at message', 'turns', 'overhead p50 ms', 'p99 ms', 'CPU ms/turn ingress', 'worker', 'postgres', 'total', 'SQL/turn'], [...rows('on', result.cached), ...rows('off', result.uncached)]),
+    '',
+    ratios('cache on', result.cached),
+    ratios('cache off', result.uncached),
   ].join('\n');
 }
 
