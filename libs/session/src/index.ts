@@ -28,6 +28,7 @@ export type { UsageGroup, UsageQuery, UsageRow, UsageTotals } from './usage-repo
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
 export { appendMessages, loadTranscript, loadTranscriptState } from './transcript.ts';
+export { TranscriptCache } from './transcript-cache.ts';
 export type { NewMessage, StoredMessage, TranscriptState } from './transcript.ts';
 export { loadTranscriptPage } from './transcript-page.ts';
 export type { PageAnchor, TranscriptPage } from './transcript-page.ts';

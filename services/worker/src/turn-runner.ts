@@ -8,7 +8,7 @@ import { isConnectionError } from '@herald/db';
 import { compactMidTurn } from './turn-compaction.ts';
 import { MAX_INEFFECTIVE } from './compaction.ts';
 import type { Db, QueueMode } from '@herald/db';
-import type { FinishedTurn, Lease, LeasedSession, PendingEvent } from '@herald/session';
+import type { FinishedTurn, Lease, LeasedSession, PendingEvent, TranscriptCache } from '@herald/session';
 import { completionCounts } from './turn-completion.ts';
 import type { ToolExposure, ToolRegistry, WaitRequest } from '@herald/tools';
 import type { Hooks } from '@herald/hooks';
@@ -58,6 +58,8 @@ export interface TurnDependencies {
   profileModels?: ProfileModels | undefined;
   /** What model calls cost (HERALD_PRICES_FILE, then the built-in table); the built-in table when not given. */
   prices?: PriceTable | undefined;
+  /** This worker's parsed transcripts between turns; every turn reads them whole without it. */
+  transcripts?: TranscriptCache | undefined;
 }
 
 export interface TurnResult {
@@ -133,7 +135,7 @@ async function turnHistory(
   // herald_start_turn appended the events as user messages, in this order, after what was read.
   const history = setup.history
     ? [...setup.history, ...events.map((event): ChatMessage => ({ role: 'user', content: event.text }))]
-    : toChatMessages(await loadTranscript(deps.db, sessionId));
+    : toChatMessages(await loadTranscript(deps.db, sessionId, deps.transcripts));
   // A child of delegate_task works from its focused prompt only: no recall of the person's past.
   if (deps.recall === null || setup.shape.child) return history;
   const last = events[events.length - 1];
@@ -229,7 +231,7 @@ async function runLoop(
       // Not compressed (summariser unreachable, nothing to compact): go on from what is stored;
       // a prompt the provider refuses is then answered as the error it is.
       setup.note = outcome.notice ?? setup.note;
-      result = await loop(toChatMessages(await loadTranscript(deps.db, sessionId)), false);
+      result = await loop(toChatMessages(await loadTranscript(deps.db, sessionId, deps.transcripts)), false);
     }
     return { result };
   } catch (error) {

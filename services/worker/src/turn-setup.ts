@@ -78,6 +78,7 @@ function compactionFor(
       contextTokens: models.contextTokens,
       buildPrompt: () => buildSessionPrompt(deps, session, tools.offered, events[0]?.userId ?? '', workspace, models.primaryRef),
       tools: deps.registry.definitions(tools.sent),
+      transcripts: deps.transcripts,
     },
     lease,
     model: provider.model,

@@ -15,7 +15,7 @@ import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/tele
 import { drainSession } from './session-drain.ts';
 import { deadLetterRun } from './run-dead-letter.ts';
 import { isConnectionError } from '@herald/db';
-import { LeaseLostError } from '@herald/session';
+import { LeaseLostError, TranscriptCache } from '@herald/session';
 import { emitTurnCompletion } from './turn-completion.ts';
 import type { ProfileModels } from './profile-models.ts';
 import type { AnswerDrafts } from './turn-draft.ts';
@@ -60,11 +60,14 @@ export class WorkerService {
   readonly #stopping = new AbortController();
   readonly #hardStop = new AbortController();
   readonly #control: SessionControlListener;
+  /** Parsed transcripts between this worker's turns (issue 41 point 6). */
+  readonly #transcripts: TranscriptCache;
   #worker: RunWorker | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: WorkerServiceOptions) {
     this.#options = options;
+    this.#transcripts = new TranscriptCache(options.config.roles.worker.transcriptCacheMessages);
     this.#control = new SessionControlListener(options.transport.bus, options.config.redis.queuePrefix);
   }
 
@@ -119,6 +122,7 @@ export class WorkerService {
       {
         ...this.#options,
         ...(this.#options.config.model.streaming ? { stream: this.#options.transport.stream } : {}),
+        transcripts: this.#transcripts,
         owner: this.#owner,
         stopping: this.#stopping.signal,
         hardStop: this.#hardStop.signal,
