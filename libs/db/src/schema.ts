@@ -46,6 +46,7 @@ export const ALLOWED_VALUES = {
   'dead_letters.source': ['telegram_update', 'discord_event', 'run'],
   'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
+  'event_attachments.kind': ['image', 'audio', 'document'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -170,6 +171,16 @@ export type CronJobsTable = Refine<
   }
 >;
 export type CronRunsTable = Refine<Tables.CronRuns, { trigger: CronRunTrigger; status: Generated<CronRunStatus> }>;
+/** What a file is to the rest of Herald: its blob (bytes by SHA-256), a safe name, the sniffed type. */
+export interface StoredFile {
+  sha256: string;
+  name: string;
+  mime: string;
+  size: number;
+}
+export type AttachmentKind = Allowed<'event_attachments.kind'>;
+export type BlobsTable = Tables.Blobs;
+export type EventAttachmentsTable = Refine<Tables.EventAttachments, { kind: AttachmentKind }>;
 export type OutboxTable = Refine<
   Tables.Outbox,
   {
@@ -178,6 +189,7 @@ export type OutboxTable = Refine<
     receipt: Json<Record<string, unknown>> | null;
     parts_sent: JsonWithDefault<string[]>;
     in_flight: Json<InFlightPart> | null;
+    file: Json<StoredFile> | null;
   }
 >;
 export type PlatformLeasesTable = Tables.PlatformLeases;
@@ -237,6 +249,8 @@ export interface Database {
   /** A view of running turns (libs/queue turn-stream.ts, raw pg there): listed so it cannot be forgotten. */
   turn_stream_entries: Tables.TurnStreamEntries;
   provider_cooldowns: Tables.ProviderCooldowns;
+  blobs: BlobsTable;
+  event_attachments: EventAttachmentsTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

@@ -1,6 +1,9 @@
 import { qualifyUserId } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError } from '@herald/session';
+import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError, wasAccepted } from '@herald/session';
+import { takeMessageFiles } from '@herald/attachments';
+import type { IncomingFile } from '@herald/attachments';
+import { DEFAULT_ATTACHMENTS } from '@herald/core';
 import { enqueueOutbound } from '@herald/delivery';
 import type { Db } from '@herald/db';
 import type { AcceptOptions, InboundMessage } from '@herald/session';
@@ -26,6 +29,8 @@ export interface ChatInbound {
   platformMessageId: string;
   /** Extra delivery fields for the answer (a Discord interaction's token). */
   replyVia?: Record<string, string> | undefined;
+  /** Files the message carries (photos, documents, voice notes), not read yet: taken in only for people on the allowlist. */
+  files?: readonly IncomingFile[] | undefined;
 }
 
 export interface ChatInboundDependencies {
@@ -96,6 +101,10 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     deps.logger.info({ platform: message.platform, userId: message.userId }, 'message from someone not on the allowlist');
     return 'refused';
   }
+  const withFiles = await takeFiles(deps, message, inbound);
+  if (withFiles === undefined) return 'duplicate';
+  inbound.text = withFiles.text;
+  inbound.attachments = withFiles.attachments;
   const verdict = await gatewayDispatch(deps.hooks, deps.db, { ...inbound, profileId: inbound.profileId });
   if (verdict.kind === 'skip') return 'skipped';
   let accepted;
@@ -116,4 +125,20 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   }
   await announceAccepted(deps, accepted);
   return accepted.duplicate ? 'duplicate' : 'accepted';
+}
+
+/**
+ * The message's files, downloaded once: a redelivered update whose message is in the inbox already
+ * is a duplicate before anything is fetched. What the person must hear at once (a transcript, a
+ * file refused) goes out through the outbox ahead of the answer.
+ */
+async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
+  const files = message.files ?? [];
+  if (files.length === 0) return { text: message.text, attachments: undefined };
+  if (await wasAccepted(deps.db, message.dedupeKey)) return undefined;
+  const taken = await takeMessageFiles(deps.db, deps.accept.attachments ?? DEFAULT_ATTACHMENTS, message.text, files);
+  for (const [index, text] of taken.notices.entries()) {
+    await enqueueOutbound(deps.db, { idempotencyKey: `attachment:${message.dedupeKey}:${index}`, platform: message.platform, target: chatTarget(inbound), text, source: 'notice' });
+  }
+  return { text: taken.text, attachments: taken.attachments };
 }

@@ -1,7 +1,7 @@
 export { sessionKey } from './session-key.ts';
 export type { RouteAddress } from './session-key.ts';
 export type { AcceptedEvent, AcceptOptions, InboundMessage } from './inbox.ts';
-export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError } from './inbox.ts';
+export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError, wasAccepted } from './inbox.ts';
 export type { Inbox, NextInbox, PendingEvent } from './open-inbox.ts';
 export { openInbox } from './open-inbox.ts';
 export { eventUsage, getEvent } from './event-view.ts';

@@ -15,6 +15,7 @@ export { memoryTool, MEMORY_FAILURES_PER_TURN } from './memory-tool.ts';
 export { skillsListTool, skillViewTool, skillManageTool, SKILL_TOOL_NAMES } from './skill-tools.ts';
 export { fileTools, offeredFileTools, readFileTool, writeFileTool, patchTool, searchFilesTool } from './file-tools.ts';
 export { resolveWorkspacePath, ensureWorkspace, WorkspacePathError } from './workspace-paths.ts';
+export { openFileInside, writeWorkspaceFile } from './workspace-files.ts';
 export { createTerminalTool } from './terminal-tool.ts';
 export { openSandbox } from './sandbox.ts';
 export { spawnWithData } from './process-run.ts';

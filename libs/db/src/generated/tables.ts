@@ -37,6 +37,15 @@ export interface AuditLog {
   turn_id: string | null;
 }
 
+export interface Blobs {
+  created_at: Generated<Timestamp>;
+  data: Buffer;
+  mime: string;
+  sha256: string;
+  size_bytes: Int8;
+  transcript: string | null;
+}
+
 export interface CronClock {
   id: Generated<boolean>;
   offset_ms: Generated<Int8>;
@@ -96,6 +105,17 @@ export interface DeadLetters {
   session_id: string | null;
   source: string;
   status: Generated<string>;
+}
+
+export interface EventAttachments {
+  event_id: string;
+  kind: string;
+  mime: string;
+  name: string;
+  path: string;
+  position: number;
+  sha256: string;
+  size_bytes: Int8;
 }
 
 export interface HomeChats {
@@ -198,6 +218,7 @@ export interface Outbox {
   claim_token: string | null;
   created_at: Generated<Timestamp>;
   delivered_at: Timestamp | null;
+  file: Json | null;
   id: Generated<string>;
   idempotency_key: string;
   in_flight: Json | null;
@@ -512,10 +533,12 @@ export interface UsageDays {
 
 export interface DB {
   audit_log: AuditLog;
+  blobs: Blobs;
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
   dead_letters: DeadLetters;
+  event_attachments: EventAttachments;
   home_chats: HomeChats;
   hook_events: HookEvents;
   hook_firings: HookFirings;

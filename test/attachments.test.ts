@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI } from './support/fake-llm.ts';
+import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
+import { startFakeTelegram } from './support/fake-telegram.ts';
+import type { FakeTelegram } from './support/fake-telegram.ts';
+import { startStack, waitFor } from './support/stack.ts';
+import type { Stack } from './support/stack.ts';
+
+// Issue 36: files in (Telegram photos, documents, voice notes; the API), to the model, and out.
+
+const SECRET = 'webhook-secret_1';
+const ALICE = { id: 42, username: 'alice' };
+export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+/** The start of an Ogg Opus stream, as a phone's voice note begins: enough for the type to be sniffed. */
+export const OGG_OPUS = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(24), Buffer.from('OpusHead'), Buffer.alloc(40, 1)]);
+export const CSV = Buffer.from('service,errors\napi,12\nweb,3\n');
+
+export const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** The user messages' image parts the fake model received (OpenAI's image_url data URLs). */
+export function imageUrls(request: FakeRequest): string[] {
+  const messages = (request.body.messages ?? []) as { role: string; content: unknown }[];
+  return messages.flatMap((message) =>
+    message.role === 'user' && Array.isArray(message.content)
+      ? (message.content as { type: string; image_url?: { url: string } }[]).filter((part) => part.type === 'image_url').map((part) => part.image_url?.url ?? '')
+      : [],
+  );
+}
+
+/** Calls the tools `calls` names on the first request, then reports the tool results as text. */
+export function toolThenReport(calls: (text: string) => { name: string; arguments: Record<string, unknown> }[]) {
+  return (request: FakeRequest): FakeReply => {
+    const last = request.messages[request.messages.length - 1];
+    if (last?.role === 'tool') return { text: `results: ${last.content}` };
+    const toolCalls = calls(request.lastUserText);
+    return toolCalls.length > 0 ? { toolCalls } : { text: `plain: ${request.lastUserText}` };
+  };
+}
+
+describe('attachments through Telegram (issue 36)', () => {
+  let llm: FakeLLM;
+  let telegram: FakeTelegram;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    telegram = await startFakeTelegram();
+    stack = await startStack({
+      model: llm,
+      env: {
+        ...telegram.env,
+        HERALD_DELIVERY_POLL_MS: '100',
+        TELEGRAM_MODE: 'webhook',
+        TELEGRAM_WEBHOOK_SECRET: SECRET,
+        TELEGRAM_ALLOWED_USERS: String(ALICE.id),
+        HERALD_MODEL_VISION: 'on',
+        HERALD_TRANSCRIBE_MODEL: 'openai/whisper-1',
+        HERALD_MAX_ATTACHMENT_MB: '1',
+      },
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await telegram.close();
+    await llm.close();
+  });
+
+  const post = (update: unknown) => stack.post('/telegram/webhook', update, { 'x-telegram-bot-api-secret-token': SECRET });
+  const botTexts = (chatId: number) => telegram.botMessages(chatId).map((message) => message.text);
+  const waitForText = (chatId: number, pattern: RegExp) =>
+    waitFor(async () => botTexts(chatId).find((text) => pattern.test(text)), { what: `a bot message matching ${pattern}` });
+  const blobCount = async () => Number((await stack.database.db.selectFrom('blobs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+  it('gives a photo to the model as image content, and a redelivered update stores and downloads nothing twice', async () => {
+    llm.handler = (request) => ({ text: `saw ${imageUrls(request).length} image(s)` });
+    const update = telegram.userMessage({ chatId: 42, from: ALICE, text: 'why is this red?', attachment: { kind: 'photo', bytes: PNG } });
+    expect((await post(update)).body.outcome).toBe('accepted');
+    const blobs = await blobCount();
+    expect((await post(update)).body.outcome).toBe('duplicate');
+    expect(await blobCount()).toBe(blobs);
+    expect([...telegram.downloads.values()]).toEqual([1]);
+    expect(await waitForText(42, /^saw/)).toBe('saw 1 image(s)');
+    const request = llm.requests[llm.requests.length - 1]!;
+    expect(imageUrls(request)).toEqual([`data:image/png;base64,${PNG.toString('base64')}`]);
+    expect(request.lastUserText).toContain('why is this red?');
+    expect(request.lastUserText).toContain(`attachments/${sha256(PNG).slice(0, 8)}-photo-`);
+    const rows = await stack.database.db.selectFrom('event_attachments').selectAll().execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ sha256: sha256(PNG), mime: 'image/png', kind: 'image' });
+  });
+
+  it('writes a document into the workspace under attachments/, where read_file reads it', async () => {
+    const path = `attachments/${sha256(CSV).slice(0, 8)}-errors.csv`;
+    llm.handler = toolThenReport(() => [{ name: 'read_file', arguments: { path } }]);
+    const update = telegram.userMessage({ chatId: 43, from: ALICE, text: '', attachment: { kind: 'document', bytes: CSV, name: 'errors.csv', mime: 'text/csv' } });
+    await post(update);
+    const reply = await waitForText(43, /^results:/);
+    expect(reply).toContain('api,12');
+    const request = llm.requests.find((r) => r.lastUserText.includes(path));
+    expect(request?.lastUserText).toContain(`[file attached: ${path}, text/csv`);
+  });
+
+  it('transcribes a voice note: the transcript is the message, and the person is told', async () => {
+    llm.handler = (request) => ({ text: `heard: ${request.lastUserText.split('\n').pop()}` });
+    const update = telegram.userMessage({ chatId: 44, from: ALICE, text: '', attachment: { kind: 'voice', bytes: OGG_OPUS } });
+    await post(update);
+    expect(await waitForText(44, /^heard:/)).toBe(`heard: ${llm.transcript}`);
+    expect(await waitForText(44, /^Transcribed/)).toContain(llm.transcript);
+    expect(llm.transcriptions.at(-1)).toMatchObject({ model: 'whisper-1' });
+    expect(llm.transcriptions.at(-1)?.bytes.equals(OGG_OPUS)).toBe(true);
+    // History search finds what was said, and the names of documents.
+    const found = await stack.get(`/v1/search?q=${encodeURIComponent('restart the api pods')}&user_id=${encodeURIComponent('telegram:42')}`);
+    expect(JSON.stringify(found.body)).toContain('restart the api pods');
+  });
+
+  it('refuses an oversized file (its stated size a lie too) and a file whose extension lies, saying so', async () => {
+    const big = Buffer.alloc(1_500_000, 'a');
+    const before = await blobCount();
+    await post(telegram.userMessage({ chatId: 45, from: ALICE, text: 'the full log', attachment: { kind: 'document', bytes: big, name: 'full.log', size: 1000 } }));
+    expect(await waitForText(45, /^I could not take full\.log/)).toMatch(/larger than the 1 MB/);
+    await post(telegram.userMessage({ chatId: 46, from: ALICE, text: 'the invoice', attachment: { kind: 'document', bytes: PNG, name: 'invoice.pdf' } }));
+    expect(await waitForText(46, /^I could not take invoice\.pdf/)).toMatch(/not what its name says: its bytes are a png file/);
+    expect(await blobCount()).toBe(before);
+  });
+});
