@@ -123,3 +123,60 @@ describe('attachments through Telegram (issue 36)', () => {
     expect(await blobCount()).toBe(before);
   });
 });
+
+describe('attachments through POST /v1/messages (issue 36)', () => {
+  let llm: FakeLLM;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    stack = await startStack({ model: llm, env: { HERALD_MODEL_VISION: 'on', HERALD_MAX_ATTACHMENT_MB: '1' } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await llm.close();
+  });
+
+  const send = (chat: string, body: Record<string, unknown>) => stack.post('/v1/messages?wait=20', { chat_id: chat, user_id: 'u1', text: '', ...body });
+
+  it('takes base64 files: the image reaches the model, the document the workspace, and a retry stores nothing twice', async () => {
+    llm.handler = (request) => ({ text: `saw ${imageUrls(request).length}: ${request.lastUserText}` });
+    const body = {
+      text: 'compare these',
+      idempotency_key: 'k1',
+      attachments: [
+        { name: 'dash.png', mime: 'image/png', data: PNG.toString('base64') },
+        { name: 'errors.csv', data: CSV.toString('base64') },
+      ],
+    };
+    const response = await send('api-files', body);
+    expect(response.status).toBe(200);
+    expect(response.body.reply.text).toMatch(/^saw 1: compare these/);
+    expect(response.body.reply.text).toContain(`[file attached: attachments/${sha256(CSV).slice(0, 8)}-errors.csv, text/csv`);
+    const count = async () => (await stack.database.db.selectFrom('event_attachments').select('event_id').execute()).length;
+    expect(await count()).toBe(2);
+    const again = await send('api-files', body);
+    expect(again.body.event_id).toBe(response.body.event_id);
+    expect(await count()).toBe(2);
+  });
+
+  it('refuses a url to a private address, an oversized file and a lying extension with a 4xx naming the file, storing nothing', async () => {
+    const before = (await stack.database.db.selectFrom('blobs').select('sha256').execute()).length;
+    const ssrf = await send('api-refusals', { text: 'look', attachments: [{ name: 'meta.json', url: 'http://169.254.169.254/latest/meta-data/' }] });
+    expect(ssrf.status).toBe(400);
+    expect(ssrf.body.error.field).toBe('attachments.0');
+    expect(ssrf.body.error.message).toMatch(/link-local/);
+    const loopback = await send('api-refusals', { text: 'look', attachments: [{ name: 'health.json', url: `${stack.url}/healthz` }] });
+    expect(loopback.status).toBe(400);
+    expect(loopback.body.error.message).toMatch(/loopback/);
+    const big = await send('api-refusals', { text: 'log', attachments: [{ name: 'PNG.png', data: PNG.toString('base64') }, { name: 'big.log', data: Buffer.alloc(1_200_000, 'a').toString('base64') }] });
+    expect(big.status).toBe(413);
+    expect(big.body.error.field).toBe('attachments.1');
+    const lying = await send('api-refusals', { text: 'invoice', attachments: [{ name: 'invoice.pdf', data: PNG.toString('base64') }] });
+    expect(lying.status).toBe(400);
+    expect(lying.body.error.message).toMatch(/invoice\.pdf is not what its name says/);
+    const both = await send('api-refusals', { text: 'x', attachments: [{ name: 'a.txt', data: 'YQ==', url: 'https://example.com/a.txt' }] });
+    expect(both.status).toBe(400);
+    expect((await stack.database.db.selectFrom('blobs').select('sha256').execute()).length).toBe(before);
+    expect((await stack.database.db.selectFrom('inbound_events').select('id').execute()).length).toBe(1);
+  });
+});

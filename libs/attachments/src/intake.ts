@@ -28,19 +28,37 @@ export function bufferedFile(name: string, bytes: Buffer): IncomingFile {
   };
 }
 
-/** Downloads, checks (size, type from the bytes) and stores one file; the same bytes are stored once. */
-export async function takeFile(db: Db, file: IncomingFile, maxBytes: number): Promise<{ attachment: Attachment; bytes: Buffer }> {
-  let shownName = safeFileName(file.name, 'file');
+/** A file read and typed, not stored yet. */
+interface CheckedFile {
+  name: string;
+  mime: string;
+  kind: Attachment['kind'];
+  bytes: Buffer;
+}
+
+/** Downloads (never past the cap) and types one file from its bytes; refuses with AttachmentRefusedError. */
+async function checkFile(file: IncomingFile, maxBytes: number): Promise<CheckedFile> {
+  let name = safeFileName(file.name, 'file');
   if (file.declaredBytes !== undefined && file.declaredBytes > maxBytes) {
-    await readCapped([], { name: shownName, maxBytes, declaredBytes: file.declaredBytes });
+    await readCapped([], { name, maxBytes, declaredBytes: file.declaredBytes });
   }
   const bytes = await file.read(maxBytes);
-  if (bytes.length === 0) throw new AttachmentRefusedError(`${shownName} is empty`);
-  const { mime, kind, ext } = await sniffType(bytes, shownName);
+  if (bytes.length === 0) throw new AttachmentRefusedError(`${name} is empty`);
+  const { mime, kind, ext } = await sniffType(bytes, name);
   // A photo or voice note has no name of its own: it gets its format's extension, so tools know it.
-  if (extname(shownName) === '') shownName = `${shownName}.${ext}`;
-  const sha256 = await putBlob(db, bytes, mime);
-  return { attachment: { sha256, name: shownName, mime, kind, size: bytes.length, path: workspacePathOf(sha256, shownName) }, bytes };
+  if (extname(name) === '') name = `${name}.${ext}`;
+  return { name, mime, kind, bytes };
+}
+
+/** Stores a checked file; the same bytes are stored once, whoever sends them how often. */
+async function storeFile(db: Db, file: CheckedFile): Promise<Attachment> {
+  const sha256 = await putBlob(db, file.bytes, file.mime);
+  return { sha256, name: file.name, mime: file.mime, kind: file.kind, size: file.bytes.length, path: workspacePathOf(sha256, file.name) };
+}
+
+/** Downloads, checks and stores one file (send_file's way in; a message's files go through takeMessageFiles). */
+export async function takeFile(db: Db, file: IncomingFile, maxBytes: number): Promise<Attachment> {
+  return storeFile(db, await checkFile(file, maxBytes));
 }
 
 /** What a message becomes once its files are taken in: its text for the model, the files, and lines for the person. */
@@ -55,26 +73,36 @@ export const NO_TRANSCRIPTION_NOTICE =
   'I got your voice note but cannot listen to it: no transcription model is set up (HERALD_TRANSCRIBE_MODEL). Please type your message.';
 
 /**
- * Takes a message's files in: each stored, described in the text (so the model and history search
- * see its name), a voice note or audio file transcribed into the text with the person told so.
- * A refused file is named in a notice; the rest of the message still goes through.
+ * Takes a message's files in: each checked first, then stored and described in the text (so the
+ * model and history search see its name); a voice note or audio file is transcribed into the text,
+ * with the person told so. A refused file is named in a notice and the rest of the message goes
+ * through; with `strict` (the API) it is thrown instead, before anything is stored, its field named.
  */
-export async function takeMessageFiles(db: Db, config: AttachmentsConfig, text: string, files: readonly IncomingFile[]): Promise<TakenMessage> {
+export async function takeMessageFiles(
+  db: Db,
+  config: AttachmentsConfig,
+  text: string,
+  files: readonly IncomingFile[],
+  options: { strict?: boolean } = {},
+): Promise<TakenMessage> {
   const lines = text.trim() === '' ? [] : [text];
-  const attachments: Attachment[] = [];
   const notices: string[] = [];
-  for (const file of files) {
-    let taken;
+  const checked: CheckedFile[] = [];
+  for (const [index, file] of files.entries()) {
     try {
-      taken = await takeFile(db, file, config.maxBytes);
+      checked.push(await checkFile(file, config.maxBytes));
     } catch (error) {
       if (!(error instanceof AttachmentRefusedError)) throw error;
+      if (options.strict === true) throw new AttachmentRefusedError(`attachments.${index}: ${error.message}`, `attachments.${index}`);
       notices.push(`I could not take ${safeFileName(file.name, 'your file')}: ${error.message}.`);
-      continue;
     }
-    attachments.push(taken.attachment);
-    lines.push(describeAttachment(taken.attachment));
-    if (taken.attachment.kind === 'audio') lines.push(...(await transcribed(db, config, taken.attachment, taken.bytes, notices)));
+  }
+  const attachments: Attachment[] = [];
+  for (const file of checked) {
+    const attachment = await storeFile(db, file);
+    attachments.push(attachment);
+    lines.push(describeAttachment(attachment));
+    if (attachment.kind === 'audio') lines.push(...(await transcribed(db, config, attachment, file.bytes, notices)));
   }
   return { text: lines.join('\n'), attachments, notices };
 }
