@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
+import { startFakeDiscord } from './support/fake-discord.ts';
+import type { FakeDiscord } from './support/fake-discord.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
 import { startStack, waitFor } from './support/stack.ts';
@@ -178,5 +180,33 @@ describe('attachments through POST /v1/messages (issue 36)', () => {
     expect(both.status).toBe(400);
     expect((await stack.database.db.selectFrom('blobs').select('sha256').execute()).length).toBe(before);
     expect((await stack.database.db.selectFrom('inbound_events').select('id').execute()).length).toBe(1);
+  });
+});
+
+describe('attachments through Discord (issue 36)', () => {
+  const ALICE_ID = '500000000000000001';
+  const DM = '600000000000000001';
+  let llm: FakeLLM;
+  let discord: FakeDiscord;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    discord = await startFakeDiscord();
+    stack = await startStack({ model: llm, env: { ...discord.env, DISCORD_ALLOWED_USERS: ALICE_ID, HERALD_DELIVERY_POLL_MS: '100', HERALD_MODEL_VISION: 'on' } });
+    await discord.ready();
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await discord.close();
+    await llm.close();
+  });
+
+  it('downloads an attachment from the CDN and gives the image to the model', async () => {
+    llm.handler = (request) => ({ text: `saw ${imageUrls(request).length}` });
+    discord.userMessage({ channelId: DM, userId: ALICE_ID, content: '', dm: true, attachments: [{ name: 'graph.png', bytes: PNG, contentType: 'image/png' }] });
+    const [reply] = await waitFor(async () => (discord.botMessages(DM).length > 0 ? discord.botMessages(DM) : undefined), { what: 'a reply' });
+    expect(reply?.content).toBe('saw 1');
+    expect(imageUrls(llm.requests.at(-1)!)).toEqual([`data:image/png;base64,${PNG.toString('base64')}`]);
+    expect(llm.requests.at(-1)?.lastUserText).toContain(`attachments/${sha256(PNG).slice(0, 8)}-graph.png`);
   });
 });

@@ -44,13 +44,20 @@ export interface FakeDiscord {
   /** Resolves when a client has identified and received READY and the guild. */
   ready(): Promise<void>;
   /** A person's message arriving through the gateway. */
-  userMessage(options: { channelId: string; userId: string; content: string; dm?: boolean; mentionBot?: boolean }): string;
+  userMessage(options: { channelId: string; userId: string; content: string; dm?: boolean; mentionBot?: boolean; attachments?: FakeDiscordFile[] }): string;
   /** A slash command arriving through the gateway. */
   slashCommand(options: { channelId: string; userId: string; name: string; option?: string }): string;
   /** A person presses a button under one of the bot's messages (a component interaction). */
   pressButton(options: { channelId: string; userId: string; messageId: string; customId: string; dm?: boolean }): string;
   botMessages(channelId: string): FakeDiscordMessage[];
   close(): Promise<void>;
+}
+
+/** A file a person attaches, served from the fake's CDN path (attachments/<id>/<name>). */
+export interface FakeDiscordFile {
+  name: string;
+  bytes: Buffer;
+  contentType?: string;
 }
 
 /** A REST path as the API names it: without the /api/v10 prefix, percent-decoded. */
@@ -68,6 +75,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   let readyResolve: (() => void) | undefined;
   let readyPromise = new Promise<void>((resolve) => (readyResolve = resolve));
   const dmChannels = new Set<string>();
+  const cdn = new Map<string, Buffer>();
 
   const send = (socket: WebSocket, payload: unknown) => socket.send(JSON.stringify(payload));
   const dispatch = (t: string, d: unknown) => {
@@ -140,7 +148,12 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
         mention_everyone: false,
         mentions: o.mentionBot ? [user(BOT_ID, true)] : [],
         mention_roles: [],
-        attachments: [],
+        attachments: (o.attachments ?? []).map((file) => {
+          const fileId = nextId();
+          cdn.set(`/attachments/${fileId}/${file.name}`, file.bytes);
+          const url = `${http.origin}/attachments/${fileId}/${file.name}`;
+          return { id: fileId, filename: file.name, size: file.bytes.length, url, proxy_url: url, ...(file.contentType ? { content_type: file.contentType } : {}) };
+        }),
         embeds: [],
         pinned: false,
         type: 0,
@@ -230,6 +243,11 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     sendJson(response, status, body, headers);
 
   const http = await startFakeHttp((request, response) => {
+    const file = cdn.get(request.path);
+    if (request.method === 'GET' && file !== undefined) {
+      response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.length });
+      return response.end(file);
+    }
     const path = apiPath(request.path);
     const body = request.body;
     const limited = rateLimits.findIndex((limit) => path.startsWith(limit.prefix));
