@@ -210,3 +210,52 @@ describe('attachments through Discord (issue 36)', () => {
     expect(llm.requests.at(-1)?.lastUserText).toContain(`attachments/${sha256(PNG).slice(0, 8)}-graph.png`);
   });
 });
+
+describe('files out: send_file (issue 36)', () => {
+  let llm: FakeLLM;
+  let telegram: FakeTelegram;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    telegram = await startFakeTelegram();
+    stack = await startStack({
+      model: llm,
+      env: { ...telegram.env, HERALD_DELIVERY_POLL_MS: '100', TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_ALLOWED_USERS: String(ALICE.id) },
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await telegram.close();
+    await llm.close();
+  });
+
+  const post = (update: unknown) => stack.post('/telegram/webhook', update, { 'x-telegram-bot-api-secret-token': SECRET });
+
+  it('sends a workspace file to Telegram as sendDocument, bytes intact, with its caption and a receipt', async () => {
+    const report = Buffer.concat([Buffer.from('host,p99_ms\n'), Buffer.from([0xe2, 0x82, 0xac]), Buffer.from(',120\n')]);
+    llm.handler = toolThenReport(() => [
+      { name: 'write_file', arguments: { path: 'out/latency.csv', content: report.toString('utf8') } },
+      { name: 'send_file', arguments: { path: 'out/latency.csv', caption: 'p99 by host' } },
+    ]);
+    await post(telegram.userMessage({ chatId: 50, from: ALICE, text: 'send me the latency table' }));
+    const sent = await waitFor(async () => telegram.botMessages(50).find((message) => message.file !== undefined), { what: 'a document from the bot' });
+    expect(sent.file?.method).toBe('sendDocument');
+    expect(sent.file?.name).toBe('latency.csv');
+    expect(sent.file?.bytes.equals(report)).toBe(true);
+    expect(sent.text).toBe('p99 by host');
+    const row = await waitFor(async () => {
+      const found = await stack.database.db.selectFrom('outbox').select(['status', 'receipt', 'file']).where('source', '=', 'file').executeTakeFirst();
+      return found?.status === 'delivered' ? found : undefined;
+    }, { what: 'the file row delivered' });
+    expect(row.file).toMatchObject({ sha256: sha256(report), name: 'latency.csv', mime: 'text/csv' });
+    expect(row.receipt).toEqual({ messageIds: [String(sent.message_id)] });
+  });
+
+  it('refuses a path outside the workspace as a tool error, sending nothing', async () => {
+    llm.handler = toolThenReport(() => [{ name: 'send_file', arguments: { path: '../../etc/passwd' } }]);
+    await post(telegram.userMessage({ chatId: 51, from: ALICE, text: 'send me the passwords' }));
+    const reply = await waitFor(async () => telegram.botMessages(51).find((message) => message.text.startsWith('results:')), { what: 'the report' });
+    expect(reply.text).toMatch(/leaves your workspace/);
+    expect(telegram.botMessages(51).some((message) => message.file !== undefined)).toBe(false);
+  });
+});

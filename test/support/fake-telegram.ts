@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { sendJson, startFakeHttp } from './fake-http.ts';
 import type { FakeHttpRequest } from './fake-http.ts';
+import { parseMultipart } from './multipart.ts';
 
 /**
  * A local stand-in for the Telegram Bot API, spoken to by grammy through `apiRoot`. It keeps chats
@@ -236,20 +237,23 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     response.end(file.bytes);
   };
   /** sendDocument and sendPhoto arrive as multipart/form-data: the file part kept byte for byte. */
-  const sendFile = async (method: string, request: FakeHttpRequest, response: ServerResponse) => {
-    const form = await new Response(new Uint8Array(request.bytes), { headers: { 'content-type': String(request.headers['content-type']) } }).formData();
-    const field = method === 'sendPhoto' ? 'photo' : 'document';
-    const chatId = Number(form.get('chat_id'));
+  const sendFile = (method: string, request: FakeHttpRequest, response: ServerResponse) => {
+    const parts = parseMultipart(request.bytes, String(request.headers['content-type']));
+    const field = (name: string) => parts.find((part) => part.name === name);
+    const fileField = method === 'sendPhoto' ? 'photo' : 'document';
+    const chatId = Number(field('chat_id')?.bytes.toString('utf8'));
     if (!chats.has(chatId)) return fail(response, 400, 'Bad Request: chat not found');
-    const part = form.get(field);
-    if (!(part instanceof Blob)) return fail(response, 400, `Bad Request: there is no ${field} in the request`);
-    const caption = form.get('caption');
+    // grammy sends the file as a separate part and names it in the field: attach://<part name>.
+    const reference = field(fileField)?.bytes.toString('utf8') ?? '';
+    const part = reference.startsWith('attach://') ? field(reference.slice('attach://'.length)) : field(fileField);
+    if (!part?.filename) return fail(response, 400, `Bad Request: there is no ${fileField} in the request`);
+    const caption = field('caption')?.bytes.toString('utf8');
     const message: StoredMessage = {
       message_id: nextMessageId(chatId),
       chat_id: chatId,
       from: bot,
-      text: typeof caption === 'string' ? caption : '',
-      file: { method, name: (part as File).name, bytes: Buffer.from(await part.arrayBuffer()) },
+      text: caption ?? '',
+      file: { method, name: part.filename, bytes: part.bytes },
     };
     store(message);
     fake.calls[fake.calls.length - 1]!.messageId = message.message_id;

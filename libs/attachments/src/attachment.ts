@@ -29,7 +29,8 @@ export function workspacePathOf(sha256: string, name: string): string {
   return `${ATTACHMENTS_DIR}/${sha256.slice(0, 8)}-${name}`;
 }
 
-function sizeText(bytes: number): string {
+/** A size for people: 512 B, 1.2 KB, 3.4 MB. */
+export function sizeText(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${Math.round(bytes / 102.4) / 10} KB`;
   return `${Math.round(bytes / (1024 * 104.8576)) / 10} MB`;

@@ -1,5 +1,5 @@
 export { AttachmentRefusedError, megabytes } from './attachment-errors.ts';
-export { ATTACHMENTS_DIR, describeAttachment, safeFileName, workspacePathOf } from './attachment.ts';
+export { ATTACHMENTS_DIR, describeAttachment, safeFileName, sizeText, workspacePathOf } from './attachment.ts';
 export type { Attachment } from './attachment.ts';
 export { hasBlob, putBlob, readBlob, sha256Of } from './blob-store.ts';
 export { readCapped, readResponseCapped } from './capped-read.ts';

@@ -4,6 +4,7 @@ export type { AcceptedEvent, AcceptOptions, InboundMessage } from './inbox.ts';
 export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError, wasAccepted } from './inbox.ts';
 export type { Inbox, NextInbox, PendingEvent } from './open-inbox.ts';
 export { openInbox } from './open-inbox.ts';
+export { enqueueSessionFile } from './session-files.ts';
 export { eventUsage, getEvent } from './event-view.ts';
 export type { EventView, EventWaiting } from './event-view.ts';
 export type { SessionControl } from './chat-commands.ts';
