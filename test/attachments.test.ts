@@ -209,6 +209,19 @@ describe('attachments through Discord (issue 36)', () => {
     expect(imageUrls(llm.requests.at(-1)!)).toEqual([`data:image/png;base64,${PNG.toString('base64')}`]);
     expect(llm.requests.at(-1)?.lastUserText).toContain(`attachments/${sha256(PNG).slice(0, 8)}-graph.png`);
   });
+
+  it('sends a workspace file back as a message attachment with send_file, bytes intact', async () => {
+    const channel = '600000000000000002';
+    llm.handler = toolThenReport(() => [
+      { name: 'write_file', arguments: { path: 'chart.svg', content: '<svg xmlns="http://www.w3.org/2000/svg"/>' } },
+      { name: 'send_file', arguments: { path: 'chart.svg', caption: 'the chart' } },
+    ]);
+    discord.userMessage({ channelId: channel, userId: ALICE_ID, content: 'draw it', dm: true });
+    const sent = await waitFor(async () => discord.botMessages(channel).find((message) => message.files !== undefined), { what: 'an attachment from the bot' });
+    expect(sent.content).toBe('the chart');
+    expect(sent.files?.[0]?.name).toBe('chart.svg');
+    expect(sent.files?.[0]?.bytes.toString('utf8')).toBe('<svg xmlns="http://www.w3.org/2000/svg"/>');
+  });
 });
 
 describe('files out: send_file (issue 36)', () => {

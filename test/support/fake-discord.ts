@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { sendJson, startFakeHttp } from './fake-http.ts';
+import { parseMultipart } from './multipart.ts';
 
 /**
  * A local Discord: REST (the few routes Herald uses) and a gateway WebSocket speaking hello,
@@ -26,6 +27,8 @@ export interface FakeDiscordMessage {
   message_reference?: { message_id: string };
   /** Action rows of buttons the bot sent with the message. */
   components?: { type: 1; components: { type: 2; style: number; label: string; custom_id: string }[] }[];
+  /** Files the bot attached (multipart: payload_json and files[n]), as uploaded. */
+  files?: { name: string; bytes: Buffer }[];
 }
 
 export interface FakeDiscord {
@@ -264,6 +267,11 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     let match = /^\/channels\/(\d+)\/messages$/.exec(path);
     if (request.method === 'POST' && match) {
       const channelId = match[1]!;
+      const multipart = String(request.headers['content-type'] ?? '').startsWith('multipart/form-data');
+      const parts = multipart ? parseMultipart(request.bytes, String(request.headers['content-type'])) : [];
+      const uploads = parts.filter((part) => part.filename !== undefined).map((part) => ({ name: part.filename!, bytes: part.bytes }));
+      const payload = parts.find((part) => part.name === 'payload_json');
+      const body = payload ? JSON.parse(payload.bytes.toString('utf8')) : request.body;
       const content = String(body?.content ?? '');
       if (content.length > 2000) return json(response, 400, { code: 50035, message: 'Invalid Form Body' });
       if (body?.enforce_nonce && body.nonce) {
@@ -278,6 +286,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
         ...(body?.nonce ? { nonce: String(body.nonce) } : {}),
         ...(body?.message_reference ? { message_reference: { message_id: String(body.message_reference.message_id) } } : {}),
         ...(Array.isArray(body?.components) ? { components: body.components } : {}),
+        ...(uploads.length > 0 ? { files: uploads } : {}),
       };
       fake.messages.push(message);
       return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
