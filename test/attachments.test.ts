@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BLOB_GRACE_MS, pruneBlobs, putBlob } from '@herald/attachments';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
 import { startFakeDiscord } from './support/fake-discord.ts';
@@ -180,6 +181,16 @@ describe('attachments through POST /v1/messages (issue 36)', () => {
     expect(both.status).toBe(400);
     expect((await stack.database.db.selectFrom('blobs').select('sha256').execute()).length).toBe(before);
     expect((await stack.database.db.selectFrom('inbound_events').select('id').execute()).length).toBe(1);
+  });
+
+  it('prunes bytes no message points at any more, past the grace period, and keeps the rest', async () => {
+    const db = stack.database.db;
+    const orphan = Buffer.from('nobody refers to me');
+    await putBlob(db, orphan, 'text/plain');
+    await db.updateTable('blobs').set({ created_at: new Date(Date.now() - 2 * BLOB_GRACE_MS) }).execute();
+    expect(await pruneBlobs(db)).toBe(1);
+    const left = (await db.selectFrom('blobs').select('sha256').execute()).map((row) => row.sha256).sort();
+    expect(left).toEqual([sha256(PNG), sha256(CSV)].sort());
   });
 });
 
