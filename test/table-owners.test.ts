@@ -49,6 +49,8 @@ export const TABLE_OWNERS: Record<string, string> = {
   cron_runs: 'libs/cron',
   outbox: 'libs/delivery',
   chat_drafts: 'libs/delivery',
+  blobs: 'libs/attachments',
+  event_attachments: 'libs/attachments',
   audit_log: 'libs/audit',
   turn_stream_entries: 'libs/queue',
   usage_costs: 'libs/session',
@@ -69,6 +71,8 @@ export const TABLE_OWNERS: Record<string, string> = {
  */
 const DECLARED_READERS: Record<string, string[]> = {
   'libs/search': ['messages', 'sessions', 'profiles', 'inbound_events'],
+  // Pruning keeps a blob while an outbox row still carries it (a file not delivered yet).
+  'libs/attachments': ['outbox'],
 };
 
 /**

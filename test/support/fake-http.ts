@@ -24,6 +24,8 @@ export interface LoggedRequest {
 export interface FakeHttpRequest extends LoggedRequest {
   /** The body as sent. */
   raw: string;
+  /** The body's bytes, for binary uploads (multipart). */
+  bytes: Buffer;
 }
 
 export type FakeHttpHandler = (request: FakeHttpRequest, response: ServerResponse) => unknown;
@@ -38,11 +40,11 @@ export interface FakeHttpServer {
   close(): Promise<void>;
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () => resolve(Buffer.concat(chunks)));
     request.on('error', reject);
   });
 }
@@ -74,7 +76,8 @@ export async function startFakeHttp(handler: FakeHttpHandler, options: { host?: 
   const requests: LoggedRequest[] = [];
   const server = createServer((incoming, response) => {
     void (async () => {
-      const raw = await readBody(incoming);
+      const bytes = await readBody(incoming);
+      const raw = bytes.toString('utf8');
       const logged: LoggedRequest = {
         method: incoming.method ?? 'GET',
         path: (incoming.url ?? '').split('?')[0] ?? '',
@@ -84,7 +87,7 @@ export async function startFakeHttp(handler: FakeHttpHandler, options: { host?: 
         at: performance.now(),
       };
       requests.push(logged);
-      await handler({ ...logged, raw }, response);
+      await handler({ ...logged, raw, bytes }, response);
     })().catch((error: unknown) => {
       if (!response.headersSent) sendJson(response, 500, { error: { message: String(error) } });
       else response.destroy();

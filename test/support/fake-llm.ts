@@ -99,6 +99,9 @@ export interface FakeLLM {
   requestsFor(sessionKey: string): FakeRequest[];
   /** Resolves with the session's requests once at least `count` have arrived. */
   waitForCalls(sessionKey: string, count?: number): Promise<FakeRequest[]>;
+  /** Calls of /v1/audio/transcriptions (OpenAI's multipart form), answered with `transcript`. */
+  transcriptions: { model: string; fileName: string; bytes: Buffer }[];
+  transcript: string;
   close(): Promise<void>;
 }
 
@@ -472,6 +475,13 @@ function trackInFlight(fake: FakeLLM, key: string | undefined): () => void {
 }
 
 async function startFake(provider: Provider, options: FakeLLMOptions): Promise<FakeLLM> {
+  const transcribe = async (request: FakeHttpRequest, response: ServerResponse) => {
+    const form = await new Response(new Uint8Array(request.bytes), { headers: { 'content-type': String(request.headers['content-type']) } }).formData();
+    const file = form.get('file');
+    if (!(file instanceof Blob)) return sendJson(response, 400, { error: { message: 'file is required', type: 'invalid_request_error' } });
+    fake.transcriptions.push({ model: String(form.get('model')), fileName: (file as File).name, bytes: Buffer.from(await file.arrayBuffer()) });
+    return sendJson(response, 200, { text: fake.transcript });
+  };
   const openaiCache = new OpenAIPrefixCache();
   const anthropicCache = new AnthropicPrefixCache();
   const sessionKeyOf =
@@ -481,6 +491,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
   const expected = provider === 'openai' ? /^(\/v1)?\/chat\/completions$/ : /^(\/v1)?\/messages$/;
 
   const answer = async (request: FakeHttpRequest, response: ServerResponse, gone: Promise<void>, isGone: () => boolean) => {
+    if (provider === 'openai' && request.method === 'POST' && /^(\/v1)?\/audio\/transcriptions$/.test(request.path)) return transcribe(request, response);
     if (request.method !== 'POST' || !expected.test(request.path)) {
       sendJson(response, 404, { error: { message: `no route ${request.method} ${request.path}`, type: 'not_found' } });
       return;
@@ -565,6 +576,8 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     contextTokens: options.contextTokens,
     maxConcurrentPerKey: new Map(),
     inFlight: new Map(),
+    transcriptions: [],
+    transcript: 'please restart the api pods',
     script: (...replies) => {
       scripted.push(...replies);
     },

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { apiSection, isLoopbackHost } from './config/api.ts';
+import { attachmentsSection } from './config/attachments.ts';
 import { compressionSection } from './config/compression.ts';
 import { databaseSection } from './config/database.ts';
 import { delegationSection } from './config/delegation.ts';
@@ -39,6 +40,7 @@ const SECTIONS = {
   delegation: delegationSection,
   mcp: mcpSection,
   usage: usageSection,
+  attachments: attachmentsSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> } & {

@@ -9,6 +9,8 @@ export type { DiscordConfig, EmailConfig, PlatformsConfig, SlackConfig, Telegram
 export type { SandboxConfig } from './config/sandbox.ts';
 export type { ToolsConfig } from './config/tools.ts';
 export type { McpConfig } from './config/mcp.ts';
+export type { AttachmentsConfig } from './config/attachments.ts';
+export { DEFAULT_ATTACHMENTS } from './config/attachments.ts';
 export type { WebSearchConfig } from './config/web-search.ts';
 export type { ProcessesConfig } from './config/processes.ts';
 export type { ReviewerRoleConfig, RolesConfig, SchedulerRoleConfig, WorkerRoleConfig } from './config/roles.ts';

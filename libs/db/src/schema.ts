@@ -50,6 +50,7 @@ export const ALLOWED_VALUES = {
   'budgets.scope': ['person', 'profile'],
   'budget_warnings.scope': ['person', 'profile'],
   'budget_warnings.period': ['day', 'month'],
+  'event_attachments.kind': ['image', 'audio', 'document'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -176,6 +177,16 @@ export type CronJobsTable = Refine<
   }
 >;
 export type CronRunsTable = Refine<Tables.CronRuns, { trigger: CronRunTrigger; status: Generated<CronRunStatus> }>;
+/** What a file is to the rest of Herald: its blob (bytes by SHA-256), a safe name, the sniffed type. */
+export interface StoredFile {
+  sha256: string;
+  name: string;
+  mime: string;
+  size: number;
+}
+export type AttachmentKind = Allowed<'event_attachments.kind'>;
+export type BlobsTable = Tables.Blobs;
+export type EventAttachmentsTable = Refine<Tables.EventAttachments, { kind: AttachmentKind }>;
 export type OutboxTable = Refine<
   Tables.Outbox,
   {
@@ -184,6 +195,7 @@ export type OutboxTable = Refine<
     receipt: Json<Record<string, unknown>> | null;
     parts_sent: JsonWithDefault<string[]>;
     in_flight: Json<InFlightPart> | null;
+    file: Json<StoredFile> | null;
   }
 >;
 /** A streamed answer's draft messages (migrations/0077_chat_drafts.sql), by its reply's outbox key. */
@@ -262,6 +274,8 @@ export interface Database {
   budget_warnings: BudgetWarningsTable;
   /** Routing rules to profiles, owned by @herald/profiles (binding-store.ts). */
   bindings: Tables.Bindings;
+  blobs: BlobsTable;
+  event_attachments: EventAttachmentsTable;
 }
 
 /** Every generated table is in Database: a table added by a migration cannot be forgotten here. */

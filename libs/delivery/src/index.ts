@@ -12,6 +12,7 @@ export type {
   OutboundRequest,
   OutboundItem,
   OutboundDelivery,
+  OutboundFile,
   OutboundSender,
   DeliveryProgress,
   DeliveryReceipt,

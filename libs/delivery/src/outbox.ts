@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction, Updateable } from 'kysely';
-import type { Database, InFlightPart, OutboxStatus, OutboxTable } from '@herald/db';
+import type { Database, InFlightPart, OutboxStatus, OutboxTable, StoredFile } from '@herald/db';
 import { otherDraftIds } from './chat-drafts.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -16,6 +16,8 @@ export interface OutboundRequest {
   text: string;
   sessionId?: string | null;
   source: string;
+  /** A file to send (its blob), with `text` as its caption: a photo or document message. */
+  file?: StoredFile | undefined;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function enqueueOutbound(
       receipt: null,
       claim_token: null,
       in_flight: null,
+      file: item.file === undefined ? null : JSON.stringify(item.file),
     })
     .onConflict((oc) => oc.column('idempotency_key').doNothing())
     .returning('id')
@@ -71,6 +74,13 @@ export interface OutboundItem {
   source: string;
   /** Attempts including this one. */
   attempts: number;
+  /** A file to send with `text` as its caption (sendFile), or null for a text message. */
+  file?: StoredFile | null | undefined;
+}
+
+/** A file as a sender gets it: what the outbox row names, with its bytes read from the blob. */
+export interface OutboundFile extends StoredFile {
+  bytes: Buffer;
 }
 
 /**
@@ -132,6 +142,11 @@ export interface OutboundSender {
   typing?(target: Record<string, string>, signal: AbortSignal): Promise<void>;
   /** Streamed drafts, when the platform can edit its messages; a sender without them is never streamed to. */
   readonly drafts?: DraftCalls;
+  /**
+   * Sends a file with the row's text as its caption (a photo or a document message); one over the
+   * platform's size limit becomes a note saying so. A platform without it gets no file rows delivered.
+   */
+  sendFile?(item: OutboundDelivery, file: OutboundFile, signal: AbortSignal): Promise<DeliveryReceipt>;
 }
 
 const deliveryErrorMarker = Symbol.for('herald.delivery-error');
@@ -208,6 +223,7 @@ export async function claimOutbound(
     parts_sent: string[];
     in_flight: InFlightPart | null;
     trace_parent: string | null;
+    file: StoredFile | null;
   }>`
     UPDATE outbox SET status = 'sending', attempts = attempts + 1, claim_token = ${token}::uuid,
                       claim_expires_at = now() + ${options.claimMs} * interval '1 millisecond'
@@ -226,7 +242,7 @@ export async function claimOutbound(
       LIMIT ${options.limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, idempotency_key, platform, target, text, session_id, source, attempts, claim_token,
-              parts_sent, in_flight, trace_parent`.execute(db);
+              parts_sent, in_flight, trace_parent, file`.execute(db);
   return result.rows.map((row) => ({
     id: row.id,
     idempotencyKey: row.idempotency_key,
@@ -240,6 +256,7 @@ export async function claimOutbound(
     partsSent: row.parts_sent,
     inFlight: row.in_flight,
     traceParent: row.trace_parent,
+    file: row.file,
   }));
 }
 

@@ -2,7 +2,10 @@ import { DEFAULT_ACCOUNT, qualifyUserId } from '@herald/core';
 import { MAIN_PROFILE } from '@herald/profiles';
 import type { BindingFacts } from '@herald/profiles';
 import type { ChatPlatform, Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError } from '@herald/session';
+import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError, wasAccepted } from '@herald/session';
+import { takeMessageFiles } from '@herald/attachments';
+import type { IncomingFile } from '@herald/attachments';
+import { DEFAULT_ATTACHMENTS } from '@herald/core';
 import { enqueueOutbound } from '@herald/delivery';
 import type { Db } from '@herald/db';
 import type { AcceptOptions, InboundMessage } from '@herald/session';
@@ -36,6 +39,8 @@ export interface ChatInbound {
   guildId?: string | undefined;
   /** The channel the message came in (a thread's parent), matched by bindings' channel_id; the chat when unset. */
   channelId?: string | undefined;
+  /** Files the message carries (photos, documents, voice notes), not read yet: taken in only for people on the allowlist. */
+  files?: readonly IncomingFile[] | undefined;
 }
 
 export interface ChatInboundDependencies {
@@ -136,6 +141,10 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   // A linked identity speaks as its person: memory, search, quotas and approvals read one id
   // (docs/decisions/2026-12-06-person-key.md).
   inbound.userId = await personKeyOf(deps.db, identity);
+  const withFiles = await takeFiles(deps, message, inbound);
+  if (withFiles === undefined) return 'duplicate';
+  inbound.text = withFiles.text;
+  inbound.attachments = withFiles.attachments;
   const verdict = await gatewayDispatch(deps.hooks, deps.db, { ...inbound, profileId: inbound.profileId });
   if (verdict.kind === 'skip') return 'skipped';
   let accepted;
@@ -157,4 +166,20 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   }
   await announceAccepted(deps, accepted);
   return accepted.duplicate ? 'duplicate' : 'accepted';
+}
+
+/**
+ * The message's files, downloaded once: a redelivered update whose message is in the inbox already
+ * is a duplicate before anything is fetched. What the person must hear at once (a transcript, a
+ * file refused) goes out through the outbox ahead of the answer.
+ */
+async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
+  const files = message.files ?? [];
+  if (files.length === 0) return { text: message.text, attachments: undefined };
+  if (await wasAccepted(deps.db, message.dedupeKey)) return undefined;
+  const taken = await takeMessageFiles(deps.db, deps.accept.attachments ?? DEFAULT_ATTACHMENTS, message.text, files);
+  for (const [index, text] of taken.notices.entries()) {
+    await enqueueOutbound(deps.db, { idempotencyKey: `attachment:${message.dedupeKey}:${index}`, platform: message.platform, target: chatTarget(inbound), text, source: 'notice' });
+  }
+  return { text: taken.text, attachments: taken.attachments };
 }

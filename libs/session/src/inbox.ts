@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { isChatPlatform, parseUserId, storedTarget } from '@herald/core';
-import type { BudgetDefaults, Config, QuotaConfig, ResetRule } from '@herald/core';
+import type { AttachmentsConfig, BudgetDefaults, Config, QuotaConfig, ResetRule } from '@herald/core';
 import type { Database, ProfileCache, QueueMode } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
@@ -15,6 +15,8 @@ import { endSession } from './session-end.ts';
 import { withdrawWaits } from './tool-waits.ts';
 import { checkReset } from './session-reset.ts';
 import { storableValue } from '@herald/core';
+import { attachToEvent } from '@herald/attachments';
+import type { Attachment } from '@herald/attachments';
 
 export interface InboundMessage extends RouteAddress {
   userId: string;
@@ -26,6 +28,8 @@ export interface InboundMessage extends RouteAddress {
   platformMessageId?: string | undefined;
   /** Extra delivery fields for the answer to this message (a Discord interaction's token). */
   replyVia?: Record<string, string> | undefined;
+  /** Files it carried, already stored (takeMessageFiles); linked to the event in the commit that stores it. */
+  attachments?: readonly Attachment[] | undefined;
 }
 
 export interface AcceptedEvent {
@@ -68,6 +72,11 @@ async function findByDedupeKey(db: Kysely<Database> | Transaction<Database>, ded
     .executeTakeFirst();
 }
 
+/** Whether a message with this dedupe key is in the inbox already: its files need not be fetched again. */
+export async function wasAccepted(db: Kysely<Database>, dedupeKey: string): Promise<boolean> {
+  return (await findByDedupeKey(db, dedupeKey)) !== undefined;
+}
+
 function duplicateOf(row: NonNullable<Awaited<ReturnType<typeof findByDedupeKey>>>): AcceptedEvent {
   return {
     eventId: row.id,
@@ -103,11 +112,14 @@ export interface AcceptOptions {
   resetRules?: readonly ResetRule[] | undefined;
   /** The process's profile cache, where the profile's own reset rules are read; without one, from Postgres. */
   profiles?: ProfileCache | undefined;
+  /** How files that come with messages are taken in (size cap, transcription); the defaults without it. */
+  attachments?: AttachmentsConfig | undefined;
 }
 
 /** What every edge accepts messages with: the session backlog, the operators, the limits and the reset rules. */
-export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset' | 'usage'>, profiles?: ProfileCache): AcceptOptions {
+export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset' | 'usage'> & Partial<Pick<Config, 'attachments'>>, profiles?: ProfileCache): AcceptOptions {
   return {
+    attachments: config.attachments,
     backlogLimit: config.limits.sessionBacklog,
     operators: config.people.operators,
     limits: config.people.quotas,
@@ -263,6 +275,39 @@ async function acceptCommand(
   });
 }
 
+type AcceptRow = {
+  event_id: string | null;
+  session_id: string;
+  outcome: 'accepted' | 'duplicate' | 'backlog_full' | 'limited';
+  status: string | null;
+  wake_generation: string;
+  queue_mode: QueueMode;
+  limit_name: string | null;
+  retry_after: number | null;
+};
+
+/**
+ * herald_accept_message, and with files the links to them in the same transaction: a worker never
+ * sees the message without its files.
+ */
+async function acceptRow(db: Kysely<Database>, key: string, message: InboundMessage, options: AcceptOptions): Promise<AcceptRow | undefined> {
+  const attachments = message.attachments ?? [];
+  if (attachments.length === 0) return callAccept(db, key, message, options);
+  return db.transaction().execute(async (trx) => {
+    const row = await callAccept(trx, key, message, options);
+    if (row?.outcome === 'accepted' && row.event_id !== null) await attachToEvent(trx, row.event_id, attachments);
+    return row;
+  });
+}
+
+async function callAccept(db: Kysely<Database> | Transaction<Database>, key: string, message: InboundMessage, options: AcceptOptions): Promise<AcceptRow | undefined> {
+  const result = await sql<AcceptRow>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
+       ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
+       ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${options.backlogLimit}::integer,
+       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits, options.budgets)}::jsonb)`.execute(db);
+  return result.rows[0];
+}
+
 /** A plain message: one call of herald_accept_message (routing, lock, backlog, insert). */
 async function acceptMessage(
   db: Kysely<Database>,
@@ -270,20 +315,7 @@ async function acceptMessage(
   message: InboundMessage,
   options: AcceptOptions,
 ): Promise<AcceptedEvent> {
-  const result = await sql<{
-    event_id: string | null;
-    session_id: string;
-    outcome: 'accepted' | 'duplicate' | 'backlog_full' | 'limited';
-    status: string | null;
-    wake_generation: string;
-    queue_mode: QueueMode;
-    limit_name: string | null;
-    retry_after: number | null;
-  }>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
-       ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
-       ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${options.backlogLimit}::integer,
-       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits, options.budgets)}::jsonb)`.execute(db);
-  const row = result.rows[0];
+  const row = await acceptRow(db, key, message, options);
   if (!row) throw new Error('herald_accept_message returned nothing');
   if (row.outcome === 'backlog_full') {
     recordQuotaRefusal('session_backlog');

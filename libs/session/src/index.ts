@@ -2,13 +2,14 @@ export { sessionKey } from './session-key.ts';
 export { chatRouteExists } from './chat-routes.ts';
 export type { RouteAddress } from './session-key.ts';
 export type { AcceptedEvent, AcceptOptions, InboundMessage } from './inbox.ts';
-export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError } from './inbox.ts';
+export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError, wasAccepted } from './inbox.ts';
 export type { Inbox, NextInbox, PendingEvent } from './open-inbox.ts';
 export { openInbox } from './open-inbox.ts';
 export { eventUsage, getEvent, listOpenEvents } from './event-view.ts';
 export type { EventView, EventWaiting, OpenEvent } from './event-view.ts';
 export { suggestPeople } from './people-seen.ts';
 export type { PersonSeen } from './people-seen.ts';
+export { enqueueSessionFile } from './session-files.ts';
 export type { SessionControl } from './chat-commands.ts';
 export {
   parseCommand,

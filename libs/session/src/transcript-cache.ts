@@ -1,4 +1,4 @@
-import type { StoredMessage } from './transcript.ts';
+import type { StoredMessage } from './stored-message.ts';
 
 /** Where a cached transcript ends: the reader asks Postgres whether its message at `seq` still has `id`. */
 export interface TranscriptTail {

@@ -4,23 +4,9 @@ import { storableValue } from '@herald/core';
 import type { Database, MessageRole, StoredToolCall } from '@herald/db';
 import { tailOf } from './transcript-cache.ts';
 import type { TranscriptCache, TranscriptTail } from './transcript-cache.ts';
+import type { NewMessage, StoredMessage } from './stored-message.ts';
 
-export interface NewMessage {
-  role: MessageRole;
-  content: string;
-  toolCalls?: StoredToolCall[] | undefined;
-  toolCallId?: string | undefined;
-  toolName?: string | undefined;
-  /** Who wrote it (a user message's author); unset: the person the turn answers (herald_append_messages). */
-  owner?: string | undefined;
-}
-
-export interface StoredMessage extends NewMessage {
-  id: string;
-  seq: number;
-  turnId: string | null;
-  createdAt: Date;
-}
+export type { NewMessage, StoredMessage } from './stored-message.ts';
 
 /** Appends in order; callers hold the session lease (inside `fenced`), so seq cannot collide. */
 export async function appendMessages(

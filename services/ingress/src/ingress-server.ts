@@ -59,7 +59,8 @@ export interface IngressOptions extends MessageRouteDependencies {
 export function createIngressServer(options: IngressOptions): FastifyInstance {
   const app = Fastify({
     // Room for the text limit in JSON escapes plus the other fields; larger bodies are 413 unread.
-    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024,
+    // The text (6 bytes a character at worst, JSON-escaped) and one attachment's worth of base64.
+    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024 + Math.ceil((options.config.attachments.maxBytes * 4) / 3),
     logger: false,
     return503OnClosing: true,
   });

@@ -1,7 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, listOpenEvents } from '@herald/session';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, listOpenEvents, wasAccepted } from '@herald/session';
+import { AttachmentRefusedError, takeMessageFiles } from '@herald/attachments';
+import type { Attachment } from '@herald/attachments';
+import { apiFiles } from './api-attachments.ts';
 import type { AcceptedEvent, EventView, InboundMessage } from '@herald/session';
 import type { Db, ProfileCache } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
@@ -91,17 +94,40 @@ export function acceptApiMessage(deps: MessageRouteDependencies, message: ApiMes
   });
 }
 
+const dedupeKeyOf = (body: MessageBody) => (body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`);
+
+/**
+ * The message's files taken in (checked first, then stored; a repeated idempotency key fetches
+ * nothing again); a refused file is a 400 naming it, with nothing stored.
+ */
+async function withFiles(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, text: string): Promise<{ text: string; attachments?: Attachment[] } | FastifyReply> {
+  const files = body.attachments ?? [];
+  const key = dedupeKeyOf(body);
+  if (files.length === 0 || (key !== undefined && (await wasAccepted(deps.db, key)))) return { text };
+  try {
+    const taken = await takeMessageFiles(deps.db, deps.config.attachments, text, apiFiles(files, deps.config.tools.webAllowlist), { strict: true });
+    return { text: taken.text, attachments: taken.attachments };
+  } catch (error) {
+    if (!(error instanceof AttachmentRefusedError)) throw error;
+    const tooLarge = /larger than/.test(error.message);
+    return sendError(reply, tooLarge ? 413 : 400, tooLarge ? 'payload_too_large' : 'invalid_request', error.message, error.field ?? 'attachments');
+  }
+}
+
 /** Commits the message; a full backlog or a spent limit is a 429. */
-async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, text: string): Promise<AcceptedEvent | FastifyReply> {
+async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, dispatched: string): Promise<AcceptedEvent | FastifyReply> {
+  const taken = await withFiles(deps, reply, body, dispatched);
+  if (!('text' in taken)) return taken;
   try {
     return await acceptApiMessage(deps, {
+      attachments: taken.attachments,
       profileId: body.profile ?? MAIN_PROFILE,
       chatId: body.chat_id,
       threadId: body.thread_id,
       userId: apiUserId(body.user_id),
       userName: body.user_name,
-      text,
-      dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
+      text: taken.text,
+      dedupeKey: dedupeKeyOf(body),
     });
   } catch (error) {
     if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);

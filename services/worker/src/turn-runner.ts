@@ -20,6 +20,7 @@ import { subagentEvent } from './subagent-turn.ts';
 import type { TurnStreamStore } from '@herald/queue';
 import type { AnswerDrafts } from './turn-draft.ts';
 import { withSessionTools } from './session-tools.ts';
+import { withAttachments } from './turn-attachments.ts';
 import type { McpTools } from '@herald/mcp';
 
 export const NO_MODEL_REPLY =
@@ -133,9 +134,10 @@ async function turnHistory(
   events: PendingEvent[],
 ): Promise<ChatMessage[]> {
   // herald_start_turn appended the events as user messages, in this order, after what was read.
-  const history = setup.history
+  const stored = setup.history
     ? [...setup.history, ...events.map((event): ChatMessage => ({ role: 'user', content: event.text }))]
     : toChatMessages(await loadTranscript(deps.db, sessionId, deps.transcripts));
+  const history = setup.provider === null ? stored : await withAttachments(deps, setup.workspace, setup.provider, events, stored);
   // A child of delegate_task works from its focused prompt only: no recall of the person's past.
   if (deps.recall === null || setup.shape.child) return history;
   const last = events[events.length - 1];

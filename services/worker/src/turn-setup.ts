@@ -46,6 +46,8 @@ export interface TurnSetup {
   ineffective: number | undefined;
   /** The transcript before this turn's messages, when the start of the turn read it already. */
   history: ChatMessage[] | undefined;
+  /** The session's workspace directory (a child of delegate_task may share its parent's). */
+  workspace: string;
   attempts: number;
 }
 
@@ -130,6 +132,7 @@ export async function setUpTurn(
     note: undefined,
     ineffective: undefined,
     history: undefined,
+    workspace,
     attempts: 1,
   };
   if (resumedTurnId !== null) {

@@ -64,6 +64,15 @@ export interface Bindings {
   user_id: string | null;
 }
 
+export interface Blobs {
+  created_at: Generated<Timestamp>;
+  data: Buffer;
+  mime: string;
+  sha256: string;
+  size_bytes: Int8;
+  transcript: string | null;
+}
+
 export interface Budgets {
   per_day: Numeric | null;
   per_month: Numeric | null;
@@ -151,6 +160,17 @@ export interface DeadLetters {
   session_id: string | null;
   source: string;
   status: Generated<string>;
+}
+
+export interface EventAttachments {
+  event_id: string;
+  kind: string;
+  mime: string;
+  name: string;
+  path: string;
+  position: number;
+  sha256: string;
+  size_bytes: Int8;
 }
 
 export interface HomeChats {
@@ -267,6 +287,7 @@ export interface Outbox {
   claim_token: string | null;
   created_at: Generated<Timestamp>;
   delivered_at: Timestamp | null;
+  file: Json | null;
   id: Generated<string>;
   idempotency_key: string;
   in_flight: Json | null;
@@ -613,6 +634,7 @@ export interface DB {
   api_tokens: ApiTokens;
   audit_log: AuditLog;
   bindings: Bindings;
+  blobs: Blobs;
   budget_warnings: BudgetWarnings;
   budgets: Budgets;
   chat_drafts: ChatDrafts;
@@ -620,6 +642,7 @@ export interface DB {
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
   dead_letters: DeadLetters;
+  event_attachments: EventAttachments;
   home_chats: HomeChats;
   hook_events: HookEvents;
   hook_firings: HookFirings;

@@ -2,10 +2,13 @@ import { parseWaitButtons } from '../wait-buttons.ts';
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, HTTPError, RateLimitError, REST, Routes } from 'discord.js';
 import { DeliveryError } from '@herald/delivery';
-import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundSender } from '@herald/delivery';
+import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundFile, OutboundSender } from '@herald/delivery';
+import { megabytes } from '@herald/attachments';
 import { splitMarkdown } from '../markdown-split.ts';
 
 export const DISCORD_LIMIT = 2000;
+/** What a bot may upload to a server without a boost. */
+export const DISCORD_FILE_LIMIT = 10 * 1024 * 1024;
 
 /**
  * The nonce Discord checks when enforce_nonce is set: the same for every attempt of one part of
@@ -161,6 +164,35 @@ export class DiscordSender implements OutboundSender {
       ids.push(draft);
     }
     return ids;
+  }
+
+  /**
+   * A file as a message attachment (multipart), the row's text as its content; one over the 10 MB
+   * a bot may upload without a boosted server becomes a note saying so. Text over one message
+   * follows as text.
+   */
+  async sendFile(item: OutboundDelivery, file: OutboundFile, signal: AbortSignal): Promise<DeliveryReceipt> {
+    const channelId = item.target.threadId ?? item.target.chatId;
+    if (channelId === undefined || channelId === '') throw new DeliveryError('target.chatId is missing', { retryable: false });
+    if (file.size > DISCORD_FILE_LIMIT) {
+      const note = `${file.name} (${megabytes(file.size)}) is larger than the ${megabytes(DISCORD_FILE_LIMIT)} Discord lets bots send; it was not sent.${item.text === '' ? '' : `\n\n${item.text}`}`;
+      return this.send({ ...item, text: note }, signal);
+    }
+    const content = item.text.length <= DISCORD_LIMIT ? item.text : '';
+    let messageId: string;
+    try {
+      const sent = (await this.#rest.post(Routes.channelMessages(channelId), {
+        body: { content, nonce: discordNonce(`${item.id}:file`, 0), enforce_nonce: true, allowed_mentions: { parse: [] } },
+        files: [{ name: file.name, data: file.bytes, contentType: file.mime }],
+        signal,
+      })) as { id: string };
+      messageId = sent.id;
+    } catch (error) {
+      throw classifyDiscordError(error);
+    }
+    if (content !== '' || item.text === '') return { messageIds: [messageId] };
+    const rest = await this.send({ ...item, file: null }, signal);
+    return { messageIds: [messageId, ...rest.messageIds] };
   }
 
   async #sendPart(item: OutboundDelivery, channelId: string, content: string, part: number, last: boolean, signal: AbortSignal): Promise<string> {

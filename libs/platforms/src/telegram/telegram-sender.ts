@@ -1,12 +1,19 @@
 import { parseWaitButtons } from '../wait-buttons.ts';
 import { readStoredTarget } from '@herald/core';
-import { Api, GrammyError, HttpError } from 'grammy';
+import { Api, GrammyError, HttpError, InputFile } from 'grammy';
+import { megabytes } from '@herald/attachments';
 import { DeliveryError } from '@herald/delivery';
-import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundSender } from '@herald/delivery';
+import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundFile, OutboundSender } from '@herald/delivery';
 import { splitMarkdown } from '../markdown-split.ts';
 import { markdownToTelegramHtml } from './telegram-format.ts';
 
 export const TELEGRAM_LIMIT = 4096;
+/** What bots may upload: any file up to 50 MB, a photo up to 10 MB; a caption up to 1024 characters. */
+export const TELEGRAM_FILE_LIMIT = 50 * 1024 * 1024;
+const TELEGRAM_PHOTO_LIMIT = 10 * 1024 * 1024;
+const TELEGRAM_CAPTION_LIMIT = 1024;
+/** Sent as photos (shown inline); anything else, SVG included, goes as a document. */
+const PHOTO_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 // grammy types its signals with the abort-controller polyfill; Node's AbortSignal is what it gets.
 type GrammySignal = Parameters<Api['getMe']>[0];
@@ -210,6 +217,38 @@ export class TelegramSender implements OutboundSender {
       }
     }
     throw new DeliveryError('Telegram refused the text in both forms', { retryable: false });
+  }
+
+  /**
+   * A file as a photo (an image Telegram shows inline, up to 10 MB) or a document (anything else,
+   * SVG and HTML included, up to the 50 MB bots may upload), multipart, the row's text as caption.
+   * A file over the limit becomes a note that says so; a caption over 1024 characters follows as text.
+   */
+  async sendFile(item: OutboundDelivery, file: OutboundFile, signal: AbortSignal): Promise<DeliveryReceipt> {
+    const target = chatTarget(item.target);
+    if (file.size > TELEGRAM_FILE_LIMIT) {
+      const note = `${file.name} (${megabytes(file.size)}) is larger than the ${megabytes(TELEGRAM_FILE_LIMIT)} Telegram lets bots send; it was not sent.${item.text === '' ? '' : `\n\n${item.text}`}`;
+      return this.send({ ...item, text: note }, signal);
+    }
+    const caption = item.text.length <= TELEGRAM_CAPTION_LIMIT ? item.text : '';
+    const options = {
+      ...(caption === '' ? {} : { caption }),
+      ...(target.threadId === undefined ? {} : { message_thread_id: target.threadId }),
+    };
+    const input = new InputFile(new Uint8Array(file.bytes), file.name);
+    const asPhoto = PHOTO_TYPES.has(file.mime) && file.size <= TELEGRAM_PHOTO_LIMIT;
+    let messageId: string;
+    try {
+      const sent = asPhoto
+        ? await this.#api.sendPhoto(target.chatId, input, options, sig(signal))
+        : await this.#api.sendDocument(target.chatId, input, options, sig(signal));
+      messageId = String(sent.message_id);
+    } catch (error) {
+      throw classifyTelegramError(error);
+    }
+    if (caption !== '' || item.text === '') return { messageIds: [messageId] };
+    const rest = await this.send({ ...item, file: null }, signal);
+    return { messageIds: [messageId, ...rest.messageIds] };
   }
 
   async #sendPart(target: ChatTarget, chunk: TelegramChunk, first: boolean, last: boolean, signal: AbortSignal, html = true): Promise<string> {
