@@ -98,6 +98,7 @@ function delivery(reply: Reply): OutboundDelivery {
   return {
     id: reply.key,
     idempotencyKey: reply.key,
+    drafts: [],
     platform: 'telegram',
     target: { chatId: reply.chatId, chatType: 'dm' },
     text: reply.text,

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import { startFakeOpenAI } from '../test/support/fake-llm.ts';
+import { echoHandler, startFakeOpenAI } from '../test/support/fake-llm.ts';
 import type { FakeLLM } from '../test/support/fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
 import type { TestDatabase } from '../test/support/test-database.ts';
 import { HERALD_BUILT_BIN, PROCESS_START_MS, spawnHerald, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
-import { driveClients, scenarioResult, serviceTimes } from './turns/drive.ts';
+import { driveClients, scenarioResult, serviceTimes, toolStepsHandler, turnServiceMs } from './turns/drive.ts';
 import type { Scenario, ScenarioResult } from './turns/drive.ts';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -142,8 +142,10 @@ export class PipelineBench {
   async run(scenario: Scenario, label: string): Promise<ScenarioResult> {
     await this.#scaleWorkers(scenario.workers, scenario.concurrency);
     this.#fake.latencyMs = scenario.modelLatencyMs;
+    this.#fake.handler = (scenario.steps ?? 1) > 1 ? toolStepsHandler(scenario.steps ?? 1) : echoHandler;
     const before = this.#fake.requests.length;
     const runId = `${label}-${Date.now()}`;
+    const since = new Date();
     const drive = await driveClients(this.#url, TEST_TOKEN, scenario, runId);
     const serviceBySession = serviceTimes(this.#fake.requests.slice(before));
     const rows = await sql<{ session_id: string; total_ms: number; lease_ms: number }>`
@@ -153,14 +155,14 @@ export class PipelineBench {
       FROM inbound_events e
       JOIN sessions s ON s.id = e.session_id
       JOIN turns t ON t.id = e.turn_id
-      WHERE s.chat_id LIKE ${`${runId}-%`} AND e.status = 'done'
+      WHERE s.chat_id LIKE ${`${scenario.chatPrefix ?? runId}-%`} AND e.status = 'done' AND e.received_at >= ${since}
       ORDER BY e.session_id, e.received_at`.execute(this.#database.db);
     const overheads: number[] = [];
     const seen = new Map<string, number>();
     for (const row of rows.rows) {
       const i = seen.get(row.session_id) ?? 0;
       seen.set(row.session_id, i + 1);
-      const service = serviceBySession.get(row.session_id)?.[i] ?? 0;
+      const service = turnServiceMs(serviceBySession.get(row.session_id), i, scenario.steps);
       overheads.push(Number(row.total_ms) - service);
     }
     const leaseMs = rows.rows.map((row) => Number(row.lease_ms));

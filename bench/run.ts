@@ -154,6 +154,24 @@ async function turnsBench(): Promise<void> {
   progress(`wrote ${TURNS_RESULTS_FILE.pathname}`);
 }
 
+/** Issue 41 points 5 and 6: a turn of four model steps, and a turn at message 1,000 against one at 10. */
+async function turnShapesBench(): Promise<void> {
+  const bench = await import('./turn-shapes-bench.ts');
+  console.log(`# Herald benchmarks: realistic turns and long sessions\n\n${machineLine()}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  if (process.argv.slice(2).includes('realistic')) {
+    const result = await bench.runRealisticBench(progress, seconds);
+    console.log(`\n## Realistic turns\n\n${bench.realisticMarkdown(result)}`);
+    await bench.addToTurnsResults('realistic', result);
+  }
+  if (process.argv.slice(2).includes('long')) {
+    const result = await bench.runLongSessionBench(progress);
+    console.log(`\n## Long sessions\n\n${bench.longSessionMarkdown(result)}`);
+    await bench.addToTurnsResults('long_session', result);
+  }
+  console.log(`load average at the end ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  progress(`wrote ${TURNS_RESULTS_FILE.pathname}`);
+}
+
 async function consoleBench(): Promise<void> {
   const result = await runConsoleBench(progress, () => `load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
   printConsoleBench(result);
@@ -206,6 +224,8 @@ async function main(): Promise<void> {
     progress(`wrote ${bench.SCALE_RESULTS_FILE.pathname}`);
     return;
   }
+  // `-- realistic` and `-- long`: issue 41's points 5 and 6, added to bench/results/turns.json.
+  if (process.argv.slice(2).includes('realistic') || process.argv.slice(2).includes('long')) return turnShapesBench();
   if (process.argv.slice(2).includes('turns')) {
     console.log(`# Herald benchmarks: turns against the reference pipeline\n\n${machineLine()}\nEach point runs ${seconds} s (BENCH_SECONDS).\n`);
     return turnsBench();

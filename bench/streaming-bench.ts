@@ -3,6 +3,10 @@ import { loadavg } from 'node:os';
 import { startFakeOpenAI } from '../test/support/fake-llm.ts';
 import { startStack, TEST_TOKEN } from '../test/support/stack.ts';
 import { readSse } from '../test/support/sse-client.ts';
+import { startFakeTelegram } from '../test/support/fake-telegram.ts';
+import type { FakeTelegram } from '../test/support/fake-telegram.ts';
+import type { FakeLLM } from '../test/support/fake-llm.ts';
+import { telegramChunks } from '@herald/platforms';
 import { machineLine, percentile, table } from './machine.ts';
 
 /** bench/results/streaming.json: time to first streamed delta beside the time to a whole reply. */
@@ -22,9 +26,23 @@ export interface StreamingBenchResult {
   streamedDoneMs: { p50: number; p95: number };
   /** The same turn without a stream (`?wait`), request sent -> reply. */
   wholeReplyMs: { p50: number; p95: number };
+  /** Chats (bench/streaming-bench.ts runTelegramTurns): the same answer to a person on the fake Telegram. */
+  telegram?: TelegramStreamingResult;
   target: string;
   load: string;
   machine: string;
+}
+
+export interface TelegramStreamingResult {
+  turns: number;
+  /** Model wrote its first piece -> the fake Bot API received the sendMessage/editMessageText carrying it, ms. */
+  firstDeltaMs: { p50: number; p95: number; max: number };
+  /** The person's message queued for getUpdates -> the first draft in the chat. */
+  firstVisibleMs: { p50: number; p95: number };
+  /** The person's message queued -> the committed reply in the chat (the draft edited into it). */
+  replyMs: { p50: number; p95: number };
+  /** The same turns with HERALD_STREAMING_TELEGRAM=off: message queued -> the reply sent whole. */
+  wholeReplyMs: { p50: number; p95: number };
 }
 
 const summary = (values: number[]) => ({ p50: percentile(values, 50), p95: percentile(values, 95), max: Math.max(...values) });
@@ -69,6 +87,7 @@ export async function runStreamingBench(progress: (message: string) => void, tur
   } finally {
     await stack.stop();
   }
+  const telegram = await runTelegramStreaming(progress, turns);
   return {
     turns: firstDelta.length,
     chunkMs: CHUNK_MS,
@@ -76,9 +95,70 @@ export async function runStreamingBench(progress: (message: string) => void, tur
     streamedFirstMs: summary(streamedFirst),
     streamedDoneMs: summary(streamedDone),
     wholeReplyMs: summary(whole),
-    target: 'first delta p95 <= 150 ms after the model sends it (one client)',
+    target: 'first delta p95 <= 150 ms after the model sends it (one client, API and Telegram)',
     load: `load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`,
     machine: machineLine(),
+    telegram,
+  };
+}
+
+interface TelegramTurn {
+  /** Model's first piece -> the Bot API call carrying it; undefined when the turn was not streamed. */
+  firstDelta: number | undefined;
+  firstVisible: number;
+  reply: number;
+}
+
+/** One turn in a fresh DM: when the first piece and the reply reached the fake Bot API. */
+async function telegramTurn(fake: FakeLLM, telegram: FakeTelegram, chatId: number): Promise<TelegramTurn> {
+  const queued = performance.now();
+  telegram.userMessage({ chatId, from: { id: chatId }, text: `turn ${chatId}` });
+  const expected = telegramChunks(ANSWER)[0]!.html;
+  const calls = () => telegram.calls.filter((call) => (call.method === 'sendMessage' || call.method === 'editMessageText') && String(call.body.chat_id) === String(chatId));
+  for (let waited = 0; !calls().some((call) => call.body.text === expected); waited += 5) {
+    if (waited > 30_000) throw new Error(`no reply in chat ${chatId}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const sent = calls();
+  const modelFirst = fake.requests.at(-1)?.chunksSent?.[0];
+  const carrying = modelFirst === undefined ? undefined : sent.find((call) => String(call.body.text).includes(modelFirst.text.trim()));
+  return {
+    firstDelta: carrying === undefined || modelFirst === undefined ? undefined : carrying.at - modelFirst.at,
+    firstVisible: sent[0]!.at - queued,
+    reply: sent.find((call) => call.body.text === expected)!.at - queued,
+  };
+}
+
+/** One client on the fake Telegram: streamed turns, then the same turns with the platform's streaming off. */
+async function runTelegramStreaming(progress: (message: string) => void, turns: number): Promise<TelegramStreamingResult> {
+  const streamed: TelegramTurn[] = [];
+  const whole: number[] = [];
+  for (const mode of ['on', 'off'] as const) {
+    const fake = await startFakeOpenAI({ chunkDelayMs: CHUNK_MS });
+    fake.handler = () => ({ text: ANSWER });
+    const telegram = await startFakeTelegram();
+    const stack = await startStack({ model: fake, env: { ...telegram.env, TELEGRAM_ALLOWED_USERS: '*', HERALD_DELIVERY_POLL_MS: '100', HERALD_STREAMING_TELEGRAM: mode } });
+    try {
+      for (let i = 0; i < turns + 5; i++) {
+        const turn = await telegramTurn(fake, telegram, 1000 + i);
+        // The first five warm the process up and are not counted.
+        if (i < 5) continue;
+        if (mode === 'on') streamed.push(turn);
+        else whole.push(turn.reply);
+        if (i % 10 === 0) progress(`telegram, streaming ${mode}: ${i - 4} of ${turns}`);
+      }
+    } finally {
+      await stack.stop();
+      await telegram.close();
+    }
+  }
+  const firstDelta = streamed.flatMap((turn) => (turn.firstDelta === undefined ? [] : [turn.firstDelta]));
+  return {
+    turns: firstDelta.length,
+    firstDeltaMs: summary(firstDelta),
+    firstVisibleMs: summary(streamed.map((turn) => turn.firstVisible)),
+    replyMs: summary(streamed.map((turn) => turn.reply)),
+    wholeReplyMs: summary(whole),
   };
 }
 
@@ -101,6 +181,24 @@ export function printStreamingBench(result: StreamingBenchResult): void {
     ),
   );
   console.log(`\nTarget: ${result.target}.`);
+  const telegram = result.telegram;
+  if (!telegram) return;
+  console.log('\n## Live turns in a chat: the fake Telegram (one person)\n');
+  console.log(
+    'The same answer to a person on the fake Bot API (polling). "model -> Bot API" runs from the fake model writing its first piece ' +
+      'to the fake Telegram receiving the sendMessage or editMessageText that carries it; the whole reply is the same turns with HERALD_STREAMING_TELEGRAM=off.\n',
+  );
+  console.log(
+    table(
+      ['figure', 'turns', 'p50 ms', 'p95 ms', 'max ms'],
+      [
+        ['first delta, model -> Bot API', telegram.turns, f(telegram.firstDeltaMs.p50), f(telegram.firstDeltaMs.p95), f(telegram.firstDeltaMs.max)],
+        ['streamed: message -> first draft', telegram.turns, f(telegram.firstVisibleMs.p50), f(telegram.firstVisibleMs.p95), '-'],
+        ['streamed: message -> committed reply', telegram.turns, f(telegram.replyMs.p50), f(telegram.replyMs.p95), '-'],
+        ['not streamed: message -> reply', telegram.turns, f(telegram.wholeReplyMs.p50), f(telegram.wholeReplyMs.p95), '-'],
+      ],
+    ),
+  );
 }
 
 export async function writeStreamingJson(result: StreamingBenchResult): Promise<void> {

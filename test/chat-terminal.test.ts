@@ -7,6 +7,7 @@ import { PROCESS_START_MS, startStack, TEST_TOKEN } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
 
 const LONG = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+const SLOW = Array.from({ length: 30 }, (_, i) => `slow${i}`).join(' ');
 
 /** The model: a tool per message, then a report of what the tools answered. */
 function model(request: FakeRequest): FakeReply {
@@ -18,6 +19,7 @@ function model(request: FakeRequest): FakeReply {
   if (text === 'plan a trip') return { toolCalls: [{ name: 'clarify', arguments: { question: 'Where to?', choices: ['Paris', 'Rome'] } }] };
   if (text === 'look slowly') return { toolCalls: [{ name: 'slow_lookup', arguments: { label: 'slow', sleep_ms: 60_000 } }] };
   if (text === 'say a lot') return { text: LONG };
+  if (text === 'write slowly') return { text: SLOW, chunkDelayMs: 100 };
   return { text: `plain: ${text}` };
 }
 
@@ -106,6 +108,27 @@ describe('herald chat in a terminal', { timeout: 4 * PROCESS_START_MS }, () => {
     for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(60);
     expect(lines[0]).toMatch(/^herald> word0/);
     expect(lines[1]).toMatch(/^ {8}word/);
+  });
+
+  it('prints the reply as it is written, before the turn ends', async () => {
+    const from = mark();
+    chat.type('write slowly\r');
+    await chat.until('herald> slow0 slow1', { from });
+    // The words are on the screen while the turn still runs: streamed, not printed at the end.
+    const event = await stack.database.db.selectFrom('inbound_events').select('status').where('text', '=', 'write slowly').executeTakeFirstOrThrow();
+    expect(event.status).not.toBe('done');
+    expect(chat.screen().slice(from)).not.toContain('slow29');
+    await chat.until('slow29', { from });
+    const text = chat
+      .screen()
+      .slice(from)
+      .split('\n')
+      .map((line) => line.replace(/^(you> )+/, ''))
+      .filter((line) => /slow\d/.test(line))
+      .map((line) => line.replace(/^herald> /, '').trim())
+      .join(' ');
+    // Printed once: the polling does not print the reply again after the stream did.
+    expect(text).toBe(SLOW);
   });
 
   it('Ctrl-C with no turn running quits', async () => {

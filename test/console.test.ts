@@ -68,7 +68,7 @@ describe('the web console, in headless Chromium against a running Herald', () =>
     stack = await startStack({
       model: llm,
       scheduler: true,
-      env: { ...telegram.env, TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_SECRET: 'console-secret', TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook', TELEGRAM_ALLOWED_USERS: String(ALICE.id), HERALD_DELIVERY_POLL_MS: '100' },
+      env: { ...telegram.env, TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_SECRET: 'console-secret', TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook', TELEGRAM_ALLOWED_USERS: String(ALICE.id), HERALD_DELIVERY_POLL_MS: '100', HERALD_STREAMING_TELEGRAM: 'off' },
     });
     // The agent's notes are the writer's own unless the operator shares them profile-wide; this
     // profile shares them, so the Memory page shows one profile store and one person's profile.
@@ -77,7 +77,8 @@ describe('the web console, in headless Chromium against a running Herald', () =>
     await say(XSS);
     for (const text of ['What is on the agenda today?', 'Summarise the incident from last night', 'Thanks, that is all']) await say(text);
 
-    // A Telegram reply the platform refuses for good: the outbox's dead letter.
+    // A Telegram reply the platform refuses for good: the outbox's dead letter (replies go out whole
+    // here, HERALD_STREAMING_TELEGRAM=off, so the refused call is the outbox's own).
     telegram.failNext('sendMessage', { kind: 'status', code: 403, description: 'Forbidden: bot was blocked by the user' });
     await stack.post('/telegram/webhook', telegram.userMessage({ chatId: 4444, from: ALICE, text: 'status please' }), { 'x-telegram-bot-api-secret-token': 'console-secret' });
     await waitFor(async () => (await stack.get('/v1/admin/dead-letters')).body.deliveries?.[0], { what: 'a failed delivery' });

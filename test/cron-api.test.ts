@@ -44,7 +44,7 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     [{ prompt: 'x', schedule: 'every 5s' }, 'schedule', /at least 1 minute/],
     [{ prompt: 'x', schedule: '0 9 * * *', timezone: 'Europe/Nowhere' }, 'timezone', /unknown time zone/],
     [{ prompt: 'x', schedule: '99 9 * * *' }, 'schedule', /invalid cron expression/],
-    [{ prompt: 'x', schedule: 'every 1h', deliver: 'slack:1' }, 'deliver', /unknown delivery target/],
+    [{ prompt: 'x', schedule: 'every 1h', deliver: 'matrix:1' }, 'deliver', /unknown delivery target/],
     [{ prompt: 'x', schedule: 'every 1h', deliver: 'origin' }, 'deliver', /no chat to deliver to/],
     [{ prompt: ' ', schedule: 'every 1h' }, 'prompt', /must not be empty/],
     [{ schedule: 'every 1h' }, 'prompt', /is required/],

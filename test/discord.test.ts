@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployDiscordCommands, DiscordIngress } from '@herald/platforms';
+import { addPerson, createLinkCode, getPerson } from '@herald/people';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { BOT_ID, CHANNEL_ID, startFakeDiscord, THREAD_ID } from './support/fake-discord.ts';
@@ -24,6 +25,9 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
         ...discord.env,
         DISCORD_ALLOWED_USERS: ALICE,
         HERALD_DELIVERY_POLL_MS: '100',
+        // Replies go out whole: these tests are about the outbox's sends (a 429 on its first POST);
+        // answers growing by edits are tested in chat-drafts.test.ts.
+        HERALD_STREAMING_DISCORD: 'off',
       },
     });
     await discord.ready();
@@ -134,10 +138,23 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
     const [edited] = await waitForBotMessages(`interaction:interaction-token-${id}`, 1);
     expect(edited?.content).toBe('Queue mode set to collect.');
     expect(discord.requests.some((r) => r.path === `/interactions/${id}/interaction-token-${id}/callback`)).toBe(true);
-    expect(await deployDiscordCommands(stack.config.platforms.discord!)).toBe(11);
-    expect((discord.commands as any[]).map((c) => c.name)).toEqual(['new', 'reset', 'status', 'stop', 'queue', 'approve', 'deny', 'compress', 'sethome', 'handoff', 'help']);
+    expect(await deployDiscordCommands(stack.config.platforms.discord!)).toBe(13);
+    expect((discord.commands as any[]).map((c) => c.name)).toEqual(['new', 'reset', 'status', 'stop', 'queue', 'approve', 'deny', 'compress', 'sethome', 'handoff', 'link', 'usage', 'help']);
     const handoff = (discord.commands as any[]).find((c) => c.name === 'handoff');
     expect(handoff.options).toEqual([expect.objectContaining({ name: 'platform', description: 'telegram or discord' })]);
+  });
+
+  it('links the Discord account to a person with /link CODE, once (issue 32, point 5)', async () => {
+    const db = stack.database.db;
+    const person = await addPerson(db, { displayName: 'Alice', identities: ['api:alice'] }, 'test');
+    const code = await createLinkCode(db, person.id, 'test');
+    const id = discord.slashCommand({ channelId: CHANNEL_ID, userId: ALICE, name: 'link', option: code.code });
+    const [edited] = await waitForBotMessages(`interaction:interaction-token-${id}`, 1);
+    expect(edited?.content).toMatch(/^Linked: you are Alice here too/);
+    expect((await getPerson(db, person.id))?.identities).toEqual(['api:alice', `discord:${ALICE}`]);
+    const again = discord.slashCommand({ channelId: CHANNEL_ID, userId: ALICE, name: 'link', option: code.code });
+    const [refused] = await waitForBotMessages(`interaction:interaction-token-${again}`, 1);
+    expect(refused?.content).toMatch(/not valid/);
   });
 
   it('holds one gateway connection per shard across replicas', async () => {

@@ -13,6 +13,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Each table's owning package, by folder. */
 export const TABLE_OWNERS: Record<string, string> = {
   profiles: 'libs/profiles',
+  bindings: 'libs/profiles',
   profile_documents: 'libs/profiles',
   profile_hooks: 'libs/hooks',
   hook_firings: 'libs/hooks',
@@ -47,9 +48,20 @@ export const TABLE_OWNERS: Record<string, string> = {
   cron_jobs: 'libs/cron',
   cron_runs: 'libs/cron',
   outbox: 'libs/delivery',
+  chat_drafts: 'libs/delivery',
+  blobs: 'libs/attachments',
+  event_attachments: 'libs/attachments',
   audit_log: 'libs/audit',
   turn_stream_entries: 'libs/queue',
+  usage_costs: 'libs/session',
+  budgets: 'libs/session',
+  budget_warnings: 'libs/session',
   provider_cooldowns: 'libs/agent',
+  people: 'libs/people',
+  person_identities: 'libs/people',
+  role_grants: 'libs/people',
+  api_tokens: 'libs/people',
+  link_codes: 'libs/people',
 };
 
 /**
@@ -59,6 +71,8 @@ export const TABLE_OWNERS: Record<string, string> = {
  */
 const DECLARED_READERS: Record<string, string[]> = {
   'libs/search': ['messages', 'sessions', 'profiles', 'inbound_events'],
+  // Pruning keeps a blob while an outbox row still carries it (a file not delivered yet).
+  'libs/attachments': ['outbox'],
 };
 
 /**

@@ -31,6 +31,9 @@ describe('Telegram, webhook mode, end to end', () => {
       TELEGRAM_WEBHOOK_SECRET: SECRET,
       TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
       TELEGRAM_ALLOWED_USERS: `${ALICE.id},@bob`,
+      // Replies go out whole: these tests are about the outbox's sends (a 429 on its sendMessage);
+      // answers growing by edits are tested in chat-drafts.test.ts.
+      HERALD_STREAMING_TELEGRAM: 'off',
     }));
   });
   afterAll(async () => {

@@ -38,7 +38,7 @@ app.post<{ Body: { chat_id: string; user_id: string; text: string }; Querystring
       resolve(answer);
     });
   });
-  await queue.add('turn', { id, text }, { jobId: `m${id}`, removeOnComplete: true, removeOnFail: true });
+  await queue.add('turn', { id, text, chatId }, { jobId: `m${id}`, removeOnComplete: true, removeOnFail: true });
   const answer = await answered;
   waiters.delete(id);
   return answer === undefined ? reply.code(202).send({ event_id: id }) : { event_id: id, reply: { text: answer } };

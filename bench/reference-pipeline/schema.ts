@@ -22,6 +22,17 @@ export async function createReferenceSchema(url: string): Promise<void> {
         inbound_id bigint PRIMARY KEY REFERENCES ref_inbound(id),
         text text NOT NULL,
         created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE TABLE IF NOT EXISTS ref_steps (
+        id bigserial PRIMARY KEY,
+        inbound_id bigint NOT NULL REFERENCES ref_inbound(id),
+        tool_calls jsonb NOT NULL,
+        result text NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS ref_todos (
+        chat_id text PRIMARY KEY,
+        items jsonb NOT NULL,
+        revision integer NOT NULL
       );`);
   } finally {
     await client.end();

@@ -2,12 +2,12 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { startFakeOpenAI } from '../../test/support/fake-llm.ts';
+import { echoHandler, startFakeOpenAI } from '../../test/support/fake-llm.ts';
 import type { FakeLLM } from '../../test/support/fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from '../../test/support/test-database.ts';
 import type { TestDatabase } from '../../test/support/test-database.ts';
 import { waitFor } from '../../test/support/wait.ts';
-import { driveClients, scenarioResult, serviceTimes } from '../turns/drive.ts';
+import { driveClients, scenarioResult, serviceTimes, toolStepsHandler, turnServiceMs } from '../turns/drive.ts';
 import type { Scenario, ScenarioResult } from '../turns/drive.ts';
 import { withDefaultUser } from '@herald/db';
 import { createReferenceSchema } from './schema.ts';
@@ -94,6 +94,7 @@ export class ReferenceBench {
   async run(scenario: Scenario, label: string): Promise<ScenarioResult> {
     await this.#scaleWorkers(scenario.workers, scenario.concurrency);
     this.#fake.latencyMs = scenario.modelLatencyMs;
+    this.#fake.handler = (scenario.steps ?? 1) > 1 ? toolStepsHandler(scenario.steps ?? 1) : echoHandler;
     const before = this.#fake.requests.length;
     const runId = `${label}-${Date.now()}`;
     const drive = await driveClients(this.#url, 'none', scenario, runId);
@@ -101,7 +102,7 @@ export class ReferenceBench {
     const rows = await sql<{ id: string; total_ms: number }>`
       SELECT id, extract(epoch FROM (completed_at - received_at)) * 1000 AS total_ms
       FROM ref_inbound WHERE chat_id LIKE ${`${runId}-%`} AND status = 'done'`.execute(this.#database.db);
-    const overheads = rows.rows.map((row) => Number(row.total_ms) - (service.get(`ref-${row.id}`)?.[0] ?? 0));
+    const overheads = rows.rows.map((row) => Number(row.total_ms) - turnServiceMs(service.get(`ref-${row.id}`), 0, scenario.steps));
     return scenarioResult(scenario, drive, overheads);
   }
 

@@ -2,13 +2,16 @@
  * Where a Herald turn's time and round trips go: one ingress and one worker under `clients`
  * closed-loop clients for BENCH_SECONDS, the roles profiled with node --cpu-prof and every
  * statement tallied by text (count-statements.mjs). Prints the top functions by self time per role
- * and the statements per turn. `npx tsx bench/turns/profile.ts [clients]` after `npm run build`.
+ * and the statements per turn. `npx tsx bench/turns/profile.ts [clients] [long]` after `npm run build`;
+ * `long`: each client's session seeded to 1,000 messages first (issue 41 point 6); `realistic`: turns
+ * of four model steps, three `todo` calls and the answer (issue 41 point 5).
  */
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PipelineBench } from '../pipeline-bench.ts';
 import { StatementCounter, PrivateRedis } from './counters.ts';
+import { LONG_SESSION_MESSAGES, seedSessions } from '../turn-shapes-bench.ts';
 
 interface ProfileNode {
   id: number;
@@ -40,9 +43,13 @@ async function main(): Promise<void> {
   const bench = new PipelineBench({ env, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profiles}`] });
   await bench.start();
   try {
-    await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: 1000 }, 'warm');
+    const chatPrefix = `profile-${Date.now()}`;
+    const steps = process.argv.includes('realistic') ? 4 : 1;
+    await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: 1000, turnsPerClient: 1, chatPrefix }, 'open');
+    if (process.argv[3] === 'long') await seedSessions(bench.databaseUrl, chatPrefix, LONG_SESSION_MESSAGES - 2);
+    await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: 1000, chatPrefix, steps }, 'warm');
     const before = await counter.total([bench.pids.ingress, ...bench.pids.workers]);
-    const result = await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: seconds * 1000 }, 'profile');
+    const result = await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: seconds * 1000, chatPrefix, steps }, 'profile');
     const statements = (await counter.total([bench.pids.ingress, ...bench.pids.workers])) - before;
     console.log(`${result.turns} turns, ${(statements / result.turns).toFixed(1)} statements per turn (counts below include the warm-up)`);
     for (const [role, pid] of [['ingress', bench.pids.ingress], ['worker', bench.pids.workers[0] ?? 0]] as const) {

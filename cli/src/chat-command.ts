@@ -5,7 +5,7 @@ import type { Config } from '@herald/core';
 import { ChatApi } from './chat-api.ts';
 import type { EventBody } from './chat-api.ts';
 import { followHandoff, isHandoffCommand } from './chat-handoff.ts';
-import { describeWaiting, heraldSays, toolLines } from './chat-view.ts';
+import { describeWaiting, heraldSays, StreamedReply, toolLines } from './chat-view.ts';
 
 export { describeWaiting } from './chat-view.ts';
 
@@ -15,8 +15,9 @@ const POLL_MS = 400;
 /**
  * `herald chat`: lines go to the API at once and answers come back as they are ready, so a person
  * can type while a turn runs (a message follows the session's queue mode, /stop interrupts). Turns
- * are followed by polling their events and the transcript (tool calls as they run); the reply
- * streams once live turns exist. Ctrl-C during a turn stops it (as /stop); Ctrl-C otherwise quits.
+ * are followed by their event streams (the reply printed as it is written, GET /v1/events/:id/stream)
+ * and by polling the transcript (tool calls as they run) and the events (waits; the reply when the
+ * stream is not available). Ctrl-C during a turn stops it (as /stop); Ctrl-C otherwise quits.
  */
 class TerminalChat {
   readonly #config: Config;
@@ -26,7 +27,12 @@ class TerminalChat {
   readonly #interactive = process.stdin.isTTY === true;
   readonly #rl: Interface;
   /** Turns sent and not answered yet, with the wait last shown for each. */
-  readonly #open = new Map<string, { shownWait?: string; waiting: boolean }>();
+  readonly #open = new Map<string, { shownWait?: string; waiting: boolean; live?: boolean }>();
+  /** The reply being printed as it streams, while it holds the line. */
+  #liveReply: StreamedReply | undefined;
+  /** The prompt is on the current line: a streamed piece clears it first. */
+  #promptShown = false;
+  readonly #closing = new AbortController();
   #sessionId: string | undefined;
   #lastSeq: number | undefined;
   /** Ctrl-C already stopped the running turn: the next one quits. */
@@ -43,6 +49,7 @@ class TerminalChat {
 
   /** Writes above the prompt, keeping what the person is typing. */
   #print(text: string): void {
+    if (this.#liveReply) process.stdout.write(this.#liveReply.interrupt());
     if (!this.#interactive) {
       process.stdout.write(text);
       return;
@@ -50,7 +57,54 @@ class TerminalChat {
     clearLine(process.stdout, 0);
     cursorTo(process.stdout, 0);
     process.stdout.write(text);
+    this.#prompt();
+  }
+
+  #prompt(): void {
     this.#rl.prompt(true);
+    this.#promptShown = true;
+  }
+
+  /** A piece of a reply as it streams in, where the prompt was. */
+  #printLive(reply: StreamedReply, text: string): void {
+    if (this.#interactive && this.#promptShown) {
+      clearLine(process.stdout, 0);
+      cursorTo(process.stdout, 0);
+      this.#promptShown = false;
+    }
+    this.#liveReply = reply;
+    process.stdout.write(reply.push(text));
+  }
+
+  /**
+   * Follows a turn's stream: its text as it is written, then the end. When the stream cannot be
+   * had (an older server, the connection lost), the polling shows the reply instead.
+   */
+  async #stream(eventId: string): Promise<void> {
+    const state = this.#open.get(eventId);
+    if (!state) return;
+    const reply = new StreamedReply(process.stdout.columns);
+    state.live = true;
+    try {
+      for await (const item of this.#api.follow(eventId, this.#closing.signal)) {
+        if (item.event === 'delta' && typeof item.data.text === 'string') this.#printLive(reply, item.data.text);
+        if (item.event !== 'done' && item.event !== 'error') continue;
+        this.#open.delete(eventId);
+        this.#endLive(reply, item.event === 'error' ? `error: ${String(item.data.message ?? 'the turn failed')}` : undefined);
+        return;
+      }
+    } catch {
+      // Shown by the polling instead.
+    }
+    if (this.#liveReply === reply) this.#endLive(reply, undefined);
+    state.live = false;
+  }
+
+  #endLive(reply: StreamedReply, note: string | undefined): void {
+    process.stdout.write(reply.end());
+    if (this.#liveReply === reply) this.#liveReply = undefined;
+    if (note !== undefined) this.#print(`${note}\n`);
+    else if (this.#interactive) this.#prompt();
   }
 
   #say(text: string): void {
@@ -65,7 +119,10 @@ class TerminalChat {
     }
     await this.#follow(body.session_id);
     if (body.reply) this.#say(body.reply.text);
-    else if (body.event_id !== undefined) this.#open.set(body.event_id, { waiting: false });
+    else if (body.event_id !== undefined) {
+      this.#open.set(body.event_id, { waiting: false });
+      void this.#stream(body.event_id);
+    }
     if (body.event_id !== undefined && body.waiting) this.#showWait(body.event_id, body);
     if (body.reply && isHandoffCommand(text) && body.reply.text.startsWith('Handing') && body.session_id !== undefined) {
       this.#print(`${await followHandoff(this.#config, body.session_id)}\n`);
@@ -102,8 +159,10 @@ class TerminalChat {
         const lines = toolLines(fresh);
         if (lines !== '') this.#print(lines);
       }
-      for (const eventId of [...this.#open.keys()]) {
+      for (const [eventId, state] of [...this.#open.entries()]) {
         const event = await this.#api.event(eventId);
+        // A followed turn's stream prints its reply; the polling shows only its waits.
+        if (state.live && (event.status === 'done' || event.status === 'failed')) continue;
         if (event.status === 'done' || event.status === 'failed') {
           this.#open.delete(eventId);
           if (event.reply?.text) this.#say(event.reply.text);
@@ -148,7 +207,7 @@ class TerminalChat {
         this.#print(`cannot reach Herald at ${this.#api.url}: ${(error as Error).message}\n`);
       }
     }
-    if (this.#interactive) this.#rl.prompt();
+    if (this.#interactive) this.#prompt();
     return true;
   }
 
@@ -158,13 +217,14 @@ class TerminalChat {
     this.#rl.on('SIGINT', () => this.#interrupt());
     this.#timer = setInterval(() => void this.#poll(), POLL_MS);
     this.#rl.setPrompt('you> ');
-    if (this.#interactive) this.#rl.prompt();
+    if (this.#interactive) this.#prompt();
     const lines = (async () => {
       for await (const line of this.#rl) if (!(await this.#line(line))) return;
       // Input ended (piped): the answers still on their way are shown first.
       await this.#settled();
     })();
     await Promise.race([lines, quit]);
+    this.#closing.abort();
     clearInterval(this.#timer);
     this.#rl.close();
   }

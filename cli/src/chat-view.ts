@@ -69,3 +69,75 @@ export function toolLines(messages: readonly TranscriptMessage[]): string {
   }
   return lines.map((line) => `${line}\n`).join('');
 }
+
+/**
+ * A reply printed as it streams in: the first piece after the prefix, words wrapped to the terminal
+ * as heraldSays wraps a whole reply (continuation lines indented under the first). A word is held
+ * until the space after it arrives, so a line never breaks inside one.
+ */
+export class StreamedReply {
+  /** The longest line, prefix included (heraldSays' width plus the prefix). */
+  readonly #width: number;
+  #column = 0;
+  #word = '';
+  /** Nothing printed yet: the next text starts with the prefix. */
+  #started = false;
+  /** At the start of a line that still needs its indent (after a newline or an interruption). */
+  #fresh = false;
+
+  constructor(columns: number | undefined) {
+    this.#width = columns === undefined || columns < PREFIX.length + 20 ? Number.POSITIVE_INFINITY : columns - 1;
+  }
+
+  /** What to write for this piece of text. */
+  push(text: string): string {
+    let out = '';
+    if (!this.#started) {
+      this.#started = true;
+      this.#column = PREFIX.length;
+      out += PREFIX;
+    }
+    for (const char of text) {
+      if (char === '\n') {
+        out += `${this.#flushWord()}\n`;
+        this.#fresh = true;
+      } else if (char === ' ') {
+        out += this.#flushWord();
+        if (!this.#fresh && this.#column + 1 <= this.#width) {
+          out += ' ';
+          this.#column++;
+        }
+      } else this.#word += char;
+    }
+    return out;
+  }
+
+  /** The held word and the end of the line: the reply is complete. */
+  end(): string {
+    return this.#started ? `${this.#flushWord()}\n` : '';
+  }
+
+  /** Something else is printed mid-reply: the line ends here, and the rest continues indented below it. */
+  interrupt(): string {
+    if (!this.#started || this.#fresh) return '';
+    const out = `${this.#flushWord()}\n`;
+    this.#fresh = true;
+    return out;
+  }
+
+  #flushWord(): string {
+    const word = this.#word;
+    this.#word = '';
+    if (word === '') return '';
+    let out = '';
+    if (this.#fresh) out += INDENT;
+    else if (this.#column + word.length > this.#width && this.#column > INDENT.length) out += `\n${INDENT}`;
+    else {
+      this.#column += word.length;
+      return word;
+    }
+    this.#fresh = false;
+    this.#column = INDENT.length + word.length;
+    return out + word;
+  }
+}

@@ -64,14 +64,21 @@ async function listJobs(db: Db, values: CronValues): Promise<void> {
   for (const job of jobs) out(line(job));
 }
 
-async function addJob(db: Db, values: CronValues, operators: readonly string[]): Promise<void> {
+/** Who may deliver where: HERALD_OPERATORS and HERALD_MAIL_ALLOWED_DOMAINS. */
+interface TargetRules {
+  operators: readonly string[];
+  mailDomains: readonly string[];
+}
+
+async function addJob(db: Db, values: CronValues, rules: TargetRules): Promise<void> {
   if (values.user === undefined) fail('cron add needs --user (the job owner)');
   if (values.schedule === undefined || values.prompt === undefined) fail('cron add needs --schedule and --prompt');
   const job = await createCronJob(db, {
     profileId: values.profile ?? 'main',
     creatorUserId: apiUserId(values.user),
     // The same rule as the tool and the API: the owner's chats, or anywhere when they are an operator.
-    byOperator: operators.includes(apiUserId(values.user)),
+    byOperator: rules.operators.includes(apiUserId(values.user)),
+    mailDomains: rules.mailDomains,
     prompt: values.prompt,
     schedule: values.schedule,
     name: values.name,
@@ -126,9 +133,9 @@ const JOB_ACTIONS: Record<string, (db: Db, jobId: string, values: CronValues) =>
   },
 };
 
-async function runAction(db: Db, action: string | undefined, jobId: string | undefined, values: CronValues, operators: readonly string[]): Promise<void> {
+async function runAction(db: Db, action: string | undefined, jobId: string | undefined, values: CronValues, rules: TargetRules): Promise<void> {
   if (action === 'list') return listJobs(db, values);
-  if (action === 'add') return addJob(db, values, operators);
+  if (action === 'add') return addJob(db, values, rules);
   const jobAction = action === undefined || !Object.hasOwn(JOB_ACTIONS, action) ? undefined : JOB_ACTIONS[action];
   if (jobAction === undefined) fail(action === undefined ? 'cron needs a subcommand' : `unknown cron subcommand '${action}'`);
   if (jobId === undefined) fail(`cron ${action} needs a job id`);
@@ -145,7 +152,7 @@ export async function runCronCommand(argv: string[], config: Config): Promise<vo
   }
   const db = createDb({ url: config.database.url, maxConnections: 2 });
   try {
-    await runAction(db, action, jobId, values, config.people.operators);
+    await runAction(db, action, jobId, values, { operators: config.people.operators, mailDomains: config.platforms.mailAllowedDomains });
   } catch (error) {
     if (error instanceof CronJobInputError) fail(error.message);
     throw error;

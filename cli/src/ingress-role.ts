@@ -7,7 +7,7 @@ import { providerNamesFromConfig } from './provider-names.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { watchQueues } from './observability.ts';
 import { startPlatformIngress } from './platform-roles.ts';
-import { openToolSandbox, openTransport } from './role-wiring.ts';
+import { openReadRouting, openToolSandbox, openTransport } from './role-wiring.ts';
 
 /** `checks.responses`: every JSON answer is held to its route's contract (the test stack turns it on). */
 export async function startIngress(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache, checks: { responses?: boolean } = {}): Promise<string> {
@@ -24,6 +24,7 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   await listener.start();
   const streamListener = new TurnStreamListener(transport.bus, config.redis.queuePrefix);
   await streamListener.start();
+  const reads = openReadRouting(config, log, shutdown, db);
   const platforms = await startPlatformIngress(config, log, shutdown, db, queue, transport.bus, hooks, profiles);
   const app = createIngressServer({
     config,
@@ -35,8 +36,10 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     turnStream: { store: transport.stream, listener: streamListener },
     logger: log,
     telegram: platforms.telegram,
+    platformWebhooks: platforms.webhooks,
     hooks,
     profiles,
+    reads,
     checkResponses: checks.responses,
     providerNames: providerNamesFromConfig(config),
   });

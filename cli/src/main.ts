@@ -148,8 +148,10 @@ async function runCommand(name: string, command: Command, args: string[], config
 
 /** One line (or a usage block) per expected condition; a stack trace only for what nobody expected. */
 function report(error: unknown): number {
-  // A providers file or a model chain that cannot be used is a configuration error too (provider-wiring.ts).
-  if (error instanceof ConfigError || (error as Error | undefined)?.name === 'ProviderConfigError') {
+  // A providers or prices file, or a model chain, that cannot be used is a configuration error too
+  // (provider-wiring.ts, prices-wiring.ts).
+  const name = (error as Error | undefined)?.name;
+  if (error instanceof ConfigError || name === 'ProviderConfigError' || name === 'PriceConfigError') {
     process.stderr.write(`herald: invalid configuration: ${(error as Error).message.split('\n').join('\nherald: invalid configuration: ')}\n`);
     return 1;
   }

@@ -22,7 +22,7 @@ import {
 } from '@herald/people';
 import type { Grant, Person } from '@herald/people';
 
-export const PEOPLE_USAGE = `herald people add NAME [--identity telegram:42]... [--role admin|operator:main,ops|member|viewer]...
+export const PEOPLE_USAGE = `herald people add NAME [--identity platform:id]... [--role admin|operator:main,ops|member|viewer]...
 herald people list                         everyone, with identities and roles
 herald people show ID                      one person (ID, or one of their identities), with tokens
 herald people grant ID ROLE [--profiles a,b] a role, on every profile or only those listed
@@ -51,7 +51,7 @@ function personLine(person: Person): string {
   return `${person.id}  ${person.displayName}  ${grants}  ${person.identities.join(', ')}`;
 }
 
-/** A person by id, or by one of their identities (`telegram:42`, `api:ana`). */
+/** A person by id, or by one of their identities (`api:ana`, `<platform>:<id>`). */
 async function findPerson(db: Db, ref: string | undefined): Promise<Person> {
   if (ref === undefined) throw new Refused('a person id is needed', 2);
   const person = (await getPerson(db, ref)) ?? (await personOfIdentity(db, safeIdentity(ref)));
@@ -149,7 +149,7 @@ async function runAction(db: Db, positionals: readonly string[], options: Option
     const person = await findPerson(db, ref);
     const code = await createLinkCode(db, person.id, ACTOR);
     out(`${code.code}`);
-    process.stderr.write(`send /link ${code.code} in Telegram, Discord or Slack before ${code.expiresAt.toISOString()} (once)\n`);
+    process.stderr.write(`send /link ${code.code} in a chat before ${code.expiresAt.toISOString()} (once)\n`);
     return;
   }
   if (action === 'export') return exportTo(db, ref, options.output);

@@ -1,14 +1,17 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { CHAT_PLATFORMS } from '@herald/core';
+import { CHAT_PLATFORMS, DELIVERY_ONLY_PLATFORMS } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db, ProfileCache } from '@herald/db';
 import { acceptOptionsFrom } from '@herald/session';
+import { routeProfile } from '@herald/profiles';
 import type { Hooks } from '@herald/hooks';
+import type { BindingFacts } from '@herald/profiles';
 import type { OutboundSender } from '@herald/delivery';
-import type { TelegramIngress } from '@herald/platforms';
+import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
+import type { AnswerDrafts } from '@herald/worker';
 
 const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
@@ -19,11 +22,19 @@ const processOwner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
  */
 const platforms = () => import('@herald/platforms');
 
+/** Whether a chat platform has a bot: its accounts (HERALD_PLATFORMS_FILE and the default), or its own token. */
+function hasAccounts(config: Config, name: (typeof CHAT_PLATFORMS)[number]): boolean {
+  const accounts: Readonly<Record<string, readonly unknown[]>> = config.platforms.accounts;
+  return (accounts[name]?.length ?? 0) > 0 || config.platforms[name] !== null;
+}
+
 /** One sender per configured platform, from the adapters' registry; other code (cron webhooks) may add its own. */
 export async function platformSenders(config: Config): Promise<Map<string, OutboundSender>> {
   const senders = new Map<string, OutboundSender>();
-  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return senders;
-  for (const adapter of Object.values((await platforms()).PLATFORM_ADAPTERS)) {
+  const configured = CHAT_PLATFORMS.some((name) => hasAccounts(config, name)) || DELIVERY_ONLY_PLATFORMS.some((name) => config.platforms[name] !== null);
+  if (!configured) return senders;
+  const { DELIVERY_ADAPTERS, PLATFORM_ADAPTERS } = await platforms();
+  for (const adapter of [...Object.values(PLATFORM_ADAPTERS), ...Object.values(DELIVERY_ADAPTERS)]) {
     const sender = adapter.senderFor(config.platforms);
     if (sender) senders.set(adapter.name, sender);
   }
@@ -33,6 +44,17 @@ export async function platformSenders(config: Config): Promise<Map<string, Outbo
 export interface Delivery {
   consumer: DeliveryConsumer;
   onSessionActive: (sessionId: string, platform: string) => () => void;
+  /** Answers shown growing in the chats streamed to; undefined without a chat platform. */
+  drafts: AnswerDrafts | undefined;
+}
+
+/**
+ * The platforms whose chats see answers grow: streaming on, and on for that platform. A platform
+ * without a setting (Slack: its sender has no draft calls yet) is not streamed to.
+ */
+export function streamedPlatforms(config: Config): Set<string> {
+  const perPlatform: Readonly<Record<string, boolean>> = config.platforms.streaming;
+  return new Set(CHAT_PLATFORMS.filter((name) => config.model.streaming && perPlatform[name] === true));
 }
 
 /**
@@ -58,12 +80,15 @@ export async function startDelivery(
     shutdown.add('outbox listener', stopListening);
     shutdown.add('delivery consumer', () => consumer.stop());
   }
-  return { consumer, onSessionActive: (sessionId, platform) => typing?.start(sessionId, platform) ?? (() => undefined) };
+  const drafts = chatSenders.size > 0 ? new (await platforms()).DraftStreams({ db, senders: chatSenders, streamed: streamedPlatforms(config), logger: log }) : undefined;
+  return { consumer, onSessionActive: (sessionId, platform) => typing?.start(sessionId, platform) ?? (() => undefined), drafts };
 }
 
 export interface PlatformIngress {
   /** Set when a Telegram bot is configured: the webhook route hands it its updates. */
   telegram: TelegramIngress | undefined;
+  /** The adapters' HTTP event routes (signed platform events), served by the ingress. */
+  webhooks: PlatformWebhook[];
 }
 
 /**
@@ -81,18 +106,24 @@ export async function startPlatformIngress(
   hooks?: Hooks,
   profiles?: ProfileCache,
 ): Promise<PlatformIngress> {
-  if (!CHAT_PLATFORMS.some((name) => config.platforms[name] !== null)) return { telegram: undefined };
+  if (!CHAT_PLATFORMS.some((name) => hasAccounts(config, name))) return { telegram: undefined, webhooks: [] };
   const { PLATFORM_ADAPTERS } = await platforms();
-  // Every adapter commits messages the same way, through the shared inbox path.
-  const deps = { owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks };
+  // Every adapter commits messages the same way, through the shared inbox path, routed to a profile
+  // by the bindings (cached with the profiles, dropped on every change: no restart needed).
+  const deps = {
+    owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks,
+    routeProfile: (facts: BindingFacts) => routeProfile(db, facts, profiles),
+  };
   let telegram: TelegramIngress | undefined;
+  const webhooks: PlatformWebhook[] = [];
   for (const adapter of Object.values(PLATFORM_ADAPTERS)) {
     const log = logger.child({ component: adapter.name });
     const inbound = await adapter.startFor(config.platforms, { ...deps, logger: log }, log);
     if (!inbound) continue;
     // The webhook route hands updates to the Telegram ingress itself (telegramAdapter's TelegramInbound).
-    if ('ingress' in inbound) telegram = inbound.ingress as TelegramIngress;
+    if (adapter.facts.connection === 'poller-or-webhook' && 'ingress' in inbound) telegram = inbound.ingress as TelegramIngress;
+    webhooks.push(...(inbound.webhooks ?? []));
     shutdown.add(`${adapter.name} inbound`, () => inbound.stop());
   }
-  return { telegram };
+  return { telegram, webhooks };
 }

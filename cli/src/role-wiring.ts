@@ -2,7 +2,7 @@
 // packages are imported by each role's own module (ingress-role.ts, worker-role.ts, ...), so a
 // process loads only the roles it runs (docs/decisions/2026-12-02-role-startup.md).
 import type { Config, Logger, Shutdown } from '@herald/core';
-import { createDb, ensureDatabase, migrate, ProfileCache } from '@herald/db';
+import { createDb, ensureDatabase, migrate, ProfileCache, ReadRouting } from '@herald/db';
 import type { Db } from '@herald/db';
 import { prepareJobs } from '@herald/jobs';
 import type { QueueSpec } from '@herald/jobs';
@@ -51,6 +51,22 @@ export function openDb(config: Config, logger: Logger, shutdown: Shutdown): Db {
   });
   shutdown.add('postgres', () => db.destroy());
   return db;
+}
+
+/**
+ * Where the ingress's lag-tolerant reads go: a pool on DATABASE_READ_URL when it is set (the same
+ * size as the primary's), else the primary (docs/decisions/2026-12-06-read-replica.md).
+ */
+export function openReadRouting(config: Config, logger: Logger, shutdown: Shutdown, db: Db): ReadRouting {
+  const readUrl = config.database.readUrl;
+  if (readUrl === undefined) return new ReadRouting(db);
+  const replica = createDb({
+    url: readUrl,
+    maxConnections: config.database.poolSize,
+    onError: (error) => (shutdown.started ? undefined : logger.warn({ err: error }, 'idle replica connection failed; the pool reconnects')),
+  });
+  shutdown.add('postgres replica', () => replica.destroy());
+  return new ReadRouting(db, replica);
 }
 
 /**

@@ -16,7 +16,7 @@ function tokenHint(config: Config): string {
  */
 export function startSummary(config: Config, modeLine: string, address: string): string {
   const base = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
-  const platforms = CHAT_PLATFORMS.filter((platform) => config.platforms[platform] !== null);
+  const platforms = CHAT_PLATFORMS.filter((platform) => config.platforms.accounts[platform].length > 0);
   const model = config.model.endpoint;
   const rows: [string, string][] = [
     ['mode', modeLine.replace(/^mode: /, '')],

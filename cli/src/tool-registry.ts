@@ -18,7 +18,7 @@ export async function buildToolRegistry(
   /** The worker's background processes and browser contexts, which the process and browser tools act on. */
   extras: { backgroundProcesses?: BackgroundProcesses; browser?: BrowserSessions } = {},
 ): Promise<{ registry: ToolRegistry; pluginTools: string[] }> {
-  const registry = builtinRegistry({ ...config.tools, toolSandbox, ...extras });
+  const registry = builtinRegistry({ ...config.tools, toolSandbox, maxAttachmentBytes: config.attachments.maxBytes, ...extras });
   const pluginTools = await loadToolPlugins(registry, config.tools.plugins);
   registry.register(
     createDelegateTool({

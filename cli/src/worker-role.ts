@@ -13,12 +13,14 @@ import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { startDelivery } from './platform-roles.ts';
 import { childProviderFromConfig, modelWiring, providerFromConfig, sharedCooldowns, summariserFromConfig } from './provider-wiring.ts';
 import { ProfileModelCache } from './profile-model-wiring.ts';
+import { pricesFromConfig } from './prices-wiring.ts';
 import { jobQueues, openToolSandbox, openTransport } from './role-wiring.ts';
 import { buildToolRegistry } from './tool-registry.ts';
 
 export async function startWorker(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<WorkerService> {
   const log = logger.child({ component: 'worker' });
   const transport = openTransport(config, log, shutdown, 'worker');
+  const prices = pricesFromConfig(config);
   const models = modelWiring(config, config.environment, await sharedCooldowns(config, db, transport.bus, log), log);
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
@@ -49,17 +51,19 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     logger: log,
     recall: config.roles.worker.recall === 'past-sessions' ? new PastSessionsRecall(db) : null,
     onSessionActive: delivery.onSessionActive,
+    drafts: delivery.drafts,
     hooks,
     queue,
     childProvider: childProviderFromConfig(models),
     mcp,
     profileModels: new ProfileModelCache(models, profiles),
+    prices,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.
   shutdown.add('worker', () => worker.close(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
   // Handoffs and on_session_end hooks: the worker has the platforms' senders and the hooks.
-  const livePlatforms = new Set(CHAT_PLATFORMS.filter((platform) => config.platforms[platform] !== null));
+  const livePlatforms = new Set(CHAT_PLATFORMS.filter((platform) => config.platforms.accounts[platform].length > 0));
   const lifecycle = new SessionLifecycle({ db, logger: log.child({ component: 'lifecycle' }), owner: worker.owner, livePlatforms, hooks });
   lifecycle.start();
   shutdown.add('session lifecycle', () => lifecycle.stop());

@@ -1,6 +1,6 @@
 -- Routes and accepts an inbound message in one round trip (see libs/session/src/inbox.ts for the
 -- invariants): the event is committed, deduplicated on its platform id, and refused past the
--- session's backlog or past a limit (herald_check_limits; outcome 'limited' with the limit's name
+-- session's backlog or past a limit (herald_check_limits, then the money budgets of herald_budget_status; outcome 'limited' with the limit's name
 -- and the seconds to wait; herald_audit_refusal records it in the audit trail in this same call).
 -- When a question (clarify) is waiting in the session and this person may answer it
 -- (herald_may_answer_wait: whoever's turn asked, or an operator), the message is the answer: it
@@ -58,6 +58,13 @@ BEGIN
   -- An answer to the person's own question is never limited: its turn is already in flight.
   IF v_wait IS NULL THEN
     SELECT l.limit_name, l.retry_after INTO v_limit, v_retry FROM herald_check_limits(p_user_id, p_limits) l;
+    -- Money budgets (herald_budget_status): named budget:<scope>:<period>, the longest wait first.
+    -- No p_limits at all (a scheduled run firing) is not limited, budgets included.
+    IF v_limit IS NULL AND p_limits IS NOT NULL THEN
+      SELECT 'budget:' || b.scope || ':' || b.period, b.retry_after INTO v_limit, v_retry
+        FROM herald_budget_status(p_user_id, p_profile, p_limits -> 'budgets') b
+        WHERE b.spent >= b.budget ORDER BY b.retry_after DESC, b.period DESC LIMIT 1;
+    END IF;
     IF v_limit IS NOT NULL THEN
       PERFORM herald_audit_refusal(p_user_id, p_profile, v_session, v_limit, v_retry, p_platform, p_chat_id);
       RETURN QUERY SELECT NULL::uuid, v_session, 'limited'::text, NULL::text, v_generation, v_mode, v_limit, v_retry;

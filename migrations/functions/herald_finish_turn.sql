@@ -24,7 +24,7 @@ BEGIN
                        ORDER BY e.received_at DESC LIMIT 1))),
          p_reply, p_session, 'reply'
   FROM sessions s
-  WHERE s.id = p_session AND s.platform IN ('telegram', 'discord') AND btrim(p_reply) <> ''
+  WHERE s.id = p_session AND s.platform IN ('telegram', 'discord', 'slack') AND btrim(p_reply) <> ''
   ON CONFLICT (idempotency_key) DO NOTHING;
   IF FOUND THEN
     PERFORM pg_notify('herald_outbox', p_session::text);

@@ -30,7 +30,7 @@ BEGIN
            'buttons', CASE WHEN p_buttons IS NULL THEN NULL ELSE p_buttons::text END)),
          p_notice, p_session, 'wait'
   FROM sessions s
-  WHERE s.id = p_session AND s.platform IN ('telegram', 'discord') AND p_notice IS NOT NULL
+  WHERE s.id = p_session AND s.platform IN ('telegram', 'discord', 'slack') AND p_notice IS NOT NULL
   ON CONFLICT (idempotency_key) DO NOTHING;
   IF FOUND THEN
     PERFORM pg_notify('herald_outbox', p_session::text);

@@ -36,9 +36,9 @@ export function recordRecovery(fault: string, recoveryMs: number, extra: Record<
   process.stderr.write(`fault ${fault}: recovered in ${Math.round(recoveryMs)} ms ${JSON.stringify(extra)}\n`);
 }
 
-const PG_BIN = '/usr/lib/postgresql/15/bin';
+export const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-function postgresAccount(): { uid: number; gid: number } {
+export function postgresAccount(): { uid: number; gid: number } {
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
   return { uid, gid };

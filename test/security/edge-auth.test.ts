@@ -60,7 +60,18 @@ describe('one auth decision on the path the router matched (issue 17, point 1)',
 
   beforeAll(async () => {
     telegram = await startFakeTelegram();
-    stack = await startStack({ workers: 0, env: { ...telegram.env, TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_SECRET: 'edge-secret_1' } });
+    // Slack's event routes are public too (their signature guards them): configured so they exist.
+    stack = await startStack({
+      workers: 0,
+      env: {
+        ...telegram.env,
+        TELEGRAM_MODE: 'webhook',
+        TELEGRAM_WEBHOOK_SECRET: 'edge-secret_1',
+        SLACK_BOT_TOKEN: 'xoxb-1-edge',
+        SLACK_SIGNING_SECRET: 'edge-slack-secret',
+        SLACK_API_URL: 'http://127.0.0.1:9/api/',
+      },
+    });
     ingress = await startWalkableIngress(stack);
   });
   afterAll(async () => {

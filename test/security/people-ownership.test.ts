@@ -54,6 +54,16 @@ describe('a member sees only what is theirs', () => {
     await llm?.close();
   });
 
+  it('reads only their own usage; a viewer sees all of main, an operator of ops none of it', async () => {
+    const own = await call(ana, 'GET', '/v1/usage?group_by=person');
+    expect(own.status).toBe(200);
+    expect(own.body.rows.map((row: { person: string }) => row.person)).toEqual(['api:ana']);
+    const everyone = await call(viewer, 'GET', '/v1/usage?group_by=person');
+    expect(everyone.body.rows.map((row: { person: string }) => row.person).sort()).toEqual(['api:ana', 'api:bob']);
+    const elsewhere = await call(opsOperator, 'GET', '/v1/usage?group_by=person');
+    expect(elsewhere.body.rows).toEqual([]);
+  });
+
   it('lists only their sessions, whatever user_id they ask for', async () => {
     const own = await call(ana, 'GET', '/v1/sessions');
     expect(own.status).toBe(200);

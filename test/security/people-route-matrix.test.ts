@@ -61,9 +61,9 @@ describe('the route table by role (issue 32, point 3)', () => {
     expect(ingress.routes.filter((route) => !route.listed).map((route) => `${route.method} ${route.url}`)).toEqual([]);
     const missing = ingress.routes.map((route) => rowOf(route.method, route.url)).filter((row) => !table.has(row));
     expect([...new Set(missing)]).toEqual([]);
-    // And no row for a route that does not exist.
+    // And no row for a route that does not exist (the platforms' webhooks exist once a platform is configured).
     const registered = new Set(ingress.routes.map((route) => rowOf(route.method, route.url)));
-    expect([...table.keys()].filter((row) => !registered.has(row) && !row.startsWith('POST /telegram'))).toEqual([]);
+    expect([...table.keys()].filter((row) => !registered.has(row) && !row.startsWith('POST /telegram') && !row.startsWith('POST /v1/slack/'))).toEqual([]);
   });
 
   it('answers every route with each role as the table says: no is a 403, yes and own reach the route', async () => {

@@ -42,7 +42,7 @@ describe('one function qualifies user ids', () => {
     expect(parseUserId('discord:42')).toEqual({ platform: 'discord', id: '42' });
     // The bare id keeps everything after the first colon: an API id may contain colons.
     expect(parseUserId('api:team:alice')).toEqual({ platform: 'api', id: 'team:alice' });
-    for (const bad of ['42', 'telegram:', ':42', 'slack:42', 'Telegram:42', 'telegram\u200b:42', '']) expect(parseUserId(bad), bad).toBeUndefined();
+    for (const bad of ['42', 'telegram:', ':42', 'matrix:42', 'Telegram:42', 'telegram\u200b:42', '']) expect(parseUserId(bad), bad).toBeUndefined();
     expect(apiUserId('u1')).toBe('api:u1');
     expect(apiUserId('api:u1')).toBe('api:u1');
     expect(apiUserId('telegram:42')).toBe('telegram:42');

@@ -76,6 +76,7 @@ function delivery(url: string): OutboundDelivery & { marks: string[] } {
   return {
     id: '1',
     idempotencyKey: `test:${url}`,
+    drafts: [],
     platform: 'webhook',
     target: { url },
     text: 'report',

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { sendJson, startFakeHttp } from './fake-http.ts';
+import { parseMultipart } from './multipart.ts';
 
 /**
  * A local Discord: REST (the few routes Herald uses) and a gateway WebSocket speaking hello,
@@ -26,6 +27,8 @@ export interface FakeDiscordMessage {
   message_reference?: { message_id: string };
   /** Action rows of buttons the bot sent with the message. */
   components?: { type: 1; components: { type: 2; style: number; label: string; custom_id: string }[] }[];
+  /** Files the bot attached (multipart: payload_json and files[n]), as uploaded. */
+  files?: { name: string; bytes: Buffer }[];
 }
 
 export interface FakeDiscord {
@@ -34,7 +37,7 @@ export interface FakeDiscord {
   /** The environment that points Herald's Discord adapter at this fake. */
   env: Record<string, string>;
   messages: FakeDiscordMessage[];
-  requests: { method: string; path: string; body: any }[];
+  requests: { method: string; path: string; body: any; at: number }[];
   commands: unknown[];
   identifies: number;
   /** Connected gateway sockets right now (one per shard holder). */
@@ -44,13 +47,20 @@ export interface FakeDiscord {
   /** Resolves when a client has identified and received READY and the guild. */
   ready(): Promise<void>;
   /** A person's message arriving through the gateway. */
-  userMessage(options: { channelId: string; userId: string; content: string; dm?: boolean; mentionBot?: boolean }): string;
+  userMessage(options: { channelId: string; userId: string; content: string; dm?: boolean; mentionBot?: boolean; attachments?: FakeDiscordFile[] }): string;
   /** A slash command arriving through the gateway. */
   slashCommand(options: { channelId: string; userId: string; name: string; option?: string }): string;
   /** A person presses a button under one of the bot's messages (a component interaction). */
   pressButton(options: { channelId: string; userId: string; messageId: string; customId: string; dm?: boolean }): string;
   botMessages(channelId: string): FakeDiscordMessage[];
   close(): Promise<void>;
+}
+
+/** A file a person attaches, served from the fake's CDN path (attachments/<id>/<name>). */
+export interface FakeDiscordFile {
+  name: string;
+  bytes: Buffer;
+  contentType?: string;
 }
 
 /** A REST path as the API names it: without the /api/v10 prefix, percent-decoded. */
@@ -68,6 +78,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   let readyResolve: (() => void) | undefined;
   let readyPromise = new Promise<void>((resolve) => (readyResolve = resolve));
   const dmChannels = new Set<string>();
+  const cdn = new Map<string, Buffer>();
 
   const send = (socket: WebSocket, payload: unknown) => socket.send(JSON.stringify(payload));
   const dispatch = (t: string, d: unknown) => {
@@ -140,7 +151,12 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
         mention_everyone: false,
         mentions: o.mentionBot ? [user(BOT_ID, true)] : [],
         mention_roles: [],
-        attachments: [],
+        attachments: (o.attachments ?? []).map((file) => {
+          const fileId = nextId();
+          cdn.set(`/attachments/${fileId}/${file.name}`, file.bytes);
+          const url = `${http.origin}/attachments/${fileId}/${file.name}`;
+          return { id: fileId, filename: file.name, size: file.bytes.length, url, proxy_url: url, ...(file.contentType ? { content_type: file.contentType } : {}) };
+        }),
         embeds: [],
         pinned: false,
         type: 0,
@@ -230,6 +246,11 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     sendJson(response, status, body, headers);
 
   const http = await startFakeHttp((request, response) => {
+    const file = cdn.get(request.path);
+    if (request.method === 'GET' && file !== undefined) {
+      response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.length });
+      return response.end(file);
+    }
     const path = apiPath(request.path);
     const body = request.body;
     const limited = rateLimits.findIndex((limit) => path.startsWith(limit.prefix));
@@ -246,6 +267,11 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     let match = /^\/channels\/(\d+)\/messages$/.exec(path);
     if (request.method === 'POST' && match) {
       const channelId = match[1]!;
+      const multipart = String(request.headers['content-type'] ?? '').startsWith('multipart/form-data');
+      const parts = multipart ? parseMultipart(request.bytes, String(request.headers['content-type'])) : [];
+      const uploads = parts.filter((part) => part.filename !== undefined).map((part) => ({ name: part.filename!, bytes: part.bytes }));
+      const payload = parts.find((part) => part.name === 'payload_json');
+      const body = payload ? JSON.parse(payload.bytes.toString('utf8')) : request.body;
       const content = String(body?.content ?? '');
       if (content.length > 2000) return json(response, 400, { code: 50035, message: 'Invalid Form Body' });
       if (body?.enforce_nonce && body.nonce) {
@@ -260,6 +286,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
         ...(body?.nonce ? { nonce: String(body.nonce) } : {}),
         ...(body?.message_reference ? { message_reference: { message_id: String(body.message_reference.message_id) } } : {}),
         ...(Array.isArray(body?.components) ? { components: body.components } : {}),
+        ...(uploads.length > 0 ? { files: uploads } : {}),
       };
       fake.messages.push(message);
       return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
@@ -270,6 +297,22 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       return json(response, 200, fake.commands);
     }
     if (request.method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return json(response, 204, undefined);
+    const own = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path);
+    if (own && (request.method === 'PATCH' || request.method === 'DELETE')) {
+      const index = fake.messages.findIndex((m) => m.channel_id === own[1] && m.id === own[2]);
+      const message = fake.messages[index];
+      if (message === undefined) return json(response, 404, { code: 10008, message: 'Unknown Message' });
+      if (request.method === 'DELETE') {
+        fake.messages.splice(index, 1);
+        return json(response, 204, undefined);
+      }
+      if (body?.content !== undefined) {
+        if (String(body.content).length > 2000) return json(response, 400, { code: 50035, message: 'Invalid Form Body' });
+        message.content = String(body.content);
+      }
+      if (Array.isArray(body?.components)) message.components = body.components;
+      return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
+    }
     match = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path);
     if (request.method === 'PATCH' && match) {
       const message: FakeDiscordMessage = { id: nextId(), channel_id: `interaction:${match[2]}`, content: String(body?.content ?? ''), author: { id: BOT_ID } };

@@ -17,11 +17,15 @@ export interface LoggedRequest {
   headers: IncomingHttpHeaders;
   /** The body parsed as JSON; the raw text when it is not JSON; undefined when empty. */
   body: any;
+  /** When the request arrived (performance.now()). */
+  at: number;
 }
 
 export interface FakeHttpRequest extends LoggedRequest {
   /** The body as sent. */
   raw: string;
+  /** The body's bytes, for binary uploads (multipart). */
+  bytes: Buffer;
 }
 
 export type FakeHttpHandler = (request: FakeHttpRequest, response: ServerResponse) => unknown;
@@ -36,11 +40,11 @@ export interface FakeHttpServer {
   close(): Promise<void>;
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () => resolve(Buffer.concat(chunks)));
     request.on('error', reject);
   });
 }
@@ -72,16 +76,18 @@ export async function startFakeHttp(handler: FakeHttpHandler, options: { host?: 
   const requests: LoggedRequest[] = [];
   const server = createServer((incoming, response) => {
     void (async () => {
-      const raw = await readBody(incoming);
+      const bytes = await readBody(incoming);
+      const raw = bytes.toString('utf8');
       const logged: LoggedRequest = {
         method: incoming.method ?? 'GET',
         path: (incoming.url ?? '').split('?')[0] ?? '',
         query: Object.fromEntries(new URL(incoming.url ?? '/', 'http://fake').searchParams),
         headers: incoming.headers,
         body: parseBody(raw),
+        at: performance.now(),
       };
       requests.push(logged);
-      await handler({ ...logged, raw }, response);
+      await handler({ ...logged, raw, bytes }, response);
     })().catch((error: unknown) => {
       if (!response.headersSent) sendJson(response, 500, { error: { message: String(error) } });
       else response.destroy();

@@ -50,6 +50,12 @@ interface ToolCallReply {
 export interface StreamShape {
   chunkDelayMs?: number;
   breakAfter?: number;
+  /**
+   * The usage to report instead of the fake's own count: input includes the cached tokens, as
+   * OpenAI's prompt_tokens does (Anthropic gets input_tokens = input - cached, and
+   * cache_read_input_tokens = cached, as its API splits them).
+   */
+  usage?: { inputTokens: number; cachedInputTokens?: number; outputTokens: number };
 }
 
 export type FakeReply =
@@ -93,6 +99,9 @@ export interface FakeLLM {
   requestsFor(sessionKey: string): FakeRequest[];
   /** Resolves with the session's requests once at least `count` have arrived. */
   waitForCalls(sessionKey: string, count?: number): Promise<FakeRequest[]>;
+  /** Calls of /v1/audio/transcriptions (OpenAI's multipart form), answered with `transcript`. */
+  transcriptions: { model: string; fileName: string; bytes: Buffer }[];
+  transcript: string;
   close(): Promise<void>;
 }
 
@@ -336,6 +345,20 @@ function anthropicAnswer(body: any, text: string, calls: ToolCallReply[], output
   };
 }
 
+/** A scripted usage in the provider's own wire shape. */
+function scriptedUsage(provider: Provider, usage: NonNullable<StreamShape['usage']>): unknown {
+  const cached = usage.cachedInputTokens ?? 0;
+  if (provider === 'openai') {
+    return {
+      prompt_tokens: usage.inputTokens,
+      completion_tokens: usage.outputTokens,
+      total_tokens: usage.inputTokens + usage.outputTokens,
+      prompt_tokens_details: { cached_tokens: cached },
+    };
+  }
+  return { input_tokens: usage.inputTokens - cached, output_tokens: usage.outputTokens, cache_read_input_tokens: cached, cache_creation_input_tokens: 0 };
+}
+
 /** One server-sent event of a streamed answer; `text` marks a piece of the answer's text. */
 interface StreamEvent {
   event?: string;
@@ -452,6 +475,13 @@ function trackInFlight(fake: FakeLLM, key: string | undefined): () => void {
 }
 
 async function startFake(provider: Provider, options: FakeLLMOptions): Promise<FakeLLM> {
+  const transcribe = async (request: FakeHttpRequest, response: ServerResponse) => {
+    const form = await new Response(new Uint8Array(request.bytes), { headers: { 'content-type': String(request.headers['content-type']) } }).formData();
+    const file = form.get('file');
+    if (!(file instanceof Blob)) return sendJson(response, 400, { error: { message: 'file is required', type: 'invalid_request_error' } });
+    fake.transcriptions.push({ model: String(form.get('model')), fileName: (file as File).name, bytes: Buffer.from(await file.arrayBuffer()) });
+    return sendJson(response, 200, { text: fake.transcript });
+  };
   const openaiCache = new OpenAIPrefixCache();
   const anthropicCache = new AnthropicPrefixCache();
   const sessionKeyOf =
@@ -461,6 +491,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
   const expected = provider === 'openai' ? /^(\/v1)?\/chat\/completions$/ : /^(\/v1)?\/messages$/;
 
   const answer = async (request: FakeHttpRequest, response: ServerResponse, gone: Promise<void>, isGone: () => boolean) => {
+    if (provider === 'openai' && request.method === 'POST' && /^(\/v1)?\/audio\/transcriptions$/.test(request.path)) return transcribe(request, response);
     if (request.method !== 'POST' || !expected.test(request.path)) {
       sendJson(response, 404, { error: { message: `no route ${request.method} ${request.path}`, type: 'not_found' } });
       return;
@@ -503,6 +534,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
         provider === 'openai'
           ? openaiAnswer(body, text, calls, outputTokens, openaiCache)
           : anthropicAnswer(body, text, calls, outputTokens, anthropicCache);
+      if (reply.usage) (answer as { usage: unknown }).usage = scriptedUsage(provider, reply.usage);
       if (body.stream === true) {
         fakeRequest.stream = true;
         fakeRequest.chunksSent = [];
@@ -544,6 +576,8 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     contextTokens: options.contextTokens,
     maxConcurrentPerKey: new Map(),
     inFlight: new Map(),
+    transcriptions: [],
+    transcript: 'please restart the api pods',
     script: (...replies) => {
       scripted.push(...replies);
     },

@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { sendJson, startFakeHttp } from './fake-http.ts';
+import type { FakeHttpRequest } from './fake-http.ts';
+import { parseMultipart } from './multipart.ts';
 
 /**
  * A local stand-in for the Telegram Bot API, spoken to by grammy through `apiRoot`. It keeps chats
@@ -25,12 +27,26 @@ export interface StoredMessage {
   reply_to?: number;
   /** Inline keyboard buttons sent with the message: `[[{text, callback_data}]]`. */
   reply_markup?: { inline_keyboard: { text: string; callback_data: string }[][] };
+  /** A file the bot sent (sendDocument, sendPhoto), as uploaded. */
+  file?: { method: string; name: string; bytes: Buffer };
+}
+
+/** A file a person sends: served through getFile and the Bot API's file endpoint. */
+export interface FakeAttachment {
+  kind: 'photo' | 'document' | 'voice' | 'audio';
+  bytes: Buffer;
+  name?: string;
+  mime?: string;
+  /** What the update claims as file_size (the real size unless a test lies). */
+  size?: number;
 }
 
 export interface SentCall {
   method: string;
   body: Record<string, any>;
   messageId?: number;
+  /** When the call arrived (performance.now()). */
+  at: number;
 }
 
 export type Failure =
@@ -64,6 +80,8 @@ export interface FakeTelegram {
   rawUpdate(update: Record<string, unknown>): any;
   /** The bot's messages in a chat, oldest first. */
   botMessages(chatId: number): StoredMessage[];
+  /** How often each file path was downloaded from the file endpoint. */
+  downloads: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -77,6 +95,8 @@ export interface UserMessageOptions {
   replyToMessageId?: number;
   /** Adds a mention entity of the bot's username at its position in text. */
   mentionBot?: boolean;
+  /** A photo, document, voice note or audio file; the text becomes its caption. */
+  attachment?: FakeAttachment;
 }
 
 export async function startFakeTelegram(options: { token?: string; username?: string } = {}): Promise<FakeTelegram> {
@@ -90,6 +110,23 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const pollWaiters = new Set<() => void>();
   let nextUpdateId = 1000;
   let openPolls = 0;
+  const files = new Map<string, { bytes: Buffer; path: string }>();
+  const fileFields = (attachment: FakeAttachment) => {
+    const fileId = `file-${files.size + 1}`;
+    const path = `${attachment.kind}s/file_${files.size + 1}`;
+    files.set(fileId, { bytes: attachment.bytes, path });
+    const base = { file_id: fileId, file_unique_id: `u${fileId}`, file_size: attachment.size ?? attachment.bytes.length };
+    switch (attachment.kind) {
+      case 'photo':
+        return { photo: [{ ...base, file_id: `${fileId}-thumb`, file_size: 10, width: 90, height: 90 }, { ...base, width: 800, height: 600 }] };
+      case 'document':
+        return { document: { ...base, file_name: attachment.name ?? 'file.bin', mime_type: attachment.mime ?? 'application/octet-stream' } };
+      case 'voice':
+        return { voice: { ...base, duration: 3, mime_type: 'audio/ogg' } };
+      case 'audio':
+        return { audio: { ...base, duration: 3, file_name: attachment.name, mime_type: attachment.mime ?? 'audio/mpeg' } };
+    }
+  };
 
   const nextMessageId = (chatId: number) => {
     const id = (counters.get(chatId) ?? 0) + 1;
@@ -143,11 +180,16 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         if (at >= 0) entities.push({ type: 'mention', offset: at, length: bot.username!.length + 1 });
       }
       const replied = o.replyToMessageId === undefined ? undefined : chats.get(o.chatId)?.find((m) => m.message_id === o.replyToMessageId);
+      const apiMessage: Record<string, unknown> = toApiMessage(stored);
+      if (o.attachment) {
+        delete apiMessage.text;
+        Object.assign(apiMessage, fileFields(o.attachment), o.text === '' ? {} : { caption: o.text });
+      }
       const update = {
         update_id: nextUpdateId++,
         message: {
-          ...toApiMessage(stored),
-          ...(entities.length > 0 ? { entities } : {}),
+          ...apiMessage,
+          ...(entities.length > 0 ? { [o.attachment ? 'caption_entities' : 'entities']: entities } : {}),
           ...(replied ? { reply_to_message: toApiMessage(replied) } : {}),
         },
       };
@@ -173,6 +215,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       for (const wake of pollWaiters) wake();
       return update;
     },
+    downloads: new Map(),
     botMessages(chatId) {
       return (chats.get(chatId) ?? []).filter((message) => message.from.id === bot.id);
     },
@@ -188,12 +231,45 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const parseError = (body: Record<string, any>) =>
     body.parse_mode === 'HTML' && fake.rejectHtml !== undefined && fake.rejectHtml(String(body.text));
 
+  const serveFile = (path: string, response: ServerResponse) => {
+    const file = [...files.values()].find((entry) => entry.path === path);
+    if (!file) return fail(response, 404, 'Not Found');
+    fake.downloads.set(path, (fake.downloads.get(path) ?? 0) + 1);
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.bytes.length });
+    response.end(file.bytes);
+  };
+  /** sendDocument and sendPhoto arrive as multipart/form-data: the file part kept byte for byte. */
+  const sendFile = (method: string, request: FakeHttpRequest, response: ServerResponse) => {
+    const parts = parseMultipart(request.bytes, String(request.headers['content-type']));
+    const field = (name: string) => parts.find((part) => part.name === name);
+    const fileField = method === 'sendPhoto' ? 'photo' : 'document';
+    const chatId = Number(field('chat_id')?.bytes.toString('utf8'));
+    if (!chats.has(chatId)) return fail(response, 400, 'Bad Request: chat not found');
+    // grammy sends the file as a separate part and names it in the field: attach://<part name>.
+    const reference = field(fileField)?.bytes.toString('utf8') ?? '';
+    const part = reference.startsWith('attach://') ? field(reference.slice('attach://'.length)) : field(fileField);
+    if (!part?.filename) return fail(response, 400, `Bad Request: there is no ${fileField} in the request`);
+    const caption = field('caption')?.bytes.toString('utf8');
+    const message: StoredMessage = {
+      message_id: nextMessageId(chatId),
+      chat_id: chatId,
+      from: bot,
+      text: caption ?? '',
+      file: { method, name: part.filename, bytes: part.bytes },
+    };
+    store(message);
+    fake.calls[fake.calls.length - 1]!.messageId = message.message_id;
+    return ok(response, toApiMessage(message));
+  };
+
   const http = await startFakeHttp(async (request, response) => {
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(request.path);
+    if (download) return download[1] === token ? serveFile(download[2]!, response) : fail(response, 404, 'Not Found');
     const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.path);
     if (!match || match[1] !== token) return fail(response, 404, 'Not Found');
     const method = match[2]!;
     const body: Record<string, any> = request.body ?? {};
-    const call: SentCall = { method, body };
+    const call: SentCall = { method, body, at: performance.now() };
     fake.calls.push(call);
     const failure = failures.get(method)?.shift();
     if (failure?.kind === 'status') return fail(response, failure.code, failure.description, failure.retryAfter);
@@ -255,6 +331,14 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       }
       case 'answerCallbackQuery':
         return ok(response, true);
+      case 'getFile': {
+        const file = files.get(String(body.file_id));
+        if (!file) return fail(response, 400, 'Bad Request: invalid file_id');
+        return ok(response, { file_id: body.file_id, file_unique_id: `u${body.file_id}`, file_size: file.bytes.length, file_path: file.path });
+      }
+      case 'sendDocument':
+      case 'sendPhoto':
+        return sendFile(method, request, response);
       case 'editMessageText': {
         const chatId = Number(body.chat_id);
         const message = chats.get(chatId)?.find((m) => m.message_id === Number(body.message_id));
@@ -267,7 +351,15 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         message.text = String(body.text);
         if (body.parse_mode) message.parse_mode = String(body.parse_mode);
         else delete message.parse_mode;
+        if (body.reply_markup) message.reply_markup = body.reply_markup;
         return ok(response, toApiMessage(message));
+      }
+      case 'deleteMessage': {
+        const messages = chats.get(Number(body.chat_id)) ?? [];
+        const index = messages.findIndex((m) => m.message_id === Number(body.message_id));
+        if (index < 0) return fail(response, 400, 'Bad Request: message to delete not found');
+        messages.splice(index, 1);
+        return ok(response, true);
       }
       default:
         return fail(response, 404, `Not Found: method ${method} is not faked`);

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { silentLogger } from '@herald/core';
 import { createIngressServer, registeredRoutes } from '@herald/ingress';
 import type { RegisteredRoute } from '@herald/ingress';
-import { TelegramIngress } from '@herald/platforms';
+import { SlackIngress, slackWebhooks, TelegramIngress } from '@herald/platforms';
 import { TurnDoneListener } from '@herald/queue';
 import { replicaOf } from './stack.ts';
 import type { Stack } from './stack.ts';
@@ -26,6 +26,9 @@ export async function startWalkableIngress(stack: Stack): Promise<WalkableIngres
   await listener.start();
   const telegramConfig = stack.config.platforms.telegram;
   const telegram = telegramConfig ? new TelegramIngress({ ...replica.deps, config: telegramConfig }) : undefined;
+  const slackConfig = stack.config.platforms.slack;
+  const platformWebhooks =
+    slackConfig?.signingSecret === undefined ? [] : slackWebhooks(new SlackIngress({ ...replica.deps, config: slackConfig, owner: 'walkable-ingress' }), slackConfig.signingSecret);
   const app = createIngressServer({
     config: stack.config,
     db: replica.deps.db,
@@ -34,6 +37,7 @@ export async function startWalkableIngress(stack: Stack): Promise<WalkableIngres
     listener,
     logger: silentLogger,
     telegram,
+    platformWebhooks,
     checkResponses: true,
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -50,6 +50,8 @@ export interface StackOptions {
   testTools?: boolean;
   /** The Postgres to make the test database in (a fault test's own server); the shared one by default. */
   adminUrl?: string;
+  /** DATABASE_READ_URL from the test database's URL (a streaming replica of `adminUrl`'s server). */
+  readUrl?: (databaseUrl: string) => string;
 }
 
 /** The roles a test runs as their own processes; each says `<role> started` once it is up. */
@@ -106,6 +108,7 @@ export function queueModeEnv(): Record<string, string> {
 function stackEnv(database: TestDatabase, options: StackOptions, plugin: string): Record<string, string> {
   return {
     DATABASE_URL: database.url,
+    ...(options.readUrl ? { DATABASE_READ_URL: options.readUrl(database.url) } : {}),
     REDIS_URL: 'redis://127.0.0.1:6379',
     PORT: '0',
     HERALD_API_TOKEN: TEST_TOKEN,

@@ -3,6 +3,7 @@ export type {
   CompletionRequest,
   CompletionResult,
   FinishReason,
+  ImageInput,
   Provider,
   ToolCall,
   ToolDefinition,

@@ -9,8 +9,15 @@ export interface ToolCall {
  * The internal, provider-neutral conversation shape (OpenAI chat roles). Provider adapters convert
  * from it on the way out and back into it on the way in; nothing else sees a vendor format.
  */
+/** An image given to the model with a user message: base64 bytes of a PNG, JPEG, GIF or WebP. */
+export interface ImageInput {
+  mime: string;
+  data: string;
+}
+
 export type ChatMessage =
-  | { role: 'user'; content: string }
+  /** `images` only on the turn's own messages (attachments): history keeps the text line naming the file. */
+  | { role: 'user'; content: string; images?: ImageInput[] }
   | { role: 'assistant'; content: string; tool_calls?: ToolCall[] }
   | { role: 'tool'; content: string; tool_call_id: string; name?: string };
 

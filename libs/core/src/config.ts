@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { apiSection, isLoopbackHost } from './config/api.ts';
+import { attachmentsSection } from './config/attachments.ts';
 import { compressionSection } from './config/compression.ts';
 import { databaseSection } from './config/database.ts';
 import { delegationSection } from './config/delegation.ts';
@@ -9,11 +10,13 @@ import { mcpSection } from './config/mcp.ts';
 import { modelSection } from './config/model.ts';
 import { observabilitySection } from './config/observability.ts';
 import { peopleSection } from './config/people.ts';
-import { platformsSection } from './config/platforms.ts';
+import { PlatformsFileError, platformsSection, withPlatformAccounts } from './config/platforms.ts';
+import type { PlatformsConfig } from './config/platforms.ts';
 import { redisSection } from './config/redis.ts';
 import { rolesSection } from './config/roles.ts';
 import { refusedGrants } from './config/sandbox.ts';
 import { toolsSection } from './config/tools.ts';
+import { usageSection } from './config/usage.ts';
 import { sessionResetSection } from './config/session-reset.ts';
 import { signInSection } from './config/sign-in.ts';
 
@@ -38,6 +41,8 @@ const SECTIONS = {
   delegation: delegationSection,
   mcp: mcpSection,
   signIn: signInSection,
+  usage: usageSection,
+  attachments: attachmentsSection,
 };
 
 export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<(typeof SECTIONS)[K]>> } & {
@@ -109,6 +114,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const parsed = schema.safeParse(env);
     if (parsed.success) sections[name] = Object.freeze(parsed.data);
     else problems.push(...parsed.error.issues.map((issue) => describeIssue(issue, env)));
+  }
+  if (sections.platforms !== undefined) {
+    try {
+      sections.platforms = Object.freeze(withPlatformAccounts(sections.platforms as PlatformsConfig, env));
+    } catch (error) {
+      if (!(error instanceof PlatformsFileError)) throw error;
+      problems.push(error.message);
+    }
   }
   const config = withEnvironment(sections, Object.freeze({ ...env }));
   if (problems.length === 0) problems.push(...grantProblems(config));

@@ -34,6 +34,12 @@ const REDACT_PATHS = [
   'config.platforms.telegram.botToken',
   'config.platforms.telegram.webhookSecret',
   'config.platforms.discord.botToken',
+  'config.platforms.slack.botToken',
+  'config.platforms.slack.appToken',
+  'config.platforms.slack.signingSecret',
+  'req.headers["x-slack-signature"]',
+  'config.platforms.accounts.telegram[*].botToken',
+  'config.platforms.accounts.discord[*].botToken',
 ];
 
 /** Lines for a person at a terminal: time, level and message, the fields after; nothing per process. */

@@ -6,8 +6,11 @@
  * the facts that decide routing. Adding a platform adds an entry here and a folder there.
  */
 
+import { checkMailAddress, mailDomainAllowed } from './mail-address.ts';
+import type { MailAddressCheck } from './mail-address.ts';
+
 /** Platforms people talk to Herald on; each is also a platform of qualified user ids. */
-export const CHAT_PLATFORMS = ['telegram', 'discord'] as const;
+export const CHAT_PLATFORMS = ['telegram', 'discord', 'slack'] as const;
 export type ChatPlatform = (typeof CHAT_PLATFORMS)[number];
 
 /** The HTTP API (and `herald chat`): a platform of people, with no chat to deliver to. */
@@ -20,20 +23,29 @@ export const SIGN_IN_PLATFORM = 'oidc';
 export const PERSON_PLATFORMS = [...CHAT_PLATFORMS, API_PLATFORM, SIGN_IN_PLATFORM] as const;
 
 /**
- * A platform account: one bot (one token) of a platform. Today each platform has one, `default`;
- * a person's and a route's identity is qualified by platform and account.
+ * A platform account: one bot (one token) of a platform. The platform's own token variable is the
+ * account `default`; HERALD_PLATFORMS_FILE names more. A route's identity (its session key) and a
+ * delivery target are qualified by platform and account; a person's id is the platform's alone.
  */
 export const DEFAULT_ACCOUNT = 'default';
 
 export interface PlatformFacts {
-  /** How its delivery target is written: `<platform>:<chat_id>[:<thread_id>]`. */
+  /** How its delivery target is written: `<platform>[@<account>]:<chat_id>[:<thread_id>]`. */
   targetSyntax: string;
-  /** How one account holds its connection: one poller or one gateway socket at a time, under a lease. */
-  connection: 'poller-or-webhook' | 'gateway';
+  /**
+   * How one account holds its connection: one poller or one gateway socket at a time, under a
+   * lease; or Slack's Socket Mode socket (leased) beside its signed Events API requests.
+   */
+  connection: 'poller-or-webhook' | 'gateway' | 'socket-or-events';
   /** The dead-letter kind its failed inbound updates are recorded under (herald_dead_letters). */
   deadLetterKind: string;
   /** The name people read (logs, the console). */
   label: string;
+  /**
+   * The public HTTP routes its events arrive on (each checks the platform's own signature), served
+   * from the adapter's PlatformWebhook; Telegram's webhook predates them and has its own route.
+   */
+  eventRoutes: readonly string[];
   /** Its group chats have negative ids (Telegram's -100...): how a chat id alone says "group". */
   negativeIdIsGroup: boolean;
   /** A person's direct-message chat has their own user id as its chat id (Telegram's private chats). */
@@ -41,9 +53,38 @@ export interface PlatformFacts {
 }
 
 export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
-  telegram: { targetSyntax: 'telegram:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', negativeIdIsGroup: true, dmChatIdIsUserId: true },
-  discord: { targetSyntax: 'discord:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', negativeIdIsGroup: false, dmChatIdIsUserId: false },
+  telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: [], negativeIdIsGroup: true, dmChatIdIsUserId: true },
+  discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false },
+  slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false },
 };
+
+/**
+ * Platforms Herald only delivers to (cron reports): nobody talks to Herald there, so they have no
+ * inbound side, no people and no sessions. Their targets name addresses, several at once.
+ */
+export const DELIVERY_ONLY_PLATFORMS = ['email'] as const;
+export type DeliveryOnlyPlatform = (typeof DELIVERY_ONLY_PLATFORMS)[number];
+
+export interface DeliveryOnlyFacts {
+  /** How its delivery target is written. */
+  targetSyntax: string;
+  /** The name people read (logs, the console). */
+  label: string;
+  /** Reads one address of a target: its stored form (what is sent to), or why it is none. */
+  readAddress(text: string): MailAddressCheck;
+  /** Whether an address lies within the deployment's allowlist of it (empty: anywhere). */
+  addressAllowed(address: string, allowlist: readonly string[]): boolean;
+}
+
+export const DELIVERY_ONLY_FACTS: Readonly<Record<DeliveryOnlyPlatform, DeliveryOnlyFacts>> = {
+  email: { targetSyntax: 'email:<address>[,<address>...]', label: 'E-mail', readAddress: checkMailAddress, addressAllowed: mailDomainAllowed },
+};
+
+export function isDeliveryOnlyPlatform(platform: string): platform is DeliveryOnlyPlatform {
+  return (DELIVERY_ONLY_PLATFORMS as readonly string[]).includes(platform);
+}
+/** Every platform's event routes: public, their requests signed by the platform. */
+export const PLATFORM_EVENT_ROUTES: readonly string[] = CHAT_PLATFORMS.flatMap((platform) => PLATFORM_FACTS[platform].eventRoutes);
 
 /** Whether replies to this platform's sessions leave through the outbox to a chat. */
 export function isChatPlatform(platform: string): platform is ChatPlatform {

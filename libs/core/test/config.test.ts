@@ -36,7 +36,11 @@ describe('loadConfig', () => {
     [{ HERALD_MODEL: 'gpt-4.1-mini' }, /^HERALD_MODEL: expected provider\/model/],
     [{ HERALD_MODEL: 'openai/gpt-4.1-mini' }, /^OPENAI_API_KEY: required when HERALD_MODEL uses provider openai .*, it is not set$/],
     [{ TELEGRAM_BOT_TOKEN: '1:a', TELEGRAM_MODE: 'webhook' }, /^TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_MODE is webhook .*, it is not set$/],
+    [{ SLACK_BOT_TOKEN: 'xoxp-user-token' }, /^SLACK_BOT_TOKEN: expected a bot token starting xoxb-/],
+    [{ SLACK_SIGNING_SECRET: 'secret' }, /^SLACK_BOT_TOKEN: required when SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set/],
+    [{ SLACK_BOT_TOKEN: 'xoxb-1-a', SLACK_APP_TOKEN: 'xoxb-1-a' }, /^SLACK_APP_TOKEN: expected an app-level token starting xapp-/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: expected a URL like postgres:/],
+    [{ DATABASE_READ_URL: 'mysql://u:pw@replica/x' }, /^DATABASE_READ_URL: expected a URL like postgres:\/\/user@replica\.example\.com:5432\/herald$/],
     [{ REDIS_URL: 'nope' }, /^REDIS_URL: expected a URL like redis:/],
     [{ HERALD_API_TOKEN: 'short' }, /^HERALD_API_TOKEN: expected at least 8 characters$/],
     [{ HERALD_SANDBOX: 'docker' }, /^HERALD_SANDBOX: expected bwrap or none$/],
@@ -44,9 +48,33 @@ describe('loadConfig', () => {
     [{ HERALD_SANDBOX_ENV: 'GITHUB_TOKEN,DATABASE_URL,HERALD_API_TOKEN' }, /^HERALD_SANDBOX_ENV: DATABASE_URL, HERALD_API_TOKEN are Herald settings, never passed to tools$/],
     [{ HERALD_SANDBOX_ENV: 'OPENAI_API_KEY' }, /^HERALD_SANDBOX_ENV: OPENAI_API_KEY is a Herald setting, never passed to tools$/],
     [{ HERALD_SANDBOX_READONLY_PATHS: 'opt/tools' }, /^HERALD_SANDBOX_READONLY_PATHS: expected absolute paths/],
+    [{ HERALD_SMTP_URL: 'https://u:hunter22@mail.example.com' }, /^HERALD_SMTP_URL: expected a URL like smtps:\/\/user:password@smtp\.example\.com:465/],
+    [{ HERALD_SMTP_URL: 'smtps://u:hunter22@mail.example.com' }, /^HERALD_MAIL_FROM: required when HERALD_SMTP_URL is set .*, it is not set$/],
+    [{ HERALD_MAIL_FROM: 'Herald <not an address>' }, /^HERALD_MAIL_FROM: expected an address like/],
+    [{ HERALD_MAIL_ALLOWED_DOMAINS: 'example.com,not a domain' }, /^HERALD_MAIL_ALLOWED_DOMAINS: expected domain names/],
   ])('fails with one line naming the variable: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads DATABASE_READ_URL (a replica for the reads that tolerate lag), unset by default', () => {
+    expect(loadConfig({}).database.readUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_READ_URL: ' postgres://r@replica:5432/herald ' }).database.readUrl).toBe('postgres://r@replica:5432/herald');
+  });
+
+  it('reads the e-mail settings, and never prints the SMTP password', () => {
+    expect(loadConfig({}).platforms).toMatchObject({ email: null, mailAllowedDomains: [] });
+    const config = loadConfig({ HERALD_SMTP_URL: 'smtps://u:hunter22@mail.example.com:465', HERALD_MAIL_FROM: 'Herald <r@example.com>', HERALD_MAIL_ALLOWED_DOMAINS: 'Example.com, .ops.example.org' });
+    expect(config.platforms.email).toEqual({ smtpUrl: 'smtps://u:hunter22@mail.example.com:465', from: 'Herald <r@example.com>' });
+    expect(config.platforms.mailAllowedDomains).toEqual(['example.com', 'ops.example.org']);
+    expect(() => loadConfig({ HERALD_SMTP_URL: 'smtp://u:hunter22@mail.example.com' })).toThrow(/^(?!.*hunter22)/s);
+  });
+
+  it('reads Slack: off without its bot token, the API base with one trailing slash', () => {
+    expect(loadConfig({}).platforms.slack).toBeNull();
+    expect(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1-a', SLACK_APP_TOKEN: 'xapp-1-A0APP-1-x', SLACK_ALLOWED_USERS: 'U1, U2', SLACK_ALLOWED_CHANNELS: 'C1', SLACK_API_URL: 'http://127.0.0.1:9/api' }).platforms.slack).toEqual({
+      botToken: 'xoxb-1-a', appToken: 'xapp-1-A0APP-1-x', signingSecret: undefined, allowedUsers: ['U1', 'U2'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/',
+    });
   });
 
   it('confines tools by default, and grants only the names an operator lists', () => {
@@ -88,6 +116,15 @@ describe('loadConfig', () => {
     }
   });
 
+  it('streams answers into every chat platform unless turned off, for all or per platform', () => {
+    expect(loadConfig({}).platforms.streaming).toEqual({ telegram: true, discord: true });
+    expect(loadConfig({ HERALD_STREAMING_TELEGRAM: 'off' }).platforms.streaming).toEqual({ telegram: false, discord: true });
+    expect(loadConfig({ HERALD_STREAMING_DISCORD: 'off' }).platforms.streaming).toEqual({ telegram: true, discord: false });
+    expect(loadConfig({ HERALD_STREAMING: 'off' }).model.streaming).toBe(false);
+    expect(() => loadConfig({ HERALD_STREAMING_TELEGRAM: 'sometimes' })).toThrow(/^HERALD_STREAMING_TELEGRAM: expected on or off$/m);
+    expect(SETTING_NAMES).toEqual(expect.arrayContaining(['HERALD_STREAMING_TELEGRAM', 'HERALD_STREAMING_DISCORD']));
+  });
+
   it('reports every bad variable, one per line', () => {
     expect.assertions(1);
     try {
@@ -117,7 +154,7 @@ describe('loadConfig', () => {
       HERALD_TOOL_PLUGINS: './a.js, ./b.js',
       LOG_LEVEL: 'debug',
     });
-    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', poolSize: 4, mode: 'external', urlGiven: true, dataDir: '/var/lib/herald' });
+    expect(config.database).toEqual({ url: 'postgres://herald@db:5432/herald', readUrl: undefined, poolSize: 4, mode: 'external', urlGiven: true, dataDir: '/var/lib/herald' });
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', queuePrefix: 'h2', queueMode: 'postgres', urlGiven: false });
     expect(config.api.url).toBe('http://api:8080');
     expect(config.limits.sessionBacklog).toBe(7);

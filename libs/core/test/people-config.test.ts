@@ -22,7 +22,7 @@ describe('operators and limits in the config', () => {
   it.each([
     // A bare id is ambiguous across platforms; an operator must name the platform.
     [{ HERALD_OPERATORS: '42' }, /^HERALD_OPERATORS: expected user ids qualified by platform/],
-    [{ HERALD_OPERATORS: 'telegram:42,slack:7' }, /^HERALD_OPERATORS: expected user ids qualified by platform/],
+    [{ HERALD_OPERATORS: 'telegram:42,matrix:7' }, /^HERALD_OPERATORS: expected user ids qualified by platform/],
     [{ HERALD_LIMIT_TURNS_PER_MINUTE: '-1' }, /^HERALD_LIMIT_TURNS_PER_MINUTE: expected 0 \(off\) or more/],
     [{ HERALD_LIMIT_TOKENS_PER_DAY: 'lots' }, /^HERALD_LIMIT_TOKENS_PER_DAY: expected a number/],
     [{ HERALD_LIMIT_CONCURRENT_TURNS: '1.5' }, /^HERALD_LIMIT_CONCURRENT_TURNS: expected a whole number/],

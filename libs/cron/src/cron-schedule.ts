@@ -179,6 +179,26 @@ export function nextOccurrence(schedule: CronSchedule, after: Date, anchor: Date
   return cronIterator(schedule.cronExpr ?? '', schedule.timezone, after).next().toDate();
 }
 
+/** The first occurrence of a new or rescheduled job, measured from the scheduler's clock `now`. */
+export function firstOccurrence(schedule: CronSchedule, now: Date): Date | null {
+  if (schedule.kind === 'once') return schedule.runAt;
+  return nextOccurrence(schedule, now);
+}
+
+/**
+ * The next `count` occurrences of a job with this schedule saved at `now`: the first one, then each
+ * following as the scheduler computes it (an interval counts from its first occurrence). What the
+ * console previews, by the same rules the scheduler fires by.
+ */
+export function upcomingOccurrences(schedule: CronSchedule, now: Date, count: number): Date[] {
+  const first = firstOccurrence(schedule, now);
+  const runs: Date[] = [];
+  for (let next = first; next !== null && runs.length < count; next = nextOccurrence(schedule, next, schedule.kind === 'interval' ? first : null)) {
+    runs.push(next);
+  }
+  return runs;
+}
+
 /** The last occurrence strictly before `before`, at or after `anchor` for intervals. */
 export function previousOccurrence(schedule: CronSchedule, before: Date, anchor: Date | null = null): Date | null {
   if (schedule.kind === 'once') {

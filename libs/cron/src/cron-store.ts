@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool, Transaction } from 'kysely';
-import { nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
+import { firstOccurrence, nextOccurrence, parseSchedule, ScheduleError } from './cron-schedule.ts';
 import type { CronSchedule } from './cron-schedule.ts';
 import { ALLOWED_VALUES } from '@herald/db';
 import { isUuid } from '@herald/core';
 import { DeliverSpecError, describeTarget, parseDeliver } from './cron-targets.ts';
-import { refusedTarget, targetRefusal } from './cron-target-rule.ts';
+import { addressRefusal, refusedTarget, targetRefusal } from './cron-target-rule.ts';
 import type { TargetChooser } from './cron-target-rule.ts';
 import { cronClock, sendFire } from './cron-fires.ts';
 import type { CronClock } from './cron-fires.ts';
@@ -58,7 +58,7 @@ export interface CronJobInput {
   sessionName?: string | undefined;
   skills?: readonly string[] | undefined;
   toolsets?: readonly string[] | undefined;
-  /** Hermes' deliver: 'origin', 'local', 'telegram:<chat>[:<topic>]', 'discord:<channel>[:<thread>]', 'webhook:<url>'. */
+  /** Hermes' deliver: 'origin', 'local', 'telegram:<chat>[:<topic>]', 'discord:<channel>[:<thread>]', 'email:<address>[,<address>]', 'webhook:<url>'. */
   deliver?: string | readonly string[] | undefined;
   origin?: CronOrigin | null | undefined;
   missedPolicy?: CronMissedPolicy | undefined;
@@ -68,6 +68,8 @@ export interface CronJobInput {
    * outside the chats the owner takes part in (cron-target-rule.ts). A patch without it is not.
    */
   byOperator: boolean;
+  /** HERALD_MAIL_ALLOWED_DOMAINS, checked when the job is saved (cron-target-rule.ts). */
+  mailDomains?: readonly string[] | undefined;
 }
 
 export type CronJobPatch = Partial<Omit<CronJobInput, 'profileId' | 'creatorUserId' | 'origin' | 'enabled'>>;
@@ -196,6 +198,8 @@ function schedule(text: string, timezone: string | undefined, now: Date): CronSc
 async function targets(db: Executor, spec: CronJobInput['deliver'], origin: CronOrigin | null | undefined, chooser: TargetChooser): Promise<CronTarget[]> {
   try {
     const parsed = parseDeliver(spec, origin);
+    const addressRefused = addressRefusal(chooser, parsed);
+    if (addressRefused !== undefined) throw new DeliverSpecError(addressRefused);
     const refused = await refusedTarget(db, chooser, parsed);
     if (refused !== undefined) throw new DeliverSpecError(targetRefusal(refused));
     return parsed;
@@ -203,12 +207,6 @@ async function targets(db: Executor, spec: CronJobInput['deliver'], origin: Cron
     if (error instanceof DeliverSpecError) throw new CronJobInputError('deliver', error.message);
     throw error;
   }
-}
-
-/** The first occurrence of a new or rescheduled job, measured from the scheduler's clock. */
-function firstRun(parsed: CronSchedule, now: Date): Date | null {
-  if (parsed.kind === 'once') return parsed.runAt;
-  return nextOccurrence(parsed, now);
 }
 
 function scheduleColumns(parsed: CronSchedule) {
@@ -255,11 +253,11 @@ export async function createCronJob(db: Executor, input: CronJobInput): Promise<
     session_name: session.name,
     skills: JSON.stringify(checkNames('skills', input.skills)),
     toolsets: JSON.stringify(checkNames('toolsets', input.toolsets)),
-    targets: JSON.stringify(await targets(db, input.deliver, input.origin, { profileId: input.profileId, userId: input.creatorUserId, operator: input.byOperator })),
+    targets: JSON.stringify(await targets(db, input.deliver, input.origin, { profileId: input.profileId, userId: input.creatorUserId, operator: input.byOperator, addressAllowlist: input.mailDomains })),
     origin: input.origin ? JSON.stringify(input.origin) : null,
     enabled: input.enabled ?? true,
     missed_policy: checkPolicy(input.missedPolicy) ?? 'run_once',
-    next_run_at: firstRun(parsed, now),
+    next_run_at: firstOccurrence(parsed, now),
   };
   return inTransaction(db, async (trx) => {
     const row = await trx.insertInto('cron_jobs').values(values).returningAll().executeTakeFirstOrThrow();
@@ -306,7 +304,7 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
   const clock = await cronClock(db);
   if (patch.schedule !== undefined || patch.timezone !== undefined) {
     const parsed = schedule(patch.schedule ?? current.schedule, patch.timezone ?? current.timezone, clock.now);
-    Object.assign(changes, scheduleColumns(parsed), { next_run_at: firstRun(parsed, clock.now) });
+    Object.assign(changes, scheduleColumns(parsed), { next_run_at: firstOccurrence(parsed, clock.now) });
   }
   if (patch.sessionMode !== undefined || patch.sessionName !== undefined) {
     const session = checkSession(patch.sessionMode ?? (patch.sessionName !== undefined ? 'named' : current.sessionMode), patch.sessionName ?? current.sessionName ?? undefined);
@@ -316,7 +314,7 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
   if (patch.skills !== undefined) changes.skills = JSON.stringify(checkNames('skills', patch.skills));
   if (patch.toolsets !== undefined) changes.toolsets = JSON.stringify(checkNames('toolsets', patch.toolsets));
   if (patch.deliver !== undefined) {
-    const chooser = { profileId: current.profileId, userId: current.creatorUserId, operator: patch.byOperator ?? false };
+    const chooser = { profileId: current.profileId, userId: current.creatorUserId, operator: patch.byOperator ?? false, addressAllowlist: patch.mailDomains };
     changes.targets = JSON.stringify(await targets(db, patch.deliver, current.origin, chooser));
   }
   const policy = checkPolicy(patch.missedPolicy);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { isChatPlatform, parseUserId, PLATFORM_FACTS } from '@herald/core';
+import { DEFAULT_ACCOUNT, DELIVERY_ONLY_FACTS, isChatPlatform, isDeliveryOnlyPlatform, parseUserId, PLATFORM_FACTS } from '@herald/core';
 import type { CronTarget, Database } from '@herald/db';
 import { describeTarget } from './cron-targets.ts';
 
@@ -13,6 +13,25 @@ export interface TargetChooser {
   profileId: string;
   userId: string;
   operator: boolean;
+  /** HERALD_MAIL_ALLOWED_DOMAINS (empty: any domain). Addresses outside it are refused to everyone. */
+  addressAllowlist?: readonly string[] | undefined;
+}
+
+/**
+ * Why an address target may not be saved, or undefined when every one may: the deployment decides
+ * where mail may go (HERALD_MAIL_ALLOWED_DOMAINS, issue 33), for operators and everyone else alike.
+ * Unset, any address is allowed: a deployment whose agents talk to people it does not trust sets it
+ * (docs/security.md).
+ */
+export function addressRefusal(chooser: TargetChooser, targets: readonly CronTarget[]): string | undefined {
+  const allowlist = chooser.addressAllowlist ?? [];
+  for (const target of targets) {
+    if ('url' in target || !isDeliveryOnlyPlatform(target.platform)) continue;
+    if (!DELIVERY_ONLY_FACTS[target.platform].addressAllowed(target.chatId, allowlist)) {
+      return `${describeTarget(target)} is outside the allowed domains (HERALD_MAIL_ALLOWED_DOMAINS: ${allowlist.join(', ')})`;
+    }
+  }
+  return undefined;
 }
 
 /** What a person is told when a target is not theirs to name; the job is not created or changed. */
@@ -23,14 +42,19 @@ export function targetRefusal(target: CronTarget): string {
   );
 }
 
+/** A key's platform part: `telegram`, or `telegram@ops` for a chat on a named account (the chat must be on that bot). */
+function platformPart(target: CronTarget & { chatId: string }): string {
+  return 'account' in target && target.account !== undefined && target.account !== DEFAULT_ACCOUNT ? `${target.platform}@${target.account}` : target.platform;
+}
+
 /** Whether `target` is a chat the person wrote in, in this profile (inbound_events.chat_key, migration 0044). */
 async function writesIn(db: Kysely<Database> | Transaction<Database>, chooser: TargetChooser, target: CronTarget & { chatId: string }): Promise<boolean> {
-  // Past `agent:<profile>:` a route key reads <platform>:<chat_type>:<chat_id>[:<thread_id>] (libs/session/src/session-key.ts).
+  // Past `agent:<profile>:` a route key reads <platform>[@<account>]:<chat_type>:<chat_id>[:<thread_id>] (libs/session/src/session-key.ts).
   const rest = sql`substr(e.chat_key, length(${`agent:${chooser.profileId}:`}) + 1)`;
   const found = await sql`
     SELECT 1 FROM inbound_events e
     WHERE e.user_id = ${chooser.userId} AND e.chat_key LIKE ${`agent:${chooser.profileId.replace(/[\\%_]/g, '\\$&')}:%`}
-      AND split_part(${rest}, ':', 1) = ${target.platform} AND split_part(${rest}, ':', 3) = ${target.chatId}
+      AND split_part(${rest}, ':', 1) = ${platformPart(target)} AND split_part(${rest}, ':', 3) = ${target.chatId}
     LIMIT 1`.execute(db);
   return found.rows.length > 0;
 }
@@ -50,6 +74,8 @@ export async function refusedTarget(db: Kysely<Database> | Transaction<Database>
   if (chooser.operator) return undefined;
   for (const target of targets) {
     if ('url' in target) return target;
+    // Addresses are no chats: addressRefusal decides them.
+    if (isDeliveryOnlyPlatform(target.platform)) continue;
     if (ownDm(chooser, target)) continue;
     if (!(await writesIn(db, chooser, target))) return target;
   }

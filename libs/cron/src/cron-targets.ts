@@ -1,8 +1,9 @@
-import { CHAT_PLATFORMS, formatNamedChat, isChatPlatform, parseNamedChat, PLATFORM_FACTS, TargetSyntaxError } from '@herald/core';
+import { CHAT_PLATFORMS, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS, formatNamedChat, isChatPlatform, isDeliveryOnlyPlatform, parseNamedChat, PLATFORM_FACTS, splitPlatformAccount, TargetSyntaxError } from '@herald/core';
+import type { DeliveryOnlyPlatform } from '@herald/core';
 import type { CronOrigin, CronTarget } from '@herald/db';
 
 /** Platforms a report can be posted to; a chat on any other platform (the API, the CLI) cannot. */
-export const DELIVERABLE_PLATFORMS = [...CHAT_PLATFORMS, 'webhook'] as const;
+export const DELIVERABLE_PLATFORMS = [...CHAT_PLATFORMS, ...DELIVERY_ONLY_PLATFORMS, 'webhook'] as const;
 
 export class DeliverSpecError extends Error {
   override readonly name = 'DeliverSpecError';
@@ -10,7 +11,8 @@ export class DeliverSpecError extends Error {
 
 export const DELIVER_HELP =
   "use 'origin' (the chat the job is created from), 'local' (keep the output, post nothing), " +
-  `${CHAT_PLATFORMS.map((platform) => `'${PLATFORM_FACTS[platform].targetSyntax}'`).join(', ')} or 'webhook:<https url>', comma-separated`;
+  `${[...CHAT_PLATFORMS.map((platform) => PLATFORM_FACTS[platform].targetSyntax), ...DELIVERY_ONLY_PLATFORMS.map((platform) => DELIVERY_ONLY_FACTS[platform].targetSyntax)].map((syntax) => `'${syntax}'`).join(', ')} ` +
+  "(a bot other than the default one as '<platform>@<account>:<chat_id>') or 'webhook:<https url>', comma-separated";
 
 function originTarget(origin: CronOrigin | null | undefined, platform?: string): CronTarget {
   if (!origin) throw new DeliverSpecError(`there is no chat to deliver to as 'origin' here: ${DELIVER_HELP}`);
@@ -46,18 +48,33 @@ function chatTarget(item: string): CronTarget {
   }
 }
 
+/** One address of a delivery-only platform (`email:<address>`), read by its registry entry. */
+function addressTarget(platform: DeliveryOnlyPlatform, text: string): CronTarget {
+  const check = DELIVERY_ONLY_FACTS[platform].readAddress(text.trim());
+  if ('problem' in check) throw new DeliverSpecError(check.problem);
+  return { platform, chatId: check.address };
+}
+
+/** The delivery-only platform an item names as its prefix (`email:`), if any. */
+function deliveryOnlyPrefix(lower: string): DeliveryOnlyPlatform | undefined {
+  const colon = lower.indexOf(':');
+  const platform = colon > 0 ? lower.slice(0, colon) : '';
+  return isDeliveryOnlyPlatform(platform) ? platform : undefined;
+}
+
 function chatPlatformPrefix(lower: string): boolean {
   const colon = lower.indexOf(':');
-  return colon > 0 && isChatPlatform(lower.slice(0, colon));
+  return colon > 0 && isChatPlatform(splitPlatformAccount(lower.slice(0, colon)).platform);
 }
 
 function targetKey(target: CronTarget): string {
-  return 'url' in target ? `webhook:${target.url}` : `${target.platform}:${target.chatId}:${target.threadId ?? ''}`;
+  return 'url' in target ? `webhook:${target.url}` : `${formatNamedChat({ platform: target.platform, account: target.account, chatId: target.chatId })}:${target.threadId ?? ''}`;
 }
 
 /**
- * Turns Hermes' `deliver` (a comma-separated string or a list) into concrete targets; duplicates
- * collapse. Undefined means the default: the origin chat when it can receive reports, else none.
+ * Turns Hermes' `deliver` (a comma-separated string or a list) into concrete targets, one per chat
+ * or address (each is its own outbox row, retried and failed on its own); duplicates collapse.
+ * Undefined means the default: the origin chat when it can receive reports, else none.
  */
 export function parseDeliver(spec: string | readonly string[] | undefined, origin: CronOrigin | null | undefined): CronTarget[] {
   if (spec === undefined) {
@@ -65,11 +82,21 @@ export function parseDeliver(spec: string | readonly string[] | undefined, origi
   }
   const items = (typeof spec === 'string' ? spec.split(',') : [...spec]).map((item) => item.trim()).filter((item) => item !== '');
   const targets = new Map<string, CronTarget>();
+  // `email:a@x.org,b@y.org`: an address after an address target is one more of that platform.
+  let addressed: DeliveryOnlyPlatform | undefined;
   for (const item of items) {
     const lower = item.toLowerCase();
     let target: CronTarget | undefined;
+    const prefix = deliveryOnlyPrefix(lower);
+    if (prefix === undefined && addressed !== undefined && !lower.includes(':') && lower.includes('@')) {
+      target = addressTarget(addressed, item);
+      targets.set(targetKey(target), target);
+      continue;
+    }
+    addressed = prefix;
     if (lower === 'local' || lower === 'none') continue;
-    if (lower === 'origin') target = originTarget(origin);
+    if (prefix !== undefined) target = addressTarget(prefix, item.slice(prefix.length + 1));
+    else if (lower === 'origin') target = originTarget(origin);
     else if (isChatPlatform(lower)) target = originTarget(origin, lower);
     else if (chatPlatformPrefix(lower)) target = chatTarget(item);
     else if (lower.startsWith('webhook:')) target = webhookTarget(item.slice('webhook:'.length));

@@ -122,7 +122,36 @@ describe('delivery targets', () => {
 
   it('refuses what it cannot deliver to', () => {
     expect(() => parseDeliver('origin', { platform: 'api', chatType: 'dm', chatId: 'x' })).toThrow(/cannot receive reports/);
-    expect(() => parseDeliver('slack:1', telegramOrigin)).toThrow(/unknown delivery target 'slack:1'/);
+    expect(() => parseDeliver('matrix:1', telegramOrigin)).toThrow(/unknown delivery target 'matrix:1'/);
+    expect(parseDeliver('slack:C1:1800000000.000100,slack@ops:C2', telegramOrigin)).toEqual([
+      { platform: 'slack', chatId: 'C1', threadId: '1800000000.000100' },
+      { platform: 'slack', chatId: 'C2', account: 'ops' },
+    ]);
+    expect(() => parseDeliver('slack@Bad!:C1', telegramOrigin)).toThrow(/account name/);
     expect(() => parseDeliver('webhook:ftp://x', null)).toThrow(/http or https/);
+  });
+
+  it('reads e-mail targets: one per address, several after one email: prefix, the domain in lower case', () => {
+    expect(parseDeliver('email:Ops@Example.COM, b.c+tag@x.example.org, telegram:5, email:d@e.io', telegramOrigin)).toEqual([
+      { platform: 'email', chatId: 'Ops@example.com' },
+      { platform: 'email', chatId: 'b.c+tag@x.example.org' },
+      { platform: 'telegram', chatId: '5' },
+      { platform: 'email', chatId: 'd@e.io' },
+    ]);
+    expect(parseDeliver(['email:a@example.com', 'a@example.com'], null)).toHaveLength(1);
+  });
+
+  it.each([
+    ['email:', /not a mail address/],
+    ['email:nobody', /not a mail address/],
+    ['email:a@localhost', /not a domain name/],
+    ['email:a..b@example.com', /part before @/],
+    ['email:a@example.com\r\nBcc: evil@example.net', /part before @/],
+    ['email:a@exa_mple.com', /not a domain name/],
+    ['email:"a b"@example.com', /part before @/],
+    ['email:a@example.com\u0000', /not a domain name/],
+    ['telegram:5, x@example.com', /unknown delivery target 'x@example.com'/],
+  ])('refuses the e-mail target %j', (spec, message) => {
+    expect(() => parseDeliver(spec, null)).toThrow(message);
   });
 });

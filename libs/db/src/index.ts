@@ -9,3 +9,5 @@ export { isConnectionError } from './infra-errors.ts';
 export type * from './schema.ts';
 export { PROFILE_CACHE_APPLICATION_NAME, PROFILE_CHANGED_CHANNEL, ProfileCache, readProfileSettings } from './profile-cache.ts';
 export type { ProfileCacheOptions, ProfileSettings } from './profile-cache.ts';
+export { parseLsn, ReadRouting } from './read-routing.ts';
+export type { ReadSource, RoutedRead } from './read-routing.ts';

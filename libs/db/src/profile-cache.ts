@@ -69,6 +69,8 @@ export class ProfileCache {
   readonly #onError: ((error: Error) => void) | undefined;
   readonly #checkIntervalMs: number;
   readonly #entries = new Map<string, ProfileSettings>();
+  /** Values about every profile at once (the bindings): dropped by any notice, as '' or a profile's. */
+  readonly #shared = new Map<string, unknown>();
   /** Grows on every invalidation and listener change: a read that saw it move keeps nothing. */
   #generation = 0;
   /** Set only while LISTEN is live on it. */
@@ -122,9 +124,23 @@ export class ProfileCache {
     return settings;
   }
 
+  /**
+   * A value read across profiles (the bindings, @herald/profiles), kept like a profile's settings:
+   * only while the listener is live, and dropped by every notice, since any profile's change may
+   * concern it. `load` reads Postgres.
+   */
+  async shared<T>(key: string, load: () => Promise<T>): Promise<T> {
+    if (this.#client !== undefined && this.#shared.has(key)) return this.#shared.get(key) as T;
+    const generation = this.#generation;
+    const value = await load();
+    if (this.#client !== undefined && generation === this.#generation) this.#shared.set(key, value);
+    return value;
+  }
+
   /** Forgets one profile's copy, or every copy when no id (or '') is given. */
   invalidate(profileId?: string): void {
     this.#generation++;
+    this.#shared.clear();
     if (profileId === undefined || profileId === '') this.#entries.clear();
     else this.#entries.delete(profileId);
   }

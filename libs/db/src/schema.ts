@@ -43,10 +43,14 @@ export const ALLOWED_VALUES = {
   'cron_runs.status': ['pending', 'running', 'succeeded', 'silent', 'failed', 'skipped'],
   'outbox.status': ['pending', 'sending', 'delivered', 'failed'],
   'audit_log.kind': ['tool_call', 'approval_request', 'approval_answer', 'hook_decision', 'admin_change', 'refusal'],
-  'dead_letters.source': ['telegram_update', 'discord_event', 'run'],
+  'dead_letters.source': ['telegram_update', 'discord_event', 'slack_event', 'run'],
   'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
   'role_grants.role': ['admin', 'operator', 'member', 'viewer'],
+  'budgets.scope': ['person', 'profile'],
+  'budget_warnings.scope': ['person', 'profile'],
+  'budget_warnings.period': ['day', 'month'],
+  'event_attachments.kind': ['image', 'audio', 'document'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -86,7 +90,8 @@ export interface StoredToolCall {
 }
 
 /** Where a job's report goes: a chat on a platform, or an HTTP webhook. */
-export type CronTarget = { platform: 'webhook'; url: string } | { platform: string; chatId: string; threadId?: string };
+/** `account`: the platform account (bot) that posts; absent for the default one. */
+export type CronTarget = { platform: 'webhook'; url: string } | { platform: string; chatId: string; threadId?: string; account?: string };
 
 /** The chat a job was created from. */
 export interface CronOrigin {
@@ -172,6 +177,16 @@ export type CronJobsTable = Refine<
   }
 >;
 export type CronRunsTable = Refine<Tables.CronRuns, { trigger: CronRunTrigger; status: Generated<CronRunStatus> }>;
+/** What a file is to the rest of Herald: its blob (bytes by SHA-256), a safe name, the sniffed type. */
+export interface StoredFile {
+  sha256: string;
+  name: string;
+  mime: string;
+  size: number;
+}
+export type AttachmentKind = Allowed<'event_attachments.kind'>;
+export type BlobsTable = Tables.Blobs;
+export type EventAttachmentsTable = Refine<Tables.EventAttachments, { kind: AttachmentKind }>;
 export type OutboxTable = Refine<
   Tables.Outbox,
   {
@@ -180,8 +195,11 @@ export type OutboxTable = Refine<
     receipt: Json<Record<string, unknown>> | null;
     parts_sent: JsonWithDefault<string[]>;
     in_flight: Json<InFlightPart> | null;
+    file: Json<StoredFile> | null;
   }
 >;
+/** A streamed answer's draft messages (migrations/0077_chat_drafts.sql), by its reply's outbox key. */
+export type ChatDraftsTable = Refine<Tables.ChatDrafts, { message_ids: JsonWithDefault<string[]> }>;
 export type PlatformLeasesTable = Tables.PlatformLeases;
 export type AuditLogTable = Refine<Tables.AuditLog, { kind: AuditKind; detail: JsonWithDefault<Record<string, unknown>> }>;
 export type HookFiringsTable = Refine<Tables.HookFirings, { directive: Json<Record<string, unknown> | null> | null }>;
@@ -189,6 +207,10 @@ export type ProfileHooksTable = Refine<Tables.ProfileHooks, { hooks: JsonWithDef
 export type ProfileMcpServersTable = Refine<Tables.ProfileMcpServers, { servers: JsonWithDefault<Record<string, unknown>> }>;
 export type SessionMcpToolsTable = Refine<Tables.SessionMcpTools, { tools: JsonWithDefault<unknown[]> }>;
 export type UsageDaysTable = Tables.UsageDays;
+export type BudgetScope = Allowed<'budgets.scope'>;
+export type BudgetPeriod = Allowed<'budget_warnings.period'>;
+export type BudgetsTable = Refine<Tables.Budgets, { scope: BudgetScope }>;
+export type BudgetWarningsTable = Refine<Tables.BudgetWarnings, { scope: BudgetScope; period: BudgetPeriod }>;
 export type DeadLettersTable = Refine<
   Tables.DeadLetters,
   { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
@@ -225,6 +247,7 @@ export interface Database {
   cron_jobs: CronJobsTable;
   cron_runs: CronRunsTable;
   outbox: OutboxTable;
+  chat_drafts: ChatDraftsTable;
   platform_leases: PlatformLeasesTable;
   session_compressions: SessionCompressionsTable;
   session_handoffs: SessionHandoffsTable;
@@ -246,6 +269,13 @@ export interface Database {
   role_grants: RoleGrantsTable;
   api_tokens: Tables.ApiTokens;
   link_codes: Tables.LinkCodes;
+  usage_costs: Tables.UsageCosts;
+  budgets: BudgetsTable;
+  budget_warnings: BudgetWarningsTable;
+  /** Routing rules to profiles, owned by @herald/profiles (binding-store.ts). */
+  bindings: Tables.Bindings;
+  blobs: BlobsTable;
+  event_attachments: EventAttachmentsTable;
   console_sessions: Tables.ConsoleSessions;
 }
 

@@ -2,11 +2,13 @@ import pg from 'pg';
 import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
 import type { Kysely } from 'kysely';
-import type { Database } from '@herald/db';
+import type { Database, StoredFile } from '@herald/db';
+import { readBlob } from '@herald/attachments';
 import { withDefaultUser } from '@herald/db';
 import { contextFromTraceParent, recordDelivery, withSpan } from '@herald/telemetry';
 import { claimOutbound, ClaimLostError, DeliveryError, markAttemptFailed, markDelivered, progressFor } from './outbox.ts';
-import type { ClaimedRow, DeliveryReceipt, OutboundSender } from './outbox.ts';
+import type { ClaimedRow, DeliveryReceipt, OutboundDelivery, OutboundSender } from './outbox.ts';
+import { draftMessageIds, dropDrafts } from './chat-drafts.ts';
 
 export interface DeliveryConsumerOptions {
   db: Kysely<Database>;
@@ -139,7 +141,9 @@ export class DeliveryConsumer {
     const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.#options.sendTimeoutMs)]);
     let receipt: DeliveryReceipt;
     try {
-      receipt = await sender.send({ ...row, progress: progressFor(this.#db, row) }, signal);
+      const drafts = sender.drafts ? await draftMessageIds(this.#db, row.idempotencyKey) : [];
+      const delivery = { ...row, progress: progressFor(this.#db, row), drafts };
+      receipt = row.file ? await this.#sendFile(sender, delivery, row.file, signal) : await sender.send(delivery, signal);
     } catch (error) {
       await this.#failed(row, error, logger).catch((writeError: unknown) =>
         // The claim expires and the row is taken up again; its in-flight mark keeps it honest.
@@ -150,11 +154,21 @@ export class DeliveryConsumer {
     recordDelivery(row.platform, 'delivered');
     try {
       await markDelivered(this.#db, row, receipt);
+      // The drafts are the answer's parts now (in the receipt); left behind, a later row would skip them.
+      await dropDrafts(this.#db, row.idempotencyKey);
       logger.info({ messageIds: receipt.messageIds }, 'delivered');
     } catch (error) {
       // The parts are recorded as sent, so whoever takes the row over finishes without resending.
       logger.warn({ err: error }, 'delivered, but the receipt could not be stored yet');
     }
+  }
+
+  /** A file row: its bytes read from the blob, then the platform's file message. */
+  async #sendFile(sender: OutboundSender, delivery: OutboundDelivery, file: StoredFile, signal: AbortSignal): Promise<DeliveryReceipt> {
+    if (sender.sendFile === undefined) throw new DeliveryError(`${delivery.platform} cannot send files`, { retryable: false });
+    const bytes = await readBlob(this.#db, file.sha256);
+    if (bytes === undefined) throw new DeliveryError(`the file ${file.name} is no longer stored`, { retryable: false });
+    return sender.sendFile(delivery, { ...file, bytes }, signal);
   }
 
   async #failed(row: ClaimedRow, error: unknown, logger: Logger): Promise<void> {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction, Updateable } from 'kysely';
-import type { Database, InFlightPart, OutboxStatus, OutboxTable } from '@herald/db';
+import type { Database, InFlightPart, OutboxStatus, OutboxTable, StoredFile } from '@herald/db';
+import { otherDraftIds } from './chat-drafts.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -15,6 +16,8 @@ export interface OutboundRequest {
   text: string;
   sessionId?: string | null;
   source: string;
+  /** A file to send (its blob), with `text` as its caption: a photo or document message. */
+  file?: StoredFile | undefined;
 }
 
 /**
@@ -38,6 +41,7 @@ export async function enqueueOutbound(
       receipt: null,
       claim_token: null,
       in_flight: null,
+      file: item.file === undefined ? null : JSON.stringify(item.file),
     })
     .onConflict((oc) => oc.column('idempotency_key').doNothing())
     .returning('id')
@@ -70,6 +74,13 @@ export interface OutboundItem {
   source: string;
   /** Attempts including this one. */
   attempts: number;
+  /** A file to send with `text` as its caption (sendFile), or null for a text message. */
+  file?: StoredFile | null | undefined;
+}
+
+/** A file as a sender gets it: what the outbox row names, with its bytes read from the blob. */
+export interface OutboundFile extends StoredFile {
+  bytes: Buffer;
 }
 
 /**
@@ -89,12 +100,36 @@ export interface DeliveryProgress {
   partSent(part: number, messageId: string): Promise<void>;
   /** Clears the in-flight mark after reconciling that part was not delivered. */
   clearInFlight(): Promise<void>;
-  /** Message ids of the latest messages delivered to the same chat, newest rows first. */
+  /**
+   * Message ids of the latest messages delivered to the same chat, newest rows first, then the
+   * draft messages of other replies streaming there: bot messages that are not this row's.
+   */
   recentChatMessageIds(): Promise<string[]>;
 }
 
 export interface OutboundDelivery extends OutboundItem {
   progress: DeliveryProgress;
+  /**
+   * Messages a running turn posted while its answer streamed (chat-drafts.ts), in order: the sender
+   * edits them into the first parts of this text instead of sending those parts, and removes any
+   * left over, so the chat ends with the committed text once. Empty for everything not streamed.
+   */
+  drafts: readonly string[];
+}
+
+/**
+ * A platform's calls for a streamed draft: one plain-text message posted, then edited as the text
+ * grows. Errors are DeliveryErrors (a rate limit carries its retryAfterMs).
+ */
+export interface DraftCalls {
+  /** Posts a draft message; `first` is the answer's first message (a group reply quotes the question). */
+  post(target: Record<string, string>, text: string, first: boolean, signal: AbortSignal): Promise<string>;
+  /** Replaces a draft message's text (an unchanged text is not an error); false when the message is gone. */
+  edit(target: Record<string, string>, messageId: string, text: string, signal: AbortSignal): Promise<boolean>;
+  /** Deletes a draft message; one already gone is not an error. */
+  remove(target: Record<string, string>, messageId: string, signal: AbortSignal): Promise<void>;
+  /** The longest text of one message. */
+  readonly maxChars: number;
 }
 
 /**
@@ -105,6 +140,13 @@ export interface OutboundSender {
   send(item: OutboundDelivery, signal: AbortSignal): Promise<DeliveryReceipt>;
   /** Shows "typing..." in the chat for a few seconds; optional. */
   typing?(target: Record<string, string>, signal: AbortSignal): Promise<void>;
+  /** Streamed drafts, when the platform can edit its messages; a sender without them is never streamed to. */
+  readonly drafts?: DraftCalls;
+  /**
+   * Sends a file with the row's text as its caption (a photo or a document message); one over the
+   * platform's size limit becomes a note saying so. A platform without it gets no file rows delivered.
+   */
+  sendFile?(item: OutboundDelivery, file: OutboundFile, signal: AbortSignal): Promise<DeliveryReceipt>;
 }
 
 const deliveryErrorMarker = Symbol.for('herald.delivery-error');
@@ -181,6 +223,7 @@ export async function claimOutbound(
     parts_sent: string[];
     in_flight: InFlightPart | null;
     trace_parent: string | null;
+    file: StoredFile | null;
   }>`
     UPDATE outbox SET status = 'sending', attempts = attempts + 1, claim_token = ${token}::uuid,
                       claim_expires_at = now() + ${options.claimMs} * interval '1 millisecond'
@@ -199,7 +242,7 @@ export async function claimOutbound(
       LIMIT ${options.limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, idempotency_key, platform, target, text, session_id, source, attempts, claim_token,
-              parts_sent, in_flight, trace_parent`.execute(db);
+              parts_sent, in_flight, trace_parent, file`.execute(db);
   return result.rows.map((row) => ({
     id: row.id,
     idempotencyKey: row.idempotency_key,
@@ -213,6 +256,7 @@ export async function claimOutbound(
     partsSent: row.parts_sent,
     inFlight: row.in_flight,
     traceParent: row.trace_parent,
+    file: row.file,
   }));
 }
 
@@ -271,7 +315,7 @@ export function progressFor(db: Kysely<Database>, row: ClaimedRow): DeliveryProg
         .orderBy('created_at', 'desc')
         .limit(5)
         .execute();
-      return rows.flatMap((r) => r.parts_sent);
+      return [...rows.flatMap((r) => r.parts_sent), ...(await otherDraftIds(db, row.platform, chatId, row.idempotencyKey))];
     },
   };
 }

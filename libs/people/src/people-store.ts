@@ -31,10 +31,10 @@ export class PeopleError extends Error {
   }
 }
 
-/** An identity as people write it: `telegram:42`, `api:ana`, or a bare `ana` (the API's). */
+/** An identity as people write it: `<platform>:<id>`, `api:ana`, or a bare `ana` (the API's). */
 export function normalizeIdentity(value: string): string {
   const trimmed = value.trim();
-  if (trimmed === '' || trimmed.length > 256 || /[\s\0]/.test(trimmed)) throw new PeopleError(400, `identity: expected a platform-qualified user id such as telegram:42`, 'identity');
+  if (trimmed === '' || trimmed.length > 256 || /[\s\0]/.test(trimmed)) throw new PeopleError(400, `identity: expected a platform-qualified user id such as api:ana`, 'identity');
   const qualified = apiUserId(trimmed);
   if (parseUserId(qualified) === undefined) throw new PeopleError(400, `identity: ${qualified} is not a known platform's user id`, 'identity');
   return qualified;

@@ -1,6 +1,11 @@
-import { qualifyUserId } from '@herald/core';
-import type { Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError } from '@herald/session';
+import { DEFAULT_ACCOUNT, qualifyUserId } from '@herald/core';
+import { MAIN_PROFILE } from '@herald/profiles';
+import type { BindingFacts } from '@herald/profiles';
+import type { ChatPlatform, Logger } from '@herald/core';
+import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError, wasAccepted } from '@herald/session';
+import { takeMessageFiles } from '@herald/attachments';
+import type { IncomingFile } from '@herald/attachments';
+import { DEFAULT_ATTACHMENTS } from '@herald/core';
 import { enqueueOutbound } from '@herald/delivery';
 import type { Db } from '@herald/db';
 import type { AcceptOptions, InboundMessage } from '@herald/session';
@@ -12,9 +17,9 @@ import { effectiveOperators, personKeyOf } from '@herald/people';
 import { linkCommandOf, runLinkCommand } from './link-command.ts';
 import type { Hooks } from '@herald/hooks';
 
-/** A chat message from Telegram or Discord, normalized; only messages addressed to the bot. */
+/** A chat message from a chat platform, normalized; only messages addressed to the bot. */
 export interface ChatInbound {
-  platform: 'telegram' | 'discord';
+  platform: ChatPlatform;
   chatType: 'dm' | 'group';
   chatId: string;
   threadId?: string | undefined;
@@ -22,12 +27,20 @@ export interface ChatInbound {
   userName?: string | undefined;
   /** Also matched against the allowlist ('@name' entries). */
   userHandle?: string | undefined;
+  /** Other spellings of the person the allowlist may use (Slack's bare user id beside team:user). */
+  allowlistIds?: readonly string[] | undefined;
   text: string;
   /** Namespaced platform event id: a redelivery is the same event. */
   dedupeKey: string;
   platformMessageId: string;
   /** Extra delivery fields for the answer (a Discord interaction's token). */
   replyVia?: Record<string, string> | undefined;
+  /** The Discord server the message came from, matched by bindings' guild_id. */
+  guildId?: string | undefined;
+  /** The channel the message came in (a thread's parent), matched by bindings' channel_id; the chat when unset. */
+  channelId?: string | undefined;
+  /** Files the message carries (photos, documents, voice notes), not read yet: taken in only for people on the allowlist. */
+  files?: readonly IncomingFile[] | undefined;
 }
 
 export interface ChatInboundDependencies {
@@ -41,7 +54,12 @@ export interface ChatInboundDependencies {
   /** User ids or @handles; '*' allows everyone; empty allows no one. */
   allowedUsers: readonly string[];
   logger: Logger;
+  /** The profile when no bindings are consulted (tests, one-profile tools); else `main` unless a binding says otherwise. */
   profileId?: string;
+  /** The bot (platform account) the message came in on: replies leave through it. @default 'default' */
+  account?: string | undefined;
+  /** The bindings (@herald/profiles routeProfile, cached per process): which profile the message goes to. */
+  routeProfile?: ((facts: BindingFacts) => Promise<string>) | undefined;
   /** Lifecycle hooks: pre_gateway_dispatch may drop or rewrite a message before it is committed. */
   hooks?: Hooks | undefined;
 }
@@ -72,25 +90,40 @@ export function handleChatInbound(deps: ChatInboundDependencies, message: ChatIn
  * polite refusal per hour: the refusal's idempotency key names the hour, so replicas and
  * redeliveries collapse into one outbox row.
  */
-async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
-  const identity = qualifyUserId(message.platform, message.userId);
-  const inbound: InboundMessage = {
-    profileId: deps.profileId ?? 'main',
+/**
+ * The message as the inbox takes it: routed to its profile by the bindings, on its account. A
+ * named account's chats are keyed apart (the same person on two bots has two conversations) and
+ * its platform event ids, counted per bot, are namespaced by it.
+ */
+async function inboundOf(deps: ChatInboundDependencies, message: ChatInbound): Promise<InboundMessage> {
+  const account = deps.account ?? DEFAULT_ACCOUNT;
+  const userId = qualifyUserId(message.platform, message.userId);
+  const facts = { platform: message.platform, account, chatId: message.chatId, chatType: message.chatType, guildId: message.guildId, channelId: message.channelId, userId };
+  const profileId = deps.routeProfile === undefined ? (deps.profileId ?? MAIN_PROFILE) : await deps.routeProfile(facts);
+  const named = account !== DEFAULT_ACCOUNT;
+  return {
+    profileId,
     platform: message.platform,
+    ...(named ? { account } : {}),
     chatType: message.chatType,
     chatId: message.chatId,
     threadId: message.threadId,
-    userId: identity,
+    userId,
     userName: message.userName,
     text: message.text,
-    dedupeKey: message.dedupeKey,
+    dedupeKey: named ? `${account}/${message.dedupeKey}` : message.dedupeKey,
     platformMessageId: message.platformMessageId,
     replyVia: message.replyVia,
   };
-  if (!isAllowed(deps.allowedUsers, message.userId, message.userHandle)) {
+}
+
+async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInbound): Promise<ChatInboundOutcome> {
+  const inbound = await inboundOf(deps, message);
+  const allowed = [message.userId, ...(message.allowlistIds ?? [])].some((id) => isAllowed(deps.allowedUsers, id, message.userHandle));
+  if (!allowed) {
     const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
     await enqueueOutbound(deps.db, {
-      idempotencyKey: `refusal:${message.platform}:${message.userId}:${window}`,
+      idempotencyKey: `refusal:${message.platform}${inbound.account === undefined ? '' : `@${inbound.account}`}:${message.userId}:${window}`,
       platform: message.platform,
       target: chatTarget(inbound),
       text: `${REFUSAL_TEXT}${message.userId}`,
@@ -99,6 +132,7 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     deps.logger.info({ platform: message.platform, userId: message.userId }, 'message from someone not on the allowlist');
     return 'refused';
   }
+  const identity = inbound.userId;
   const code = linkCommandOf(message.text);
   if (code !== undefined) {
     await runLinkCommand(deps.db, { code, identity, idempotencyKey: `link:${message.dedupeKey}`, platform: message.platform, target: chatTarget(inbound) });
@@ -107,6 +141,10 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   // A linked identity speaks as its person: memory, search, quotas and approvals read one id
   // (docs/decisions/2026-12-06-person-key.md).
   inbound.userId = await personKeyOf(deps.db, identity);
+  const withFiles = await takeFiles(deps, message, inbound);
+  if (withFiles === undefined) return 'duplicate';
+  inbound.text = withFiles.text;
+  inbound.attachments = withFiles.attachments;
   const verdict = await gatewayDispatch(deps.hooks, deps.db, { ...inbound, profileId: inbound.profileId });
   if (verdict.kind === 'skip') return 'skipped';
   let accepted;
@@ -128,4 +166,20 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   }
   await announceAccepted(deps, accepted);
   return accepted.duplicate ? 'duplicate' : 'accepted';
+}
+
+/**
+ * The message's files, downloaded once: a redelivered update whose message is in the inbox already
+ * is a duplicate before anything is fetched. What the person must hear at once (a transcript, a
+ * file refused) goes out through the outbox ahead of the answer.
+ */
+async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
+  const files = message.files ?? [];
+  if (files.length === 0) return { text: message.text, attachments: undefined };
+  if (await wasAccepted(deps.db, message.dedupeKey)) return undefined;
+  const taken = await takeMessageFiles(deps.db, deps.accept.attachments ?? DEFAULT_ATTACHMENTS, message.text, files);
+  for (const [index, text] of taken.notices.entries()) {
+    await enqueueOutbound(deps.db, { idempotencyKey: `attachment:${message.dedupeKey}:${index}`, platform: message.platform, target: chatTarget(inbound), text, source: 'notice' });
+  }
+  return { text: taken.text, attachments: taken.attachments };
 }

@@ -9,6 +9,10 @@ export type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from '.
 export { LeasedTask } from './leased-task.ts';
 export type { LeasedTaskOptions } from './leased-task.ts';
 export { TypingIndicator } from './typing-indicator.ts';
+export { DraftStream, DRAFT_CURSOR, DEFAULT_PACING } from './draft-stream.ts';
+export type { DraftPacing, DraftStreamOptions } from './draft-stream.ts';
+export { DraftStreams } from './draft-streams.ts';
+export type { DraftStreamsOptions } from './draft-streams.ts';
 export { DiscordSender, discordNonce, classifyDiscordError, DISCORD_LIMIT } from './discord/discord-sender.ts';
 export {
   DiscordIngress,
@@ -18,10 +22,23 @@ export {
   deployDiscordCommands,
 } from './discord/discord-ingress.ts';
 export type { DiscordIngressOptions } from './discord/discord-ingress.ts';
-export { defineAdapter } from './platform-adapter.ts';
-export type { AnyPlatformAdapter, ConfiguredCalls, InboundDependencies, InboundHandle, PlatformAdapter, PlatformAdapterSpec, RateLimitRules } from './platform-adapter.ts';
-export { PLATFORM_ADAPTERS } from './platform-adapters.ts';
+export { defineAdapter, defineDeliveryAdapter } from './platform-adapter.ts';
+export type { AnyDeliveryAdapter, AnyPlatformAdapter, ConfiguredCalls, DeliveryAdapter, DeliveryAdapterSpec, InboundDependencies, InboundHandle, PlatformAdapter, PlatformAdapterSpec, PlatformWebhook, RateLimitRules, WebhookAnswer } from './platform-adapter.ts';
+export { DELIVERY_ADAPTERS, PLATFORM_ADAPTERS } from './platform-adapters.ts';
+export { emailAdapter } from './email/email-adapter.ts';
+export { EmailSender, classifySmtpError } from './email/email-sender.ts';
+export type { EmailSettings } from './email/email-sender.ts';
+export { mailBody } from './email/email-format.ts';
 export { telegramAdapter } from './telegram/telegram-adapter.ts';
 export type { TelegramInbound } from './telegram/telegram-adapter.ts';
 export { discordAdapter } from './discord/discord-adapter.ts';
 export { verifyTelegramSecret } from './telegram/telegram-ingress.ts';
+export { slackAdapter } from './slack/slack-adapter.ts';
+export type { SlackInbound } from './slack/slack-adapter.ts';
+export { SlackIngress, slackAppIdOf } from './slack/slack-ingress.ts';
+export { slackWebhooks } from './slack/slack-webhooks.ts';
+export type { SlackEnvelopeKind, SlackOutcome } from './slack/slack-ingress.ts';
+export { SlackSender, SLACK_LIMIT, WORKING_REACTION, classifySlackError, slackWebClient } from './slack/slack-sender.ts';
+export { markdownToSlackMrkdwn, slackTextToPlain } from './slack/slack-format.ts';
+export { signSlackBody, verifySlackSignature } from './slack/slack-signature.ts';
+export { SlackRateGate, SLACK_METHOD_SPACING } from './slack/slack-rate-gate.ts';

@@ -7,7 +7,7 @@ import { redeemLinkCode } from '@herald/people';
  * code was made for (`herald people link-code ID`, POST /v1/people/:id/link-code). It is handled
  * where a chat message arrives, before any session: the code is never stored as a message, never
  * reaches a model, and a platform added later gets it by going through handleChatInbound. It is
- * listed with the other chat commands (CHAT_COMMANDS), so /help and Discord's slash menu show it.
+ * listed with the other chat commands (CHAT_COMMANDS), so /help and the platforms' command menus show it.
  */
 
 /** The code of a `/link` message ('' when it has none); undefined for any other text. */

@@ -1,13 +1,34 @@
-import type { ChatPlatform, DeliveryTarget, Logger, NamedChat, PlatformFacts, PlatformsConfig } from '@herald/core';
+import { DEFAULT_ACCOUNT } from '@herald/core';
+import type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, DeliveryTarget, Logger, NamedChat, PlatformFacts, PlatformsConfig } from '@herald/core';
 import type { OutboundSender } from '@herald/delivery';
 import type { ChatInboundDependencies } from './chat-inbound.ts';
+import { AccountSender } from './account-sender.ts';
 
 /** What every platform's inbound side is given: the shared inbox path, minus its own allowlist. */
 export type InboundDependencies = Omit<ChatInboundDependencies, 'allowedUsers'> & { owner: string };
 
+/** What a platform webhook answers: the status and JSON body the ingress sends back. */
+export interface WebhookAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/**
+ * An HTTP route a platform takes its events on (Slack's Events API), served by the ingress with
+ * the body's raw bytes, which signatures are computed over. It checks its own signature; a storage
+ * outage is thrown and answered 503, so the platform delivers again.
+ */
+export interface PlatformWebhook {
+  path: string;
+  summary: string;
+  handle(rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): Promise<WebhookAnswer>;
+}
+
 /** A platform's running inbound side: stop it at shutdown. */
 export interface InboundHandle {
   stop(): Promise<void>;
+  /** The webhook routes it serves, when it takes events over HTTP. */
+  webhooks?: readonly PlatformWebhook[];
 }
 
 /**
@@ -25,11 +46,21 @@ export interface InboundHandle {
  * - `rateLimits`: what its sender keeps to; `lease`: whether one account's connection (a poller,
  *   a gateway socket) must be held by one process at a time.
  */
-export interface PlatformAdapterSpec<Settings, Inbound extends InboundHandle = InboundHandle> {
+/** What every platform's settings say about the account (bot) they are; unset: `default`. */
+export interface AccountSettings {
+  account?: string | undefined;
+}
+
+export interface PlatformAdapterSpec<Settings extends AccountSettings, Inbound extends InboundHandle = InboundHandle> {
   readonly name: ChatPlatform;
   readonly facts: PlatformFacts;
-  /** Its settings, or null when this deployment has no bot for it. */
+  /** Its default account's settings, or null when this deployment has no such bot. */
   settings(platforms: PlatformsConfig): Settings | null;
+  /**
+   * Every account's settings (HERALD_PLATFORMS_FILE, docs/configuration.md#platform-accounts): each
+   * gets its own sender and inbound side (its own lease). Unset: the default account alone.
+   */
+  accounts?(platforms: PlatformsConfig): Settings[];
   createSender(settings: Settings): OutboundSender;
   startInbound(settings: Settings, deps: InboundDependencies, logger: Logger): Promise<Inbound>;
   parseTarget(text: string): NamedChat;
@@ -48,22 +79,40 @@ export interface ConfiguredCalls<Inbound extends InboundHandle = InboundHandle> 
   startFor(platforms: PlatformsConfig, deps: InboundDependencies, logger: Logger): Promise<Inbound | undefined>;
 }
 
-export type PlatformAdapter<Settings, Inbound extends InboundHandle = InboundHandle> = PlatformAdapterSpec<Settings, Inbound> & ConfiguredCalls<Inbound>;
+export type PlatformAdapter<Settings extends AccountSettings, Inbound extends InboundHandle = InboundHandle> = PlatformAdapterSpec<Settings, Inbound> & ConfiguredCalls<Inbound>;
 
 /** The part of an adapter that does not depend on its settings' type: what a registry holds. */
-export type AnyPlatformAdapter = Omit<PlatformAdapterSpec<never>, 'settings' | 'createSender' | 'startInbound' | 'verifyWebhook'> & ConfiguredCalls;
+export type AnyPlatformAdapter = Omit<PlatformAdapterSpec<never>, 'settings' | 'accounts' | 'createSender' | 'startInbound' | 'verifyWebhook'> & ConfiguredCalls;
 
-/** An adapter from its spec, with the calls that pick its settings out of the config. */
-export function defineAdapter<Settings, Inbound extends InboundHandle>(spec: PlatformAdapterSpec<Settings, Inbound>): PlatformAdapter<Settings, Inbound> {
+const accountOf = (settings: AccountSettings): string => settings.account ?? DEFAULT_ACCOUNT;
+
+/** An adapter from its spec, with the calls that pick its accounts' settings out of the config. */
+export function defineAdapter<Settings extends AccountSettings, Inbound extends InboundHandle>(spec: PlatformAdapterSpec<Settings, Inbound>): PlatformAdapter<Settings, Inbound> {
+  const accounts = (platforms: PlatformsConfig): Settings[] => {
+    if (spec.accounts) return spec.accounts(platforms);
+    const settings = spec.settings(platforms);
+    return settings === null ? [] : [settings];
+  };
   return {
     ...spec,
     senderFor(platforms) {
-      const settings = spec.settings(platforms);
-      return settings === null ? undefined : spec.createSender(settings);
+      const all = accounts(platforms);
+      if (all.length === 0) return undefined;
+      const only = all[0];
+      if (all.length === 1 && only !== undefined && accountOf(only) === DEFAULT_ACCOUNT) return spec.createSender(only);
+      return new AccountSender(spec.name, new Map(all.map((settings) => [accountOf(settings), spec.createSender(settings)])));
     },
     async startFor(platforms, deps, logger) {
-      const settings = spec.settings(platforms);
-      return settings === null ? undefined : spec.startInbound(settings, deps, logger);
+      const started: Inbound[] = [];
+      for (const settings of accounts(platforms)) {
+        const account = accountOf(settings);
+        const log = account === DEFAULT_ACCOUNT ? logger : logger.child({ account });
+        started.push(await spec.startInbound(settings, { ...deps, account, logger: log }, log));
+      }
+      const first = started[0];
+      if (first === undefined) return undefined;
+      // The first is the default account's when there is one (its webhook route); stopping stops all.
+      return { ...first, stop: async () => void (await Promise.all(started.map((inbound) => inbound.stop()))) };
     },
   };
 }
@@ -73,4 +122,35 @@ export interface RateLimitRules {
   maxMessageChars: number;
   /** How the platform says "slow down", which the sender turns into a retry after that long. */
   backoff: string;
+}
+
+/**
+ * A platform Herald only delivers to (e-mail): the outbound half of the contract. It has no
+ * inbound side, no webhooks and no connection to hold; its target syntax is read where cron jobs
+ * are saved, through the registry's DeliveryOnlyFacts, so the adapter only reads stored targets.
+ */
+export interface DeliveryAdapterSpec<Settings> {
+  readonly name: DeliveryOnlyPlatform;
+  readonly facts: DeliveryOnlyFacts;
+  /** Its settings, or null when this deployment does not send there. */
+  settings(platforms: PlatformsConfig): Settings | null;
+  createSender(settings: Settings): OutboundSender;
+  formatTarget(chat: Pick<NamedChat, 'chatId'>): string;
+  readTarget(stored: Readonly<Record<string, string>>): DeliveryTarget | undefined;
+  readonly rateLimits: RateLimitRules;
+}
+
+export type DeliveryAdapter<Settings> = DeliveryAdapterSpec<Settings> & Pick<ConfiguredCalls, 'senderFor'>;
+
+/** What the registry of delivery-only adapters holds. */
+export type AnyDeliveryAdapter = Omit<DeliveryAdapterSpec<never>, 'settings' | 'createSender'> & Pick<ConfiguredCalls, 'senderFor'>;
+
+export function defineDeliveryAdapter<Settings>(spec: DeliveryAdapterSpec<Settings>): DeliveryAdapter<Settings> {
+  return {
+    ...spec,
+    senderFor(platforms) {
+      const settings = spec.settings(platforms);
+      return settings === null ? undefined : spec.createSender(settings);
+    },
+  };
 }

@@ -1,6 +1,8 @@
-import type { ChatPlatform } from '@herald/core';
+import type { ChatPlatform, DeliveryOnlyPlatform } from '@herald/core';
 import { discordAdapter } from './discord/discord-adapter.ts';
-import type { AnyPlatformAdapter } from './platform-adapter.ts';
+import { emailAdapter } from './email/email-adapter.ts';
+import type { AnyDeliveryAdapter, AnyPlatformAdapter } from './platform-adapter.ts';
+import { slackAdapter } from './slack/slack-adapter.ts';
 import { telegramAdapter } from './telegram/telegram-adapter.ts';
 
 /**
@@ -10,4 +12,10 @@ import { telegramAdapter } from './telegram/telegram-adapter.ts';
 export const PLATFORM_ADAPTERS: { readonly [Name in ChatPlatform]: AnyPlatformAdapter } = {
   telegram: telegramAdapter,
   discord: discordAdapter,
+  slack: slackAdapter,
+};
+
+/** Every delivery-only platform's adapter (they only send), keyed by the registry's names. */
+export const DELIVERY_ADAPTERS: { readonly [Name in DeliveryOnlyPlatform]: AnyDeliveryAdapter } = {
+  email: emailAdapter,
 };

@@ -1,3 +1,4 @@
+import { storedTarget } from '@herald/core';
 import type { Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import type { OutboundSender } from '@herald/delivery';
@@ -34,16 +35,17 @@ export class TypingIndicator {
   async #run(sender: OutboundSender, sessionId: string, signal: AbortSignal): Promise<void> {
     const session = await this.#db
       .selectFrom('sessions')
-      .select(['chat_id', 'chat_type', 'thread_id'])
+      .select(['chat_id', 'chat_type', 'thread_id', 'account'])
       .where('id', '=', sessionId)
       .executeTakeFirst()
       .catch(() => undefined);
     if (!session) return;
-    const target = {
+    const target = storedTarget({
+      account: session.account ?? undefined,
       chatId: session.chat_id,
       chatType: session.chat_type,
-      ...(session.thread_id === null ? {} : { threadId: session.thread_id }),
-    };
+      threadId: session.thread_id ?? undefined,
+    });
     while (!signal.aborted) {
       try {
         await sender.typing?.(target, AbortSignal.any([signal, AbortSignal.timeout(this.#intervalMs)]));

@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '@herald/db';
+import { matchOf } from './binding-rules.ts';
+import { readBindings } from './binding-store.ts';
 
-/** One routing rule that sends traffic to a profile (issue 31 point 5). */
+/** One routing rule that sends traffic to a profile (issue 31 point 5): its index in the list and what it matches. */
 export interface ProfileBinding {
   index: number;
   match: Record<string, string>;
@@ -9,11 +11,9 @@ export interface ProfileBinding {
 
 /**
  * The bindings that route traffic to `profileId`: shown by the console and `herald profiles show`,
- * and a profile that has any cannot be deleted. Bindings do not exist yet: the bindings work fills
- * this in from its table, and everything that asks (deletion, views) already goes through here.
+ * and a profile that has any cannot be deleted.
  */
 export async function bindingsOfProfile(db: Kysely<Database>, profileId: string): Promise<ProfileBinding[]> {
-  void db;
-  void profileId;
-  return [];
+  const rules = await readBindings(db);
+  return rules.flatMap((rule, index) => (rule.profile === profileId ? [{ index, match: matchOf(rule) }] : []));
 }

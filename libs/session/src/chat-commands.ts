@@ -3,7 +3,9 @@ import type { Transaction } from 'kysely';
 import { ALLOWED_VALUES } from '@herald/db';
 import type { Database, QueueMode } from '@herald/db';
 import { mayAnswerWait, NOT_YOURS_REPLY } from './tool-waits.ts';
+import type { BudgetDefaults } from '@herald/core';
 import { runHandoffCommand } from './handoff-commands.ts';
+import { usageReply } from './usage-report.ts';
 
 export const NEW_SESSION_REPLY = 'Started a new session. Earlier messages in this chat are no longer in context.';
 
@@ -25,6 +27,7 @@ export type Command =
   | { kind: 'compress'; focus: string | undefined }
   | { kind: 'sethome' }
   | { kind: 'handoff'; platform: string | undefined }
+  | { kind: 'usage' }
   | { kind: 'help' };
 
 /** The chat commands, the same on every platform; Discord registers them as slash commands. */
@@ -40,6 +43,7 @@ export const CHAT_COMMANDS = [
   { name: 'sethome', description: 'Make this chat the home chat of this platform: where /handoff sends a conversation' },
   { name: 'handoff', description: 'Move this conversation to a platform\'s home chat and carry on there', argument: 'platform' },
   { name: 'link', description: 'Link this account to your Herald person with a code from herald people link-code', argument: 'code' },
+  { name: 'usage', description: 'Show your model usage and cost today and this month' },
   { name: 'help', description: 'List the commands' },
 ] as const;
 
@@ -64,6 +68,7 @@ export function parseCommand(text: string): Command | undefined {
   if (name === 'compress') return { kind: 'compress', focus: argument === '' ? undefined : argument };
   if (name === 'sethome') return { kind: 'sethome' };
   if (name === 'handoff') return { kind: 'handoff', platform: argument === '' ? undefined : argument?.toLowerCase() };
+  if (name === 'usage') return { kind: 'usage' };
   if (name === 'help' || name === 'start') return { kind: 'help' };
   return undefined;
 }
@@ -195,6 +200,12 @@ async function runStatusCommand(trx: Transaction<Database>, sessionId: string): 
   };
 }
 
+/** /usage: the person's own usage, whatever chat they ask in; the budgets of this chat's profile. */
+async function runUsageCommand(trx: Transaction<Database>, sessionId: string, userId: string, budgets: BudgetDefaults | undefined): Promise<CommandOutcome> {
+  const session = await trx.selectFrom('sessions').select('profile_id').where('id', '=', sessionId).executeTakeFirstOrThrow();
+  return { reply: await usageReply(trx, userId, session.profile_id, budgets) };
+}
+
 /** Runs a chat command in the caller's transaction (the one that stores it as an event). */
 export async function runCommand(
   trx: Transaction<Database>,
@@ -202,8 +213,10 @@ export async function runCommand(
   userId: string,
   operators: readonly string[],
   command: Command,
+  budgets?: BudgetDefaults,
 ): Promise<CommandOutcome> {
   if (command.kind === 'new') return { reply: NEW_SESSION_REPLY };
+  if (command.kind === 'usage') return runUsageCommand(trx, sessionId, userId, budgets);
   if (command.kind === 'queue') return runQueueCommand(trx, sessionId, command.mode);
   if (command.kind === 'approve' || command.kind === 'deny') return runApprovalCommand(trx, sessionId, userId, operators, command);
   if (command.kind === 'status') return runStatusCommand(trx, sessionId);

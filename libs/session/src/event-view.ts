@@ -1,4 +1,5 @@
 /** What the API shows of one accepted event: its status, reply, and the question or approval its turn waits on. */
+import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database, WaitKind } from '@herald/db';
 
@@ -19,6 +20,8 @@ export interface EventView {
   error: string | null;
   /** Set while the event's turn is parked on a question or an approval for the person. */
   waiting: EventWaiting | null;
+  /** The 80% budget warnings the event's turn gave the person (each budget warns once a period). */
+  budgetWarnings: string[];
 }
 
 export async function getEvent(db: Kysely<Database>, eventId: string): Promise<EventView | undefined> {
@@ -28,6 +31,7 @@ export async function getEvent(db: Kysely<Database>, eventId: string): Promise<E
     .select([
       'e.id', 'e.session_id', 'e.status', 'e.reply_text', 'e.error',
       'w.id as wait_id', 'w.kind', 'w.tool_name', 'w.prompt', 'w.choices', 'w.expires_at',
+      sql<string[] | null>`(SELECT array_agg(b.text ORDER BY b.created_at) FROM budget_warnings b WHERE b.turn_id = e.turn_id)`.as('budget_warnings'),
     ])
     .where('e.id', '=', eventId)
     .executeTakeFirst();
@@ -36,7 +40,7 @@ export async function getEvent(db: Kysely<Database>, eventId: string): Promise<E
     row.wait_id !== null && row.kind !== null && row.tool_name !== null && row.prompt !== null && row.expires_at !== null
       ? { id: row.wait_id, kind: row.kind, tool: row.tool_name, prompt: row.prompt, choices: row.choices ?? null, expiresAt: row.expires_at }
       : null;
-  return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, waiting };
+  return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, waiting, budgetWarnings: row.budget_warnings ?? [] };
 }
 
 /** Tokens the models spent on an event's turn (every model call of it), for an API answer's usage. */
@@ -48,4 +52,30 @@ export async function eventUsage(db: Kysely<Database>, eventId: string): Promise
     .where('e.id', '=', eventId)
     .executeTakeFirst();
   return { inputTokens: Number(row?.input ?? 0), outputTokens: Number(row?.output ?? 0) };
+}
+
+/** An accepted event whose turn has not ended: what a follower of the session can stream. */
+export interface OpenEvent {
+  id: string;
+  status: string;
+  receivedAt: Date;
+}
+
+/**
+ * A session's events still pending or running, oldest first (a turn's stream is kept under each of
+ * its events); undefined when there is no such session.
+ */
+export async function listOpenEvents(db: Kysely<Database>, sessionId: string): Promise<OpenEvent[] | undefined> {
+  const session = await db.selectFrom('sessions').select('id').where('id', '=', sessionId).executeTakeFirst();
+  if (!session) return undefined;
+  const rows = await db
+    .selectFrom('inbound_events')
+    .select(['id', 'status', 'received_at'])
+    .where('session_id', '=', sessionId)
+    .where('status', 'in', ['pending', 'processing'])
+    .orderBy('received_at')
+    .orderBy('id')
+    .limit(20)
+    .execute();
+  return rows.map((row) => ({ id: row.id, status: row.status, receivedAt: row.received_at }));
 }

@@ -1,3 +1,4 @@
+import { storedTarget } from '@herald/core';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
@@ -230,10 +231,10 @@ async function giveWay(trx: Transaction<Database>, sessionId: string, by: Reques
   if (by.operator || home.origin_user_id === by.userId) await endSession(trx, sessionId, 'handoff');
 }
 
-function address(home: HomeChat): { platform: string; chatType: string; chatId: string; threadId?: string } {
-  return { platform: home.platform, chatType: home.chatType, chatId: home.chatId, ...(home.threadId === null ? {} : { threadId: home.threadId }) };
+function address(home: HomeChat): { platform: string; account: string; chatType: string; chatId: string; threadId?: string } {
+  return { platform: home.platform, account: home.account, chatType: home.chatType, chatId: home.chatId, ...(home.threadId === null ? {} : { threadId: home.threadId }) };
 }
 
 function target(home: HomeChat): Record<string, string> {
-  return { chatId: home.chatId, chatType: home.chatType, ...(home.threadId === null ? {} : { threadId: home.threadId }) };
+  return storedTarget({ account: home.account, chatId: home.chatId, chatType: home.chatType, threadId: home.threadId ?? undefined });
 }

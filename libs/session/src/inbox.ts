@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { isChatPlatform, parseUserId, storedTarget } from '@herald/core';
-import type { Config, QuotaConfig, ResetRule } from '@herald/core';
+import type { AttachmentsConfig, BudgetDefaults, Config, QuotaConfig, ResetRule } from '@herald/core';
 import type { Database, ProfileCache, QueueMode } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
@@ -14,8 +14,9 @@ import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
 import { endSession } from './session-end.ts';
 import { withdrawWaits } from './tool-waits.ts';
 import { checkReset } from './session-reset.ts';
-import type { LimitName } from './limit-refusal.ts';
 import { storableValue } from '@herald/core';
+import { attachToEvent } from '@herald/attachments';
+import type { Attachment } from '@herald/attachments';
 
 export interface InboundMessage extends RouteAddress {
   userId: string;
@@ -27,6 +28,8 @@ export interface InboundMessage extends RouteAddress {
   platformMessageId?: string | undefined;
   /** Extra delivery fields for the answer to this message (a Discord interaction's token). */
   replyVia?: Record<string, string> | undefined;
+  /** Files it carried, already stored (takeMessageFiles); linked to the event in the commit that stores it. */
+  attachments?: readonly Attachment[] | undefined;
 }
 
 export interface AcceptedEvent {
@@ -69,6 +72,11 @@ async function findByDedupeKey(db: Kysely<Database> | Transaction<Database>, ded
     .executeTakeFirst();
 }
 
+/** Whether a message with this dedupe key is in the inbox already: its files need not be fetched again. */
+export async function wasAccepted(db: Kysely<Database>, dedupeKey: string): Promise<boolean> {
+  return (await findByDedupeKey(db, dedupeKey)) !== undefined;
+}
+
 function duplicateOf(row: NonNullable<Awaited<ReturnType<typeof findByDedupeKey>>>): AcceptedEvent {
   return {
     eventId: row.id,
@@ -98,18 +106,24 @@ export interface AcceptOptions {
   operators?: readonly string[] | undefined;
   /** Per-person and global limits; a message past one is refused with LimitExceededError. */
   limits?: QuotaConfig | undefined;
+  /** The money budgets' defaults (HERALD_BUDGET_*); the budgets table's rows apply without them too. */
+  budgets?: BudgetDefaults | undefined;
   /** Reset rules (HERALD_SESSION_RESET) tried after the profile's own; unset: no reset check at all. */
   resetRules?: readonly ResetRule[] | undefined;
   /** The process's profile cache, where the profile's own reset rules are read; without one, from Postgres. */
   profiles?: ProfileCache | undefined;
+  /** How files that come with messages are taken in (size cap, transcription); the defaults without it. */
+  attachments?: AttachmentsConfig | undefined;
 }
 
 /** What every edge accepts messages with: the session backlog, the operators, the limits and the reset rules. */
-export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset'>, profiles?: ProfileCache): AcceptOptions {
+export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'sessionReset' | 'usage'> & Partial<Pick<Config, 'attachments'>>, profiles?: ProfileCache): AcceptOptions {
   return {
+    attachments: config.attachments,
     backlogLimit: config.limits.sessionBacklog,
     operators: config.people.operators,
     limits: config.people.quotas,
+    budgets: config.usage.budgets,
     resetRules: config.sessionReset.rules,
     profiles,
   };
@@ -148,7 +162,7 @@ export async function acceptInbound(
   if (command.kind === 'compress' && !(await hasPendingWait(db, key, ['approval', 'clarify']))) {
     return markCommand(db, await acceptMessage(db, key, message, options));
   }
-  return acceptCommand(db, key, message, command, options.operators ?? []);
+  return acceptCommand(db, key, message, command, options);
 }
 
 async function hasPendingWait(db: Kysely<Database>, key: string, kinds: ('approval' | 'clarify')[]): Promise<boolean> {
@@ -216,8 +230,9 @@ async function acceptCommand(
   key: string,
   message: InboundMessage,
   command: Command,
-  operators: readonly string[],
+  options: AcceptOptions,
 ): Promise<AcceptedEvent> {
+  const operators = options.operators ?? [];
   if (message.dedupeKey !== undefined) {
     const seen = await findByDedupeKey(db, message.dedupeKey);
     if (seen) return duplicateOf(seen);
@@ -239,7 +254,7 @@ async function acceptCommand(
       .where('id', '=', sessionId)
       .returning(['wake_generation'])
       .executeTakeFirstOrThrow();
-    const outcome = await runCommand(trx, sessionId, message.userId, operators, command);
+    const outcome = await runCommand(trx, sessionId, message.userId, operators, command, options.budgets);
     const eventId = randomUUID();
     await storeCommandEvent(trx, eventId, sessionId, message, outcome.reply);
     await answerInChat(trx, eventId, sessionId, message, outcome.reply);
@@ -260,6 +275,39 @@ async function acceptCommand(
   });
 }
 
+type AcceptRow = {
+  event_id: string | null;
+  session_id: string;
+  outcome: 'accepted' | 'duplicate' | 'backlog_full' | 'limited';
+  status: string | null;
+  wake_generation: string;
+  queue_mode: QueueMode;
+  limit_name: string | null;
+  retry_after: number | null;
+};
+
+/**
+ * herald_accept_message, and with files the links to them in the same transaction: a worker never
+ * sees the message without its files.
+ */
+async function acceptRow(db: Kysely<Database>, key: string, message: InboundMessage, options: AcceptOptions): Promise<AcceptRow | undefined> {
+  const attachments = message.attachments ?? [];
+  if (attachments.length === 0) return callAccept(db, key, message, options);
+  return db.transaction().execute(async (trx) => {
+    const row = await callAccept(trx, key, message, options);
+    if (row?.outcome === 'accepted' && row.event_id !== null) await attachToEvent(trx, row.event_id, attachments);
+    return row;
+  });
+}
+
+async function callAccept(db: Kysely<Database> | Transaction<Database>, key: string, message: InboundMessage, options: AcceptOptions): Promise<AcceptRow | undefined> {
+  const result = await sql<AcceptRow>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
+       ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
+       ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${options.backlogLimit}::integer,
+       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits, options.budgets)}::jsonb)`.execute(db);
+  return result.rows[0];
+}
+
 /** A plain message: one call of herald_accept_message (routing, lock, backlog, insert). */
 async function acceptMessage(
   db: Kysely<Database>,
@@ -267,29 +315,16 @@ async function acceptMessage(
   message: InboundMessage,
   options: AcceptOptions,
 ): Promise<AcceptedEvent> {
-  const result = await sql<{
-    event_id: string | null;
-    session_id: string;
-    outcome: 'accepted' | 'duplicate' | 'backlog_full' | 'limited';
-    status: string | null;
-    wake_generation: string;
-    queue_mode: QueueMode;
-    limit_name: LimitName | null;
-    retry_after: number | null;
-  }>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
-       ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
-       ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${options.backlogLimit}::integer,
-       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits)}::jsonb)`.execute(db);
-  const row = result.rows[0];
+  const row = await acceptRow(db, key, message, options);
   if (!row) throw new Error('herald_accept_message returned nothing');
   if (row.outcome === 'backlog_full') {
     recordQuotaRefusal('session_backlog');
     throw new BacklogFullError(options.backlogLimit);
   }
   if (row.outcome === 'limited') {
-    const limit = row.limit_name ?? 'turns_per_minute';
-    recordQuotaRefusal(limit);
-    throw new LimitExceededError(limit, row.retry_after ?? 60);
+    const refusal = new LimitExceededError(row.limit_name ?? 'turns_per_minute', row.retry_after ?? 60);
+    recordQuotaRefusal(refusal.limit);
+    throw refusal;
   }
   if (row.outcome === 'accepted' && row.event_id !== null && message.platformMessageId !== undefined) {
     // Before the caller enqueues the wake-up, so the turn's reply finds it. Only the reply's
@@ -318,7 +353,7 @@ async function markCommand(db: Kysely<Database>, accepted: AcceptedEvent): Promi
 
 /** Where a chat platform delivers a reply to this message, in the stored form (@herald/core delivery-target.ts). */
 export function chatTarget(message: InboundMessage): Record<string, string> {
-  return storedTarget({ chatId: message.chatId, chatType: message.chatType, threadId: message.threadId, replyTo: message.platformMessageId, via: message.replyVia });
+  return storedTarget({ account: message.account, chatId: message.chatId, chatType: message.chatType, threadId: message.threadId, replyTo: message.platformMessageId, via: message.replyVia });
 }
 
 class DuplicateRace extends Error {

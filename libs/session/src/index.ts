@@ -1,11 +1,15 @@
 export { sessionKey } from './session-key.ts';
+export { chatRouteExists } from './chat-routes.ts';
 export type { RouteAddress } from './session-key.ts';
 export type { AcceptedEvent, AcceptOptions, InboundMessage } from './inbox.ts';
-export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError } from './inbox.ts';
+export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError, wasAccepted } from './inbox.ts';
 export type { Inbox, NextInbox, PendingEvent } from './open-inbox.ts';
 export { openInbox } from './open-inbox.ts';
-export { eventUsage, getEvent } from './event-view.ts';
-export type { EventView, EventWaiting } from './event-view.ts';
+export { eventUsage, getEvent, listOpenEvents } from './event-view.ts';
+export type { EventView, EventWaiting, OpenEvent } from './event-view.ts';
+export { suggestPeople } from './people-seen.ts';
+export type { PersonSeen } from './people-seen.ts';
+export { enqueueSessionFile } from './session-files.ts';
 export type { SessionControl } from './chat-commands.ts';
 export {
   parseCommand,
@@ -17,10 +21,15 @@ export {
   HELP_REPLY,
 } from './chat-commands.ts';
 export { LimitExceededError, limitPassed, limitsArgument, tokenLimitsArgument } from './limit-refusal.ts';
-export type { LimitName } from './limit-refusal.ts';
+export type { BudgetRef, LimitName } from './limit-refusal.ts';
+export { BUDGET_WARNING_SHARE, budgetPassed, budgetStates, checkBudgets, formatUsd, listBudgets, removeBudget, setBudget, turnWarnings, warnBudgets } from './budgets.ts';
+export type { BudgetRow, BudgetState, WarningContext } from './budgets.ts';
+export { USAGE_GROUPS, usageReply, usageReport, utcDayStart, utcMonthStart } from './usage-report.ts';
+export type { UsageGroup, UsageQuery, UsageRow, UsageTotals } from './usage-report.ts';
 export { claimLease, renewLease, releaseLease, fenced, LeaseLostError } from './leases.ts';
 export type { Lease, LeasedSession } from './leases.ts';
 export { appendMessages, loadTranscript, loadTranscriptState } from './transcript.ts';
+export { TranscriptCache } from './transcript-cache.ts';
 export type { NewMessage, StoredMessage, TranscriptState } from './transcript.ts';
 export { loadTranscriptPage } from './transcript-page.ts';
 export type { PageAnchor, TranscriptPage } from './transcript-page.ts';
@@ -83,5 +92,7 @@ export {
 export type { ChildRunsInput, CreatedChild, NewChildRun, RunFilter, SubagentRun } from './subagent-runs.ts';
 export { postInternalEvent } from './internal-events.ts';
 export type { InternalEvent } from './internal-events.ts';
+export { replyAnchorOf } from './reply-anchor.ts';
+export type { ReplyAnchor } from './reply-anchor.ts';
 export { sessionResourceOwner } from './ownership.ts';
 export type { SessionResourceKind, SessionResourceOwner } from './ownership.ts';

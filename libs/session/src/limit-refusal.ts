@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '@herald/db';
-import type { QuotaConfig } from '@herald/core';
+import type { BudgetDefaults, QuotaConfig } from '@herald/core';
+import type { BudgetPeriod, BudgetScope } from '@herald/db';
 
 /** The limits herald_check_limits counts, by the names it returns (and the metric's label). */
-export type LimitName =
+type CountedLimit =
   | 'turns_per_minute'
   | 'global_turns_per_minute'
   | 'concurrent_turns'
@@ -12,7 +13,16 @@ export type LimitName =
   | 'tokens_per_day'
   | 'global_tokens_per_day';
 
-const REASONS: Record<LimitName, (wait: string) => string> = {
+/** Every limit a message can be refused by: the counted ones, and `budget` for the money budgets. */
+export type LimitName = CountedLimit | 'budget';
+
+/** Which money budget refused: the SQL names it `budget:<scope>:<period>` (herald_budget_status). */
+export interface BudgetRef {
+  scope: BudgetScope;
+  period: BudgetPeriod;
+}
+
+const REASONS: Record<CountedLimit, (wait: string) => string> = {
   turns_per_minute: (wait) => `You have sent as many messages this minute as this Herald allows one person; send it again in ${wait}.`,
   global_turns_per_minute: (wait) => `Herald is taking as many messages this minute as it is allowed to; send it again in ${wait}.`,
   concurrent_turns: () => 'You already have as many requests in progress as this Herald allows one person; send it again once one is answered.',
@@ -21,7 +31,24 @@ const REASONS: Record<LimitName, (wait: string) => string> = {
   global_tokens_per_day: (wait) => `Herald has used today's model budget; it renews at midnight UTC, in ${wait}.`,
 };
 
-function duration(seconds: number): string {
+const BUDGET_REASONS: Record<BudgetScope, Record<BudgetPeriod, (wait: string) => string>> = {
+  person: {
+    day: (wait) => `You have spent today's model budget for one person; it renews at midnight UTC, in ${wait}.`,
+    month: (wait) => `You have spent this month's model budget for one person; it renews on the 1st (UTC), in ${wait}.`,
+  },
+  profile: {
+    day: (wait) => `This agent has spent today's model budget; it renews at midnight UTC, in ${wait}.`,
+    month: (wait) => `This agent has spent this month's model budget; it renews on the 1st (UTC), in ${wait}.`,
+  },
+};
+
+/** `budget:person:day` as the SQL names a budget, or undefined for any other name. */
+export function parseBudgetName(name: string): BudgetRef | undefined {
+  const match = /^budget:(person|profile):(day|month)$/.exec(name);
+  return match ? { scope: match[1] as BudgetScope, period: match[2] as BudgetPeriod } : undefined;
+}
+
+export function duration(seconds: number): string {
   if (seconds < 120) return `${seconds} s`;
   if (seconds < 7200) return `${Math.ceil(seconds / 60)} min`;
   return `${Math.floor(seconds / 3600)} h ${Math.ceil((seconds % 3600) / 60)} min`;
@@ -32,9 +59,15 @@ export class LimitExceededError extends Error {
   override readonly name = 'LimitExceededError';
   readonly limit: LimitName;
   readonly retryAfterSeconds: number;
-  constructor(limit: LimitName, retryAfterSeconds: number) {
-    super(`Not taken: ${REASONS[limit](duration(retryAfterSeconds))}`);
-    this.limit = limit;
+  /** Set when `limit` is 'budget': which one. */
+  readonly budget: BudgetRef | undefined;
+  /** `name` as herald_check_limits or herald_budget_status returns it. */
+  constructor(name: string, retryAfterSeconds: number) {
+    const budget = parseBudgetName(name);
+    const wait = duration(retryAfterSeconds);
+    super(`Not taken: ${budget ? BUDGET_REASONS[budget.scope][budget.period](wait) : REASONS[name as CountedLimit](wait)}`);
+    this.limit = budget ? 'budget' : (name as CountedLimit);
+    this.budget = budget;
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
@@ -45,11 +78,17 @@ export function tokenLimitsArgument(limits: QuotaConfig | undefined): string | n
   return limitsArgument({ ...limits, turnsPerMinute: 0, globalTurnsPerMinute: 0, concurrentTurns: 0, globalConcurrentTurns: 0 });
 }
 
-/** The configured limits as herald_check_limits takes them: positive ones only; null when none is on. */
-export function limitsArgument(limits: QuotaConfig | undefined): string | null {
-  if (limits === undefined) return null;
-  const on: Record<string, number> = {};
-  const named: Record<LimitName, number> = {
+/**
+ * The configured limits as herald_check_limits takes them: positive ones only, with the budgets'
+ * defaults under `budgets` for herald_budget_status; null (nothing limited, budgets included, as
+ * for a scheduled run) when no limit is on and no budgets are given.
+ */
+export function limitsArgument(limits: QuotaConfig | undefined, budgets?: BudgetDefaults): string | null {
+  const on: Record<string, unknown> = {};
+  // With budgets given the argument is never null: the budgets table's rows apply without defaults.
+  if (budgets !== undefined) on['budgets'] = budgetsArgument(budgets);
+  if (limits === undefined) return Object.keys(on).length === 0 ? null : JSON.stringify(on);
+  const named: Record<CountedLimit, number> = {
     turns_per_minute: limits.turnsPerMinute,
     global_turns_per_minute: limits.globalTurnsPerMinute,
     concurrent_turns: limits.concurrentTurns,
@@ -67,6 +106,16 @@ export function limitsArgument(limits: QuotaConfig | undefined): string | null {
  */
 export async function limitPassed(db: Kysely<Database> | Transaction<Database>, userId: string, limits: string | null): Promise<LimitExceededError | undefined> {
   if (limits === null) return undefined;
-  const row = (await sql<{ limit_name: LimitName; retry_after: number }>`SELECT * FROM herald_check_limits(${userId}, ${limits}::jsonb)`.execute(db)).rows[0];
+  const row = (await sql<{ limit_name: string; retry_after: number }>`SELECT * FROM herald_check_limits(${userId}, ${limits}::jsonb)`.execute(db)).rows[0];
   return row === undefined ? undefined : new LimitExceededError(row.limit_name, row.retry_after);
+}
+
+/** HERALD_BUDGET_* as herald_budget_status takes them. */
+export function budgetsArgument(budgets: BudgetDefaults | undefined): Record<string, number> {
+  return {
+    person_day: budgets?.personDay ?? 0,
+    person_month: budgets?.personMonth ?? 0,
+    profile_day: budgets?.profileDay ?? 0,
+    profile_month: budgets?.profileMonth ?? 0,
+  };
 }

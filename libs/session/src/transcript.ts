@@ -2,23 +2,11 @@ import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { storableValue } from '@herald/core';
 import type { Database, MessageRole, StoredToolCall } from '@herald/db';
+import { tailOf } from './transcript-cache.ts';
+import type { TranscriptCache, TranscriptTail } from './transcript-cache.ts';
+import type { NewMessage, StoredMessage } from './stored-message.ts';
 
-export interface NewMessage {
-  role: MessageRole;
-  content: string;
-  toolCalls?: StoredToolCall[] | undefined;
-  toolCallId?: string | undefined;
-  toolName?: string | undefined;
-  /** Who wrote it (a user message's author); unset: the person the turn answers (herald_append_messages). */
-  owner?: string | undefined;
-}
-
-export interface StoredMessage extends NewMessage {
-  id: string;
-  seq: number;
-  turnId: string | null;
-  createdAt: Date;
-}
+export type { NewMessage, StoredMessage } from './stored-message.ts';
 
 /** Appends in order; callers hold the session lease (inside `fenced`), so seq cannot collide. */
 export async function appendMessages(
@@ -62,10 +50,17 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
   };
 }
 
+/**
+ * The whole transcript, oldest first. With a worker's `cache`, only the messages after what it
+ * holds are read (loadTranscriptState says how that stays true); a transaction's read is never
+ * cached, as it may hold rows that are rolled back.
+ */
 export async function loadTranscript(
   db: Kysely<Database> | Transaction<Database>,
   sessionId: string,
+  cache?: TranscriptCache,
 ): Promise<StoredMessage[]> {
+  if (cache !== undefined && !db.isTransaction) return (await loadTranscriptState(db, sessionId, cache)).messages;
   const rows = await db.selectFrom('messages').select(MESSAGE_COLUMNS).where('session_id', '=', sessionId).orderBy('seq').execute();
   return rows.map(toStoredMessage);
 }
@@ -79,30 +74,59 @@ export interface TranscriptState {
   lastInputTokens: number | null;
 }
 
+type StateRow = Nullable<MessageRow> & { ineffective_compressions: number; parent_session_id: string | null; last_input_tokens: number | null; tail_found: boolean };
+
+/**
+ * The session row joined to its messages after `tail` (all of them without one), with whether the
+ * message at the tail's seq still has the tail's id. Messages are only ever appended (seq is the
+ * session's next, id a sequence never reused), so a tail that is still there vouches for every
+ * message before it; one that is not (a copy of rows that were rolled back, a restored database)
+ * sends the reader back to a full read.
+ */
+async function readState(db: Kysely<Database>, sessionId: string, tail: TranscriptTail | undefined): Promise<StateRow[]> {
+  // The last call's size in a LATERAL on the one session row: a sub-select in the select list
+  // would run once per message.
+  const { rows } = await sql<StateRow>`
+    SELECT ${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(`m.${column}`)))},
+           s.ineffective_compressions, s.parent_session_id, c.input_tokens AS last_input_tokens, v.tail_found
+    FROM sessions s
+    LEFT JOIN LATERAL (SELECT input_tokens FROM model_calls WHERE session_id = s.id ORDER BY id DESC LIMIT 1) c ON true
+    CROSS JOIN LATERAL (SELECT ${tail === undefined}::boolean
+      OR EXISTS (SELECT 1 FROM messages k WHERE k.session_id = s.id AND k.seq = ${tail?.seq ?? 0}::integer AND k.id = ${tail?.id ?? '0'}::bigint) AS tail_found) v
+    LEFT JOIN messages m ON m.session_id = s.id AND m.seq > ${tail?.seq ?? 0}::integer
+    WHERE s.id = ${sessionId}
+    ORDER BY m.seq`.execute(db);
+  return rows;
+}
+
 /**
  * The transcript and the session's compression counters in one round trip (the start of every
  * turn needs both): the session row joined to its messages, so a session with no message yet still
- * answers with its counters.
+ * answers with its counters. With a worker's `cache`, only the messages after the cached ones are
+ * read and parsed (a second round trip only when the cached tail is gone).
  */
-export async function loadTranscriptState(db: Kysely<Database>, sessionId: string): Promise<TranscriptState> {
-  // The last call's size in a LATERAL on the one session row: a sub-select in the select list
-  // would run once per message.
-  const { rows } = await sql<Nullable<MessageRow> & { ineffective_compressions: number; parent_session_id: string | null; last_input_tokens: number | null }>`
-    SELECT ${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(`m.${column}`)))},
-           s.ineffective_compressions, s.parent_session_id, c.input_tokens AS last_input_tokens
-    FROM sessions s
-    LEFT JOIN LATERAL (SELECT input_tokens FROM model_calls WHERE session_id = s.id ORDER BY id DESC LIMIT 1) c ON true
-    LEFT JOIN messages m ON m.session_id = s.id
-    WHERE s.id = ${sessionId}
-    ORDER BY m.seq`.execute(db);
+export async function loadTranscriptState(db: Kysely<Database>, sessionId: string, cache?: TranscriptCache): Promise<TranscriptState> {
+  const cached = cache?.get(sessionId);
+  let rows = await readState(db, sessionId, cached && tailOf(cached));
   const first = rows[0];
-  if (!first) throw new Error(`session ${sessionId} not found`);
-  const messages = rows.flatMap((row) => (row.id === null ? [] : [toStoredMessage(row as MessageRow)]));
+  if (!first) {
+    cache?.delete(sessionId);
+    throw new Error(`session ${sessionId} not found`);
+  }
+  let known = cached ?? [];
+  if (!first.tail_found) {
+    known = [];
+    rows = await readState(db, sessionId, undefined);
+  }
+  const read = rows.flatMap((row) => (row.id === null ? [] : [toStoredMessage(row as MessageRow)]));
+  const messages = known.length === 0 ? read : read.length === 0 ? known : [...known, ...read];
+  if (cache !== undefined && !db.isTransaction) cache.set(sessionId, messages);
+  const head = rows[0] ?? first;
   return {
     messages,
-    ineffectiveCompressions: first.ineffective_compressions,
-    parentSessionId: first.parent_session_id,
-    lastInputTokens: first.last_input_tokens,
+    ineffectiveCompressions: head.ineffective_compressions,
+    parentSessionId: head.parent_session_id,
+    lastInputTokens: head.last_input_tokens,
   };
 }
 

@@ -10,8 +10,8 @@ import type { NewMessage } from './transcript.ts';
 import { INBOX_LIMIT, inboxOf } from './open-inbox.ts';
 import type { InboxEntry, NextInbox } from './open-inbox.ts';
 
-/** The usage of one model call, as stored in model_calls. */
-export type ModelCallRow = Omit<Insertable<ModelCallsTable>, 'id' | 'session_id' | 'turn_id' | 'created_at'>;
+/** The usage of one model call, as stored in model_calls (whom it counts for and its profile: herald_record_model_call). */
+export type ModelCallRow = Omit<Insertable<ModelCallsTable>, 'id' | 'session_id' | 'turn_id' | 'created_at' | 'user_id' | 'profile_id'>;
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

@@ -9,6 +9,7 @@ export {
   recordFencingRejection,
   recordLeaseClaim,
   recordModelCall,
+  recordModelCost,
   recordModelFailover,
   recordReview,
   recordSearch,

@@ -28,6 +28,7 @@ const cronFires = new Counter({ name: 'herald_cron_fires_total', help: 'Cron run
 const searchSeconds = new Histogram({ name: 'herald_search_duration_seconds', help: 'History search latency.', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1], registers });
 const compressions = new Counter({ name: 'herald_compressions_total', help: 'Session compressions, by outcome (compressed, fallback, unchanged, unavailable).', labelNames: ['outcome'], registers });
 const compressionSeconds = new Histogram({ name: 'herald_compression_duration_seconds', help: 'Wall time of one compression, by part: total, or summary (the summariser call alone).', labelNames: ['part'], buckets: LATENCY_BUCKETS, registers });
+const modelCost = new Counter({ name: 'herald_model_cost_usd_total', help: 'What recorded model calls cost in US dollars, from the price table (a model without a price adds 0).', labelNames: ['provider', 'model'], registers });
 const quotaRefusals = new Counter({ name: 'herald_quota_refusals_total', help: 'Messages refused by a limit, by limit (turns_per_minute, concurrent_turns, tokens_per_day, their global_ forms, session_backlog).', labelNames: ['limit'], registers });
 const deadLetters = new Counter({ name: 'herald_dead_letters_total', help: 'Work given up on for good, by kind (delivery, run_job, review_job, cron_job).', labelNames: ['kind'], registers });
 
@@ -51,6 +52,10 @@ export function recordModelCall(provider: string, model: string, outcome: string
   modelTokens.inc({ provider, model, kind: 'output' }, usage.outputTokens);
   modelTokens.inc({ provider, model, kind: 'cached_input' }, usage.cachedInputTokens);
   modelTokens.inc({ provider, model, kind: 'cache_write' }, usage.cacheWriteTokens);
+}
+
+export function recordModelCost(provider: string, model: string, costUsd: number): void {
+  modelCost.inc({ provider, model }, costUsd);
 }
 
 export function recordModelFailover(from: string, to: string, reason: string): void {

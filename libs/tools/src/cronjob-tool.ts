@@ -25,7 +25,7 @@ const cronjobArgs = z.object({
   deliver: z
     .union([z.string().max(2000), z.array(z.string().max(2000)).max(10)])
     .optional()
-    .describe("Where reports go: 'origin' (this chat; the default), 'local' (nowhere), 'telegram:<chat_id>[:<topic_id>]', 'discord:<channel_id>[:<thread_id>]', 'webhook:<url>'"),
+    .describe("Where reports go: 'origin' (this chat; the default), 'local' (nowhere), 'telegram:<chat_id>[:<topic_id>]', 'discord:<channel_id>[:<thread_id>]', 'email:<address>[,<address>...]', 'webhook:<url>'"),
   skills: names.optional().describe('Skills the run should use'),
   enabled_toolsets: names.optional().describe('Toolsets the run may use'),
   session: z.string().max(64).optional().describe('Keep one named session across runs (context carries over); omit for a fresh session per run'),
@@ -87,6 +87,7 @@ async function createJob(args: CronjobArgs, context: ToolContext, origin: CronOr
       profileId: context.profileId,
       creatorUserId: context.userId,
       byOperator: context.operator === true,
+      mailDomains: context.mailDomains,
       origin,
       prompt,
       schedule,
@@ -115,6 +116,7 @@ async function updateJob(args: CronjobArgs, jobId: string, context: ToolContext,
     sessionName: args.session,
     missedPolicy: args.missed_policy,
     byOperator: context.operator === true,
+    mailDomains: context.mailDomains,
   };
   const job = await context.fencedWrite((trx) => updateCronJob(trx, jobId, changes, scope));
   return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound(jobId);

@@ -15,6 +15,7 @@ export { memoryTool, MEMORY_FAILURES_PER_TURN } from './memory-tool.ts';
 export { skillsListTool, skillViewTool, skillManageTool, SKILL_TOOL_NAMES } from './skill-tools.ts';
 export { fileTools, offeredFileTools, readFileTool, writeFileTool, patchTool, searchFilesTool } from './file-tools.ts';
 export { resolveWorkspacePath, ensureWorkspace, WorkspacePathError } from './workspace-paths.ts';
+export { openFileInside, writeWorkspaceFile } from './workspace-files.ts';
 export { createTerminalTool } from './terminal-tool.ts';
 export { openSandbox } from './sandbox.ts';
 export { spawnWithData } from './process-run.ts';
@@ -61,6 +62,8 @@ import { createBrowserTools } from './browser-tools.ts';
 import type { BackgroundProcesses } from './background-processes.ts';
 import type { WebSearchConfig } from '@herald/core';
 import { cronjobTool } from './cronjob-tool.ts';
+import { createSendFileTool } from './send-file-tool.ts';
+import { DEFAULT_ATTACHMENTS } from '@herald/core';
 import { sessionSearchTool } from './session-search-tool.ts';
 
 /** Settings of the configurable built-in tools; the names match the fields of the Herald config. */
@@ -79,6 +82,8 @@ export interface BuiltinToolOptions {
   backgroundProcesses?: BackgroundProcesses | null;
   /** The worker's browser; without it the browser tools are not registered. */
   browser?: BrowserSessions | null;
+  /** Largest file send_file sends (HERALD_MAX_ATTACHMENT_MB); without it, the default. */
+  maxAttachmentBytes?: number;
 }
 
 /** The registry of built-in tools; which of them a session sees is the tool policy's business. */
@@ -115,6 +120,7 @@ export function builtinRegistry(options: BuiltinToolOptions = {}): ToolRegistry 
     }),
   );
   registry.register(createWebExtractTool({ allowlist: options.webAllowlist, maxBytes: options.webMaxBytes }));
+  registry.register(createSendFileTool({ maxBytes: options.maxAttachmentBytes ?? DEFAULT_ATTACHMENTS.maxBytes }));
   registry.register(createWebSearchTool(options.webSearch ?? null));
   // The search step for sessions whose tools pass the schema budget (planToolOffer).
   registry.register(createToolSearchTool(registry)).register(toolCallTool);

@@ -32,6 +32,8 @@ export interface ToolContext {
   offered?: readonly string[];
   /** Whether the person is an operator (HERALD_OPERATORS today, a role later); unset: not. */
   operator?: boolean;
+  /** HERALD_MAIL_ALLOWED_DOMAINS: where a job this person saves may mail reports; unset: anywhere. */
+  mailDomains?: readonly string[];
 }
 
 /** The person's answer to a question a tool asked them. */

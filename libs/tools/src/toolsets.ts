@@ -22,6 +22,8 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   session_search: leaf('search of earlier conversations', ['session_search']),
   clarify: leaf('ask the person a question and wait for the answer', ['clarify']),
   file: leaf('read, write, patch and search files in the session workspace', ['read_file', 'write_file', 'patch', 'search_files']),
+  // Only where there is a chat to send to: the chat platforms' bundles.
+  media: leaf('send workspace files to the chat as photos or documents', ['send_file']),
   terminal: leaf('shell commands in the session workspace, and background processes', ['terminal', 'process']),
   web: leaf('search the web and fetch pages as text', ['web_search', 'web_extract']),
   skills: leaf('reusable procedures', ['skills_list', 'skill_view', 'skill_manage']),
@@ -36,8 +38,8 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   safe: bundle('conversation tools without files or shell', ['todo', 'memory', 'session_search', 'clarify', 'web', 'skills']),
   'herald-api': bundle('HTTP API sessions', ['herald-core']),
   'herald-cli': bundle('terminal chat sessions', ['herald-core']),
-  'herald-telegram': bundle('Telegram chats', ['herald-core']),
-  'herald-discord': bundle('Discord chats', ['herald-core']),
+  'herald-telegram': bundle('Telegram chats', ['herald-core', 'media']),
+  'herald-discord': bundle('Discord chats', ['herald-core', 'media']),
   // Unattended: nobody is there to answer a question, and a job does not create jobs.
   'herald-cron': bundle('scheduled runs', ['todo', 'memory', 'session_search', 'file', 'terminal', 'web', 'skills']),
   'herald-review': bundle('background review: memory and skills only', ['memory', 'skills']),

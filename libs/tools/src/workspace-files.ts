@@ -134,12 +134,12 @@ async function openForWrite(target: WorkspacePath): Promise<FileHandle> {
 }
 
 /** Replaces a file's content inside the workspace, creating parent directories. */
-export async function writeWorkspaceFile(target: WorkspacePath, content: string): Promise<void> {
+export async function writeWorkspaceFile(target: WorkspacePath, content: string | Uint8Array): Promise<void> {
   if (target.absolute === target.root) throw new WorkspacePathError(`${target.display} is a directory`);
   const handle = await openForWrite(target);
   try {
     await handle.truncate(0);
-    await handle.writeFile(content, 'utf8');
+    await (typeof content === 'string' ? handle.writeFile(content, 'utf8') : handle.writeFile(content));
   } finally {
     await handle.close();
   }

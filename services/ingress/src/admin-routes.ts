@@ -46,6 +46,7 @@ const DEAD_LETTER_COUNTS: Record<string, string> = {
   cron_job: 'cron_jobs',
   telegram_update: 'telegram_updates',
   discord_event: 'discord_events',
+  slack_event: 'slack_events',
   run: 'runs',
 };
 

@@ -6,6 +6,7 @@ import type { Db } from '@herald/db';
 import { CONSOLE_ROUTES } from './console-routes.ts';
 import { sendError } from './api-errors.ts';
 import { TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { PLATFORM_EVENT_ROUTES } from '@herald/core';
 import { ADMIN_VIEW_PATH, routePermission } from './route-permissions.ts';
 import { changesState, cookieOf, CSRF_HEADER, SESSION_COOKIE } from './console-cookies.ts';
 import { PUBLIC_SIGN_IN_ROUTES } from './signin-paths.ts';
@@ -50,7 +51,7 @@ export function authorized(request: FastifyRequest, token: string | undefined): 
  * the console's static files (a browser cannot send the token to load a page; every call the page
  * then makes needs it). Every other route needs a token: route-permissions.ts says which role.
  */
-export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH, ...CONSOLE_ROUTES, ...PUBLIC_SIGN_IN_ROUTES];
+export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES, ...CONSOLE_ROUTES, ...PUBLIC_SIGN_IN_ROUTES];
 
 export type RouteAccess = 'public' | 'admin' | 'token';
 
@@ -67,6 +68,11 @@ export interface RegisteredRoute {
   access: RouteAccess;
   /** Whether ROUTE_PERMISSIONS has its entry (test/security/people-route-matrix.test.ts checks every route has). */
   listed: boolean;
+}
+
+/** A route's permission: public through PUBLIC_ROUTES, else its entry in ROUTE_PERMISSIONS. */
+function permissionOf(method: string, pattern: string): RoutePermission | undefined {
+  return PUBLIC_ROUTES.includes(pattern) ? { need: 'public', resource: 'none' } : routePermission(method, pattern);
 }
 
 /** A route missing from ROUTE_PERMISSIONS: only an admin of every profile may call it (deny by default). */
@@ -149,7 +155,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('consoleSession', null);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: routeAccess(route.url), listed: routePermission(method, route.url) !== undefined });
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, access: routeAccess(route.url), listed: permissionOf(method, route.url) !== undefined });
   });
   app.addHook('onRequest', async (request, reply) => {
     const pattern = request.routeOptions.url;
@@ -179,7 +185,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
   app.addHook('preHandler', async (request, reply) => {
     const pattern = request.routeOptions.url;
     if (pattern === undefined || request.principal === null) return undefined;
-    const permission = routePermission(request.method, pattern) ?? UNLISTED;
+    const permission = permissionOf(request.method, pattern) ?? UNLISTED;
     return guardRoute({ db: options.db, request, reply, permission, principal: request.principal });
   });
 }

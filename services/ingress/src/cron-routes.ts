@@ -1,16 +1,18 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { apiUserId } from '@herald/core';
-import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, listCronRuns, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, updateCronJob } from '@herald/cron';
+import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, cronNow, getCronJob, listCronJobs, listCronRuns, parseSchedule, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, ScheduleError, upcomingOccurrences, updateCronJob } from '@herald/cron';
 import type { CronJobView } from '@herald/cron';
 import type { Db } from '@herald/db';
 import { asActor } from '@herald/audit';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { jobJson, runJson } from './cron-views.ts';
 import { profileState } from './profile-exists.ts';
+import { mayAct } from '@herald/people';
+import { principalOfRequest } from './api-auth.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { idParams, noContent } from './contracts/common.ts';
-import { cronJobList, cronJobView, cronRunList, cronRunView } from './contracts/cron-views.ts';
+import { cronJobList, cronJobView, cronPreview, cronRunList, cronRunView } from './contracts/cron-views.ts';
 
 const id = z.union([z.string().trim().min(1).max(256), z.number().int().transform(String)]);
 const names = z.array(z.string().max(64)).max(32);
@@ -46,6 +48,11 @@ const createBody = z
 const patchBody = z.object({ ...jobFields, enabled: z.boolean().optional() }).strict();
 
 const listQuery = z.object({ profile: z.string().max(200).optional(), user_id: z.string().max(256).optional() });
+const previewQuery = z.object({
+  schedule: z.string({ error: 'is required' }).max(200),
+  timezone: z.string().max(64).optional(),
+  count: z.coerce.number({ error: 'expected a number' }).int().min(1).max(20).default(5),
+});
 const runsQuery = z.object({ limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(200).default(20) });
 
 /** Maps the store's field names back to the API's. */
@@ -63,13 +70,20 @@ async function refusingBadInput<T>(reply: FastifyReply, fn: () => Promise<T>): P
   }
 }
 
-function createJob(db: Db, body: z.infer<typeof createBody>, operators: readonly string[]): Promise<CronJobView> {
+/** Who may deliver where: HERALD_OPERATORS and HERALD_MAIL_ALLOWED_DOMAINS. */
+export interface CronTargetRules {
+  operators: readonly string[];
+  mailDomains: readonly string[];
+}
+
+function createJob(db: Db, body: z.infer<typeof createBody>, rules: CronTargetRules): Promise<CronJobView> {
   const origin = body.origin;
   return createCronJob(db, {
     profileId: body.profile,
     creatorUserId: apiUserId(body.user_id),
     // The owner's chats only, unless the owner is an operator: the rule the tool and the CLI follow.
-    byOperator: operators.includes(apiUserId(body.user_id)),
+    byOperator: rules.operators.includes(apiUserId(body.user_id)),
+    mailDomains: rules.mailDomains,
     prompt: body.prompt,
     schedule: body.schedule,
     name: body.name,
@@ -88,12 +102,13 @@ function createJob(db: Db, body: z.infer<typeof createBody>, operators: readonly
 }
 
 /** The fields changed, then `enabled` applied as a pause or resume (so the paused reason is kept). */
-async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, operators: readonly string[]): Promise<CronJobView | undefined> {
+async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, rules: CronTargetRules): Promise<CronJobView | undefined> {
   // One transaction, attributed to the API in the audit trail (herald.actor).
   return asActor(db, 'api', async (trx) => {
     const owner = await getCronJob(trx, jobId);
     let job = await updateCronJob(trx, jobId, {
-      byOperator: owner !== undefined && operators.includes(owner.creatorUserId),
+      byOperator: owner !== undefined && rules.operators.includes(owner.creatorUserId),
+      mailDomains: rules.mailDomains,
       name: body.name,
       prompt: body.prompt,
       schedule: body.schedule,
@@ -110,8 +125,30 @@ async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, 
   });
 }
 
+/**
+ * `GET /v1/cron/preview`: the next runs of a schedule in its zone, parsed and stepped by the
+ * scheduler's own functions from the scheduler's clock; a schedule it would refuse is the same 400.
+ */
+function registerPreviewRoute(app: FastifyInstance, db: Db): void {
+  const contract = { summary: 'The next runs of a schedule in a time zone, as the scheduler would fire them', tags: ['cron'], querystring: previewQuery, response: { 200: cronPreview } };
+  app.get('/v1/cron/preview', withContract(contract), async (request, reply) => {
+    const query = previewQuery.safeParse(request.query ?? {});
+    if (!query.success) return sendInvalid(reply, query.error);
+    const now = await cronNow(db);
+    try {
+      const schedule = parseSchedule(query.data.schedule, { timezone: query.data.timezone, now });
+      const runs = upcomingOccurrences(schedule, now, query.data.count);
+      return { schedule: schedule.display, schedule_kind: schedule.kind, timezone: schedule.timezone, runs: runs.map((run) => run.toISOString()) };
+    } catch (error) {
+      if (error instanceof ScheduleError) return sendError(reply, 400, 'invalid_request', `${error.field}: ${error.message}`, error.field);
+      throw error;
+    }
+  });
+}
+
 /** People's view of cron jobs: CRUD, a run-now trigger and run history with delivery receipts. */
-export function registerCronRoutes(app: FastifyInstance, db: Db, operators: readonly string[]): void {
+export function registerCronRoutes(app: FastifyInstance, db: Db, rules: CronTargetRules): void {
+  registerPreviewRoute(app, db);
   const noJob = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'no such cron job');
 
   app.get('/v1/cron/jobs', withContract({ summary: 'Cron jobs', tags: ['cron'], querystring: listQuery, response: { 200: cronJobList } }), async (request, reply) => {
@@ -126,7 +163,10 @@ export function registerCronRoutes(app: FastifyInstance, db: Db, operators: read
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     const body = parsed.data;
     if ((await profileState(db, body.profile)) !== 'active') return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}' takes jobs`, 'profile');
-    return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body, operators))));
+    // A person with an operator grant on the profile chooses targets as HERALD_OPERATORS do.
+    const principal = principalOfRequest(request);
+    const byGrant = principal.kind === 'person' && mayAct(principal, 'operate', { profileId: body.profile });
+    return refusingBadInput(reply, async () => reply.code(201).send(jobJson(await createJob(db, body, byGrant ? { ...rules, operators: [...rules.operators, principal.key] } : rules))));
   });
 
   app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'A cron job', tags: ['cron'], params: idParams, response: { 200: cronJobView } }), async (request, reply) => {
@@ -138,7 +178,7 @@ export function registerCronRoutes(app: FastifyInstance, db: Db, operators: read
     const parsed = patchBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     return refusingBadInput(reply, async () => {
-      const job = await patchJob(db, request.params.id, parsed.data, operators);
+      const job = await patchJob(db, request.params.id, parsed.data, rules);
       return job ? jobJson(job) : noJob(reply);
     });
   });

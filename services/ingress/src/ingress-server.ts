@@ -8,6 +8,7 @@ import type { MessageRouteDependencies } from './message-routes.ts';
 import { registerSessionRecordRoutes } from './session-record-routes.ts';
 import { registerProfileRoutes } from './profile-routes.ts';
 import { registerProfileAdminRoutes } from './profile-admin-routes.ts';
+import { registerBindingRoutes } from './binding-routes.ts';
 import { registerMemoryRoutes } from './memory-routes.ts';
 import { registerWaitRoutes } from './wait-routes.ts';
 import { registerSkillRoutes } from './skill-routes.ts';
@@ -15,6 +16,7 @@ import { registerSkillTransferRoutes } from './skill-transfer-routes.ts';
 import { registerReviewRoutes } from './review-routes.ts';
 import { registerCronRoutes } from './cron-routes.ts';
 import { registerSearchRoutes } from './search-routes.ts';
+import { registerPeopleSuggestionRoutes } from './people-suggestion-routes.ts';
 import { sendError } from './api-errors.ts';
 import { installAuth } from './api-auth.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
@@ -22,17 +24,21 @@ import { registerAdminRoutes } from './admin-routes.ts';
 import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
-import { registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { registerPlatformWebhooks, registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 import { installInputHygiene } from './input-hygiene.ts';
 import { installOpenApi, installResponseCheck } from './openapi-routes.ts';
-import type { TelegramIngress } from '@herald/platforms';
+import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
+import { PLATFORM_EVENT_ROUTES } from '@herald/core';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
 import { registerMcpRoutes } from './mcp-routes.ts';
 import { registerHandoffRoutes } from './handoff-routes.ts';
 import { registerRunRoutes } from './run-routes.ts';
+import { installReadYourWrites } from './read-your-writes.ts';
+import { ReadRouting } from '@herald/db';
 import { registerPeopleRoutes } from './people-routes.ts';
 import { registerSignInRoutes } from './signin-routes.ts';
+import { registerUsageRoutes } from './usage-routes.ts';
 
 /** What the ingress needs: what the message routes need, plus the admin view's queues and Telegram. */
 export interface IngressOptions extends MessageRouteDependencies {
@@ -40,8 +46,12 @@ export interface IngressOptions extends MessageRouteDependencies {
   adminQueues?: readonly RunQueue[] | undefined;
   /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
   telegram?: TelegramIngress | undefined;
+  /** The platforms' signed event routes (Slack's Events API), served with the raw body. */
+  platformWebhooks?: readonly PlatformWebhook[] | undefined;
   /** Check every JSON answer against its route's contract (tests): a mismatch is a 500. */
   checkResponses?: boolean | undefined;
+  /** Where lag-tolerant reads go (DATABASE_READ_URL); every read on the primary when not given. */
+  reads?: ReadRouting | undefined;
   /** The providers a profile's model may name (HERALD_PROVIDERS_FILE and the implicit two); those two when not given. */
   providerNames?: ReadonlySet<string> | undefined;
 }
@@ -50,7 +60,8 @@ export interface IngressOptions extends MessageRouteDependencies {
 export function createIngressServer(options: IngressOptions): FastifyInstance {
   const app = Fastify({
     // Room for the text limit in JSON escapes plus the other fields; larger bodies are 413 unread.
-    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024,
+    // The text (6 bytes a character at worst, JSON-escaped) and one attachment's worth of base64.
+    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024 + Math.ceil((options.config.attachments.maxBytes * 4) / 3),
     logger: false,
     return503OnClosing: true,
   });
@@ -71,29 +82,35 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
       : sendError(reply, 500, 'internal', 'internal error');
   });
   installAuth(app, { db: options.db, token: options.config.api.token, bootstrapTokenDisabled: options.config.people.bootstrapTokenDisabled, operators: options.config.people.operators });
-  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH]);
+  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES]);
   installOpenApi(app, options.config.api.token);
   if (options.checkResponses) installResponseCheck(app);
+  const reads = options.reads ?? new ReadRouting(options.db);
+  installReadYourWrites(app, reads);
   registerHealthRoutes(app, options);
   registerMessageRoutes(app, options);
   registerOpenAiCompatRoutes(app, options);
   registerSessionRecordRoutes(app, options.db);
   registerProfileRoutes(app, options.db, options.profiles, options.providerNames);
   registerProfileAdminRoutes(app, options.db, options.profiles);
+  registerBindingRoutes(app, options.db, options.profiles);
   registerMemoryRoutes(app, options.db);
   registerWaitRoutes(app, { db: options.db, queue: options.queue, logger: options.logger, operators: options.config.people.operators });
   registerSkillRoutes(app, options.db);
   registerSkillTransferRoutes(app, options.db);
   registerReviewRoutes(app, options.db);
-  registerCronRoutes(app, options.db, options.config.people.operators);
+  registerCronRoutes(app, options.db, { operators: options.config.people.operators, mailDomains: options.config.platforms.mailAllowedDomains });
   registerDeliveryRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
-  registerSearchRoutes(app, options.db);
-  registerSessionRoutes(app, options.db);
+  registerPlatformWebhooks(app, options.platformWebhooks ?? [], options.logger);
+  registerSearchRoutes(app, reads);
+  registerPeopleSuggestionRoutes(app, options.db);
+  registerSessionRoutes(app, reads);
   registerHandoffRoutes(app, options.db);
   registerRunRoutes(app, { db: options.db, queue: options.queue, notices: options.notices, queuePrefix: options.config.redis.queuePrefix, logger: options.logger });
   registerDeadLetterRoutes(app, options.db);
+  registerUsageRoutes(app, options.db, options.config.usage.budgets);
   registerConsoleRoutes(app);
   registerAuditRoutes(app, options.db);
   registerHookRoutes(app, options.db, { signing: options.config.hooks.secret !== undefined, profiles: options.profiles });

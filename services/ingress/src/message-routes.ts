@@ -1,7 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError } from '@herald/session';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, listOpenEvents, wasAccepted } from '@herald/session';
+import { AttachmentRefusedError, takeMessageFiles } from '@herald/attachments';
+import type { Attachment } from '@herald/attachments';
+import { apiFiles } from './api-attachments.ts';
 import type { AcceptedEvent, EventView, InboundMessage } from '@herald/session';
 import type { Db, ProfileCache } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
@@ -10,7 +13,7 @@ import type { Hooks } from '@herald/hooks';
 import { withSpan } from '@herald/telemetry';
 import type { NoticeBus, RunQueue, TurnDoneListener } from '@herald/queue';
 import { sendError, sendInvalid } from './api-errors.ts';
-import { MAIN_PROFILE } from '@herald/profiles';
+import { MAIN_PROFILE, routeProfile } from '@herald/profiles';
 import { profileState } from './profile-exists.ts';
 import { messageBody, waitQuery } from './message-body.ts';
 import type { MessageBody } from './message-body.ts';
@@ -22,7 +25,7 @@ import { lastEventId, openEventStream, wantsEventStream } from './sse.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { z } from 'zod';
 import { idParams } from './contracts/common.ts';
-import { eventStream, eventView, messageAccepted, messageSkipped } from './contracts/message-views.ts';
+import { eventStream, eventView, messageAccepted, messageSkipped, openEventList } from './contracts/message-views.ts';
 
 export interface MessageRouteDependencies {
   config: Config;
@@ -41,10 +44,15 @@ export interface MessageRouteDependencies {
 
 type Ids = { event_id: string; session_id: string };
 
+/** The budget warnings of the event's turn, when it gave any. */
+function warningsOf(event: EventView): { budget_warnings?: string[] } {
+  return event.budgetWarnings.length > 0 ? { budget_warnings: event.budgetWarnings } : {};
+}
+
 /** The answer for an event as it stands: its reply when finished, its pending wait, or just the ids. */
 function eventAnswer(reply: FastifyReply, ids: Ids, event: EventView | undefined | null): FastifyReply {
   if (event?.status === 'done' || event?.status === 'failed') {
-    return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' } });
+    return reply.code(200).send({ ...ids, reply: { text: event.replyText ?? '' }, ...warningsOf(event) });
   }
   if (event?.waiting) return reply.code(202).send({ ...ids, status: 'waiting', waiting: waitingView(event.waiting) });
   return reply.code(202).send(ids);
@@ -63,6 +71,8 @@ async function checkedBody(request: FastifyRequest, reply: FastifyReply, deps: M
   if (body.profile !== undefined && (await profileState(deps.db, body.profile)) !== 'active') {
     return sendError(reply, 400, 'invalid_request', `profile: no profile '${body.profile}' takes messages (GET /v1/profiles lists them)`, 'profile');
   }
+  // Without a profile named, the bindings decide (platform api, the chat and the person), else main.
+  body.profile ??= await routeProfile(deps.db, { platform: 'api', chatId: body.chat_id, chatType: 'dm', userId: apiUserId(body.user_id) }, deps.profiles);
   if (body.text.length > config.limits.maxMessageChars) {
     const message = `text: ${body.text.length} characters, the limit is ${config.limits.maxMessageChars} (HERALD_MAX_MESSAGE_CHARS)`;
     return sendError(reply, 413, 'payload_too_large', message, 'text');
@@ -84,17 +94,40 @@ export function acceptApiMessage(deps: MessageRouteDependencies, message: ApiMes
   });
 }
 
+const dedupeKeyOf = (body: MessageBody) => (body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`);
+
+/**
+ * The message's files taken in (checked first, then stored; a repeated idempotency key fetches
+ * nothing again); a refused file is a 400 naming it, with nothing stored.
+ */
+async function withFiles(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, text: string): Promise<{ text: string; attachments?: Attachment[] } | FastifyReply> {
+  const files = body.attachments ?? [];
+  const key = dedupeKeyOf(body);
+  if (files.length === 0 || (key !== undefined && (await wasAccepted(deps.db, key)))) return { text };
+  try {
+    const taken = await takeMessageFiles(deps.db, deps.config.attachments, text, apiFiles(files, deps.config.tools.webAllowlist), { strict: true });
+    return { text: taken.text, attachments: taken.attachments };
+  } catch (error) {
+    if (!(error instanceof AttachmentRefusedError)) throw error;
+    const tooLarge = /larger than/.test(error.message);
+    return sendError(reply, tooLarge ? 413 : 400, tooLarge ? 'payload_too_large' : 'invalid_request', error.message, error.field ?? 'attachments');
+  }
+}
+
 /** Commits the message; a full backlog or a spent limit is a 429. */
-async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, text: string): Promise<AcceptedEvent | FastifyReply> {
+async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, dispatched: string): Promise<AcceptedEvent | FastifyReply> {
+  const taken = await withFiles(deps, reply, body, dispatched);
+  if (!('text' in taken)) return taken;
   try {
     return await acceptApiMessage(deps, {
+      attachments: taken.attachments,
       profileId: body.profile ?? MAIN_PROFILE,
       chatId: body.chat_id,
       threadId: body.thread_id,
       userId: apiUserId(body.user_id),
       userName: body.user_name,
-      text,
-      dedupeKey: body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`,
+      text: taken.text,
+      dedupeKey: dedupeKeyOf(body),
     });
   } catch (error) {
     if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
@@ -168,6 +201,14 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     return streamEvent(deps, request, reply, { event_id: event.id, session_id: event.sessionId });
   });
 
+  // A page showing a session finds here the turn to follow with GET /v1/events/:id/stream.
+  const openContract = { summary: "A session's events whose turn has not ended, oldest first", tags: ['messages'], params: idParams, response: { 200: openEventList } };
+  app.get<{ Params: { id: string } }>('/v1/sessions/:id/open-events', withContract(openContract), async (request, reply) => {
+    const events = await listOpenEvents(db, request.params.id);
+    if (!events) return sendError(reply, 404, 'not_found', 'no such session');
+    return { events: events.map((event) => ({ event_id: event.id, status: event.status, received_at: event.receivedAt.toISOString() })) };
+  });
+
   app.get<{ Params: { id: string } }>('/v1/events/:id', withContract({ summary: 'An event: its status, reply or wait', tags: ['messages'], params: idParams, response: { 200: eventView } }), async (request, reply) => {
     const event = await getEvent(db, request.params.id);
     if (!event) return sendError(reply, 404, 'not_found', 'no such event');
@@ -178,6 +219,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
       status: event.waiting ? 'waiting' : event.status,
       reply: done ? { text: event.replyText ?? '' } : null,
       ...(event.waiting ? { waiting: waitingView(event.waiting) } : {}),
+      ...warningsOf(event),
     };
   });
 }

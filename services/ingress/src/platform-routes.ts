@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { TelegramIngress } from '@herald/platforms';
+import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
 import type { Logger } from '@herald/core';
 import { isConnectionError } from '@herald/db';
 import { sendError } from './api-errors.ts';
@@ -42,5 +42,43 @@ export function registerTelegramWebhook(app: FastifyInstance, telegram: Telegram
     }
     // Tells a proxy (or a curious operator) that a 200 here means the update is in Postgres.
     return reply.code(200).header('x-herald-delivery-accepted', 'durable').send({ ok: true, outcome });
+  });
+}
+
+const platformEventContract = (summary: string) => ({
+  summary,
+  tags: ['platforms'],
+  body: z.string().describe('the request exactly as the platform signed it (JSON, or a form with a payload field)'),
+  response: { 200: z.object({ ok: z.boolean().optional(), outcome: z.string().optional(), challenge: z.string().optional() }) },
+});
+
+/** Slack's requests are small; a larger body is refused unread (413). */
+const EVENT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The adapters' event routes (Slack's Events API and interactions). In a scope of their own every
+ * body arrives as raw bytes whatever its content type, since the platform's signature is over
+ * those bytes; the adapter checks it and answers. A storage outage is thrown: a 503, and the
+ * platform delivers again.
+ */
+export function registerPlatformWebhooks(app: FastifyInstance, webhooks: readonly PlatformWebhook[], logger: Logger): void {
+  if (webhooks.length === 0) return;
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: EVENT_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    for (const webhook of webhooks) {
+      scope.post(webhook.path, withContract(platformEventContract(webhook.summary)), async (request, reply) => {
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        let answer;
+        try {
+          answer = await webhook.handle(raw, request.headers);
+        } catch (error) {
+          if (isConnectionError(error)) throw error;
+          logger.error({ err: error, path: webhook.path }, 'platform event could not be handled or recorded');
+          return reply.code(200).send({ ok: true, outcome: 'failed' });
+        }
+        return reply.code(answer.status).send(answer.body);
+      });
+    }
   });
 }

@@ -32,6 +32,14 @@ async function keyOf(db: Db, userId: string): Promise<string> {
   return personKeyOf(db, apiUserId(userId));
 }
 
+/** Replaces a user id the bootstrap token names by its person's key, only when it is linked: otherwise the route sees what was sent. */
+async function resolveField(db: Db, record: Fields, field: string): Promise<void> {
+  const given = text(record[field]);
+  if (given === undefined) return;
+  const key = await keyOf(db, given);
+  if (key !== apiUserId(given)) record[field] = key;
+}
+
 /** A resource the principal may not act on is a 404; one that does not exist is left to the handler's own answer. */
 async function resourceGuard(context: GuardContext, need: Need, what: string, owner: ResourceOwner | undefined): Promise<FastifyReply | undefined> {
   if (owner === undefined || mayAct(context.principal, need, owner)) return undefined;
@@ -62,7 +70,7 @@ async function narrowList(context: GuardContext, need: Need, defaultProfile?: st
     }
   }
   if (scope.kind === 'own') query.user_id = scope.ownerKey;
-  else if (text(query.user_id) !== undefined) query.user_id = await keyOf(context.db, String(query.user_id));
+  else await resolveField(context.db, query, 'user_id');
   return undefined;
 }
 
@@ -73,8 +81,8 @@ async function asCaller(context: GuardContext, need: Need, profileField: string,
   const record = body as Fields;
   const profileId = text(record[profileField]) ?? defaultProfile;
   if (context.principal.kind === 'person') record[userField] = context.principal.key;
-  else if (text(record[userField]) !== undefined) record[userField] = await keyOf(context.db, String(record[userField]));
-  const ownerKey = typeof record[userField] === 'string' ? record[userField] : undefined;
+  else await resolveField(context.db, record, userField);
+  const ownerKey = typeof record[userField] === 'string' ? apiUserId(record[userField]) : undefined;
   if (mayAct(context.principal, need, { profileId, ownerKey })) return undefined;
   return notFound(context.reply, 'profile');
 }
@@ -124,6 +132,8 @@ const GUARDS: Readonly<Record<ResourceKind, Guard>> = {
   'cron-list': (context, need) => narrowList(context, need),
   search: (context, need) => narrowList(context, need, 'main'),
   'review-list': (context, need) => narrowList(context, need),
+  // The handler narrows the report itself (usageScopeOf): here only whether the role may see any usage.
+  usage: async (context, need) => (listScope(context.principal, need) ? undefined : sendError(context.reply, 403, 'forbidden', `your role does not allow this route (it needs ${need})`)),
   'run-list': async (context, need) => {
     const scope = listScope(context.principal, need);
     if (scope?.kind === 'all') return undefined;
@@ -157,6 +167,7 @@ const GUARDS: Readonly<Record<ResourceKind, Guard>> = {
 export async function guardRoute(context: GuardContext): Promise<FastifyReply | undefined> {
   const { need, resource } = context.permission;
   if (need === 'public') return undefined;
-  if (!mayUse(context.principal, need)) return sendError(context.reply, 403, 'forbidden', `your role does not allow this route (it needs ${need})`);
+  // Signed in is signed in: a person without a role still sees themself and their tokens.
+  if (need !== 'signed-in' && !mayUse(context.principal, need)) return sendError(context.reply, 403, 'forbidden', `your role does not allow this route (it needs ${need})`);
   return GUARDS[resource](context, need);
 }

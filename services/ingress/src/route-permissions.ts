@@ -7,6 +7,7 @@ import type { Need } from '@herald/people';
  * - profile: `:profile`; session, wait, event, run, cron-job: `:id` of that thing;
  * - memory-entry: `:profile` + `:entry`; user-memory: `:profile` + `:user`; profile-memory: `:profile` + `?user_id`;
  * - session-list, search, cron-list, run-list, review-list: a list narrowed to what the caller may see;
+ * - usage: a report the handler narrows to what the caller may see (their own calls, or their profiles');
  * - message, completion, cron-create: a body that names a profile, sent as the caller;
  * - person, token: `:id` of a person or token (their own, or an admin); token-create: body `person_id`.
  */
@@ -26,6 +27,7 @@ export type ResourceKind =
   | 'cron-list'
   | 'run-list'
   | 'review-list'
+  | 'usage'
   | 'message'
   | 'completion'
   | 'cron-create'
@@ -41,7 +43,8 @@ export interface RoutePermission {
 const p = (need: Need | 'public', resource: ResourceKind = 'none'): RoutePermission => ({ need, resource });
 
 /**
- * Every route the server registers, `METHOD pattern`, and what it requires (HEAD is its GET).
+ * Every route the server registers, `METHOD pattern`, and what it requires (HEAD is its GET); the
+ * platforms' webhooks are public through PUBLIC_ROUTES (api-auth.ts), which checks their own secrets.
  * Deny by default: a route missing here fails the server's start (installAuth's onRoute check),
  * so no route can be added without a decision. docs/security.md shows this table by role; the
  * matrix test (test/security/people-route-matrix.test.ts) walks every route with each role.
@@ -50,7 +53,6 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /healthz': p('public'),
   'GET /readyz': p('public'),
   'GET /metrics': p('public'),
-  'POST /telegram/webhook': p('public'),
   'GET /ui': p('public'),
   'GET /ui/*': p('public'),
   'GET /v1/auth/methods': p('public'),
@@ -75,6 +77,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /v1/sessions/:id/deliveries': p('read', 'session'),
   'GET /v1/sessions/:id/waits': p('read', 'session'),
   'GET /v1/sessions/:id/handoff': p('read', 'session'),
+  'GET /v1/sessions/:id/open-events': p('read', 'session'),
   'POST /v1/sessions/:id/handoff': p('write-own', 'session'),
   'GET /v1/search': p('read', 'search'),
 
@@ -86,6 +89,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'POST /v1/runs/:id/cancel': p('write-own', 'run'),
 
   'GET /v1/cron/jobs': p('read', 'cron-list'),
+  'GET /v1/cron/preview': p('signed-in'),
   'POST /v1/cron/jobs': p('write-own', 'cron-create'),
   'GET /v1/cron/jobs/:id': p('read', 'cron-job'),
   'PATCH /v1/cron/jobs/:id': p('write-own', 'cron-job'),
@@ -123,9 +127,15 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'DELETE /v1/admin/dead-letters/deliveries/:id': p('operate'),
   'DELETE /v1/admin/dead-letters/jobs/:id': p('operate'),
   'GET /v1/audit': p('admin'),
-  // Usage (issue 32, point 6) lands here at merge: 'GET /v1/usage': p('read', <a list narrowed like session-list>).
+  'GET /v1/usage': p('read', 'usage'),
+  'GET /v1/budgets': p('admin'),
+  'PUT /v1/budgets/:scope/:subject': p('admin'),
+  'DELETE /v1/budgets/:scope/:subject': p('admin'),
 
+  'GET /v1/bindings': p('read'),
+  'PUT /v1/bindings': p('admin'),
   'GET /v1/people': p('admin'),
+  'GET /v1/people/suggestions': p('read'),
   'POST /v1/people': p('admin'),
   'GET /v1/people/:id': p('signed-in', 'person'),
   'PATCH /v1/people/:id': p('admin'),

@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { apiUserId, uuidSchema } from '@herald/core';
 import { MAX_HITS_PER_SESSION, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SEARCH_SORTS, SearchQueryError, searchHistory } from '@herald/search';
-import type { Db } from '@herald/db';
+import type { ReadRouting } from '@herald/db';
 import type { SearchResult } from '@herald/search';
 import { sendError } from './api-errors.ts';
+import { readDbFor } from './read-your-writes.ts';
 import { firstIssue } from './message-body.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { searchAnswer } from './contracts/knowledge-views.ts';
@@ -60,9 +61,10 @@ export function searchView(query: string, result: SearchResult) {
 
 /**
  * `GET /v1/search`: a person's history search. The caller holds the API token and names the person
- * (`user_id`); the scope rule is the same function the session_search tool uses.
+ * (`user_id`); the scope rule is the same function the session_search tool uses. It tolerates lag:
+ * it reads the replica when one is configured (read-your-writes.ts).
  */
-export function registerSearchRoutes(app: FastifyInstance, db: Db): void {
+export function registerSearchRoutes(app: FastifyInstance, reads: ReadRouting): void {
   app.get('/v1/search', withContract({ summary: 'A person history search', tags: ['search'], querystring: searchQuery, response: { 200: searchAnswer } }), async (request, reply) => {
     const parsed = searchQuery.safeParse(request.query ?? {});
     if (!parsed.success) {
@@ -75,6 +77,7 @@ export function registerSearchRoutes(app: FastifyInstance, db: Db): void {
     if (query.from && query.to && query.from >= query.to) {
       return sendError(reply, 400, 'invalid_request', 'to: must be after from', 'to');
     }
+    const { db } = await readDbFor(reads, request);
     const profile = await db.selectFrom('profiles').select('id').where('id', '=', query.profile).executeTakeFirst();
     if (!profile) return sendError(reply, 404, 'not_found', 'no such profile', 'profile');
     try {

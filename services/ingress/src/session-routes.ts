@@ -3,8 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { listSessions, loadTranscript, loadTranscriptPage } from '@herald/session';
 import type { PageAnchor, SessionSummary, StoredMessage } from '@herald/session';
-import type { Db } from '@herald/db';
+import type { ReadRouting } from '@herald/db';
 import { sendError } from './api-errors.ts';
+import { readDbFor } from './read-your-writes.ts';
 import { firstIssue } from './message-body.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { idParams } from './contracts/common.ts';
@@ -98,9 +99,10 @@ function anchorOf(query: { before?: number | undefined; after?: number | undefin
 
 /**
  * The session list (filters, keyset pages, newest first) and one session's transcript, whole or by
- * keyset pages on seq: what the console and the CLI read sessions through.
+ * keyset pages on seq: what the console and the CLI read sessions through. Both tolerate lag: they
+ * read the replica when one is configured, the primary for a reader who just wrote (read-your-writes.ts).
  */
-export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
+export function registerSessionRoutes(app: FastifyInstance, reads: ReadRouting): void {
   app.get('/v1/sessions', withContract({ summary: 'Sessions, newest first, keyset paged', tags: ['sessions'], querystring: listQuery, response: { 200: sessionList } }), async (request, reply) => {
     const parsed = listQuery.safeParse(request.query ?? {});
     if (!parsed.success) {
@@ -109,6 +111,7 @@ export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
     }
     const query = parsed.data;
     const filter = { profileId: query.profile, platform: query.platform, userId: query.user_id === undefined ? undefined : apiUserId(query.user_id), chatId: query.chat_id, state: query.state, parentSessionId: query.parent_id, beforeSessionId: query.before, subagents: query.subagents === 'true' };
+    const { db } = await readDbFor(reads, request);
     const page = await listSessions(db, filter, query.limit);
     const last = page.sessions.at(-1);
     return { sessions: page.sessions.map(summaryView), next_before: page.more && last ? last.id : null };
@@ -121,6 +124,7 @@ export function registerSessionRoutes(app: FastifyInstance, db: Db): void {
       const issue = queryIssue(parsed.error);
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
+    const { db } = await readDbFor(reads, request);
     const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
     if (!session) return sendError(reply, 404, 'not_found', 'no such session');
     const query = parsed.data;

@@ -4,6 +4,7 @@ import type { Db } from '@herald/db';
 import { StreamRelay } from '@herald/queue';
 import type { StoredStreamEntry, TurnDoneListener, TurnStreamListener, TurnStreamStore } from '@herald/queue';
 import { waitingView } from './wait-views.ts';
+import type { StreamEventData } from './contracts/message-views.ts';
 
 /** A running turn's stream and the notices that say it grew; without them only the end is shown. */
 export interface TurnStreamFollow {
@@ -19,11 +20,11 @@ export interface FollowDependencies {
 
 /** What a follower of an event is told, in order; `id` is the resume point of stream events. */
 export type FollowEvent =
-  | { event: 'delta'; id?: string; data: { text: string } }
-  | { event: 'tool'; id: string; data: { name: string; status: string } }
-  | { event: 'waiting'; data: ReturnType<typeof waitingView> }
-  | { event: 'done'; data: { event_id: string; session_id: string; reply: { text: string } } }
-  | { event: 'error'; data: { code: string; message: string } };
+  | { event: 'delta'; id?: string; data: StreamEventData['delta'] }
+  | { event: 'tool'; id: string; data: StreamEventData['tool'] }
+  | { event: 'waiting'; data: StreamEventData['waiting'] }
+  | { event: 'done'; data: StreamEventData['done'] }
+  | { event: 'error'; data: StreamEventData['error'] };
 
 // The event row is read on a turn-done notice and at least this often (a lost notice, Redis down).
 const CHECK_MS = 1000;

@@ -1,8 +1,11 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
+import { isDeliveryOnlyPlatform } from '@herald/core';
 import { describeTarget } from '@herald/cron';
 import { enqueueOutbound } from '@herald/delivery';
 import type { CronOrigin, CronTarget, Database, Db } from '@herald/db';
+import { isChatPlatform, storedTarget } from '@herald/core';
+import { boundAccount, readBindings } from '@herald/profiles';
 
 /**
  * Hermes' "nothing to report" convention: the whole answer, its first or last line, or its prefix
@@ -29,9 +32,28 @@ export interface CompletedRun {
   paused: boolean;
 }
 
-function targetFields(target: CronTarget): Record<string, string> {
+/**
+ * The outbox target of a report. A delivery-only platform's message has a title of its own (an
+ * e-mail's subject): the job's name, stored with the address as the sender reads it.
+ */
+function targetFields(target: CronTarget, title?: string): Record<string, string> {
   if ('url' in target) return { url: target.url };
-  return { chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}) };
+  const titled: Record<string, string> = title !== undefined && isDeliveryOnlyPlatform(target.platform) ? { title } : {};
+  return { ...storedTarget({ account: target.account, chatId: target.chatId, threadId: target.threadId }), ...titled };
+}
+
+/**
+ * A chat target that names no account leaves through the account bound to the job's profile on
+ * that platform (docs/configuration.md#platform-accounts), so an agent reports through its own bot.
+ */
+async function withBoundAccounts(trx: Transaction<Database>, profileId: string, targets: CronTarget[]): Promise<CronTarget[]> {
+  if (!targets.some((target) => !('url' in target) && target.account === undefined)) return targets;
+  const rules = await readBindings(trx);
+  return targets.map((target) => {
+    if ('url' in target || target.account !== undefined) return target;
+    const account = boundAccount(rules, profileId, target.platform);
+    return account === undefined ? target : { ...target, account };
+  });
 }
 
 function shortError(error: string | null, reply: string | null): string {
@@ -40,24 +62,24 @@ function shortError(error: string | null, reply: string | null): string {
   return `${detail}${said}`;
 }
 
-async function deliver(
-  trx: Transaction<Database>,
-  runId: string,
-  sessionId: string | null,
-  targets: CronTarget[],
-  text: string,
-  source: string,
-): Promise<number> {
+interface Report {
+  text: string;
+  source: string;
+  /** The message's title where the platform shows one (an e-mail's subject). */
+  title: string;
+}
+
+async function deliver(trx: Transaction<Database>, runId: string, sessionId: string | null, targets: CronTarget[], report: Report): Promise<number> {
   let created = 0;
   for (const target of targets) {
     // One key per run and target: a second completion pass (a retry, another replica) adds nothing.
     const result = await enqueueOutbound(trx, {
       idempotencyKey: `cron:${runId}:${describeTarget(target)}`,
       platform: target.platform,
-      target: targetFields(target),
-      text,
+      target: targetFields(target, report.title),
+      text: report.text,
       sessionId,
-      source,
+      source: report.source,
     });
     if (result.created) created++;
   }
@@ -65,7 +87,7 @@ async function deliver(
 }
 
 function originTarget(origin: CronOrigin | null): CronTarget | null {
-  if (!origin || (origin.platform !== 'telegram' && origin.platform !== 'discord')) return null;
+  if (!origin || !isChatPlatform(origin.platform)) return null;
   return { platform: origin.platform, chatId: origin.chatId, ...(origin.threadId ? { threadId: origin.threadId } : {}) };
 }
 
@@ -108,13 +130,14 @@ export async function completeRun(db: Db, eventId: string, options: CompletionOp
         'cron_jobs.name',
         'cron_jobs.targets',
         'cron_jobs.origin',
+        'cron_jobs.profile_id',
       ])
       .where('cron_runs.event_id', '=', eventId)
       .where('cron_runs.status', '=', 'running')
       .where('inbound_events.status', 'in', ['done', 'failed'])
       .forUpdate('cron_runs')
       .executeTakeFirst();
-    return row ? finishRow(trx, row, options) : null;
+    return row ? finishRow(trx, { ...row, targets: await withBoundAccounts(trx, row.profile_id, row.targets) }, options) : null;
   });
 }
 
@@ -135,7 +158,7 @@ async function finishRow(trx: Transaction<Database>, row: FinishedRow, options: 
     .execute();
   if (!failed) {
     await trx.updateTable('cron_jobs').set({ consecutive_failures: 0 }).where('id', '=', row.job_id).execute();
-    const deliveries = silent ? 0 : await deliver(trx, row.run_id, row.session_id, row.targets, reply, 'cron');
+    const deliveries = silent ? 0 : await deliver(trx, row.run_id, row.session_id, row.targets, { text: reply, source: 'cron', title: row.name });
     return { runId: row.run_id, jobId: row.job_id, status, deliveries, paused: false };
   }
   return recordFailure(trx, row, reply, options);
@@ -150,7 +173,7 @@ async function recordFailure(trx: Transaction<Database>, row: FinishedRow, reply
     .executeTakeFirstOrThrow();
   const count = job.consecutive_failures;
   const notice = `Scheduled job "${row.name}" failed (${shortError(row.event_error, reply)}). Failures in a row: ${count}.`;
-  let deliveries = await deliver(trx, row.run_id, row.session_id, row.targets, notice, 'cron-failure');
+  let deliveries = await deliver(trx, row.run_id, row.session_id, row.targets, { text: notice, source: 'cron-failure', title: `${row.name}: failed` });
   let paused = false;
   if (count >= options.maxFailures && job.enabled) {
     const reason = `paused after ${count} failed runs in a row`;

@@ -3,6 +3,7 @@ import { expireWaits, findStrandedSessions } from '@herald/session';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import { pruneAudit } from '@herald/audit';
+import { pruneBlobs } from '@herald/attachments';
 import type { RunQueue } from '@herald/queue';
 
 export interface ReconcilerOptions {
@@ -28,6 +29,7 @@ export class Reconciler {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
   #prunedAt = 0;
+  #blobsPrunedAt = 0;
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
@@ -57,6 +59,7 @@ export class Reconciler {
       for (const session of stranded) await enqueueWake(queue, session.sessionId, session.wakeGeneration);
       if (stranded.length > 0) logger.info({ sessions: stranded.length }, 'reconciler re-enqueued stranded sessions');
       await this.#pruneAudit();
+      await this.#pruneBlobs();
       return stranded.length;
     } catch (error) {
       logger.warn({ err: error }, 'reconciler sweep failed; will retry');
@@ -70,6 +73,14 @@ export class Reconciler {
     this.#prunedAt = Date.now();
     const removed = await pruneAudit(this.#options.db, days);
     if (removed > 0) this.#options.logger.info({ removed, days }, 'pruned audit entries past their retention');
+  }
+
+  /** Attachments follow their message: bytes nothing points at any more are dropped, at most once an hour. */
+  async #pruneBlobs(): Promise<void> {
+    if (Date.now() - this.#blobsPrunedAt < AUDIT_PRUNE_EVERY_MS) return;
+    this.#blobsPrunedAt = Date.now();
+    const removed = await pruneBlobs(this.#options.db);
+    if (removed > 0) this.#options.logger.info({ removed }, 'pruned attachments no message refers to');
   }
 
   async stop(): Promise<void> {

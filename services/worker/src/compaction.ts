@@ -2,7 +2,7 @@ import type { Config, Logger } from '@herald/core';
 import { compactTranscript, contextWindowFor, estimateRequestTokens, estimateTokens, thresholdTokens, toChatMessages } from '@herald/agent';
 import type { ChatMessage, Provider, ToolDefinition } from '@herald/agent';
 import { claimCompression, commitCompaction, loadTranscript, recordCompressionUnchanged, takeNotice } from '@herald/session';
-import type { Lease, NewMessage, TranscriptState } from '@herald/session';
+import type { Lease, NewMessage, TranscriptCache, TranscriptState } from '@herald/session';
 import type { CompressionTrigger, Db } from '@herald/db';
 import { recordCompression } from '@herald/telemetry';
 
@@ -31,6 +31,8 @@ export interface CompactionDeps {
   /** Builds the child's system prompt fresh (memory written since the parent's is in it). */
   buildPrompt(): Promise<string>;
   tools: ToolDefinition[];
+  /** The worker's parsed transcripts between turns (TurnDependencies.transcripts). */
+  transcripts?: TranscriptCache | undefined;
 }
 
 export interface ContextBudget {

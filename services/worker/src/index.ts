@@ -5,3 +5,4 @@ export { LIFECYCLE_POLL_MS, SessionLifecycle } from './session-lifecycle.ts';
 export type { SessionLifecycleOptions } from './session-lifecycle.ts';
 export { wakeSessions } from './subagent-turn.ts';
 export type { ProfileModels, ProfileModelSet } from './profile-models.ts';
+export type { AnswerDrafts, TurnDraft } from './turn-draft.ts';

@@ -41,7 +41,7 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
   const command = events.length === 1 && events[0] ? compressCommandOf(events[0].text) : undefined;
   if (command && events[0]) {
     const eventId = events[0].id;
-    const state = await loadTranscriptState(deps.db, lease.sessionId);
+    const state = await loadTranscriptState(deps.db, lease.sessionId, deps.transcripts);
     const size = sessionSize(state, tc.systemPrompt ?? '', toChatMessages(state.messages), [], deps.tools);
     const outcome = await compressSession(deps, lease, tc.model, {
       trigger: 'command',
@@ -54,7 +54,7 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
     return { kind: 'answered', eventIds: [eventId] };
   }
   if (tc.systemPrompt === null) return { kind: 'go', note: undefined };
-  const state = await loadTranscriptState(deps.db, lease.sessionId);
+  const state = await loadTranscriptState(deps.db, lease.sessionId, deps.transcripts);
   const history = toChatMessages(state.messages);
   const size = sessionSize(state, tc.systemPrompt, history, events.map((e) => e.text), deps.tools);
   const budget = contextBudget(deps.config, tc.model, deps.contextTokens);

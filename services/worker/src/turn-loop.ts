@@ -2,9 +2,13 @@ import { sessionWorkspace } from './session-prompt.ts';
 import type { Transaction } from 'kysely';
 import { runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
-import { TurnStreamWriter } from '@herald/queue';
+import { StreamRelay, TurnStreamWriter } from '@herald/queue';
+import { openDraft } from './turn-draft.ts';
+import type { TurnDraft } from './turn-draft.ts';
+import { PriceTable } from '@herald/core';
+import { recordModelCost } from '@herald/telemetry';
 import type { Logger } from '@herald/core';
-import { appendMessages, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
+import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
@@ -16,9 +20,12 @@ import { subagentEvent } from './subagent-turn.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import type { TurnControl, TurnDependencies } from './turn-runner.ts';
 
-export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | null {
+/** A model call as stored, priced from the deployment's price table (an unknown model costs 0, marked so). */
+export function modelCallRow(call: ModelCallRecord | undefined, prices: PriceTable = BUILTIN_PRICES): ModelCallRow | null {
   if (!call) return null;
   const usage = call.result.usage;
+  const cost = prices.costOf(call.provider, call.model, usage);
+  recordModelCost(call.provider, call.model, cost.costUsd);
   return {
     provider: call.provider,
     model: call.model,
@@ -29,7 +36,19 @@ export function modelCallRow(call: ModelCallRecord | undefined): ModelCallRow | 
     latency_ms: call.latencyMs,
     finish_reason: call.result.finishReason,
     key_name: call.result.keyName ?? null,
+    cost_usd: cost.costUsd,
+    price_known: cost.priceKnown,
   };
+}
+
+const BUILTIN_PRICES = new PriceTable();
+
+/**
+ * The money budgets before a model call, in one read: the person is warned once at 80% (what the
+ * calls so far spent), and a spent budget stops the turn like the daily token limit does.
+ */
+async function budgetsBeforeCall(deps: TurnDependencies, sessionId: string, profileId: string, setup: TurnSetup) {
+  return checkBudgets(deps.db, { userId: setup.callerId, profileId, sessionId, turnId: setup.turnId, budgets: deps.config.usage.budgets });
 }
 
 type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
@@ -97,6 +116,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     fencedWrite: write,
     offered,
     operator: config.people.operators.includes(callerId),
+    mailDomains: config.platforms.mailAllowedDomains,
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
   setup.hooks = turnHooks;
@@ -118,8 +138,22 @@ function progressWriter(deps: TurnDependencies, setup: TurnSetup, logger: Logger
   return new TurnStreamWriter(deps.stream, setup.eventIds, (error) => logger.warn({ err: error, turnId }, 'turn stream write failed; followers see the reply when it is committed'));
 }
 
-function onProgressOf(writer: TurnStreamWriter | undefined): ((event: LoopProgress) => void) | undefined {
-  return writer ? (event) => writer.write(event) : undefined;
+function onProgressOf(writer: TurnStreamWriter | undefined, draft: TurnDraft | undefined): ((event: LoopProgress) => void) | undefined {
+  if (!writer && !draft) return undefined;
+  const relay = new StreamRelay();
+  let lastStep: number | undefined;
+  return (event) => {
+    writer?.write(event);
+    if (!draft) return;
+    const view = relay.take(event);
+    if (!view) return;
+    // Text of a later step (after a tool call) starts a new paragraph in the chat, as it reads in the transcript.
+    if (event.type === 'delta') {
+      if (lastStep !== undefined && event.step !== lastStep) draft.take({ type: 'delta', text: '\n\n' });
+      lastStep = event.step;
+    }
+    draft.take(view);
+  };
 }
 
 /** Runs the tool loop from a history, with or without the mid-turn compaction estimate. */
@@ -144,8 +178,11 @@ export async function turnLoop(
   const injects = queueMode === 'steer' || queueMode === 'interrupt';
   const pollInjected = injects ? injectedMessages(db, write, sessionId, setup) : undefined;
   const writer = progressWriter(deps, setup, logger);
-  const onProgress = onProgressOf(writer);
+  setup.draft ??= await openDraft(deps.drafts, logger, { sessionId, platform: session.platform, turnId, eventIds: setup.eventIds, child: setup.shape.child });
+  const draft = setup.draft;
+  const onProgress = onProgressOf(writer, draft);
   return async (from, compact) => {
+    // The draft's last edit lands before the reply commits: its delivery edits the draft after it.
     const result = await runToolLoop<WaitRequest>({
       ...(onProgress ? { onProgress } : {}),
       provider: turnHooks?.provider(provider) ?? provider,
@@ -155,7 +192,9 @@ export async function turnLoop(
       // delegated child) stops once the person's daily budget is spent.
       beforeModelCall: async () => {
         await control.ensureLease();
-        const passed = await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas));
+        const passed =
+          (await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas))) ??
+          (await budgetsBeforeCall(deps, sessionId, session.profileId, setup));
         return passed?.message.replace(/^Not taken: /, 'Stopped before the next model call: ');
       },
       sessionId,
@@ -173,13 +212,13 @@ export async function turnLoop(
       hooks: {
         ...(pollInjected ? { pollInjected } : {}),
         onToolStep: (step, call) =>
-          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call)),
+          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call, deps.prices)),
         onToolResults: (results) =>
           recordWithAudit(turnHooks, db, (executor) =>
             recordStep(executor, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), null),
           ),
       },
-    });
+    }).finally(() => draft?.settle());
     // Followers must have every piece of text before the reply's commit tells them the turn is done.
     await writer?.flush();
     return result;

@@ -1,14 +1,14 @@
 import { waitNotice } from './wait-notice.ts';
 import type { ProfileModels } from './profile-models.ts';
-import type { Config, Logger } from '@herald/core';
+import type { Config, Logger, PriceTable } from '@herald/core';
 import { toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider } from '@herald/agent';
-import { finishTurn, LeaseLostError, loadTranscript, suspendTurn } from '@herald/session';
+import { finishTurn, LeaseLostError, loadTranscript, suspendTurn, warnBudgets } from '@herald/session';
 import { isConnectionError } from '@herald/db';
 import { compactMidTurn } from './turn-compaction.ts';
 import { MAX_INEFFECTIVE } from './compaction.ts';
 import type { Db, QueueMode } from '@herald/db';
-import type { FinishedTurn, Lease, LeasedSession, PendingEvent } from '@herald/session';
+import type { FinishedTurn, Lease, LeasedSession, PendingEvent, TranscriptCache } from '@herald/session';
 import { completionCounts } from './turn-completion.ts';
 import type { ToolExposure, ToolRegistry, WaitRequest } from '@herald/tools';
 import type { Hooks } from '@herald/hooks';
@@ -18,7 +18,9 @@ import { setUpTurn } from './turn-setup.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import { subagentEvent } from './subagent-turn.ts';
 import type { TurnStreamStore } from '@herald/queue';
+import type { AnswerDrafts } from './turn-draft.ts';
 import { withSessionTools } from './session-tools.ts';
+import { withAttachments } from './turn-attachments.ts';
 import type { McpTools } from '@herald/mcp';
 
 export const NO_MODEL_REPLY =
@@ -49,10 +51,16 @@ export interface TurnDependencies {
   childProvider?: Provider | null | undefined;
   /** Where running turns publish their progress for followers; nothing is streamed without it. */
   stream?: TurnStreamStore | undefined;
+  /** Chats that see the answer grow while it is written (turn-draft.ts); none when not given. */
+  drafts?: AnswerDrafts | undefined;
   /** MCP servers' tools (docs/tools.md#mcp-servers); none when no server is configured. */
   mcp?: McpTools | undefined;
   /** Profiles' own models (their main, summary and children's models); the ones above when a profile has none. */
   profileModels?: ProfileModels | undefined;
+  /** What model calls cost (HERALD_PRICES_FILE, then the built-in table); the built-in table when not given. */
+  prices?: PriceTable | undefined;
+  /** This worker's parsed transcripts between turns; every turn reads them whole without it. */
+  transcripts?: TranscriptCache | undefined;
 }
 
 export interface TurnResult {
@@ -90,6 +98,11 @@ async function compactionAllowed(db: Db, sessionId: string, ineffective: number 
 type Finish = (text: string, outcome: TurnResult['outcome'], iterations: number, finalCall?: ModelCallRecord) => Promise<TurnResult>;
 
 /** Ends the turn with its reply stored on the events (the compression notice appended). */
+/** The 80% warning for what the turn's last call spent, after the reply; its failure never touches the reply. */
+async function warnAfterTurn(deps: TurnDependencies, context: Parameters<typeof warnBudgets>[1]): Promise<void> {
+  await warnBudgets(deps.db, context).catch((error: unknown) => deps.logger.warn({ err: error, sessionId: context.sessionId }, 'budget warning failed; the next model call tries again'));
+}
+
 function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, events: PendingEvent[], setup: TurnSetup): Finish {
   const { turnId, eventIds } = setup;
   return async (text, outcome, iterations, finalCall) => {
@@ -97,14 +110,17 @@ function finisher(deps: TurnDependencies, lease: Lease, session: LeasedSession, 
     const failed = outcome !== 'answered' && outcome !== 'iteration_limit' && outcome !== 'tool_errors';
     const userId = events[events.length - 1]?.userId ?? '';
     const turn = { turnId, sessionId: lease.sessionId, iterations, profileId: session.profileId, userId, platform: session.platform, offered: setup.sent };
+    // No text, no outbox row to edit the draft into (a tool line was all it showed): take it back.
+    if (text.trim() === '' && setup.note === undefined) await setup.draft?.discard();
     const next = await finishTurn(deps.db, lease, turnId, eventIds, {
       reply: setup.note === undefined ? text : `${text}\n\n${setup.note}`,
       failed,
       error: failed ? outcome : outcome === 'iteration_limit' ? setup.shape.iterationLimitError : null,
       iterations,
-      modelCall: modelCallRow(finalCall),
+      modelCall: modelCallRow(finalCall, deps.prices),
       completion: completionCounts(outcome, turn),
     });
+    await warnAfterTurn(deps, { userId: setup.callerId, profileId: session.profileId, sessionId: lease.sessionId, turnId, budgets: deps.config.usage.budgets });
     return { eventIds, outcome, turn, next };
   };
 }
@@ -118,9 +134,10 @@ async function turnHistory(
   events: PendingEvent[],
 ): Promise<ChatMessage[]> {
   // herald_start_turn appended the events as user messages, in this order, after what was read.
-  const history = setup.history
+  const stored = setup.history
     ? [...setup.history, ...events.map((event): ChatMessage => ({ role: 'user', content: event.text }))]
-    : toChatMessages(await loadTranscript(deps.db, sessionId));
+    : toChatMessages(await loadTranscript(deps.db, sessionId, deps.transcripts));
+  const history = setup.provider === null ? stored : await withAttachments(deps, setup.workspace, setup.provider, events, stored);
   // A child of delegate_task works from its focused prompt only: no recall of the person's past.
   if (deps.recall === null || setup.shape.child) return history;
   const last = events[events.length - 1];
@@ -169,13 +186,16 @@ export async function runTurn(
   // Compaction mid-turn: once per turn, and not once compressing stopped helping (anti-thrash).
   const mayCompact = compaction !== undefined && !control.compacted.has(turnId) && (await compactionAllowed(db, sessionId, setup.ineffective));
   const ran = await runLoop(deps, sessionId, setup, control, loop, history, mayCompact);
-  if ('done' in ran) return ran.done;
+  // Compressed: the answer comes from the child session's turn; its draft starts there.
+  if ('done' in ran) return (await setup.draft?.discard(), ran.done);
   if ('error' in ran) return finish(...ran.error);
   const result = ran.result;
   if (result.outcome === 'waiting' && result.wait) {
     // Parked: nothing holds the worker or the lease while the person decides; an answer, /approve,
     // /deny or the timeout makes the turn runnable and any worker resumes it.
     const { request, notStarted } = result.wait;
+    // The question goes out next; the answer is drafted anew below it when the turn resumes.
+    await setup.draft?.discard();
     await suspendTurn(db, lease, turnId, { ...request, notStarted }, waitNotice(request));
     logger.info({ sessionId, turnId, kind: request.kind, tool: request.toolName }, 'turn waiting for the person');
     return { eventIds, outcome: 'waiting' };
@@ -213,7 +233,7 @@ async function runLoop(
       // Not compressed (summariser unreachable, nothing to compact): go on from what is stored;
       // a prompt the provider refuses is then answered as the error it is.
       setup.note = outcome.notice ?? setup.note;
-      result = await loop(toChatMessages(await loadTranscript(deps.db, sessionId)), false);
+      result = await loop(toChatMessages(await loadTranscript(deps.db, sessionId, deps.transcripts)), false);
     }
     return { result };
   } catch (error) {

@@ -1,3 +1,4 @@
+import type { TurnDraft } from './turn-draft.ts';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@herald/core';
 import { resumeTurn, startTurn } from '@herald/session';
@@ -31,6 +32,8 @@ export interface TurnSetup {
   provider: Provider | null;
   /** The turn's hooks once the loop opened them (subagent_stop fires from the finish). */
   hooks: TurnHooks | null;
+  /** The answer shown growing in the session's chat, once the loop opened it (turn-draft.ts). */
+  draft?: TurnDraft | undefined;
   /** Offered to the model: the session-wide set, so every person in a chat sees the same prefix. */
   offered: string[];
   /** The tools whose definitions every request carries: all offered, unless the schema budget defers some to tool_search. */
@@ -43,6 +46,8 @@ export interface TurnSetup {
   ineffective: number | undefined;
   /** The transcript before this turn's messages, when the start of the turn read it already. */
   history: ChatMessage[] | undefined;
+  /** The session's workspace directory (a child of delegate_task may share its parent's). */
+  workspace: string;
   attempts: number;
 }
 
@@ -75,6 +80,7 @@ function compactionFor(
       contextTokens: models.contextTokens,
       buildPrompt: () => buildSessionPrompt(deps, session, tools.offered, events[0]?.userId ?? '', workspace, models.primaryRef),
       tools: deps.registry.definitions(tools.sent),
+      transcripts: deps.transcripts,
     },
     lease,
     model: provider.model,
@@ -126,6 +132,7 @@ export async function setUpTurn(
     note: undefined,
     ineffective: undefined,
     history: undefined,
+    workspace,
     attempts: 1,
   };
   if (resumedTurnId !== null) {

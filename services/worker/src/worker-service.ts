@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DelayedError } from 'bullmq';
 import type { Job } from 'bullmq';
-import type { Config, Logger } from '@herald/core';
+import type { Config, Logger, PriceTable } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
 import type { Db } from '@herald/db';
 import type { Hooks } from '@herald/hooks';
@@ -15,9 +15,10 @@ import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/tele
 import { drainSession } from './session-drain.ts';
 import { deadLetterRun } from './run-dead-letter.ts';
 import { isConnectionError } from '@herald/db';
-import { LeaseLostError } from '@herald/session';
+import { LeaseLostError, TranscriptCache } from '@herald/session';
 import { emitTurnCompletion } from './turn-completion.ts';
 import type { ProfileModels } from './profile-models.ts';
+import type { AnswerDrafts } from './turn-draft.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -43,6 +44,10 @@ export interface WorkerServiceOptions {
   mcp?: McpTools | undefined;
   /** Profiles' own models; a profile without them uses the ones above. */
   profileModels?: ProfileModels | undefined;
+  /** Chats that see the answer grow while it is written (HERALD_STREAMING_<PLATFORM>); none when not given. */
+  drafts?: AnswerDrafts | undefined;
+  /** What model calls cost (HERALD_PRICES_FILE and the built-in table). */
+  prices?: PriceTable | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.
@@ -55,11 +60,14 @@ export class WorkerService {
   readonly #stopping = new AbortController();
   readonly #hardStop = new AbortController();
   readonly #control: SessionControlListener;
+  /** Parsed transcripts between this worker's turns (issue 41 point 6). */
+  readonly #transcripts: TranscriptCache;
   #worker: RunWorker | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: WorkerServiceOptions) {
     this.#options = options;
+    this.#transcripts = new TranscriptCache(options.config.roles.worker.transcriptCacheMessages);
     this.#control = new SessionControlListener(options.transport.bus, options.config.redis.queuePrefix);
   }
 
@@ -114,6 +122,7 @@ export class WorkerService {
       {
         ...this.#options,
         ...(this.#options.config.model.streaming ? { stream: this.#options.transport.stream } : {}),
+        transcripts: this.#transcripts,
         owner: this.#owner,
         stopping: this.#stopping.signal,
         hardStop: this.#hardStop.signal,

@@ -40,6 +40,11 @@ function blocksOf(message: ChatMessage): ContentBlockParam[] {
   }
   const blocks: ContentBlockParam[] = [];
   if (message.content !== '') blocks.push({ type: 'text', text: message.content });
+  if (message.role === 'user') {
+    for (const image of message.images ?? []) {
+      blocks.push({ type: 'image', source: { type: 'base64', media_type: image.mime as 'image/png', data: image.data } });
+    }
+  }
   if (message.role === 'assistant') {
     for (const call of message.tool_calls ?? []) {
       blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseInput(call.arguments) });

@@ -12,6 +12,7 @@ import type {
   CompletionRequest,
   CompletionResult,
   FinishReason,
+  ImageInput,
   Provider,
   ToolCall,
   ToolDefinition,
@@ -139,13 +140,21 @@ class ChunkAssembly {
   }
 }
 
+/** A user message with images: its text, then each image as an image_url data URL. */
+function openAIParts(text: string, images: ImageInput[]): OpenAI.Chat.Completions.ChatCompletionContentPart[] {
+  return [
+    ...(text === '' ? [] : [{ type: 'text' as const, text }]),
+    ...images.map((image) => ({ type: 'image_url' as const, image_url: { url: `data:${image.mime};base64,${image.data}` } })),
+  ];
+}
+
 export function toOpenAIMessages(system: string, messages: ChatMessage[]): WireMessage[] {
   const out: WireMessage[] = [];
   if (system !== '') out.push({ role: 'system', content: system });
   for (const message of messages) {
     switch (message.role) {
       case 'user':
-        out.push({ role: 'user', content: message.content });
+        out.push({ role: 'user', content: message.images?.length ? openAIParts(message.content, message.images) : message.content });
         break;
       case 'assistant':
         if (message.tool_calls && message.tool_calls.length > 0) {

@@ -23,6 +23,8 @@ export type JsonPrimitive = boolean | number | string | null;
 
 export type JsonValue = JsonArray | JsonObject | JsonPrimitive;
 
+export type Numeric = ColumnType<string, number | string, number | string>;
+
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
 export interface ApiTokens {
@@ -47,6 +49,56 @@ export interface AuditLog {
   session_id: string | null;
   subject: string;
   turn_id: string | null;
+}
+
+export interface Bindings {
+  account: string | null;
+  channel_id: string | null;
+  chat_id: string | null;
+  chat_type: string | null;
+  created_at: Generated<Timestamp>;
+  guild_id: string | null;
+  platform: string | null;
+  position: number;
+  profile_id: string;
+  user_id: string | null;
+}
+
+export interface Blobs {
+  created_at: Generated<Timestamp>;
+  data: Buffer;
+  mime: string;
+  sha256: string;
+  size_bytes: Int8;
+  transcript: string | null;
+}
+
+export interface Budgets {
+  per_day: Numeric | null;
+  per_month: Numeric | null;
+  scope: string;
+  subject: string;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface BudgetWarnings {
+  created_at: Generated<Timestamp>;
+  period: string;
+  period_start: Timestamp;
+  scope: string;
+  session_id: string | null;
+  subject: string;
+  text: string;
+  turn_id: string | null;
+  user_id: string;
+}
+
+export interface ChatDrafts {
+  chat_id: string;
+  message_ids: Generated<Json>;
+  platform: string;
+  reply_key: string;
+  updated_at: Generated<Timestamp>;
 }
 
 export interface ConsoleSessions {
@@ -120,7 +172,19 @@ export interface DeadLetters {
   status: Generated<string>;
 }
 
+export interface EventAttachments {
+  event_id: string;
+  kind: string;
+  mime: string;
+  name: string;
+  path: string;
+  position: number;
+  sha256: string;
+  size_bytes: Int8;
+}
+
 export interface HomeChats {
+  account: Generated<string>;
   chat_id: string;
   chat_type: string;
   platform: string;
@@ -210,6 +274,7 @@ export interface Messages {
 export interface ModelCalls {
   cache_write_tokens: Generated<number>;
   cached_input_tokens: Generated<number>;
+  cost_usd: Generated<Numeric>;
   created_at: Generated<Timestamp>;
   finish_reason: string;
   id: Generated<Int8>;
@@ -218,9 +283,12 @@ export interface ModelCalls {
   latency_ms: number;
   model: string;
   output_tokens: Generated<number>;
+  price_known: Generated<boolean>;
+  profile_id: string | null;
   provider: string;
   session_id: string;
   turn_id: string | null;
+  user_id: string | null;
 }
 
 export interface Outbox {
@@ -229,6 +297,7 @@ export interface Outbox {
   claim_token: string | null;
   created_at: Generated<Timestamp>;
   delivered_at: Timestamp | null;
+  file: Json | null;
   id: Generated<string>;
   idempotency_key: string;
   in_flight: Json | null;
@@ -410,6 +479,7 @@ export interface SessionRoutes {
 }
 
 export interface Sessions {
+  account: Generated<string | null>;
   chat_id: string;
   chat_type: string;
   compression_notices: Generated<string[]>;
@@ -557,6 +627,13 @@ export interface TurnStreamEntries {
   id: Generated<Int8>;
 }
 
+export interface UsageCosts {
+  cost_usd: Generated<Numeric>;
+  day: Timestamp;
+  profile_id: string;
+  user_id: string;
+}
+
 export interface UsageDays {
   day: Timestamp;
   tokens: Generated<Int8>;
@@ -566,11 +643,17 @@ export interface UsageDays {
 export interface DB {
   api_tokens: ApiTokens;
   audit_log: AuditLog;
+  bindings: Bindings;
+  blobs: Blobs;
+  budget_warnings: BudgetWarnings;
+  budgets: Budgets;
+  chat_drafts: ChatDrafts;
   console_sessions: ConsoleSessions;
   cron_clock: CronClock;
   cron_jobs: CronJobs;
   cron_runs: CronRuns;
   dead_letters: DeadLetters;
+  event_attachments: EventAttachments;
   home_chats: HomeChats;
   hook_events: HookEvents;
   hook_firings: HookFirings;
@@ -607,5 +690,6 @@ export interface DB {
   tool_waits: ToolWaits;
   turn_stream_entries: TurnStreamEntries;
   turns: Turns;
+  usage_costs: UsageCosts;
   usage_days: UsageDays;
 }

@@ -13,6 +13,7 @@ export const discordAdapter: PlatformAdapter<DiscordConfig> = defineAdapter({
   name: 'discord',
   facts: PLATFORM_FACTS.discord,
   settings: (platforms) => platforms.discord,
+  accounts: (platforms) => platforms.accounts.discord,
   createSender: (settings) => DiscordSender.fromConfig(settings),
   async startInbound(settings, deps, logger) {
     if (settings.allowedUsers.length === 0) {
@@ -21,7 +22,7 @@ export const discordAdapter: PlatformAdapter<DiscordConfig> = defineAdapter({
     const gateway = new DiscordIngress({ config: settings, ...deps, logger }).start();
     return { stop: () => gateway.stop() };
   },
-  parseTarget: (text) => parseNamedChat(text.toLowerCase().startsWith('discord:') ? text : `discord:${text}`),
+  parseTarget: (text) => parseNamedChat(/^discord[:@]/i.test(text) ? text : `discord:${text}`),
   formatTarget: (chat) => formatNamedChat({ platform: 'discord', ...chat }),
   readTarget: readStoredTarget,
   rateLimits: { maxMessageChars: DISCORD_LIMIT, backoff: '429 with retry_after per route (discord.js RateLimitError)' },

@@ -5,6 +5,8 @@ import { CHAT_COMMANDS, failureReason, isDeadLetter, recordFailure } from '@hera
 import { ApplicationCommandOptionType, ChannelType, Client, Events, GatewayIntentBits, Partials, REST, Routes } from 'discord.js';
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from 'discord.js';
 import { handleChatInbound } from '../chat-inbound.ts';
+import { readResponseCapped } from '@herald/attachments';
+import type { IncomingFile } from '@herald/attachments';
 import type { ChatInbound, ChatInboundDependencies } from '../chat-inbound.ts';
 import { LeasedTask } from '../leased-task.ts';
 import { buttonChatText } from '../wait-buttons.ts';
@@ -39,8 +41,10 @@ export function normalizeDiscordMessage(message: Message, botId: string): ChatIn
       threadId = channel.id;
     }
   }
-  if (text.trim() === '') return undefined;
+  const files = discordFiles(message);
+  if (text.trim() === '' && files.length === 0) return undefined;
   return {
+    ...(files.length === 0 ? {} : { files }),
     platform: 'discord',
     chatType,
     chatId,
@@ -51,7 +55,21 @@ export function normalizeDiscordMessage(message: Message, botId: string): ChatIn
     text,
     dedupeKey: `discord:${message.id}`,
     platformMessageId: message.id,
+    guildId: message.guildId ?? undefined,
   };
+}
+
+/** A message's attachments, fetched from Discord's CDN only when read, under the cap. */
+function discordFiles(message: Message): IncomingFile[] {
+  return [...message.attachments.values()].map((attachment) => ({
+    name: attachment.name,
+    declaredBytes: attachment.size,
+    read: async (maxBytes: number) => {
+      const response = await fetch(attachment.url, { signal: AbortSignal.timeout(120_000) });
+      if (!response.ok) throw new Error(`Discord attachment download failed: HTTP ${response.status}`);
+      return readResponseCapped(response, attachment.name, maxBytes);
+    },
+  }));
 }
 
 /** What each command's option takes, as Discord shows it under the option. */
@@ -262,5 +280,7 @@ function interactionInbound(interaction: ChatInputCommandInteraction | ButtonInt
     userHandle: interaction.user.username,
     text,
     dedupeKey: `discord:interaction:${interaction.id}`,
+    // Matched by bindings' guild_id like a message: a button press reaches the same profile.
+    guildId: interaction.guildId ?? undefined,
   };
 }

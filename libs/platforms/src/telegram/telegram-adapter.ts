@@ -13,6 +13,7 @@ export const telegramAdapter: PlatformAdapter<TelegramConfig, TelegramInbound> =
   name: 'telegram',
   facts: PLATFORM_FACTS.telegram,
   settings: (platforms) => platforms.telegram,
+  accounts: (platforms) => platforms.accounts.telegram,
   createSender: (settings) => TelegramSender.fromConfig(settings),
   async startInbound(settings, deps, logger) {
     if (settings.allowedUsers.length === 0) {
@@ -27,7 +28,7 @@ export const telegramAdapter: PlatformAdapter<TelegramConfig, TelegramInbound> =
     await ingress.registerWebhook().catch((error: unknown) => logger.error({ err: error }, 'setWebhook failed; set it by hand or restart once Telegram is reachable'));
     return { stop: async () => undefined, ingress };
   },
-  parseTarget: (text) => parseNamedChat(text.toLowerCase().startsWith('telegram:') ? text : `telegram:${text}`),
+  parseTarget: (text) => parseNamedChat(/^telegram[:@]/i.test(text) ? text : `telegram:${text}`),
   formatTarget: (chat) => formatNamedChat({ platform: 'telegram', ...chat }),
   readTarget: readStoredTarget,
   verifyWebhook: (settings, headers) => verifyTelegramSecret(settings.webhookSecret, headers['x-telegram-bot-api-secret-token']),

@@ -8,6 +8,8 @@ import type { TelegramConfig } from '@herald/core';
 import { handleChatInbound } from '../chat-inbound.ts';
 import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from '../chat-inbound.ts';
 import { LeasedTask } from '../leased-task.ts';
+import { AttachmentRefusedError, readResponseCapped } from '@herald/attachments';
+import type { IncomingFile } from '@herald/attachments';
 import { buttonChatText } from '../wait-buttons.ts';
 
 export interface TelegramBotIdentity {
@@ -39,8 +41,9 @@ export function isUpdate(body: unknown): body is Update {
 export function normalizeTelegramUpdate(update: Update, bot: TelegramBotIdentity): ChatInbound | undefined {
   const message: Message | undefined = update.message;
   if (!message || !message.from || message.from.is_bot) return undefined;
-  const raw = message.text ?? message.caption;
-  if (raw === undefined || raw.trim() === '') return undefined;
+  const raw = message.text ?? message.caption ?? '';
+  // A photo, document or voice note may come without a caption (in a DM; a group needs the mention).
+  if (raw.trim() === '' && (telegramFiles(message).length === 0 || message.chat.type !== 'private')) return undefined;
   const entities = message.entities ?? message.caption_entities ?? [];
   const chat = message.chat;
   let chatType: 'dm' | 'group';
@@ -60,7 +63,7 @@ export function normalizeTelegramUpdate(update: Update, bot: TelegramBotIdentity
     const repliedToBot = message.reply_to_message?.from?.id === bot.id;
     if (!mentioned && !repliedToBot) return undefined;
     text = raw.replace(new RegExp(`(^|\\s)@${bot.username}\\b`, 'ig'), ' ').trim();
-    if (text === '') return undefined;
+    if (text === '' && telegramFiles(message).length === 0) return undefined;
   } else return undefined;
   const from = message.from;
   return {
@@ -75,6 +78,27 @@ export function normalizeTelegramUpdate(update: Update, bot: TelegramBotIdentity
     dedupeKey: `telegram:${bot.id}:${update.update_id}`,
     platformMessageId: String(message.message_id),
   };
+}
+
+/** A file a Telegram message carries, as getFile will want it. */
+export interface TelegramFileRef {
+  fileId: string;
+  name: string;
+  size: number | undefined;
+}
+
+/**
+ * The files of a message: the largest size of a photo (Telegram sends several), a document, a voice
+ * note, an audio file. Photos and voice notes have no name of their own, so they get one.
+ */
+export function telegramFiles(message: Message): TelegramFileRef[] {
+  const files: TelegramFileRef[] = [];
+  const photo = message.photo?.reduce((best, size) => ((size.file_size ?? 0) >= (best.file_size ?? 0) ? size : best));
+  if (photo) files.push({ fileId: photo.file_id, name: `photo-${message.message_id}`, size: photo.file_size });
+  if (message.document) files.push({ fileId: message.document.file_id, name: message.document.file_name ?? `document-${message.message_id}`, size: message.document.file_size });
+  if (message.voice) files.push({ fileId: message.voice.file_id, name: `voice-${message.message_id}`, size: message.voice.file_size });
+  if (message.audio) files.push({ fileId: message.audio.file_id, name: message.audio.file_name ?? `audio-${message.message_id}`, size: message.audio.file_size });
+  return files;
 }
 
 /** Constant-time check of X-Telegram-Bot-Api-Secret-Token against TELEGRAM_WEBHOOK_SECRET. */
@@ -173,11 +197,32 @@ export class TelegramIngress {
 
   async #dispatch(update: Update): Promise<TelegramUpdateOutcome> {
     if (update.callback_query) return this.#handleButton(update);
-    const message = normalizeTelegramUpdate(update, await this.identity());
-    if (!message) return 'ignored';
+    const normalized = normalizeTelegramUpdate(update, await this.identity());
+    if (!normalized) return 'ignored';
+    const files = update.message ? telegramFiles(update.message).map((ref) => this.#incomingFile(ref)) : [];
+    const message: ChatInbound = files.length === 0 ? normalized : { ...normalized, files };
     const outcome = await handleChatInbound({ ...this.#options, allowedUsers: this.#options.config.allowedUsers }, message);
     this.#options.logger.debug({ updateId: update.update_id, outcome }, 'telegram update');
     return outcome;
+  }
+
+  /** A file of the message, fetched only when read: getFile, then the Bot API's file endpoint, under the cap. */
+  #incomingFile(ref: TelegramFileRef): IncomingFile {
+    return {
+      name: ref.name,
+      declaredBytes: ref.size,
+      read: async (maxBytes) => {
+        // Telegram's own refusal (a file over the 20 MB bots may download) is the file's, not the update's.
+        const file = await this.api.getFile(ref.fileId).catch((error: unknown) => {
+          if (error instanceof GrammyError) throw new AttachmentRefusedError(`Telegram would not hand it over (${error.description})`);
+          throw error;
+        });
+        if (file.file_path === undefined) throw new AttachmentRefusedError('Telegram would not hand it over');
+        const response = await fetch(`${this.#options.config.apiRoot}/file/bot${this.#options.config.botToken}/${file.file_path}`, { signal: AbortSignal.timeout(120_000) });
+        if (!response.ok) throw new Error(`Telegram file download failed: HTTP ${response.status}`);
+        return readResponseCapped(response, ref.name, maxBytes);
+      },
+    };
   }
 
   /**

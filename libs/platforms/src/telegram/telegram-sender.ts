@@ -1,12 +1,19 @@
 import { parseWaitButtons } from '../wait-buttons.ts';
 import { readStoredTarget } from '@herald/core';
-import { Api, GrammyError, HttpError } from 'grammy';
+import { Api, GrammyError, HttpError, InputFile } from 'grammy';
+import { megabytes } from '@herald/attachments';
 import { DeliveryError } from '@herald/delivery';
-import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
+import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundFile, OutboundSender } from '@herald/delivery';
 import { splitMarkdown } from '../markdown-split.ts';
 import { markdownToTelegramHtml } from './telegram-format.ts';
 
 export const TELEGRAM_LIMIT = 4096;
+/** What bots may upload: any file up to 50 MB, a photo up to 10 MB; a caption up to 1024 characters. */
+export const TELEGRAM_FILE_LIMIT = 50 * 1024 * 1024;
+const TELEGRAM_PHOTO_LIMIT = 10 * 1024 * 1024;
+const TELEGRAM_CAPTION_LIMIT = 1024;
+/** Sent as photos (shown inline); anything else, SVG included, goes as a document. */
+const PHOTO_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 // grammy types its signals with the abort-controller polyfill; Node's AbortSignal is what it gets.
 type GrammySignal = Parameters<Api['getMe']>[0];
@@ -129,15 +136,30 @@ export class TelegramSender implements OutboundSender {
     );
   }
 
+  readonly drafts: DraftCalls = {
+    maxChars: TELEGRAM_LIMIT,
+    post: (target, text, first, signal) => this.#sendPart(chatTarget(target), { html: '', plain: text }, first, false, signal, false),
+    edit: (target, messageId, text, signal) => this.#edit(chatTarget(target).chatId, messageId, { html: '', plain: text }, undefined, signal, false),
+    remove: async (target, messageId, signal) => {
+      try {
+        await this.#api.deleteMessage(chatTarget(target).chatId, Number(messageId), sig(signal));
+      } catch (error) {
+        if (!(error instanceof GrammyError && error.error_code === 400)) throw classifyTelegramError(error);
+      }
+    },
+  };
+
   async send(item: OutboundDelivery, signal: AbortSignal): Promise<DeliveryReceipt> {
     const target = chatTarget(item.target);
     const chunks = telegramChunks(item.text);
     const progress = item.progress;
-    const ids = [...progress.partsSent];
+    const ids = await this.#adoptDrafts(item, target, chunks, signal);
     const inFlight = progress.inFlight;
     if (inFlight !== null && inFlight.part === ids.length) {
       const chunk = chunks[inFlight.part];
-      const found = chunk === undefined ? undefined : await this.#reconcile(target, chunk, inFlight.anchor, signal);
+      // Bot messages known to be another row's (or a streaming draft's) are never taken for this part.
+      const others = new Set([...item.drafts, ...(await progress.recentChatMessageIds())]);
+      const found = chunk === undefined ? undefined : await this.#reconcile(target, chunk, inFlight.anchor, others, signal);
       if (found !== undefined) {
         await progress.partSent(inFlight.part, found);
         ids.push(found);
@@ -146,17 +168,90 @@ export class TelegramSender implements OutboundSender {
     for (let part = ids.length; part < chunks.length; part++) {
       const chunk = chunks[part];
       if (chunk === undefined) break;
-      const known = [...ids, ...(await progress.recentChatMessageIds())];
+      const known = [...ids, ...item.drafts, ...(await progress.recentChatMessageIds())];
       if (target.replyTo !== undefined) known.push(String(target.replyTo));
       await progress.beginPart(part, newest(known));
       const messageId = await this.#sendPart(target, chunk, part === 0, part === chunks.length - 1, signal);
       await progress.partSent(part, messageId);
       ids.push(messageId);
     }
+    // A draft that did not become a part (a retried step streamed longer text): not left as if it were one.
+    for (const extra of item.drafts.filter((draft) => !ids.includes(draft))) await this.drafts.remove(item.target, extra, signal);
     return { messageIds: ids };
   }
 
-  async #sendPart(target: ChatTarget, chunk: TelegramChunk, first: boolean, last: boolean, signal: AbortSignal): Promise<string> {
+  /**
+   * The streamed drafts become the answer's first parts: each is edited into its part's text (an
+   * edit is idempotent, so a retry repeats it safely) and recorded as sent. A draft the person
+   * deleted is given up, and its part is sent anew.
+   */
+  async #adoptDrafts(item: OutboundDelivery, target: ChatTarget, chunks: TelegramChunk[], signal: AbortSignal): Promise<string[]> {
+    const ids = [...item.progress.partsSent];
+    for (let part = ids.length; part < Math.min(item.drafts.length, chunks.length); part++) {
+      const draft = item.drafts[part];
+      const chunk = chunks[part];
+      if (draft === undefined || chunk === undefined) break;
+      const last = part === chunks.length - 1;
+      const edited = await this.#edit(target.chatId, draft, chunk, last ? target.keyboard : undefined, signal, true);
+      if (!edited) break;
+      await item.progress.partSent(part, draft);
+      ids.push(draft);
+    }
+    return ids;
+  }
+
+  /** Edits a message into a chunk (HTML, or its plain text when rejected); false when the message is gone. */
+  async #edit(chatId: string, messageId: string, chunk: TelegramChunk, keyboard: ChatTarget['keyboard'], signal: AbortSignal, html: boolean): Promise<boolean> {
+    const markup = keyboard ? { reply_markup: { inline_keyboard: keyboard } } : {};
+    const forms = html ? ([[chunk.html, 'HTML'], [chunk.plain, undefined]] as const) : ([[chunk.plain, undefined]] as const);
+    for (const [text, mode] of forms) {
+      try {
+        await this.#api.editMessageText(chatId, Number(messageId), text, { ...markup, link_preview_options: { is_disabled: true }, ...(mode === undefined ? {} : { parse_mode: mode }) }, sig(signal));
+        return true;
+      } catch (error) {
+        if (!(error instanceof GrammyError) || error.error_code !== 400) throw classifyTelegramError(error);
+        if (/message is not modified/i.test(error.description)) return true;
+        if (isParseError(error)) continue;
+        if (/not found|can't be edited/i.test(error.description)) return false;
+        throw classifyTelegramError(error);
+      }
+    }
+    throw new DeliveryError('Telegram refused the text in both forms', { retryable: false });
+  }
+
+  /**
+   * A file as a photo (an image Telegram shows inline, up to 10 MB) or a document (anything else,
+   * SVG and HTML included, up to the 50 MB bots may upload), multipart, the row's text as caption.
+   * A file over the limit becomes a note that says so; a caption over 1024 characters follows as text.
+   */
+  async sendFile(item: OutboundDelivery, file: OutboundFile, signal: AbortSignal): Promise<DeliveryReceipt> {
+    const target = chatTarget(item.target);
+    if (file.size > TELEGRAM_FILE_LIMIT) {
+      const note = `${file.name} (${megabytes(file.size)}) is larger than the ${megabytes(TELEGRAM_FILE_LIMIT)} Telegram lets bots send; it was not sent.${item.text === '' ? '' : `\n\n${item.text}`}`;
+      return this.send({ ...item, text: note }, signal);
+    }
+    const caption = item.text.length <= TELEGRAM_CAPTION_LIMIT ? item.text : '';
+    const options = {
+      ...(caption === '' ? {} : { caption }),
+      ...(target.threadId === undefined ? {} : { message_thread_id: target.threadId }),
+    };
+    const input = new InputFile(new Uint8Array(file.bytes), file.name);
+    const asPhoto = PHOTO_TYPES.has(file.mime) && file.size <= TELEGRAM_PHOTO_LIMIT;
+    let messageId: string;
+    try {
+      const sent = asPhoto
+        ? await this.#api.sendPhoto(target.chatId, input, options, sig(signal))
+        : await this.#api.sendDocument(target.chatId, input, options, sig(signal));
+      messageId = String(sent.message_id);
+    } catch (error) {
+      throw classifyTelegramError(error);
+    }
+    if (caption !== '' || item.text === '') return { messageIds: [messageId] };
+    const rest = await this.send({ ...item, file: null }, signal);
+    return { messageIds: [messageId, ...rest.messageIds] };
+  }
+
+  async #sendPart(target: ChatTarget, chunk: TelegramChunk, first: boolean, last: boolean, signal: AbortSignal, html = true): Promise<string> {
     const common = {
       ...(last && target.keyboard ? { reply_markup: { inline_keyboard: target.keyboard } } : {}),
       ...(target.threadId === undefined ? {} : { message_thread_id: target.threadId }),
@@ -166,11 +261,13 @@ export class TelegramSender implements OutboundSender {
         : {}),
       link_preview_options: { is_disabled: true },
     };
-    try {
-      const sent = await this.#api.sendMessage(target.chatId, chunk.html, { ...common, parse_mode: 'HTML' }, sig(signal));
-      return String(sent.message_id);
-    } catch (error) {
-      if (!isParseError(error)) throw classifyTelegramError(error);
+    if (html) {
+      try {
+        const sent = await this.#api.sendMessage(target.chatId, chunk.html, { ...common, parse_mode: 'HTML' }, sig(signal));
+        return String(sent.message_id);
+      } catch (error) {
+        if (!isParseError(error)) throw classifyTelegramError(error);
+      }
     }
     try {
       const sent = await this.#api.sendMessage(target.chatId, chunk.plain, common, sig(signal));
@@ -181,7 +278,7 @@ export class TelegramSender implements OutboundSender {
   }
 
   /** The id under which the in-flight part arrived, or undefined when it did not arrive. */
-  async #reconcile(target: ChatTarget, chunk: TelegramChunk, anchor: string | null, signal: AbortSignal): Promise<string | undefined> {
+  async #reconcile(target: ChatTarget, chunk: TelegramChunk, anchor: string | null, others: ReadonlySet<string>, signal: AbortSignal): Promise<string | undefined> {
     const start = anchor === null ? NaN : Number(anchor);
     if (!Number.isSafeInteger(start)) {
       throw new DeliveryError(
@@ -190,6 +287,7 @@ export class TelegramSender implements OutboundSender {
       );
     }
     for (let id = start + 1; id <= start + RECONCILE_WINDOW; id++) {
+      if (others.has(String(id))) continue;
       if (await this.#probe(target.chatId, id, chunk, signal)) return String(id);
     }
     return undefined;

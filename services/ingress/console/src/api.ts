@@ -92,6 +92,30 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   }
 }
 
+/**
+ * A request answered with a server-sent event stream (the token in its header, like every call):
+ * the open response, or an ApiError for a refusal before any stream (a 400 naming the field).
+ */
+export async function openStream(method: 'GET' | 'POST', path: string, options: { body?: unknown; lastEventId?: string | undefined; signal?: AbortSignal } = {}): Promise<Response> {
+  const { body, lastEventId, signal } = options;
+  const token = storedToken() ?? (openApi ? '' : null);
+  if (token === null) {
+    onUnauthorized('Sign in with the API token.');
+    throw new ApiError(401, 'unauthorized', 'not signed in');
+  }
+  const headers: Record<string, string> = { accept: 'text/event-stream', ...(token === '' ? {} : { authorization: `Bearer ${token}` }) };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), credentials: 'omit', cache: 'no-store', signal: signal ?? null });
+  if (response.ok) return response;
+  const error = await errorOf(response);
+  if (error.status === 401) {
+    forgetToken();
+    onUnauthorized('The server no longer accepts this token. Sign in again.');
+  }
+  throw error;
+}
+
 /** A query string from the defined, non-empty values, each percent-encoded. */
 export function query(params: Record<string, string | number | undefined | null>): string {
   const search = new URLSearchParams();

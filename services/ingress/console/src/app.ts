@@ -14,6 +14,8 @@ export interface PageContext {
   every(ms: number, refresh: () => Promise<void>): void;
   /** True while this page is still the one shown (a slow answer must not draw over the next page). */
   current(): boolean;
+  /** Aborted when the page is left: ends the streams it follows. */
+  signal: AbortSignal;
 }
 
 export type Page = (context: PageContext) => Promise<void>;

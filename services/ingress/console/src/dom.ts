@@ -21,11 +21,16 @@ export interface Attrs {
   required?: boolean;
   open?: boolean;
   autocomplete?: string;
+  rows?: string;
+  list?: string;
+  label?: string;
+  datetime?: string;
+  novalidate?: boolean;
   [attribute: `aria-${string}` | `data-${string}`]: string | undefined;
   on?: Partial<{ [K in keyof HTMLElementEventMap]: (event: HTMLElementEventMap[K]) => void }>;
 }
 
-const BOOLEAN = new Set(['hidden', 'disabled', 'required', 'open']);
+const BOOLEAN = new Set(['hidden', 'disabled', 'required', 'open', 'novalidate']);
 
 function setAttribute(element: HTMLElement, key: string, value: unknown): void {
   if (value === undefined || value === false) return;

@@ -10,9 +10,14 @@ import { skillsPage } from './pages/skills.ts';
 import { memoryPage } from './pages/memory.ts';
 import { runsPage } from './pages/runs.ts';
 import { profilesPage } from './pages/profiles.ts';
+import { usagePage } from './pages/usage.ts';
+
+// Pages few visits need load on first use, keeping the first page's script small.
+const chatPage: Page = async (context) => (await import('./pages/chat.ts')).chatPage(context);
 
 const PAGES: Record<string, { title: string; page: Page; nav: boolean }> = {
   sessions: { title: 'Sessions', page: sessionsPage, nav: true },
+  chat: { title: 'Chat', page: chatPage, nav: true },
   session: { title: 'Session', page: sessionPage, nav: false },
   search: { title: 'Search', page: searchPage, nav: true },
   cron: { title: 'Cron', page: cronPage, nav: true },
@@ -20,6 +25,7 @@ const PAGES: Record<string, { title: string; page: Page; nav: boolean }> = {
   skills: { title: 'Skills', page: skillsPage, nav: true },
   memory: { title: 'Memory', page: memoryPage, nav: true },
   runs: { title: 'Runs', page: runsPage, nav: true },
+  usage: { title: 'Usage', page: usagePage, nav: true },
 };
 
 const main = document.getElementById('main') as HTMLElement;
@@ -28,6 +34,16 @@ const signOut = document.getElementById('sign-out') as HTMLButtonElement;
 
 let timers: number[] = [];
 let generation = 0;
+let leaving = new AbortController();
+
+/** Stops what the shown page runs: its refresh timers and its streams. */
+function leavePage(): void {
+  for (const timer of timers) clearInterval(timer);
+  timers = [];
+  generation++;
+  leaving.abort();
+  leaving = new AbortController();
+}
 
 function drawNav(active: string): void {
   const current = active === 'session' ? 'sessions' : active;
@@ -40,9 +56,7 @@ function drawNav(active: string): void {
 }
 
 function signIn(message = ''): void {
-  for (const timer of timers) clearInterval(timer);
-  timers = [];
-  generation++;
+  leavePage();
   nav.hidden = true;
   signOut.hidden = true;
   document.title = 'Sign in · Herald console';
@@ -87,6 +101,7 @@ function context(route: ReturnType<typeof parseRoute>): PageContext {
   return {
     main,
     route,
+    signal: leaving.signal,
     current: () => mine === generation,
     every: (ms, refresh) => {
       let busy = false;
@@ -103,9 +118,7 @@ function context(route: ReturnType<typeof parseRoute>): PageContext {
 }
 
 function render(): void {
-  for (const timer of timers) clearInterval(timer);
-  timers = [];
-  generation++;
+  leavePage();
   if (storedToken() === null && !isOpenApi()) return signIn();
   const route = parseRoute(location.hash);
   const entry = PAGES[route.page] ?? PAGES.sessions!;

@@ -44,3 +44,13 @@ export function duration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return '—';
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
+
+/** A run time as read in a zone, weekday first ("Mon, Dec 7, 2026, 9:00 AM"): what a schedule preview shows. */
+export function formatInZone(iso: string, timeZone: string): string {
+  const date = new Date(iso);
+  try {
+    return new Intl.DateTimeFormat(undefined, { weekday: 'short', year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone }).format(date);
+  } catch {
+    return formatTime(iso);
+  }
+}

@@ -59,5 +59,14 @@ export const cronRunView = z.object({
 export const cronJobList = z.object({ jobs: z.array(cronJobView) });
 export const cronRunList = z.object({ runs: z.array(cronRunView) });
 
+/** GET /v1/cron/preview: the next runs of a schedule as the scheduler would fire them, oldest first. */
+export const cronPreview = z.object({
+  schedule: z.string(),
+  schedule_kind: z.string(),
+  timezone: z.string(),
+  runs: z.array(isoTime),
+});
+
 export type CronJobView = z.infer<typeof cronJobView>;
+export type CronPreview = z.infer<typeof cronPreview>;
 export type CronRunView = z.infer<typeof cronRunView>;

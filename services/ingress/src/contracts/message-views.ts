@@ -14,6 +14,9 @@ export const waitingView = z.object({
 
 const replyText = z.object({ text: z.string() });
 
+/** The 80% warnings of the money budgets the turn gave the person (once per budget and period). */
+const budgetWarnings = z.array(z.string()).optional();
+
 /** POST /v1/messages: the ids, with the reply once there or the wait the turn is parked on. */
 export const messageAccepted = z.object({
   event_id: z.string(),
@@ -21,6 +24,7 @@ export const messageAccepted = z.object({
   reply: replyText.optional(),
   status: z.literal('waiting').optional(),
   waiting: waitingView.optional(),
+  budget_warnings: budgetWarnings,
 });
 
 export const messageSkipped = z.object({ status: z.literal('skipped'), reason: z.string() });
@@ -31,6 +35,7 @@ export const eventView = z.object({
   status: z.string(),
   reply: replyText.nullable(),
   waiting: waitingView.optional(),
+  budget_warnings: budgetWarnings,
 });
 
 /** A wait in full (wait-views.ts waitView). */
@@ -62,3 +67,22 @@ export type WaitView = z.infer<typeof waitView>;
  * {event_id, session_id, reply: {text}} or `error` {code, message}; `id:` lines to resume from.
  */
 export const eventStream = z.string().describe('text/event-stream of delta, tool, waiting, done and error events');
+
+/** The data of each event of that stream, by its `event:` name (turn-follow.ts FollowEvent). */
+export const streamEvents = {
+  delta: z.object({ text: z.string() }),
+  tool: z.object({ name: z.string(), status: z.string() }),
+  waiting: waitingView,
+  done: z.object({ event_id: z.string(), session_id: z.string(), reply: replyText }),
+  error: z.object({ code: z.string(), message: z.string() }),
+};
+
+export type StreamEventName = keyof typeof streamEvents;
+export type StreamEventData = { [K in StreamEventName]: z.infer<(typeof streamEvents)[K]> };
+
+/** GET /v1/sessions/:id/open-events: the accepted events whose turn has not ended, oldest first. */
+export const openEventList = z.object({
+  events: z.array(z.object({ event_id: z.string(), status: z.string(), received_at: isoTime })),
+});
+
+export type OpenEventList = z.infer<typeof openEventList>;

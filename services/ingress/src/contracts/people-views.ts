@@ -38,3 +38,14 @@ export const peopleList = z.object({ people: z.array(personView) });
 export const createdToken = tokenView.extend({ token: z.string() });
 
 export const linkCodeView = z.object({ code: z.string(), person_id: z.string(), expires_at: isoTime });
+
+/**
+ * GET /v1/people/suggestions: people Herald knows, for a field that asks for one. `user_id` is
+ * platform-qualified (`api:alice`, `<platform>:42`): what routes that take a person accept.
+ */
+export const personSuggestions = z.object({
+  people: z.array(z.object({ user_id: z.string(), name: z.string().nullable(), last_seen_at: isoTime })),
+});
+
+export type PersonSuggestions = z.infer<typeof personSuggestions>;
+export type PersonSuggestion = PersonSuggestions['people'][number];

@@ -27,3 +27,18 @@ export const documentView = z.object({ profile: z.string(), name: z.string(), co
 export const hooksView = z.object({ hooks: z.array(z.record(z.string(), anyJson)) });
 
 export type ProfileView = z.infer<typeof profileView>;
+
+/** One binding as GET and PUT /v1/bindings show it: the fields it matches and the profile it names. */
+export const bindingView = z.object({
+  platform: z.string().optional(),
+  account: z.string().optional(),
+  chat_id: z.string().optional(),
+  guild_id: z.string().optional(),
+  channel_id: z.string().optional(),
+  chat_type: z.string().optional(),
+  user_id: z.string().optional(),
+  profile: z.string(),
+});
+
+/** The bindings in order: the most specific match wins, the earlier one on a tie, else `main`. */
+export const bindingList = z.object({ bindings: z.array(bindingView) });

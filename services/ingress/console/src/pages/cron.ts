@@ -54,6 +54,7 @@ function jobCard(job: CronJob, runs: CronRun[], act: (job: CronJob, action: 'pau
         ? h('button', { type: 'button', class: 'danger', on: { click: () => act(job, 'pause') } }, 'Pause')
         : h('button', { type: 'button', on: { click: () => act(job, 'resume') } }, 'Resume'),
       h('button', { type: 'button', on: { click: () => act(job, 'run') } }, 'Run now'),
+      h('a', { href: link('cron', ['edit', job.job_id]), class: 'button' }, 'Edit'),
     ),
     h('h3', {}, 'Last runs'),
     runs.length === 0 ? h('p', { class: 'muted' }, 'No runs yet.') : h('ul', { class: 'plain runs' }, ...runs.map(runRow)),
@@ -62,6 +63,8 @@ function jobCard(job: CronJob, runs: CronRun[], act: (job: CronJob, action: 'pau
 
 /** Cron jobs: next fire in the browser's zone and the job's own, the last runs and their deliveries; pause, resume, run now. */
 export async function cronPage(ctx: PageContext): Promise<void> {
+  // The editor (#/cron/new, #/cron/edit/<id>) loads on first use.
+  if (ctx.route.parts[0] === 'new' || ctx.route.parts[0] === 'edit') return (await import('./cron-editor.ts')).cronEditorPage(ctx);
   const list = h('ol', { class: 'cards', 'aria-label': 'Cron jobs' });
   const status = h('div', { 'aria-live': 'polite' });
   const draw = async () => {
@@ -69,7 +72,7 @@ export async function cronPage(ctx: PageContext): Promise<void> {
     const runs = await Promise.all(jobs.map((job) => api<{ runs: CronRun[] }>('GET', `/v1/cron/jobs/${segment(job.job_id)}/runs?limit=5`)));
     if (!ctx.current()) return;
     replace(list, ...jobs.map((job, index) => jobCard(job, runs[index]?.runs ?? [], (target, action) => void act(target, action))));
-    if (jobs.length === 0) replace(status, notice('No cron jobs. They are made in chat, with herald cron, or POST /v1/cron/jobs.'));
+    if (jobs.length === 0) replace(status, notice('No cron jobs yet. Create one here, in chat, with herald cron, or POST /v1/cron/jobs.'));
   };
   const act = async (job: CronJob, action: 'pause' | 'resume' | 'run') => {
     const path = `/v1/cron/jobs/${segment(job.job_id)}`;
@@ -88,7 +91,10 @@ export async function cronPage(ctx: PageContext): Promise<void> {
       replace(status, notice((error as Error).message, 'error'));
     }
   };
-  replace(ctx.main, h('h1', {}, 'Cron'), h('p', { class: 'muted' }, `Times in your zone (${browserTimeZone()}); a job's own zone beside it.`), status, list);
+  const saved = ctx.route.params.get('saved');
+  if (saved) replace(status, notice('Saved.'));
+  const create = h('p', {}, h('a', { href: link('cron', ['new']), class: 'button primary' }, 'New job'));
+  replace(ctx.main, h('h1', {}, 'Cron'), h('p', { class: 'muted' }, `Times in your zone (${browserTimeZone()}); a job's own zone beside it.`), create, status, list);
   await draw();
   ctx.every(10_000, draw);
 }

@@ -11,11 +11,19 @@ interface ModelSettings {
   context_tokens?: number;
 }
 
-interface ProfileSummary {
+/**
+ * One row of GET /v1/profiles, written here once for the console: its schema lives beside the route
+ * (profile-admin-routes.ts), built on @herald/profiles' model rules, which a browser bundle cannot import.
+ */
+export interface ProfileSummary {
   profile: string;
   display_name: string;
   model: ModelSettings | null;
   bindings: { index: number; match: Record<string, string> }[];
+}
+
+export interface ProfileList {
+  profiles: ProfileSummary[];
 }
 
 function models(model: ModelSettings | null): string {
@@ -43,7 +51,7 @@ function profileRow(profile: ProfileSummary): HTMLElement {
 
 /** The profiles (agents) of the deployment, each with its models and the bindings that reach it. */
 export async function profilesPage(ctx: PageContext): Promise<void> {
-  const { profiles } = await api<{ profiles: ProfileSummary[] }>('GET', '/v1/profiles');
+  const { profiles } = await api<ProfileList>('GET', '/v1/profiles');
   replace(
     ctx.main,
     h('h1', {}, 'Profiles'),

@@ -3,6 +3,7 @@ import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace, select } from '../dom.ts';
 import { timeElement } from '../time.ts';
+import { personInput, resolvePerson } from '../people.ts';
 import type { SearchAnswer } from '../../../src/contracts/knowledge-views.ts';
 
 const SORTS = [['relevance', 'relevance'], ['newest', 'newest first'], ['oldest', 'oldest first']] as const;
@@ -74,16 +75,17 @@ export async function searchPage(ctx: PageContext): Promise<void> {
   const params = ctx.route.params;
   const controls = {
     q: input('q', params.get('q') ?? '', { type: 'search', placeholder: 'words, "phrases", a OR b, -word', required: true }),
-    user_id: input('user_id', params.get('user_id') ?? '', { placeholder: 'whose history', required: true }),
+    user_id: personInput('user_id', params.get('user_id') ?? '', { placeholder: 'a name or an id: alice, api:alice, <platform>:<id>', required: true }),
     profile: input('profile', params.get('profile') ?? 'main'),
     sort: select('sort', SORTS, params.get('sort') ?? 'relevance'),
   };
-  const submit = (event: Event) => {
+  const submit = async (event: Event) => {
     event.preventDefault();
-    go(link('search', [], { q: controls.q.value, user_id: controls.user_id.value.trim(), profile: controls.profile.value.trim(), sort: controls.sort.value }));
+    const userId = await resolvePerson(controls.user_id.value);
+    go(link('search', [], { q: controls.q.value, user_id: userId, profile: controls.profile.value.trim(), sort: controls.sort.value }));
   };
   const output = h('div', { 'aria-live': 'polite' });
-  const form = h('form', { class: 'filters', role: 'search', on: { submit } }, field('Search', controls.q), field('Person', controls.user_id), field('Profile', controls.profile), field('Sort', controls.sort), h('button', { type: 'submit', class: 'primary' }, 'Search'));
+  const form = h('form', { class: 'filters', role: 'search', on: { submit: (event) => void submit(event) } }, field('Search', controls.q), field('Person', controls.user_id), field('Profile', controls.profile), field('Sort', controls.sort), h('button', { type: 'submit', class: 'primary' }, 'Search'));
   replace(ctx.main, h('h1', {}, 'Search'), form, syntaxHelp(), output);
   const q = params.get('q');
   const userId = params.get('user_id');

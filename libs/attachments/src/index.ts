@@ -1,0 +1,11 @@
+export { AttachmentRefusedError, megabytes } from './attachment-errors.ts';
+export { ATTACHMENTS_DIR, describeAttachment, safeFileName, sizeText, workspacePathOf } from './attachment.ts';
+export type { Attachment } from './attachment.ts';
+export { BLOB_GRACE_MS, hasBlob, pruneBlobs, putBlob, readBlob, sha256Of } from './blob-store.ts';
+export { readCapped, readResponseCapped } from './capped-read.ts';
+export { attachToEvent, eventAttachments } from './event-attachments.ts';
+export { kindOf, MODEL_IMAGE_TYPES, sniffType } from './file-types.ts';
+export { bufferedFile, NO_TRANSCRIPTION_NOTICE, takeFile, takeMessageFiles } from './intake.ts';
+export type { IncomingFile, TakenMessage } from './intake.ts';
+export { transcribe, TranscriptionError } from './transcription.ts';
+export { KNOWN_VISION_MODELS, modelTakesImages } from './vision-models.ts';

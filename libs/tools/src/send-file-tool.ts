@@ -1,0 +1,56 @@
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { AttachmentRefusedError, megabytes, putBlob, safeFileName, sizeText, sniffType } from '@herald/attachments';
+import { enqueueSessionFile } from '@herald/session';
+import { defineTool } from './tool.ts';
+import type { Tool } from './tool.ts';
+import { openFileInside } from './workspace-files.ts';
+import { resolveWorkspacePath } from './workspace-paths.ts';
+
+const sendFileArgs = z.object({
+  path: z.string().min(1).describe('File path, relative to the workspace'),
+  caption: z.string().max(4000).optional().describe('Text sent with the file'),
+});
+
+/** Reads a workspace file whole, refusing one over the cap before reading it. */
+async function readWorkspaceFile(workspaceDir: string, path: string, maxBytes: number): Promise<{ name: string; bytes: Buffer }> {
+  const target = await resolveWorkspacePath(workspaceDir, path);
+  const { handle, size } = await openFileInside(target);
+  try {
+    const name = safeFileName(basename(target.absolute), 'file');
+    if (size > maxBytes) throw new AttachmentRefusedError(`${target.display} is ${megabytes(size)}, over the ${megabytes(maxBytes)} files may be (HERALD_MAX_ATTACHMENT_MB)`);
+    return { name, bytes: await handle.readFile() };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `send_file`: a file from the workspace (a chart, a CSV, a report) to the person's chat, as the
+ * platform's photo or document message, through the outbox (receipts and retries like a reply).
+ */
+export function createSendFileTool(options: { maxBytes: number }): Tool {
+  return defineTool({
+    name: 'send_file',
+    toolset: 'media',
+    description: 'Send a file from the workspace to the chat (an image as a photo, anything else as a document).',
+    guidance: 'To give the person a file you made (a chart, a CSV), save it in the workspace and call send_file.',
+    schema: sendFileArgs,
+    // The outbox row is keyed by the call: a re-run queues nothing twice.
+    replaySafe: true,
+    async execute(args, context) {
+      const { name, bytes } = await readWorkspaceFile(context.workspaceDir, args.path, options.maxBytes);
+      const { mime } = await sniffType(bytes, name);
+      const sha256 = await putBlob(context.db, bytes, mime);
+      const file = { sha256, name, mime, size: bytes.length };
+      const queued = await enqueueSessionFile(context.db, {
+        sessionId: context.sessionId,
+        idempotencyKey: `file:${context.turnId}:${context.toolCallId}`,
+        file,
+        caption: args.caption ?? '',
+      });
+      if (!queued) return `This conversation is not in a chat, so nothing was sent; ${args.path} stays in the workspace.`;
+      return `Queued ${name} (${mime}, ${sizeText(bytes.length)}) for delivery to this chat.`;
+    },
+  });
+}

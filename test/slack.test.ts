@@ -1,0 +1,298 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InFlightPart } from '@herald/db';
+import { DeliveryError } from '@herald/delivery';
+import type { OutboundDelivery } from '@herald/delivery';
+import { SlackSender, slackWebClient } from '@herald/platforms';
+import { startFakeOpenAI } from './support/fake-llm.ts';
+import type { FakeLLM } from './support/fake-llm.ts';
+import { BOT_ID, BOT_TOKEN, BOT_USER, buttonPayload, messageEnvelope, SIGNING_SECRET, slackSignatureHeaders, startFakeSlack, TEAM } from './support/fake-slack.ts';
+import type { FakeSlack, PostedMessage } from './support/fake-slack.ts';
+import { startStack, waitFor } from './support/stack.ts';
+import type { Stack } from './support/stack.ts';
+
+const ALICE = 'U0ALICE';
+const BOB = 'U0BOB';
+const CAROL = 'U0CAROL';
+const DM = 'D0ALICE';
+const CHANNEL = 'C0GENERAL';
+
+describe('Slack over the Events API, end to end: the official clients against a fake Slack', () => {
+  let llm: FakeLLM;
+  let slack: FakeSlack;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    slack = await startFakeSlack();
+    stack = await startStack({
+      model: llm,
+      testTools: true,
+      env: {
+        ...slack.env,
+        SLACK_SIGNING_SECRET: SIGNING_SECRET,
+        SLACK_ALLOWED_USERS: `${ALICE},${BOB},${CAROL}`,
+        HERALD_DELIVERY_POLL_MS: '100',
+        // Alice runs this deployment (she may set the home chat); Bob is only allowed to talk.
+        HERALD_OPERATORS: `api:42,slack:${TEAM}:${ALICE}`,
+      },
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await slack.close();
+  });
+
+  /** A request to a Slack route, signed as Slack would (or with the headers given). */
+  const post = async (path: string, body: string, headers: Record<string, string> = slackSignatureHeaders(body), contentType = 'application/json') => {
+    const response = await fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const postEvent = (event: Record<string, any>, eventId?: string, extra: Record<string, string> = {}) => {
+    const body = JSON.stringify(messageEnvelope(event, eventId));
+    return post('/v1/slack/events', body, { ...slackSignatureHeaders(body), ...extra });
+  };
+  const pressButton = (payload: Record<string, any>) => {
+    const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    return post('/v1/slack/interactions', body, slackSignatureHeaders(body), 'application/x-www-form-urlencoded');
+  };
+  const eventCount = async () => Number((await stack.database.db.selectFrom('inbound_events').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const waitForBotMessages = (channel: string, count: number, threadTs?: string) =>
+    waitFor(async () => (slack.botMessages(channel, threadTs).length >= count ? slack.botMessages(channel, threadTs) : undefined), {
+      what: `${count} bot messages in ${channel}${threadTs ? ` thread ${threadTs}` : ''}`,
+    });
+  let tsCounter = 0;
+  const userTs = () => `1800000000.${String(++tsCounter).padStart(6, '0')}`;
+
+  it('answers the url_verification challenge, and refuses forged, unsigned and stale requests with 401, writing nothing', async () => {
+    const challenge = JSON.stringify({ token: 't', challenge: 'c-123', type: 'url_verification' });
+    expect(await post('/v1/slack/events', challenge)).toEqual({ status: 200, body: { challenge: 'c-123' } });
+    const before = await eventCount();
+    const body = JSON.stringify(messageEnvelope({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'forged', ts: userTs() }));
+    const forged = await post('/v1/slack/events', body, slackSignatureHeaders(body, undefined, 'not-the-secret'));
+    expect(forged.status).toBe(401);
+    expect(forged.body.error.code).toBe('unauthorized');
+    expect((await post('/v1/slack/events', body, {})).status).toBe(401);
+    // Correctly signed, but six minutes ago: a replay.
+    const stale = await post('/v1/slack/events', body, slackSignatureHeaders(body, Math.floor(Date.now() / 1000) - 360));
+    expect(stale.status).toBe(401);
+    expect(stale.body.error.message).toMatch(/five minutes/);
+    // Signed, then changed on the way.
+    const tampered = await post('/v1/slack/events', body.replace('forged', 'tampered'), slackSignatureHeaders(body));
+    expect(tampered.status).toBe(401);
+    const press = `payload=${encodeURIComponent(JSON.stringify({ type: 'block_actions' }))}`;
+    expect((await post('/v1/slack/interactions', press, slackSignatureHeaders(press, undefined, 'wrong'), 'application/x-www-form-urlencoded')).status).toBe(401);
+    expect(await eventCount()).toBe(before);
+    expect(slack.messages).toHaveLength(0);
+  });
+
+  it('answers a DM once, however often Slack retries it, with a sign of work while the turn runs', async () => {
+    llm.handler = (request) => ({ text: `echo: **${request.lastUserText}**` });
+    const ts = userTs();
+    const event = { type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'hello &amp; welcome', ts };
+    const first = await postEvent(event, 'Ev0DM1');
+    expect(first).toEqual({ status: 200, body: { ok: true, outcome: 'accepted' } });
+    const retried = await postEvent(event, 'Ev0DM1', { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' });
+    expect(retried.body.outcome).toBe('duplicate');
+    const [reply] = await waitForBotMessages(DM, 1);
+    expect(reply?.text).toBe('echo: *hello & welcome*'.replace('&', '&amp;'));
+    expect(reply?.thread_ts).toBeUndefined();
+    await waitFor(async () => (slack.reactions.some((r) => r.method === 'reactions.remove' && r.timestamp === ts) ? true : undefined), { what: 'the sign of work removed' });
+    expect(slack.reactions.filter((r) => r.timestamp === ts).map((r) => [r.method, r.name])).toEqual([
+      ['reactions.add', 'hourglass_flowing_sand'],
+      ['reactions.remove', 'hourglass_flowing_sand'],
+    ]);
+    const row = await waitFor(async () => {
+      const latest = await stack.database.db.selectFrom('outbox').select(['status', 'receipt']).where('platform', '=', 'slack').executeTakeFirst();
+      return latest?.status === 'delivered' ? latest : undefined;
+    });
+    expect((row.receipt as any).messageIds).toEqual([reply?.ts]);
+    const sessions = await stack.database.db.selectFrom('sessions').select(['origin_user_id']).where('platform', '=', 'slack').execute();
+    expect(sessions).toEqual([{ origin_user_id: `slack:${TEAM}:${ALICE}` }]);
+  });
+
+  it('keeps a thread as the session: a top-level mention starts one, replies in it need no mention', async () => {
+    llm.handler = (request) => ({ text: `users seen: ${request.messages.filter((m) => m.role === 'user').length}` });
+    const before = llm.requests.length;
+    // Not addressed to the bot; the bot's own message; another bot; an edit; a deletion.
+    expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', user: ALICE, text: 'among ourselves', ts: userTs() })).body.outcome).toBe('ignored');
+    expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', user: BOT_USER, bot_id: BOT_ID, text: `<@${BOT_USER}> me`, ts: userTs() })).body.outcome).toBe('ignored');
+    expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', bot_id: 'B0OTHER', subtype: 'bot_message', text: `<@${BOT_USER}> hi`, ts: userTs() })).body.outcome).toBe('ignored');
+    expect((await postEvent({ type: 'message', subtype: 'message_changed', channel: CHANNEL, channel_type: 'channel', message: { user: ALICE, text: `<@${BOT_USER}> edited` }, ts: userTs() })).body.outcome).toBe('ignored');
+    expect((await postEvent({ type: 'message', subtype: 'message_deleted', channel: CHANNEL, channel_type: 'channel', ts: userTs() })).body.outcome).toBe('ignored');
+
+    const top = userTs();
+    // Slack sends a mention twice (message and app_mention): one message to answer.
+    expect((await postEvent({ type: 'app_mention', channel: CHANNEL, user: ALICE, text: `<@${BOT_USER}> start here`, ts: top })).body.outcome).toBe('accepted');
+    expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', user: ALICE, text: `<@${BOT_USER}> start here`, ts: top })).body.outcome).toBe('duplicate');
+    const [first] = await waitForBotMessages(CHANNEL, 1, top);
+    expect(first?.text).toBe('users seen: 1');
+    expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', user: BOB, text: 'and a follow-up', ts: userTs(), thread_ts: top })).body.outcome).toBe('accepted');
+    const replies = await waitForBotMessages(CHANNEL, 2, top);
+    expect(replies[1]?.text).toBe('users seen: 2');
+    // A thread the bot is not part of stays the people's own.
+    expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', user: BOB, text: 'elsewhere', ts: userTs(), thread_ts: '1700000000.000001' })).body.outcome).toBe('ignored');
+    expect(llm.requests.length - before).toBe(2);
+    const sessions = await stack.database.db.selectFrom('sessions').select(['chat_id', 'thread_id']).where('chat_id', '=', CHANNEL).execute();
+    expect(sessions).toEqual([{ chat_id: CHANNEL, thread_id: top }]);
+  });
+
+  it('asks for approval with buttons that only the requester (or an operator) can answer; a bystander is refused privately', async () => {
+    llm.handler = (request) => {
+      const last = request.messages[request.messages.length - 1];
+      if (last?.role === 'tool') return { text: `done: ${last.content.slice(0, 200)}` };
+      if (request.lastUserText === 'pay rent') return { toolCalls: [{ name: 'wire_transfer', arguments: { label: 'rent', amount: 900 } }] };
+      if (request.lastUserText === 'pick one') return { toolCalls: [{ name: 'clarify', arguments: { question: 'Which colour?', choices: ['Red', 'Blue'] } }] };
+      return { text: `echo: ${request.lastUserText}` };
+    };
+    const top = userTs();
+    await postEvent({ type: 'app_mention', channel: CHANNEL, user: BOB, text: `<@${BOT_USER}> pay rent`, ts: top });
+    const prompt = await waitFor(async () => slack.botMessages(CHANNEL, top).find((m) => m.text.startsWith('Approval needed')), { what: 'the approval prompt' });
+    const buttons = (prompt.blocks ?? []).flatMap((block: any) => block.elements ?? []);
+    expect(buttons.map((b: any) => b.text.text)).toEqual(['Approve', 'Allow for session', 'Deny']);
+    const approve = buttons[0].value as string;
+
+    // Carol is allowed to talk to the bot, but this is Bob's request: a refusal only she sees.
+    expect((await pressButton(buttonPayload(CAROL, prompt, approve))).body.outcome).toBe('not_yours');
+    expect(slack.ephemerals).toEqual([expect.objectContaining({ channel: CHANNEL, user: CAROL, text: expect.stringMatching(/^Only the person whose request this is/) })]);
+    const waiting = await stack.database.db.selectFrom('tool_waits').select('status').executeTakeFirstOrThrow();
+    expect(waiting.status).toBe('pending');
+
+    expect((await pressButton(buttonPayload(BOB, prompt, approve))).body.outcome).toBe('accepted');
+    const done = await waitFor(async () => slack.botMessages(CHANNEL, top).find((m) => m.text.startsWith('done:')), { what: 'the resumed turn' });
+    expect(done.text).toContain('transferred 900 for rent');
+
+    // A clarify question offers its choices as buttons; a press answers it with the choice.
+    const dmTs = userTs();
+    await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'pick one', ts: dmTs });
+    const question = await waitFor(async () => slack.botMessages(DM).find((m) => m.text.includes('Which colour?')), { what: 'the question' });
+    const choices = (question.blocks ?? []).flatMap((block: any) => block.elements ?? []);
+    expect(choices.map((b: any) => b.text.text)).toEqual(['Red', 'Blue']);
+    expect((await pressButton(buttonPayload(ALICE, question, choices[1].value))).body.outcome).toBe('accepted');
+    const answered = await waitFor(async () => slack.botMessages(DM).find((m) => m.text.startsWith('done:')), { what: 'the answered question' });
+    expect(answered.text).toContain('Blue');
+  });
+
+  it('runs chat commands typed as text, and /sethome makes the channel the Slack home', async () => {
+    const top = userTs();
+    await postEvent({ type: 'app_mention', channel: CHANNEL, user: ALICE, text: `<@${BOT_USER}> /status`, ts: top });
+    const [status] = await waitForBotMessages(CHANNEL, 1, top);
+    expect(status?.text).toMatch(/session/i);
+    const dmTs = userTs();
+    await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: '/sethome', ts: dmTs });
+    const home = await waitFor(async () => slack.botMessages(DM).find((m) => m.text.includes('home chat')), { what: 'the /sethome answer' });
+    expect(home.text).toContain('/handoff slack');
+  });
+
+  it('parks deliveries while Slack is down and sends them when it is back; an event failing twice is a dead letter', async () => {
+    llm.handler = (request) => ({ text: `after the outage: ${request.lastUserText}` });
+    slack.outage = true;
+    await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'during', ts: userTs() });
+    const parked = await waitFor(async () => {
+      const row = await stack.database.db.selectFrom('outbox').select(['status', 'attempts', 'last_error']).where('text', '=', 'after the outage: during').executeTakeFirst();
+      return row && row.attempts >= 2 ? row : undefined;
+    }, { timeoutMs: 20_000, what: 'the reply parked after two attempts' });
+    expect(['pending', 'sending']).toContain(parked.status);
+    expect(parked.last_error).toMatch(/503|service_unavailable/);
+    slack.outage = false;
+    await waitFor(async () => (slack.botMessages(DM).some((m) => m.text === 'after the outage: during') ? true : undefined), { timeoutMs: 20_000, what: 'the parked reply sent' });
+
+    // A signed event Herald cannot read (text that is not text): failing the same way twice, it is a
+    // dead letter, and Slack gets its 200 so that it stops retrying.
+    const poisoned = await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: { not: 'text' }, ts: userTs() }, 'Ev0POISON');
+    expect(poisoned).toEqual({ status: 200, body: { ok: true, outcome: 'dead_letter' } });
+    const dead = await stack.database.db.selectFrom('dead_letters').select(['source', 'status', 'key']).where('source', '=', 'slack_event').execute();
+    expect(dead).toEqual([{ source: 'slack_event', status: 'dead', key: `slack:${TEAM}:Ev0POISON` }]);
+    expect((await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: { not: 'text' }, ts: userTs() }, 'Ev0POISON')).body.outcome).toBe('dead_letter');
+  });
+
+  it('splits a long answer under Slack\'s limits and waits out a 429 as Retry-After asks', async () => {
+    const paragraphs = Array.from({ length: 4 }, (_, i) => `Part ${i}: ${'lorem ipsum '.repeat(100).trim()}`);
+    llm.handler = () => ({ text: paragraphs.join('\n\n') });
+    slack.rateLimitNext('chat.postMessage', 1);
+    const before = slack.botMessages(DM).length;
+    await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'long please', ts: userTs() });
+    const sent = await waitFor(async () => {
+      const messages = slack.botMessages(DM).slice(before);
+      return messages.some((m) => m.text.includes('Part 3')) ? messages : undefined;
+    }, { timeoutMs: 20_000, what: 'every part' });
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    for (const message of sent) expect(message.text.length).toBeLessThanOrEqual(3000);
+    expect(sent.map((m) => m.text).join('\n\n')).toBe(paragraphs.join('\n\n'));
+    const limited = slack.calls.findIndex((call) => call.method === 'chat.postMessage' && call.args.text?.startsWith('Part 0'));
+    const retry = slack.calls.slice(limited + 1).find((call) => call.method === 'chat.postMessage');
+    expect(retry!.at - slack.calls[limited]!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  it('edits a posted message with chat.update (the live-turn edits use it)', async () => {
+    const { slackAdapter } = await import('@herald/platforms');
+    const sender = slackAdapter.senderFor(stack.config.platforms) as unknown as { edit(target: Record<string, string>, ts: string, text: string, signal: AbortSignal): Promise<void> };
+    const [message] = slack.botMessages(DM) as PostedMessage[];
+    await sender.edit({ chatId: DM }, message!.ts, 'now **edited**', AbortSignal.timeout(5000));
+    expect(slack.messages.find((m) => m.ts === message!.ts)?.edits).toEqual(['now *edited*']);
+  });
+});
+
+describe('Slack sender, ambiguous sends', () => {
+  let slack: FakeSlack;
+  beforeAll(async () => {
+    slack = await startFakeSlack();
+  });
+  afterAll(async () => {
+    await slack.close();
+  });
+
+  /** An outbox row with its progress kept in memory, as the outbox keeps it in Postgres. */
+  const row = (id: string, target: Record<string, string>, state: { sent: string[]; inFlight: InFlightPart | null; attempts: number }): OutboundDelivery => ({
+    id,
+    idempotencyKey: `cron:${id}`,
+    platform: 'slack',
+    target,
+    text: 'the weekly numbers',
+    sessionId: null,
+    drafts: [],
+    source: 'cron',
+    attempts: state.attempts,
+    progress: {
+      partsSent: state.sent,
+      inFlight: state.inFlight,
+      async beginPart(part, anchor) {
+        state.inFlight = { part, marker: `m${part}`, anchor };
+        return state.inFlight;
+      },
+      async partSent(_part, messageId) {
+        state.sent.push(messageId);
+        state.inFlight = null;
+      },
+      async clearInFlight() {
+        state.inFlight = null;
+      },
+      async recentChatMessageIds() {
+        return [];
+      },
+    },
+  });
+  const sender = () => new SlackSender(slackWebClient({ botToken: BOT_TOKEN, apiUrl: slack.url }, 500));
+
+  it.each<[string, { chatId: string; threadId?: string }]>([
+    ['a channel', { chatId: 'C0AMBIG' }],
+    ['a thread', { chatId: 'C0AMBIG', threadId: '1800000000.000777' }],
+  ])('finds a part that arrived although its call timed out, in %s, instead of posting it again', async (_where, target) => {
+    const state = { sent: [] as string[], inFlight: null as InFlightPart | null, attempts: 1 };
+    const id = `row-${target.threadId ?? 'top'}`;
+    slack.hangNext('chat.postMessage');
+    const failed = await sender().send(row(id, target, state), AbortSignal.timeout(5000)).catch((error: unknown) => error);
+    expect(DeliveryError.isInstance(failed) && failed.ambiguous && failed.retryable).toBe(true);
+    expect(state.inFlight?.part).toBe(0);
+    const posted = slack.botMessages('C0AMBIG', target.threadId).filter((m) => (m.metadata?.event_payload as any)?.outbox_id === id);
+    expect(posted).toHaveLength(1);
+    const receipt = await sender().send(row(id, target, { ...state, attempts: 2 }), AbortSignal.timeout(5000));
+    expect(receipt.messageIds).toEqual([posted[0]!.ts]);
+    expect(slack.botMessages('C0AMBIG', target.threadId).filter((m) => (m.metadata?.event_payload as any)?.outbox_id === id)).toHaveLength(1);
+  });
+
+  it('posts a part that the lookup proves never arrived', async () => {
+    const state = { sent: [] as string[], inFlight: { part: 0, marker: 'm0', anchor: null } as InFlightPart | null, attempts: 2 };
+    const receipt = await sender().send(row('row-lost', { chatId: 'C0LOST' }, state), AbortSignal.timeout(5000));
+    expect(slack.botMessages('C0LOST').map((m) => m.ts)).toEqual(receipt.messageIds);
+    expect(slack.calls.some((call) => call.method === 'conversations.history' && call.args.channel === 'C0LOST')).toBe(true);
+  });
+});

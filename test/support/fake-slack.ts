@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
+import { signSlackBody } from '@herald/platforms';
+import { sendJson, startFakeHttp } from './fake-http.ts';
+import type { FakeHttpRequest } from './fake-http.ts';
+
+/**
+ * A local stand-in for Slack, spoken to by @slack/web-api (SLACK_API_URL) and @slack/socket-mode:
+ * the Web API methods Herald calls (auth.test, chat.postMessage, chat.update, chat.postEphemeral,
+ * reactions.add/remove, users.info, conversations.info, apps.connections.open) and Socket Mode's
+ * WebSocket (hello, events_api and interactive envelopes, acks, disconnect). It fails on demand:
+ * a 429 with Retry-After for a method, or every call a 503 (an outage).
+ */
+
+export const TEAM = 'T0TEAM';
+export const BOT_USER = 'U0HERALD';
+export const BOT_ID = 'B0HERALD';
+export const BOT_TOKEN = 'xoxb-1-fake-bot-token';
+export const APP_TOKEN = 'xapp-1-A0FAKEAPP-1-fakeapptoken';
+export const SIGNING_SECRET = 'fake-signing-secret-0123456789';
+
+export interface PostedMessage {
+  channel: string;
+  ts: string;
+  text: string;
+  thread_ts?: string;
+  blocks?: any[];
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
+  /** Set after a chat.update. */
+  edits: string[];
+  /** When the fake received it (ms since the epoch). */
+  at: number;
+}
+
+export interface FakeSlack {
+  url: string;
+  env: Record<string, string>;
+  /** Every Web API call: method, parsed arguments, the time. */
+  calls: { method: string; args: Record<string, any>; at: number }[];
+  messages: PostedMessage[];
+  ephemerals: { channel: string; user: string; text: string }[];
+  reactions: { method: string; channel: string; timestamp: string; name: string }[];
+  /** Socket Mode: WebSockets opened so far, and those open now. */
+  socketsOpened(): number;
+  openSockets(): number;
+  /** Acknowledged envelope ids. */
+  acks: string[];
+  botMessages(channel: string, threadTs?: string): PostedMessage[];
+  /** Sends an events_api envelope on every open socket; returns its envelope id. */
+  pushEvent(payload: Record<string, any>): string;
+  /** Sends an interactive envelope (a button press) on every open socket. */
+  pushInteraction(payload: Record<string, any>): string;
+  /** Asks every connected client to reconnect (Slack recycling its connection). */
+  sendDisconnect(): void;
+  /** Drops every socket without a word (the network). */
+  dropSockets(): void;
+  rateLimitNext(method: string, retryAfterSeconds: number): void;
+  /** The next call of `method` does its work, then never answers (the ambiguous timeout). */
+  hangNext(method: string): void;
+  /** While true, every Web API call answers 503. */
+  outage: boolean;
+  close(): Promise<void>;
+}
+
+/** An event_callback envelope around a message event, as Slack sends it. */
+export function messageEnvelope(event: Record<string, any>, eventId = `Ev${randomUUID().slice(0, 8)}`): Record<string, any> {
+  return {
+    token: 'deprecated',
+    team_id: TEAM,
+    api_app_id: 'A0FAKEAPP',
+    type: 'event_callback',
+    event_id: eventId,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ team_id: TEAM, user_id: BOT_USER, is_bot: true }],
+    event: { team: TEAM, event_ts: event.ts, ...event },
+  };
+}
+
+/** A block_actions payload: `user` pressed the button with `value` under the bot message `message`. */
+export function buttonPayload(user: string, message: PostedMessage, value: string): Record<string, any> {
+  return {
+    type: 'block_actions',
+    user: { id: user, team_id: TEAM, username: user.toLowerCase() },
+    team: { id: TEAM },
+    channel: { id: message.channel },
+    container: { type: 'message', channel_id: message.channel, message_ts: message.ts, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) },
+    message: { ts: message.ts, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) },
+    actions: [{ type: 'button', action_id: value, value, block_id: 'b', action_ts: `${Date.now() / 1000}` }],
+    trigger_id: 'trigger',
+    response_url: 'https://hooks.slack.invalid/response',
+  };
+}
+
+/** Headers Slack would sign `body` with at `timestamp` (seconds). */
+export function slackSignatureHeaders(body: string, timestamp = Math.floor(Date.now() / 1000), secret = SIGNING_SECRET): Record<string, string> {
+  return { 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': `v0=${signSlackBody(secret, String(timestamp), body)}` };
+}
+
+/** The Web API's arguments: @slack/web-api posts them form-encoded, objects as JSON strings. */
+function argumentsOf(request: FakeHttpRequest): Record<string, any> {
+  if (typeof request.body === 'object' && request.body !== null) return request.body;
+  const args: Record<string, any> = {};
+  for (const [name, value] of new URLSearchParams(request.raw)) {
+    args[name] = /^[[{]/.test(value) ? JSON.parse(value) : value;
+  }
+  return args;
+}
+
+export async function startFakeSlack(): Promise<FakeSlack> {
+  let counter = 0;
+  const nextTs = () => `${Math.floor(Date.now() / 1000)}.${String(++counter).padStart(6, '0')}`;
+  const limits = new Map<string, number>();
+  const hangs = new Set<string>();
+  const listed = (messages: PostedMessage[], args: Record<string, any>) =>
+    [...messages].reverse().map((m) => ({ type: 'message', ts: m.ts, text: m.text, user: BOT_USER, ...(m.metadata && String(args.include_all_metadata) === 'true' ? { metadata: m.metadata } : {}) }));
+  const sockets = new Set<WebSocket>();
+  let opened = 0;
+  const state = {
+    calls: [] as FakeSlack['calls'],
+    messages: [] as PostedMessage[],
+    ephemerals: [] as FakeSlack['ephemerals'],
+    reactions: [] as FakeSlack['reactions'],
+    acks: [] as string[],
+    outage: false,
+  };
+  let origin = '';
+
+  const methods: Record<string, (args: Record<string, any>, token: string) => Record<string, any>> = {
+    'auth.test': () => ({ user_id: BOT_USER, bot_id: BOT_ID, team_id: TEAM, team: 'Fake Team', user: 'herald', url: 'https://fake.slack.invalid/' }),
+    'chat.postMessage': (args) => {
+      const message: PostedMessage = {
+        channel: args.channel,
+        ts: nextTs(),
+        text: args.text ?? '',
+        edits: [],
+        at: Date.now(),
+        ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}),
+        ...(args.blocks ? { blocks: args.blocks } : {}),
+        ...(args.metadata ? { metadata: args.metadata } : {}),
+      };
+      state.messages.push(message);
+      return { channel: args.channel, ts: message.ts, message: { text: message.text, ts: message.ts, user: BOT_USER } };
+    },
+    'chat.update': (args) => {
+      const message = state.messages.find((m) => m.channel === args.channel && m.ts === args.ts);
+      if (!message) return { ok: false, error: 'message_not_found' };
+      message.edits.push(args.text);
+      message.text = args.text;
+      return { channel: args.channel, ts: args.ts, text: args.text };
+    },
+    'chat.postEphemeral': (args) => {
+      state.ephemerals.push({ channel: args.channel, user: args.user, text: args.text });
+      return { message_ts: nextTs() };
+    },
+    'reactions.add': (args) => {
+      state.reactions.push({ method: 'reactions.add', channel: args.channel, timestamp: args.timestamp, name: args.name });
+      return {};
+    },
+    'reactions.remove': (args) => {
+      state.reactions.push({ method: 'reactions.remove', channel: args.channel, timestamp: args.timestamp, name: args.name });
+      return {};
+    },
+    // Newest first, as Slack lists them; metadata only when asked for.
+    'conversations.history': (args) => ({ messages: listed(state.messages.filter((m) => m.channel === args.channel && m.thread_ts === undefined), args) }),
+    'conversations.replies': (args) => ({ messages: listed(state.messages.filter((m) => m.channel === args.channel && m.thread_ts === args.ts), args) }),
+    'users.info': (args) => ({ user: { id: args.user, team_id: TEAM, name: String(args.user).toLowerCase(), is_bot: false } }),
+    'conversations.info': (args) => ({ channel: { id: args.channel, is_channel: String(args.channel).startsWith('C'), is_im: String(args.channel).startsWith('D') } }),
+    'apps.connections.open': (_args, token) => (token.startsWith('xapp-') ? { url: `${origin.replace('http', 'ws')}/link?ticket=${randomUUID()}` } : { ok: false, error: 'not_allowed_token_type' }),
+  };
+
+  const http = await startFakeHttp((request, response: ServerResponse) => {
+    const method = request.path.replace(/^\/api\//, '');
+    const args = argumentsOf(request);
+    state.calls.push({ method, args, at: Date.now() });
+    if (state.outage) return sendJson(response, 503, { ok: false, error: 'service_unavailable' });
+    const limited = limits.get(method);
+    if (limited !== undefined) {
+      limits.delete(method);
+      return sendJson(response, 429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(limited) });
+    }
+    const token = (request.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+    const handler = methods[method];
+    if (!handler) return sendJson(response, 200, { ok: false, error: 'unknown_method' });
+    const result = handler(args, token);
+    if (hangs.delete(method)) return undefined;
+    return sendJson(response, 200, { ok: true, ...result });
+  });
+  origin = http.origin;
+
+  const wss = new WebSocketServer({ server: http.server, path: '/link' });
+  wss.on('connection', (socket) => {
+    opened += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { envelope_id?: string };
+      if (message.envelope_id) state.acks.push(message.envelope_id);
+    });
+    socket.send(JSON.stringify({ type: 'hello', num_connections: sockets.size, connection_info: { app_id: 'A0FAKEAPP' }, debug_info: { host: 'fake' } }));
+  });
+
+  const push = (type: string, payload: Record<string, any>): string => {
+    const envelopeId = randomUUID();
+    const frame = JSON.stringify({ envelope_id: envelopeId, type, payload, accepts_response_payload: false, retry_attempt: 0, retry_reason: '' });
+    for (const socket of sockets) socket.send(frame);
+    return envelopeId;
+  };
+
+  return {
+    url: `${http.origin}/api/`,
+    env: { SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_API_URL: `${http.origin}/api/` },
+    ...state,
+    get outage() {
+      return state.outage;
+    },
+    set outage(value: boolean) {
+      state.outage = value;
+    },
+    socketsOpened: () => opened,
+    openSockets: () => sockets.size,
+    botMessages: (channel, threadTs) => state.messages.filter((m) => m.channel === channel && (threadTs === undefined || m.thread_ts === threadTs)),
+    pushEvent: (payload) => push('events_api', payload),
+    pushInteraction: (payload) => push('interactive', payload),
+    sendDisconnect() {
+      for (const socket of sockets) socket.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested', debug_info: { host: 'fake' } }));
+    },
+    dropSockets() {
+      for (const socket of sockets) socket.terminate();
+    },
+    rateLimitNext(method, seconds) {
+      limits.set(method, seconds);
+    },
+    hangNext(method) {
+      hangs.add(method);
+    },
+    async close() {
+      for (const socket of sockets) socket.terminate();
+      wss.close();
+      await http.close();
+    },
+  };
+}
