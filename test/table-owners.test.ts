@@ -62,6 +62,7 @@ export const TABLE_OWNERS: Record<string, string> = {
   role_grants: 'libs/people',
   api_tokens: 'libs/people',
   link_codes: 'libs/people',
+  console_sessions: 'libs/people',
 };
 
 /**

@@ -34,6 +34,9 @@ export const PENDING_SIGN_IN_MS = 10 * 60_000;
 
 const b64 = (value: string) => Buffer.from(value).toString('base64url');
 
+/** The claims userinfo gave a value (they fill what the ID token left out, never unset one). */
+const pickDefined = (claims: Record<string, unknown>) => Object.fromEntries(Object.entries(claims).filter(([, value]) => value !== undefined && value !== null));
+
 export class OidcClient {
   readonly #config: oidc.Configuration;
   readonly #settings: OidcConfig;
@@ -60,7 +63,7 @@ export class OidcClient {
     const pending: Pending = { state: oidc.randomState(), verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), expires: Date.now() + PENDING_SIGN_IN_MS };
     const url = oidc.buildAuthorizationUrl(this.#config, {
       redirect_uri: this.#redirectUri,
-      scope: 'openid email profile',
+      scope: this.#scope(),
       code_challenge: await oidc.calculatePKCECodeChallenge(pending.verifier),
       code_challenge_method: 'S256',
       state: pending.state,
@@ -74,12 +77,16 @@ export class OidcClient {
     const pending = cookie === undefined ? undefined : this.#verify(cookie);
     if (!pending) throw new SignInRefused('the sign-in expired or was started in another browser: start again');
     const tokens = await oidc.authorizationCodeGrant(this.#config, callbackUrl, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
-    const claims = tokens.claims();
-    if (!claims) throw new SignInRefused('the provider sent no ID token');
-    return this.#identity(claims);
+    const idToken = tokens.claims();
+    if (!idToken) throw new SignInRefused('the provider sent no ID token');
+    // Many providers keep the e-mail and groups out of the ID token and serve them at userinfo,
+    // for the subject the ID token names (openid-client checks it is the same).
+    const userInfo = await oidc.fetchUserInfo(this.#config, tokens.access_token, idToken.sub);
+    const claims: Record<string, unknown> = { ...idToken, ...pickDefined(userInfo) };
+    return this.#identity({ ...claims, sub: idToken.sub });
   }
 
-  #identity(claims: oidc.IDToken): OidcIdentity {
+  #identity(claims: Readonly<Record<string, unknown>> & { sub: string }): OidcIdentity {
     const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : '';
     if (email === '' || claims.email_verified === false) throw new SignInRefused('the provider vouched for no verified e-mail address');
     const domain = email.slice(email.lastIndexOf('@') + 1);
@@ -90,6 +97,12 @@ export class OidcClient {
     const groups = Array.isArray(raw) ? raw.filter((value): value is string => typeof value === 'string') : typeof raw === 'string' ? [raw] : [];
     const name = typeof claims.name === 'string' && claims.name.trim() !== '' ? claims.name.trim() : email;
     return { subject: claims.sub, email, name, groups };
+  }
+
+  /** The role claim's scope too when the provider offers one of that name (`groups` at most providers). */
+  #scope(): string {
+    const offered = this.#config.serverMetadata().scopes_supported ?? [];
+    return ['openid', 'email', 'profile', ...(offered.includes(this.#settings.roleClaim) ? [this.#settings.roleClaim] : [])].join(' ');
   }
 
   #sign(pending: Pending): string {

@@ -63,7 +63,7 @@ export function registerSignInRoutes(app: FastifyInstance, options: SignInOption
     return reply.code(204).send();
   });
 
-  if (oidc) registerOidcRoutes(app, options, oidc, (reply, value) => sessionCookie(reply, value, hours * 3600), secure);
+  registerOidcRoutes(app, options, oidc, (reply, value) => sessionCookie(reply, value, hours * 3600), secure);
 }
 
 async function describe(db: Db, principal: Principal, request: FastifyRequest) {
@@ -88,17 +88,21 @@ function lazyOidc(options: SignInOptions): () => Promise<OidcClient> {
   };
 }
 
-function registerOidcRoutes(app: FastifyInstance, options: SignInOptions, client: () => Promise<OidcClient>, signedIn: (reply: FastifyReply, secret: string) => void, secure: boolean): void {
+/** Single sign-on's two routes; without a provider configured they say so (404), so the API's shape does not depend on settings. */
+function registerOidcRoutes(app: FastifyInstance, options: SignInOptions, client: (() => Promise<OidcClient>) | undefined, signedIn: (reply: FastifyReply, secret: string) => void, secure: boolean): void {
+  const off = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'single sign-on is not configured here (HERALD_OIDC_ISSUER, HERALD_OIDC_CLIENT_ID, HERALD_OIDC_CLIENT_SECRET)');
   const pendingCookie = (reply: FastifyReply, value: string, maxAge: number) => setCookie(reply, PENDING_COOKIE, value, { secure, sameSite: 'Lax', path: CALLBACK_PATH, maxAge });
   const backToConsole = (reply: FastifyReply, error?: string) => reply.redirect(error === undefined ? CONSOLE_PATH : `${CONSOLE_PATH}?signin_error=${encodeURIComponent(error)}`, 303);
 
   app.get('/v1/auth/oidc/login', withContract({ summary: 'Start single sign-on: a redirect to the OpenID provider', tags: ['sign-in'], response: { 302: z.null() } }), async (_request, reply) => {
+    if (!client) return off(reply);
     const { url, cookie } = await (await client()).start();
     pendingCookie(reply, cookie, PENDING_SIGN_IN_MS / 1000);
     return reply.redirect(url, 302);
   });
 
   app.get('/v1/auth/oidc/callback', withContract({ summary: 'Where the OpenID provider sends the browser back', tags: ['sign-in'], response: { 303: z.null() } }), async (request, reply) => {
+    if (!client) return off(reply);
     pendingCookie(reply, '', 0);
     const callback = new URL(request.url, options.publicUrl);
     try {

@@ -1,6 +1,7 @@
-// The console's only way to the server: the same /v1 routes and bearer token as the CLI. The token
-// lives in sessionStorage (gone when the tab closes) and only ever travels in the Authorization
-// header, never in a URL.
+// The console's only way to the server: the same /v1 routes as the CLI, with the API token or a
+// person's console session. The API token lives in sessionStorage (gone when the tab closes) and
+// only ever travels in the Authorization header, never in a URL; a person's session is an HttpOnly
+// cookie the page never sees, with a CSRF token sent on every change.
 
 const TOKEN_KEY = 'herald.token';
 
@@ -26,6 +27,79 @@ export function storeToken(token: string): void {
 
 export function forgetToken(): void {
   sessionStorage.removeItem(TOKEN_KEY);
+}
+
+/**
+ * A person signed in with a personal token or single sign-on holds an HttpOnly session cookie the
+ * page cannot read; what the page keeps is the session's CSRF token (sent on every change) and the
+ * roles, to show only what they allow. Null: no cookie session (the API token, or an open API).
+ */
+export interface CookieSession {
+  csrf: string;
+  name: string;
+  roles: string[];
+}
+
+let cookieSession: CookieSession | null = null;
+
+export function currentCookieSession(): CookieSession | null {
+  return cookieSession;
+}
+
+interface SessionAnswer {
+  person: { display_name: string } | null;
+  grants: { role: string }[];
+  csrf_token: string | null;
+  via: string;
+}
+
+function remember(answer: SessionAnswer): CookieSession | null {
+  cookieSession = answer.csrf_token === null || answer.person === null ? null : { csrf: answer.csrf_token, name: answer.person.display_name, roles: answer.grants.map((grant) => grant.role) };
+  return cookieSession;
+}
+
+/** Asks once at load whether the browser holds a console session (its cookie rides along by itself). */
+export async function probeCookieSession(): Promise<CookieSession | null> {
+  try {
+    const response = await fetch('/v1/auth/session', { headers: { accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
+    return response.ok ? remember((await response.json()) as SessionAnswer) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Signs in with a personal token: the server answers with the session cookie and its CSRF token. */
+export async function signInWithPersonalToken(token: string): Promise<CookieSession | null> {
+  return remember(await callWith<SessionAnswer>('', 'POST', '/v1/auth/sign-in', { token }));
+}
+
+/** Ends the console session on the server (the cookie stops working everywhere at once). */
+export async function endCookieSession(): Promise<void> {
+  if (cookieSession === null) return;
+  await callWith('', 'DELETE', '/v1/auth/session').catch(() => undefined);
+  cookieSession = null;
+}
+
+/** Whether single sign-on is offered here. */
+export async function singleSignOnOffered(): Promise<boolean> {
+  try {
+    const response = await fetch('/v1/auth/methods', { headers: { accept: 'application/json' }, cache: 'no-store' });
+    return response.ok && ((await response.json()) as { oidc: boolean }).oidc;
+  } catch {
+    return false;
+  }
+}
+
+/** Headers every call carries: the API token when signed in with it, the CSRF token on a change in a cookie session. */
+function authHeaders(token: string, method: string): Record<string, string> {
+  const headers: Record<string, string> = token === '' ? {} : { authorization: `Bearer ${token}` };
+  if (cookieSession !== null && !['GET', 'HEAD'].includes(method)) headers['x-herald-csrf'] = cookieSession.csrf;
+  return headers;
+}
+
+/** The token a call sends: the stored API token, none for a cookie session or an open API, null when signed out. */
+function currentToken(): string | null {
+  return storedToken() ?? (cookieSession !== null || openApi ? '' : null);
 }
 
 /** Called when the server refuses the token mid-session: the app shows the sign-in again. */
@@ -66,9 +140,9 @@ export async function probeOpenApi(): Promise<boolean> {
 
 /** One call with an explicit token (none when it is empty: an open API); the sign-in's check before the token is kept. */
 export async function callWith<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { ...(token === '' ? {} : { authorization: `Bearer ${token}` }), accept: 'application/json' };
+  const headers: Record<string, string> = { ...authHeaders(token, method), accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' });
   if (!response.ok) throw await errorOf(response);
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
@@ -76,7 +150,7 @@ export async function callWith<T>(token: string, method: string, path: string, b
 
 /** A call with the stored token; a 401 forgets it and sends the person back to sign in. */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const token = storedToken() ?? (openApi ? '' : null);
+  const token = currentToken();
   if (token === null) {
     onUnauthorized('Sign in with the API token.');
     throw new ApiError(401, 'unauthorized', 'not signed in');
@@ -86,7 +160,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
       forgetToken();
-      onUnauthorized('The server no longer accepts this token. Sign in again.');
+      cookieSession = null;
+      onUnauthorized('The server no longer accepts this sign-in. Sign in again.');
     }
     throw error;
   }
@@ -98,20 +173,21 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
  */
 export async function openStream(method: 'GET' | 'POST', path: string, options: { body?: unknown; lastEventId?: string | undefined; signal?: AbortSignal } = {}): Promise<Response> {
   const { body, lastEventId, signal } = options;
-  const token = storedToken() ?? (openApi ? '' : null);
+  const token = currentToken();
   if (token === null) {
     onUnauthorized('Sign in with the API token.');
     throw new ApiError(401, 'unauthorized', 'not signed in');
   }
-  const headers: Record<string, string> = { accept: 'text/event-stream', ...(token === '' ? {} : { authorization: `Bearer ${token}` }) };
+  const headers: Record<string, string> = { accept: 'text/event-stream', ...authHeaders(token, method) };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), credentials: 'omit', cache: 'no-store', signal: signal ?? null });
+  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store', signal: signal ?? null });
   if (response.ok) return response;
   const error = await errorOf(response);
   if (error.status === 401) {
     forgetToken();
-    onUnauthorized('The server no longer accepts this token. Sign in again.');
+    cookieSession = null;
+    onUnauthorized('The server no longer accepts this sign-in. Sign in again.');
   }
   throw error;
 }

@@ -32,14 +32,18 @@ export interface Attrs {
 
 const BOOLEAN = new Set(['hidden', 'disabled', 'required', 'open', 'novalidate']);
 
+/** The server paths a console link may lead to. */
+const SERVER_LINKS = ['/v1/auth/oidc/login'];
+
 function setAttribute(element: HTMLElement, key: string, value: unknown): void {
   if (value === undefined || value === false) return;
   if (BOOLEAN.has(key)) {
     element.setAttribute(key, '');
     return;
   }
-  // Links are the console's own hash routes; anything else (a javascript: URL) is refused.
-  if (key === 'href' && typeof value === 'string' && !value.startsWith('#/')) throw new Error(`refused link ${value}`);
+  // Links are the console's own hash routes, or the server's single sign-on start (a navigation away
+  // and back); anything else (a javascript: URL) is refused.
+  if (key === 'href' && typeof value === 'string' && !value.startsWith('#/') && !SERVER_LINKS.includes(value)) throw new Error(`refused link ${value}`);
   element.setAttribute(key, String(value));
 }
 

@@ -1,4 +1,4 @@
-import { ApiError, callWith, forgetToken, isOpenApi, probeOpenApi, storedToken, storeToken, whenUnauthorized } from './api.ts';
+import { ApiError, callWith, currentCookieSession, endCookieSession, forgetToken, isOpenApi, probeCookieSession, probeOpenApi, signInWithPersonalToken, singleSignOnOffered, storedToken, storeToken, whenUnauthorized } from './api.ts';
 import { link, parseRoute } from './app.ts';
 import type { Page, PageContext } from './app.ts';
 import { h, notice, replace } from './dom.ts';
@@ -15,18 +15,25 @@ import { usagePage } from './pages/usage.ts';
 // Pages few visits need load on first use, keeping the first page's script small.
 const chatPage: Page = async (context) => (await import('./pages/chat.ts')).chatPage(context);
 
-const PAGES: Record<string, { title: string; page: Page; nav: boolean }> = {
+/** `roles`: the roles that see the page in the menu (docs/security.md's route table); unset: every role. */
+const PAGES: Record<string, { title: string; page: Page; nav: boolean; roles?: readonly string[] }> = {
   sessions: { title: 'Sessions', page: sessionsPage, nav: true },
-  chat: { title: 'Chat', page: chatPage, nav: true },
+  chat: { title: 'Chat', page: chatPage, nav: true, roles: ['admin', 'operator', 'member'] },
   session: { title: 'Session', page: sessionPage, nav: false },
   search: { title: 'Search', page: searchPage, nav: true },
   cron: { title: 'Cron', page: cronPage, nav: true },
   profiles: { title: 'Profiles', page: profilesPage, nav: true },
-  skills: { title: 'Skills', page: skillsPage, nav: true },
+  skills: { title: 'Skills', page: skillsPage, nav: true, roles: ['admin', 'operator', 'viewer'] },
   memory: { title: 'Memory', page: memoryPage, nav: true },
-  runs: { title: 'Runs', page: runsPage, nav: true },
+  runs: { title: 'Runs', page: runsPage, nav: true, roles: ['admin', 'operator', 'viewer'] },
   usage: { title: 'Usage', page: usagePage, nav: true },
 };
+
+/** Whether the signed-in person's roles show a page (the API token and an open API see every page). */
+function shown(entry: { roles?: readonly string[] }): boolean {
+  const session = currentCookieSession();
+  return session === null || entry.roles === undefined || session.roles.some((role) => entry.roles!.includes(role));
+}
 
 const main = document.getElementById('main') as HTMLElement;
 const nav = document.getElementById('nav') as HTMLElement;
@@ -50,7 +57,7 @@ function drawNav(active: string): void {
   replace(
     nav,
     ...Object.entries(PAGES)
-      .filter(([, entry]) => entry.nav)
+      .filter(([, entry]) => entry.nav && shown(entry))
       .map(([name, entry]) => h('a', { href: link(name), ...(name === current ? { 'aria-current': 'page' } : {}) }, entry.title)),
   );
 }
@@ -61,24 +68,34 @@ function signIn(message = ''): void {
   signOut.hidden = true;
   document.title = 'Sign in · Herald console';
   const token = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'current-password', required: true });
-  const status = h('div', { 'aria-live': 'polite' }, message ? notice(message, 'error') : null);
+  // A refused single sign-on comes back here with its reason (signin_error), said once.
+  const refused = new URLSearchParams(location.search).get('signin_error');
+  const said = message || (refused === null ? '' : `Single sign-on was refused: ${refused}`);
+  const status = h('div', { 'aria-live': 'polite' }, said ? notice(said, 'error') : null);
   const submit = async (event: Event) => {
     event.preventDefault();
     const value = token.value.trim();
     if (value === '') return;
     try {
-      await callWith(value, 'GET', '/v1/admin/status');
-      storeToken(value);
+      // A personal token (hrd_...) opens a console session held by a cookie; the API token is kept in this tab.
+      if (value.startsWith('hrd_')) await signInWithPersonalToken(value);
+      else {
+        await callWith(value, 'GET', '/v1/admin/status');
+        storeToken(value);
+      }
+      history.replaceState(null, '', location.pathname + location.hash);
       render();
     } catch (error) {
       const text =
         error instanceof ApiError && error.status === 401
-          ? "That token was refused: compare it with HERALD_API_TOKEN in the .env Herald started from (or its environment) and try again."
+          ? "That token was refused: compare it with HERALD_API_TOKEN in the .env Herald started from (or its environment), or make a personal one with herald tokens create, and try again."
           : `Could not reach Herald: ${(error as Error).message}`;
       replace(status, notice(text, 'error'));
       token.select();
     }
   };
+  const sso = h('p', { id: 'sso', hidden: true }, h('a', { class: 'button primary', href: '/v1/auth/oidc/login' }, 'Sign in with single sign-on'));
+  void singleSignOnOffered().then((offered) => (sso.hidden = !offered));
   const form = h(
     'form',
     { class: 'card sign-in', on: { submit: (event) => void submit(event) } },
@@ -86,9 +103,10 @@ function signIn(message = ''): void {
     h(
       'p',
       {},
-      'The console uses the API token: HERALD_API_TOKEN, from the .env that `herald init` wrote (next to where Herald was started) or from the environment Herald was started with. It is kept in this tab only, until you close it or sign out.',
+      'The console uses the API token: HERALD_API_TOKEN, from the .env that `herald init` wrote (next to where Herald was started) or from the environment Herald was started with. It is kept in this tab only, until you close it or sign out. A personal token (herald tokens create) signs you in as yourself.',
     ),
-    h('div', { class: 'field' }, h('label', { for: 'token' }, 'API token'), token),
+    sso,
+    h('div', { class: 'field' }, h('label', { for: 'token' }, 'API token or personal token'), token),
     status,
     h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
   );
@@ -119,11 +137,11 @@ function context(route: ReturnType<typeof parseRoute>): PageContext {
 
 function render(): void {
   leavePage();
-  if (storedToken() === null && !isOpenApi()) return signIn();
+  if (storedToken() === null && currentCookieSession() === null && !isOpenApi()) return signIn();
   const route = parseRoute(location.hash);
   const entry = PAGES[route.page] ?? PAGES.sessions!;
   nav.hidden = false;
-  signOut.hidden = isOpenApi();
+  signOut.hidden = isOpenApi() && currentCookieSession() === null;
   drawNav(route.page);
   document.title = `${entry.title} · Herald console`;
   replace(main, h('p', { class: 'loading' }, 'Loading…'));
@@ -139,7 +157,7 @@ function render(): void {
 whenUnauthorized((message) => signIn(message));
 signOut.addEventListener('click', () => {
   forgetToken();
-  signIn('Signed out.');
+  void endCookieSession().then(() => signIn('Signed out.'));
 });
 window.addEventListener('hashchange', render);
 
@@ -153,7 +171,7 @@ function showOpenApi(): void {
   main.before(banner);
 }
 
-void probeOpenApi().then((open) => {
-  if (open) showOpenApi();
+void Promise.all([probeOpenApi(), probeCookieSession()]).then(([open, session]) => {
+  if (open && session === null) showOpenApi();
   render();
 });
