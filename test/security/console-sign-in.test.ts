@@ -191,7 +191,7 @@ describe('console sign-in', () => {
     await page.locator('#nav a').first().waitFor();
     expect((await context.cookies()).find((cookie) => cookie.name === 'herald_session')).toBeDefined();
     // The token itself is not kept by the page: the cookie holds the session.
-    expect(await page.evaluate(() => sessionStorage.getItem('herald.token'))).toBeNull();
+    expect(await page.evaluate(() => (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem('herald.token'))).toBeNull();
     await context.close();
   });
 
