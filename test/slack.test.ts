@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InFlightPart } from '@herald/db';
 import { DeliveryError } from '@herald/delivery';
 import type { OutboundDelivery } from '@herald/delivery';
-import { SlackSender, slackWebClient } from '@herald/platforms';
+import { DRAFT_CURSOR, markdownToSlackMrkdwn, SlackSender, slackWebClient } from '@herald/platforms';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { BOT_ID, BOT_TOKEN, BOT_USER, buttonPayload, messageEnvelope, SIGNING_SECRET, slackSignatureHeaders, startFakeSlack, TEAM } from './support/fake-slack.ts';
@@ -15,6 +15,7 @@ const BOB = 'U0BOB';
 const CAROL = 'U0CAROL';
 const DM = 'D0ALICE';
 const CHANNEL = 'C0GENERAL';
+const OPS_CHANNEL = 'C0OPS';
 
 describe('Slack over the Events API, end to end: the official clients against a fake Slack', () => {
   let llm: FakeLLM;
@@ -31,6 +32,8 @@ describe('Slack over the Events API, end to end: the official clients against a 
         SLACK_SIGNING_SECRET: SIGNING_SECRET,
         SLACK_ALLOWED_USERS: `${ALICE},${BOB},${CAROL}`,
         HERALD_DELIVERY_POLL_MS: '100',
+        // Streamed drafts are tested on their own below; here every answer arrives as plain messages.
+        HERALD_STREAMING_SLACK: 'off',
         // Alice runs this deployment (she may set the home chat); Bob is only allowed to talk.
         HERALD_OPERATORS: `api:42,slack:${TEAM}:${ALICE}`,
       },
@@ -105,6 +108,9 @@ describe('Slack over the Events API, end to end: the official clients against a 
       return latest?.status === 'delivered' ? latest : undefined;
     });
     expect((row.receipt as any).messageIds).toEqual([reply?.ts]);
+    // HERALD_STREAMING_SLACK=off: one plain message, never a draft updated.
+    expect(slack.calls.filter((call) => call.method === 'chat.postMessage' && call.args.channel === DM)).toHaveLength(1);
+    expect(slack.calls.filter((call) => call.method === 'chat.update')).toHaveLength(0);
     const sessions = await stack.database.db.selectFrom('sessions').select(['origin_user_id']).where('platform', '=', 'slack').execute();
     expect(sessions).toEqual([{ origin_user_id: `slack:${TEAM}:${ALICE}` }]);
   });
@@ -222,12 +228,79 @@ describe('Slack over the Events API, end to end: the official clients against a 
     expect(retry!.at - slack.calls[limited]!.at).toBeGreaterThanOrEqual(950);
   });
 
+  it('answers a reply in its thread without a mention in a channel bound to another profile', async () => {
+    expect((await stack.post('/v1/profiles', { name: 'ops' })).status).toBe(201);
+    expect((await stack.put('/v1/bindings', { bindings: [{ platform: 'slack', chat_id: OPS_CHANNEL, profile: 'ops' }] })).status).toBe(200);
+    llm.handler = (request) => ({ text: `ops heard: ${request.lastUserText}` });
+    const top = userTs();
+    expect((await postEvent({ type: 'app_mention', channel: OPS_CHANNEL, user: ALICE, text: `<@${BOT_USER}> deploy status`, ts: top })).body.outcome).toBe('accepted');
+    await waitForBotMessages(OPS_CHANNEL, 1, top);
+    // No mention: the thread is a session of profile ops (not main), so the bot is part of it.
+    expect((await postEvent({ type: 'message', channel: OPS_CHANNEL, channel_type: 'channel', user: BOB, text: 'and the database?', ts: userTs(), thread_ts: top })).body.outcome).toBe('accepted');
+    const replies = await waitForBotMessages(OPS_CHANNEL, 2, top);
+    expect(replies[1]?.text).toBe('ops heard: and the database?');
+    const sessions = await stack.database.db.selectFrom('sessions').select(['profile_id', 'thread_id']).where('chat_id', '=', OPS_CHANNEL).execute();
+    expect(sessions).toEqual([{ profile_id: 'ops', thread_id: top }]);
+  });
+
   it('edits a posted message with chat.update (the live-turn edits use it)', async () => {
     const { slackAdapter } = await import('@herald/platforms');
     const sender = slackAdapter.senderFor(stack.config.platforms) as unknown as { edit(target: Record<string, string>, ts: string, text: string, signal: AbortSignal): Promise<void> };
     const [message] = slack.botMessages(DM) as PostedMessage[];
     await sender.edit({ chatId: DM }, message!.ts, 'now **edited**', AbortSignal.timeout(5000));
     expect(slack.messages.find((m) => m.ts === message!.ts)?.edits).toEqual(['now *edited*']);
+  });
+});
+
+/** About `chars` characters of plain words (no Markdown and nothing to escape: the mrkdwn is the text). */
+function words(chars: number, seed = 'word'): string {
+  const out: string[] = [];
+  for (let i = 0; out.join(' ').length < chars; i++) out.push(`${seed}${i % 97}`);
+  return out.join(' ');
+}
+
+describe('Slack: a streamed answer grows in one message of its thread', () => {
+  let llm: FakeLLM;
+  let slack: FakeSlack;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    slack = await startFakeSlack();
+    stack = await startStack({ model: llm, env: { ...slack.env, SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_ALLOWED_USERS: ALICE, HERALD_DELIVERY_POLL_MS: '100' } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await slack.close();
+  });
+
+  const postEvent = async (event: Record<string, any>) => {
+    const body = JSON.stringify(messageEnvelope(event));
+    const response = await fetch(`${stack.url}/v1/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...slackSignatureHeaders(body) }, body });
+    return (await response.json()) as any;
+  };
+
+  it('posts one draft, updates it at most about once a second, and ends with the committed reply', async () => {
+    const reply = words(900);
+    llm.handler = () => ({ text: reply, chunkDelayMs: 20 });
+    const top = '1800000000.100001';
+    const started = performance.now();
+    expect((await postEvent({ type: 'app_mention', channel: CHANNEL, user: ALICE, text: `<@${BOT_USER}> a long story please`, ts: top })).outcome).toBe('accepted');
+    await waitFor(async () => stack.database.db.selectFrom('outbox').select('id').where('status', '=', 'delivered').where('text', '=', reply).executeTakeFirst(), { what: 'the reply delivered', timeoutMs: 30_000 });
+    const seconds = (performance.now() - started) / 1000;
+    const posts = slack.calls.filter((call) => call.method === 'chat.postMessage' && call.args.channel === CHANNEL);
+    const updates = slack.calls.filter((call) => call.method === 'chat.update' && call.args.channel === CHANNEL);
+    // One message in the thread: the draft, updated into the answer; never a second one.
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.args.thread_ts).toBe(top);
+    expect(String(posts[0]!.args.text).endsWith(DRAFT_CURSOR)).toBe(true);
+    expect(slack.botMessages(CHANNEL, top)).toHaveLength(1);
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates.length).toBeLessThanOrEqual(Math.ceil(seconds) + 2);
+    const draftUpdates = updates.slice(0, -1);
+    for (let i = 1; i < draftUpdates.length; i++) expect(draftUpdates[i]!.at - draftUpdates[i - 1]!.at).toBeGreaterThanOrEqual(900);
+    for (const update of updates) expect(update.args.ts).toBe(slack.botMessages(CHANNEL, top)[0]!.ts);
+    expect(updates.at(-1)!.args.text).toBe(markdownToSlackMrkdwn(reply));
+    expect(slack.botMessages(CHANNEL, top)[0]!.text).toBe(reply);
   });
 });
 

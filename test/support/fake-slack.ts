@@ -8,7 +8,7 @@ import type { FakeHttpRequest } from './fake-http.ts';
 
 /**
  * A local stand-in for Slack, spoken to by @slack/web-api (SLACK_API_URL) and @slack/socket-mode:
- * the Web API methods Herald calls (auth.test, chat.postMessage, chat.update, chat.postEphemeral,
+ * the Web API methods Herald calls (auth.test, chat.postMessage, chat.update, chat.delete, chat.postEphemeral,
  * reactions.add/remove, users.info, conversations.info, apps.connections.open) and Socket Mode's
  * WebSocket (hello, events_api and interactive envelopes, acks, disconnect). It fails on demand:
  * a 429 with Retry-After for a method, or every call a 503 (an outage).
@@ -47,6 +47,8 @@ export interface FakeSlack {
   openSockets(): number;
   /** Acknowledged envelope ids. */
   acks: string[];
+  /** The ts of every message removed with chat.delete. */
+  deleted: string[];
   botMessages(channel: string, threadTs?: string): PostedMessage[];
   /** Sends an events_api envelope on every open socket; returns its envelope id. */
   pushEvent(payload: Record<string, any>): string;
@@ -123,6 +125,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     ephemerals: [] as FakeSlack['ephemerals'],
     reactions: [] as FakeSlack['reactions'],
     acks: [] as string[],
+    deleted: [] as string[],
     outage: false,
   };
   let origin = '';
@@ -148,7 +151,15 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       if (!message) return { ok: false, error: 'message_not_found' };
       message.edits.push(args.text);
       message.text = args.text;
+      if (args.blocks) message.blocks = args.blocks;
       return { channel: args.channel, ts: args.ts, text: args.text };
+    },
+    'chat.delete': (args) => {
+      const index = state.messages.findIndex((m) => m.channel === args.channel && m.ts === args.ts);
+      if (index < 0) return { ok: false, error: 'message_not_found' };
+      state.messages.splice(index, 1);
+      state.deleted.push(args.ts);
+      return { channel: args.channel, ts: args.ts };
     },
     'chat.postEphemeral': (args) => {
       state.ephemerals.push({ channel: args.channel, user: args.user, text: args.text });

@@ -3,7 +3,7 @@ import { isConnectionError } from '@herald/db';
 import { chatRouteExists, failureReason, isDeadLetter, mayAnswerWait, NOT_YOURS_REPLY, recordFailure } from '@herald/session';
 import { LogLevel, SocketModeClient } from '@slack/socket-mode';
 import type { WebClient } from '@slack/web-api';
-import { handleChatInbound } from '../chat-inbound.ts';
+import { handleChatInbound, routedProfile } from '../chat-inbound.ts';
 import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from '../chat-inbound.ts';
 import { LeasedTask } from '../leased-task.ts';
 import { buttonChatText } from '../wait-buttons.ts';
@@ -107,9 +107,10 @@ export class SlackIngress {
     return outcome;
   }
 
-  #inSession(inbound: ChatInbound): Promise<boolean> {
+  /** Whether the thread is a session of the profile the channel's binding routes it to. */
+  async #inSession(inbound: ChatInbound): Promise<boolean> {
     return chatRouteExists(this.#options.db, {
-      profileId: this.#options.profileId ?? 'main',
+      profileId: await routedProfile(this.#options, inbound),
       platform: inbound.platform,
       chatType: inbound.chatType,
       chatId: inbound.chatId,
