@@ -4,7 +4,7 @@ import { DeliveryError } from '@herald/delivery';
 import type { OutboundDelivery } from '@herald/delivery';
 import { DRAFT_CURSOR, markdownToSlackMrkdwn, SlackSender, slackWebClient } from '@herald/platforms';
 import { startFakeOpenAI } from './support/fake-llm.ts';
-import type { FakeLLM } from './support/fake-llm.ts';
+import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { BOT_ID, BOT_TOKEN, BOT_USER, buttonPayload, messageEnvelope, SIGNING_SECRET, slackSignatureHeaders, startFakeSlack, TEAM } from './support/fake-slack.ts';
 import type { FakeSlack, PostedMessage } from './support/fake-slack.ts';
 import { startStack, waitFor } from './support/stack.ts';
@@ -16,6 +16,17 @@ const CAROL = 'U0CAROL';
 const DM = 'D0ALICE';
 const CHANNEL = 'C0GENERAL';
 const OPS_CHANNEL = 'C0OPS';
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+/** The user messages' image parts the fake model received (OpenAI's image_url data URLs). */
+function imageUrls(request: FakeRequest): string[] {
+  const messages = (request.body.messages ?? []) as { role: string; content: unknown }[];
+  return messages.flatMap((message) =>
+    message.role === 'user' && Array.isArray(message.content)
+      ? (message.content as { type: string; image_url?: { url: string } }[]).filter((part) => part.type === 'image_url').map((part) => part.image_url?.url ?? '')
+      : [],
+  );
+}
 
 describe('Slack over the Events API, end to end: the official clients against a fake Slack', () => {
   let llm: FakeLLM;
@@ -34,6 +45,7 @@ describe('Slack over the Events API, end to end: the official clients against a 
         HERALD_DELIVERY_POLL_MS: '100',
         // Streamed drafts are tested on their own below; here every answer arrives as plain messages.
         HERALD_STREAMING_SLACK: 'off',
+        HERALD_MODEL_VISION: 'on',
         // Alice runs this deployment (she may set the home chat); Bob is only allowed to talk.
         HERALD_OPERATORS: `api:42,slack:${TEAM}:${ALICE}`,
       },
@@ -241,6 +253,43 @@ describe('Slack over the Events API, end to end: the official clients against a 
     expect(replies[1]?.text).toBe('ops heard: and the database?');
     const sessions = await stack.database.db.selectFrom('sessions').select(['profile_id', 'thread_id']).where('chat_id', '=', OPS_CHANNEL).execute();
     expect(sessions).toEqual([{ profile_id: 'ops', thread_id: top }]);
+  });
+
+  it('takes an image shared in a DM to the model as an image part, fetched with the bot token', async () => {
+    llm.handler = (request) => ({ text: `saw ${imageUrls(request).length} image(s): ${request.lastUserText.split('\n')[0]}` });
+    const file = slack.hostFile('graph.png', PNG, 'image/png');
+    const event = { type: 'message', subtype: 'file_share', channel: DM, channel_type: 'im', user: ALICE, text: '', files: [file], ts: userTs() };
+    expect((await postEvent(event)).body.outcome).toBe('accepted');
+    await waitFor(async () => slack.botMessages(DM).find((m) => m.text.startsWith('saw 1 image(s)')), { what: 'the answer about the image' });
+    expect(imageUrls(llm.requests.at(-1)!)).toEqual([`data:image/png;base64,${PNG.toString('base64')}`]);
+    expect(slack.downloads).toEqual([{ id: file.id, authorized: true }]);
+    // A file whose URL is not Slack's: the bot token is not sent there, and nothing is fetched.
+    const elsewhere = { ...slack.hostFile('x.png', PNG, 'image/png'), url_private_download: 'http://127.0.0.1:9/steal', url_private: 'http://127.0.0.1:9/steal' };
+    expect((await postEvent({ ...event, text: 'look', files: [elsewhere], ts: userTs() })).body.outcome).toBe('accepted');
+    await waitFor(async () => slack.botMessages(DM).find((m) => m.text === 'saw 0 image(s): look'), { what: 'the answer without the image' });
+    expect(slack.downloads).toHaveLength(1);
+  });
+
+  it('sends a workspace file with send_file through the upload flow, bytes intact, in the DM', async () => {
+    const report = Buffer.concat([Buffer.from('host,p99_ms\n'), Buffer.from([0xe2, 0x82, 0xac]), Buffer.from(',120\n')]);
+    llm.handler = (request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return { text: `results: ${last.content.slice(0, 100)}` };
+      return { toolCalls: [
+        { name: 'write_file', arguments: { path: 'out/latency.csv', content: report.toString('utf8') } },
+        { name: 'send_file', arguments: { path: 'out/latency.csv', caption: 'p99 by **host**' } },
+      ] };
+    };
+    expect((await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'send me the latency table', ts: userTs() })).body.outcome).toBe('accepted');
+    const [upload] = await waitFor(async () => (slack.uploads.length > 0 ? slack.uploads : undefined), { what: 'a file shared by the bot' });
+    expect(upload).toMatchObject({ filename: 'latency.csv', channel: DM, initial_comment: 'p99 by *host*' });
+    expect(upload!.thread_ts).toBeUndefined();
+    expect(upload!.bytes.equals(report)).toBe(true);
+    const row = await waitFor(async () => {
+      const found = await stack.database.db.selectFrom('outbox').select(['status', 'receipt']).where('source', '=', 'file').where('platform', '=', 'slack').executeTakeFirst();
+      return found?.status === 'delivered' ? found : undefined;
+    }, { what: 'the file row delivered' });
+    expect(row.receipt).toMatchObject({ messageIds: [upload!.id] });
   });
 
   it('edits a posted message with chat.update (the live-turn edits use it)', async () => {

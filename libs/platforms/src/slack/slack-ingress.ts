@@ -7,6 +7,7 @@ import { handleChatInbound, routedProfile } from '../chat-inbound.ts';
 import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from '../chat-inbound.ts';
 import { LeasedTask } from '../leased-task.ts';
 import { buttonChatText } from '../wait-buttons.ts';
+import { slackIncomingFiles } from './slack-files.ts';
 import { isBlockActions, isEventEnvelope, slackCandidate, slackPerson } from './slack-events.ts';
 import type { SlackBlockActions, SlackBotIdentity, SlackEventEnvelope } from './slack-events.ts';
 import { SlackSender, slackWebClient } from './slack-sender.ts';
@@ -102,7 +103,8 @@ export class SlackIngress {
     if (inbound.chatType === 'group' && allowedChannels.length > 0 && !allowedChannels.includes(inbound.chatId)) return 'ignored';
     // A reply in a thread without a mention is for the bot only in a thread it is part of.
     if (!candidate.addressed && !(inbound.threadId !== undefined && (await this.#inSession(inbound)))) return 'ignored';
-    const outcome = await this.#commit(inbound);
+    const files = slackIncomingFiles(envelope.event.files, this.#options.config);
+    const outcome = await this.#commit(files.length === 0 ? inbound : { ...inbound, files });
     if (outcome === 'accepted') void this.sender.startWorking(inbound.chatId, inbound.platformMessageId);
     return outcome;
   }

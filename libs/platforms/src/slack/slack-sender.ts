@@ -1,7 +1,7 @@
 import { backoffMs, DEFAULT_ACCOUNT } from '@herald/core';
 import type { SlackConfig } from '@herald/core';
 import { DeliveryError } from '@herald/delivery';
-import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundSender } from '@herald/delivery';
+import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundFile, OutboundSender } from '@herald/delivery';
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
 import { splitMarkdown } from '../markdown-split.ts';
 import { parseWaitButtons } from '../wait-buttons.ts';
@@ -123,6 +123,29 @@ export class SlackSender implements OutboundSender {
     for (const extra of item.drafts.filter((draft) => !ids.includes(draft))) await this.drafts.remove(item.target, extra, signal);
     if (item.source === 'reply' && item.target.replyTo !== undefined) await this.stopWorking(channel, item.target.replyTo, signal);
     return { messageIds: ids, channel };
+  }
+
+  /**
+   * A file shared in the chat (in the row's thread) the way the official client's files.uploadV2
+   * does it: files.getUploadURLExternal, the bytes to the URL it returns, then
+   * files.completeUploadExternal with the channel, the thread and the row's text as the comment.
+   * Text over one message follows as messages. The receipt names the file (Slack shares it as a
+   * message of its own, whose ts the upload does not return).
+   */
+  async sendFile(item: OutboundDelivery, file: OutboundFile, signal: AbortSignal): Promise<DeliveryReceipt> {
+    const channel = item.target.chatId;
+    if (channel === undefined || channel === '') throw new DeliveryError('target.chatId is missing', { retryable: false });
+    const comment = item.text.length <= SLACK_LIMIT ? markdownToSlackMrkdwn(item.text) : '';
+    const fileId = await this.#call('files.uploadV2', channel, item.attempts, signal, async () => {
+      const contents = { file: file.bytes, filename: file.name, title: file.name, ...(comment === '' ? {} : { initial_comment: comment }) };
+      const threadTs = item.target.threadId;
+      const uploaded = await this.#client.filesUploadV2(threadTs ? { ...contents, channel_id: channel, thread_ts: threadTs } : { ...contents, channel_id: channel });
+      const completed = uploaded.files as { files?: { id?: string }[] }[] | undefined;
+      return completed?.[0]?.files?.[0]?.id ?? '';
+    });
+    if (comment !== '' || item.text === '') return { messageIds: [fileId], channel };
+    const rest = await this.send({ ...item, file: null }, signal);
+    return { messageIds: [fileId, ...rest.messageIds], channel };
   }
 
   /**
