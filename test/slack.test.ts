@@ -411,6 +411,24 @@ describe('Slack sender, ambiguous sends', () => {
     expect(slack.botMessages('C0AMBIG', target.threadId).filter((m) => (m.metadata?.event_payload as any)?.outbox_id === id)).toHaveLength(1);
   });
 
+  it('adopts a draft as the reply, deletes drafts left over, and posts anew for a draft someone deleted', async () => {
+    const target = { chatId: 'C0DRAFTS' };
+    const slackSender = sender();
+    const [kept, extra, gone] = [await slackSender.drafts.post(target, 'the weekly', true, AbortSignal.timeout(5000)), await slackSender.drafts.post(target, 'numbers…', false, AbortSignal.timeout(5000)), await slackSender.drafts.post(target, 'old', true, AbortSignal.timeout(5000))];
+    const state = { sent: [] as string[], inFlight: null as InFlightPart | null, attempts: 1 };
+    const receipt = await slackSender.send({ ...row('row-drafts', target, state), drafts: [kept, extra] }, AbortSignal.timeout(5000));
+    expect(receipt.messageIds).toEqual([kept]);
+    expect(slack.deleted).toContain(extra);
+    expect(slack.botMessages('C0DRAFTS').find((m) => m.ts === kept)?.text).toBe('the weekly numbers');
+    // Deleted meanwhile: its update answers message_not_found, so the part is posted as a new message.
+    await slackSender.drafts.remove(target, gone, AbortSignal.timeout(5000));
+    await slackSender.drafts.remove(target, gone, AbortSignal.timeout(5000));
+    const again = await slackSender.send({ ...row('row-gone', target, { sent: [], inFlight: null, attempts: 1 }), drafts: [gone] }, AbortSignal.timeout(5000));
+    expect(again.messageIds).toHaveLength(1);
+    expect(again.messageIds[0]).not.toBe(gone);
+    expect(slack.botMessages('C0DRAFTS').find((m) => m.ts === again.messageIds[0])?.text).toBe('the weekly numbers');
+  });
+
   it('posts a part that the lookup proves never arrived', async () => {
     const state = { sent: [] as string[], inFlight: { part: 0, marker: 'm0', anchor: null } as InFlightPart | null, attempts: 2 };
     const receipt = await sender().send(row('row-lost', { chatId: 'C0LOST' }, state), AbortSignal.timeout(5000));
