@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InFlightPart } from '@herald/db';
 import { DeliveryError } from '@herald/delivery';
 import type { OutboundDelivery } from '@herald/delivery';
-import { SlackSender, slackWebClient } from '@herald/platforms';
+import { DRAFT_CURSOR, markdownToSlackMrkdwn, SlackSender, slackWebClient } from '@herald/platforms';
 import { startFakeOpenAI } from './support/fake-llm.ts';
-import type { FakeLLM } from './support/fake-llm.ts';
+import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { BOT_ID, BOT_TOKEN, BOT_USER, buttonPayload, messageEnvelope, SIGNING_SECRET, slackSignatureHeaders, startFakeSlack, TEAM } from './support/fake-slack.ts';
 import type { FakeSlack, PostedMessage } from './support/fake-slack.ts';
 import { startStack, waitFor } from './support/stack.ts';
@@ -15,6 +15,18 @@ const BOB = 'U0BOB';
 const CAROL = 'U0CAROL';
 const DM = 'D0ALICE';
 const CHANNEL = 'C0GENERAL';
+const OPS_CHANNEL = 'C0OPS';
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+/** The user messages' image parts the fake model received (OpenAI's image_url data URLs). */
+function imageUrls(request: FakeRequest): string[] {
+  const messages = (request.body.messages ?? []) as { role: string; content: unknown }[];
+  return messages.flatMap((message) =>
+    message.role === 'user' && Array.isArray(message.content)
+      ? (message.content as { type: string; image_url?: { url: string } }[]).filter((part) => part.type === 'image_url').map((part) => part.image_url?.url ?? '')
+      : [],
+  );
+}
 
 describe('Slack over the Events API, end to end: the official clients against a fake Slack', () => {
   let llm: FakeLLM;
@@ -31,6 +43,9 @@ describe('Slack over the Events API, end to end: the official clients against a 
         SLACK_SIGNING_SECRET: SIGNING_SECRET,
         SLACK_ALLOWED_USERS: `${ALICE},${BOB},${CAROL}`,
         HERALD_DELIVERY_POLL_MS: '100',
+        // Streamed drafts are tested on their own below; here every answer arrives as plain messages.
+        HERALD_STREAMING_SLACK: 'off',
+        HERALD_MODEL_VISION: 'on',
         // Alice runs this deployment (she may set the home chat); Bob is only allowed to talk.
         HERALD_OPERATORS: `api:42,slack:${TEAM}:${ALICE}`,
       },
@@ -105,6 +120,9 @@ describe('Slack over the Events API, end to end: the official clients against a 
       return latest?.status === 'delivered' ? latest : undefined;
     });
     expect((row.receipt as any).messageIds).toEqual([reply?.ts]);
+    // HERALD_STREAMING_SLACK=off: one plain message, never a draft updated.
+    expect(slack.calls.filter((call) => call.method === 'chat.postMessage' && call.args.channel === DM)).toHaveLength(1);
+    expect(slack.calls.filter((call) => call.method === 'chat.update')).toHaveLength(0);
     const sessions = await stack.database.db.selectFrom('sessions').select(['origin_user_id']).where('platform', '=', 'slack').execute();
     expect(sessions).toEqual([{ origin_user_id: `slack:${TEAM}:${ALICE}` }]);
   });
@@ -222,12 +240,116 @@ describe('Slack over the Events API, end to end: the official clients against a 
     expect(retry!.at - slack.calls[limited]!.at).toBeGreaterThanOrEqual(950);
   });
 
+  it('answers a reply in its thread without a mention in a channel bound to another profile', async () => {
+    expect((await stack.post('/v1/profiles', { name: 'ops' })).status).toBe(201);
+    expect((await stack.put('/v1/bindings', { bindings: [{ platform: 'slack', chat_id: OPS_CHANNEL, profile: 'ops' }] })).status).toBe(200);
+    llm.handler = (request) => ({ text: `ops heard: ${request.lastUserText}` });
+    const top = userTs();
+    expect((await postEvent({ type: 'app_mention', channel: OPS_CHANNEL, user: ALICE, text: `<@${BOT_USER}> deploy status`, ts: top })).body.outcome).toBe('accepted');
+    await waitForBotMessages(OPS_CHANNEL, 1, top);
+    // No mention: the thread is a session of profile ops (not main), so the bot is part of it.
+    expect((await postEvent({ type: 'message', channel: OPS_CHANNEL, channel_type: 'channel', user: BOB, text: 'and the database?', ts: userTs(), thread_ts: top })).body.outcome).toBe('accepted');
+    const replies = await waitForBotMessages(OPS_CHANNEL, 2, top);
+    expect(replies[1]?.text).toBe('ops heard: and the database?');
+    const sessions = await stack.database.db.selectFrom('sessions').select(['profile_id', 'thread_id']).where('chat_id', '=', OPS_CHANNEL).execute();
+    expect(sessions).toEqual([{ profile_id: 'ops', thread_id: top }]);
+  });
+
+  it('takes an image shared in a DM to the model as an image part, fetched with the bot token', async () => {
+    llm.handler = (request) => ({ text: `saw ${imageUrls(request).length} image(s): ${request.lastUserText.split('\n')[0]}` });
+    const file = slack.hostFile('graph.png', PNG, 'image/png');
+    const event = { type: 'message', subtype: 'file_share', channel: DM, channel_type: 'im', user: ALICE, text: '', files: [file], ts: userTs() };
+    expect((await postEvent(event)).body.outcome).toBe('accepted');
+    await waitFor(async () => slack.botMessages(DM).find((m) => m.text.startsWith('saw 1 image(s)')), { what: 'the answer about the image' });
+    expect(imageUrls(llm.requests.at(-1)!)).toEqual([`data:image/png;base64,${PNG.toString('base64')}`]);
+    expect(slack.downloads).toEqual([{ id: file.id, authorized: true }]);
+    // A file whose URL is not Slack's: the bot token is not sent there, and nothing is fetched.
+    const elsewhere = { ...slack.hostFile('x.png', PNG, 'image/png'), url_private_download: 'http://127.0.0.1:9/steal', url_private: 'http://127.0.0.1:9/steal' };
+    expect((await postEvent({ ...event, text: 'look', files: [elsewhere], ts: userTs() })).body.outcome).toBe('accepted');
+    await waitFor(async () => slack.botMessages(DM).find((m) => m.text === 'saw 0 image(s): look'), { what: 'the answer without the image' });
+    expect(slack.downloads).toHaveLength(1);
+  });
+
+  it('sends a workspace file with send_file through the upload flow, bytes intact, in the DM', async () => {
+    const report = Buffer.concat([Buffer.from('host,p99_ms\n'), Buffer.from([0xe2, 0x82, 0xac]), Buffer.from(',120\n')]);
+    llm.handler = (request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return { text: `results: ${last.content.slice(0, 100)}` };
+      return { toolCalls: [
+        { name: 'write_file', arguments: { path: 'out/latency.csv', content: report.toString('utf8') } },
+        { name: 'send_file', arguments: { path: 'out/latency.csv', caption: 'p99 by **host**' } },
+      ] };
+    };
+    expect((await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'send me the latency table', ts: userTs() })).body.outcome).toBe('accepted');
+    const [upload] = await waitFor(async () => (slack.uploads.length > 0 ? slack.uploads : undefined), { what: 'a file shared by the bot' });
+    expect(upload).toMatchObject({ filename: 'latency.csv', channel: DM, initial_comment: 'p99 by *host*' });
+    expect(upload!.thread_ts).toBeUndefined();
+    expect(upload!.bytes.equals(report)).toBe(true);
+    const row = await waitFor(async () => {
+      const found = await stack.database.db.selectFrom('outbox').select(['status', 'receipt']).where('source', '=', 'file').where('platform', '=', 'slack').executeTakeFirst();
+      return found?.status === 'delivered' ? found : undefined;
+    }, { what: 'the file row delivered' });
+    expect(row.receipt).toMatchObject({ messageIds: [upload!.id] });
+  });
+
   it('edits a posted message with chat.update (the live-turn edits use it)', async () => {
     const { slackAdapter } = await import('@herald/platforms');
     const sender = slackAdapter.senderFor(stack.config.platforms) as unknown as { edit(target: Record<string, string>, ts: string, text: string, signal: AbortSignal): Promise<void> };
     const [message] = slack.botMessages(DM) as PostedMessage[];
     await sender.edit({ chatId: DM }, message!.ts, 'now **edited**', AbortSignal.timeout(5000));
     expect(slack.messages.find((m) => m.ts === message!.ts)?.edits).toEqual(['now *edited*']);
+  });
+});
+
+/** About `chars` characters of plain words (no Markdown and nothing to escape: the mrkdwn is the text). */
+function words(chars: number, seed = 'word'): string {
+  const out: string[] = [];
+  for (let i = 0; out.join(' ').length < chars; i++) out.push(`${seed}${i % 97}`);
+  return out.join(' ');
+}
+
+describe('Slack: a streamed answer grows in one message of its thread', () => {
+  let llm: FakeLLM;
+  let slack: FakeSlack;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    slack = await startFakeSlack();
+    stack = await startStack({ model: llm, env: { ...slack.env, SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_ALLOWED_USERS: ALICE, HERALD_DELIVERY_POLL_MS: '100' } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await slack.close();
+  });
+
+  const postEvent = async (event: Record<string, any>) => {
+    const body = JSON.stringify(messageEnvelope(event));
+    const response = await fetch(`${stack.url}/v1/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...slackSignatureHeaders(body) }, body });
+    return (await response.json()) as any;
+  };
+
+  it('posts one draft, updates it at most about once a second, and ends with the committed reply', async () => {
+    const reply = words(900);
+    llm.handler = () => ({ text: reply, chunkDelayMs: 20 });
+    const top = '1800000000.100001';
+    const started = performance.now();
+    expect((await postEvent({ type: 'app_mention', channel: CHANNEL, user: ALICE, text: `<@${BOT_USER}> a long story please`, ts: top })).outcome).toBe('accepted');
+    await waitFor(async () => stack.database.db.selectFrom('outbox').select('id').where('status', '=', 'delivered').where('text', '=', reply).executeTakeFirst(), { what: 'the reply delivered', timeoutMs: 30_000 });
+    const seconds = (performance.now() - started) / 1000;
+    const posts = slack.calls.filter((call) => call.method === 'chat.postMessage' && call.args.channel === CHANNEL);
+    const updates = slack.calls.filter((call) => call.method === 'chat.update' && call.args.channel === CHANNEL);
+    // One message in the thread: the draft, updated into the answer; never a second one.
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.args.thread_ts).toBe(top);
+    expect(String(posts[0]!.args.text).endsWith(DRAFT_CURSOR)).toBe(true);
+    expect(slack.botMessages(CHANNEL, top)).toHaveLength(1);
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates.length).toBeLessThanOrEqual(Math.ceil(seconds) + 2);
+    const draftUpdates = updates.slice(0, -1);
+    for (let i = 1; i < draftUpdates.length; i++) expect(draftUpdates[i]!.at - draftUpdates[i - 1]!.at).toBeGreaterThanOrEqual(900);
+    for (const update of updates) expect(update.args.ts).toBe(slack.botMessages(CHANNEL, top)[0]!.ts);
+    expect(updates.at(-1)!.args.text).toBe(markdownToSlackMrkdwn(reply));
+    expect(slack.botMessages(CHANNEL, top)[0]!.text).toBe(reply);
   });
 });
 
@@ -287,6 +409,24 @@ describe('Slack sender, ambiguous sends', () => {
     const receipt = await sender().send(row(id, target, { ...state, attempts: 2 }), AbortSignal.timeout(5000));
     expect(receipt.messageIds).toEqual([posted[0]!.ts]);
     expect(slack.botMessages('C0AMBIG', target.threadId).filter((m) => (m.metadata?.event_payload as any)?.outbox_id === id)).toHaveLength(1);
+  });
+
+  it('adopts a draft as the reply, deletes drafts left over, and posts anew for a draft someone deleted', async () => {
+    const target = { chatId: 'C0DRAFTS' };
+    const slackSender = sender();
+    const [kept, extra, gone] = [await slackSender.drafts.post(target, 'the weekly', true, AbortSignal.timeout(5000)), await slackSender.drafts.post(target, 'numbers…', false, AbortSignal.timeout(5000)), await slackSender.drafts.post(target, 'old', true, AbortSignal.timeout(5000))];
+    const state = { sent: [] as string[], inFlight: null as InFlightPart | null, attempts: 1 };
+    const receipt = await slackSender.send({ ...row('row-drafts', target, state), drafts: [kept, extra] }, AbortSignal.timeout(5000));
+    expect(receipt.messageIds).toEqual([kept]);
+    expect(slack.deleted).toContain(extra);
+    expect(slack.botMessages('C0DRAFTS').find((m) => m.ts === kept)?.text).toBe('the weekly numbers');
+    // Deleted meanwhile: its update answers message_not_found, so the part is posted as a new message.
+    await slackSender.drafts.remove(target, gone, AbortSignal.timeout(5000));
+    await slackSender.drafts.remove(target, gone, AbortSignal.timeout(5000));
+    const again = await slackSender.send({ ...row('row-gone', target, { sent: [], inFlight: null, attempts: 1 }), drafts: [gone] }, AbortSignal.timeout(5000));
+    expect(again.messageIds).toHaveLength(1);
+    expect(again.messageIds[0]).not.toBe(gone);
+    expect(slack.botMessages('C0DRAFTS').find((m) => m.ts === again.messageIds[0])?.text).toBe('the weekly numbers');
   });
 
   it('posts a part that the lookup proves never arrived', async () => {

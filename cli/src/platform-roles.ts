@@ -50,7 +50,7 @@ export interface Delivery {
 
 /**
  * The platforms whose chats see answers grow: streaming on, and on for that platform. A platform
- * without a setting (Slack: its sender has no draft calls yet) is not streamed to.
+ * without a setting is not streamed to.
  */
 export function streamedPlatforms(config: Config): Set<string> {
   const perPlatform: Readonly<Record<string, boolean>> = config.platforms.streaming;

@@ -4,13 +4,16 @@ import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { signSlackBody } from '@herald/platforms';
 import { sendJson, startFakeHttp } from './fake-http.ts';
+import { parseMultipart } from './multipart.ts';
 import type { FakeHttpRequest } from './fake-http.ts';
 
 /**
  * A local stand-in for Slack, spoken to by @slack/web-api (SLACK_API_URL) and @slack/socket-mode:
- * the Web API methods Herald calls (auth.test, chat.postMessage, chat.update, chat.postEphemeral,
+ * the Web API methods Herald calls (auth.test, chat.postMessage, chat.update, chat.delete, chat.postEphemeral,
  * reactions.add/remove, users.info, conversations.info, apps.connections.open) and Socket Mode's
- * WebSocket (hello, events_api and interactive envelopes, acks, disconnect). It fails on demand:
+ * WebSocket (hello, events_api and interactive envelopes, acks, disconnect), private files a message
+ * shares (downloaded with the bot token as Bearer) and the upload flow of files.uploadV2
+ * (files.getUploadURLExternal, the upload, files.completeUploadExternal). It fails on demand:
  * a 429 with Retry-After for a method, or every call a 503 (an outage).
  */
 
@@ -34,6 +37,17 @@ export interface PostedMessage {
   at: number;
 }
 
+/** A file the bot shared with files.completeUploadExternal, with the bytes uploaded for it. */
+export interface UploadedFile {
+  id: string;
+  filename: string;
+  title?: string;
+  channel: string;
+  thread_ts?: string;
+  initial_comment?: string;
+  bytes: Buffer;
+}
+
 export interface FakeSlack {
   url: string;
   env: Record<string, string>;
@@ -47,6 +61,14 @@ export interface FakeSlack {
   openSockets(): number;
   /** Acknowledged envelope ids. */
   acks: string[];
+  /** The ts of every message removed with chat.delete. */
+  deleted: string[];
+  /** Files the bot shared (the upload flow completed). */
+  uploads: UploadedFile[];
+  /** Downloads of hosted files: which file, and whether the bot token came with it. */
+  downloads: { id: string; authorized: boolean }[];
+  /** Hosts a file a person shares; returns Slack's file object for a message event's `files`. */
+  hostFile(name: string, bytes: Buffer, mimetype: string): Record<string, any>;
   botMessages(channel: string, threadTs?: string): PostedMessage[];
   /** Sends an events_api envelope on every open socket; returns its envelope id. */
   pushEvent(payload: Record<string, any>): string;
@@ -123,9 +145,15 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     ephemerals: [] as FakeSlack['ephemerals'],
     reactions: [] as FakeSlack['reactions'],
     acks: [] as string[],
+    deleted: [] as string[],
+    uploads: [] as UploadedFile[],
+    downloads: [] as FakeSlack['downloads'],
     outage: false,
   };
   let origin = '';
+  const hosted = new Map<string, Buffer>();
+  const pending = new Map<string, { filename: string; length: number; bytes?: Buffer }>();
+  let fileCounter = 0;
 
   const methods: Record<string, (args: Record<string, any>, token: string) => Record<string, any>> = {
     'auth.test': () => ({ user_id: BOT_USER, bot_id: BOT_ID, team_id: TEAM, team: 'Fake Team', user: 'herald', url: 'https://fake.slack.invalid/' }),
@@ -148,7 +176,15 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       if (!message) return { ok: false, error: 'message_not_found' };
       message.edits.push(args.text);
       message.text = args.text;
+      if (args.blocks) message.blocks = args.blocks;
       return { channel: args.channel, ts: args.ts, text: args.text };
+    },
+    'chat.delete': (args) => {
+      const index = state.messages.findIndex((m) => m.channel === args.channel && m.ts === args.ts);
+      if (index < 0) return { ok: false, error: 'message_not_found' };
+      state.messages.splice(index, 1);
+      state.deleted.push(args.ts);
+      return { channel: args.channel, ts: args.ts };
     },
     'chat.postEphemeral': (args) => {
       state.ephemerals.push({ channel: args.channel, user: args.user, text: args.text });
@@ -167,10 +203,58 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     'conversations.replies': (args) => ({ messages: listed(state.messages.filter((m) => m.channel === args.channel && m.thread_ts === args.ts), args) }),
     'users.info': (args) => ({ user: { id: args.user, team_id: TEAM, name: String(args.user).toLowerCase(), is_bot: false } }),
     'conversations.info': (args) => ({ channel: { id: args.channel, is_channel: String(args.channel).startsWith('C'), is_im: String(args.channel).startsWith('D') } }),
+    'files.getUploadURLExternal': (args) => {
+      if (!args.filename || !(Number(args.length) > 0)) return { ok: false, error: 'invalid_arguments' };
+      const id = `F0UP${++fileCounter}`;
+      pending.set(id, { filename: String(args.filename), length: Number(args.length) });
+      return { upload_url: `${origin}/upload/v1/${id}`, file_id: id };
+    },
+    'files.completeUploadExternal': (args) => {
+      const files = (Array.isArray(args.files) ? args.files : []) as { id: string; title?: string }[];
+      const ready = files.map((file) => ({ file, upload: pending.get(file.id) }));
+      if (ready.some((entry) => entry.upload?.bytes === undefined)) return { ok: false, error: 'file_not_found' };
+      for (const { file, upload } of ready) {
+        pending.delete(file.id);
+        state.uploads.push({
+          id: file.id,
+          filename: upload!.filename,
+          bytes: upload!.bytes!,
+          channel: args.channel_id,
+          ...(file.title ? { title: file.title } : {}),
+          ...(args.thread_ts ? { thread_ts: args.thread_ts } : {}),
+          ...(args.initial_comment ? { initial_comment: args.initial_comment } : {}),
+        });
+      }
+      return { files: files.map((file) => ({ id: file.id, title: file.title ?? '' })) };
+    },
     'apps.connections.open': (_args, token) => (token.startsWith('xapp-') ? { url: `${origin.replace('http', 'ws')}/link?ticket=${randomUUID()}` } : { ok: false, error: 'not_allowed_token_type' }),
   };
 
+  /** The upload URL of files.getUploadURLExternal: the file's bytes, raw or as a multipart form. */
+  const upload = (request: FakeHttpRequest, response: ServerResponse) => {
+    const entry = pending.get(request.path.split('/').pop() ?? '');
+    if (!entry) return sendJson(response, 404, undefined);
+    const contentType = String(request.headers['content-type'] ?? '');
+    entry.bytes = contentType.startsWith('multipart/form-data') ? parseMultipart(request.bytes, contentType)[0]?.bytes : request.bytes;
+    response.writeHead(200, { 'content-type': 'text/plain' });
+    response.end(`OK - ${entry.bytes?.length ?? 0}`);
+    return undefined;
+  };
+  /** A private file: only with the bot token, as Slack hands files to apps. */
+  const download = (request: FakeHttpRequest, response: ServerResponse) => {
+    const id = request.path.split('/')[2] ?? '';
+    const authorized = request.headers.authorization === `Bearer ${BOT_TOKEN}`;
+    state.downloads.push({ id, authorized });
+    const bytes = hosted.get(id);
+    if (!authorized || !bytes) return sendJson(response, authorized ? 404 : 403, undefined);
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length });
+    response.end(bytes);
+    return undefined;
+  };
+
   const http = await startFakeHttp((request, response: ServerResponse) => {
+    if (request.path.startsWith('/upload/v1/')) return upload(request, response);
+    if (request.path.startsWith('/files-pri/')) return download(request, response);
     const method = request.path.replace(/^\/api\//, '');
     const args = argumentsOf(request);
     state.calls.push({ method, args, at: Date.now() });
@@ -217,6 +301,12 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     },
     set outage(value: boolean) {
       state.outage = value;
+    },
+    hostFile(name, bytes, mimetype) {
+      const id = `F0IN${++fileCounter}`;
+      hosted.set(id, bytes);
+      const url = `${origin}/files-pri/${id}/download/${encodeURIComponent(name)}`;
+      return { id, name, title: name, mimetype, filetype: name.split('.').pop(), size: bytes.length, mode: 'hosted', url_private: url, url_private_download: url };
     },
     socketsOpened: () => opened,
     openSockets: () => sockets.size,

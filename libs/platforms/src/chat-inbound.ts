@@ -90,6 +90,14 @@ export function handleChatInbound(deps: ChatInboundDependencies, message: ChatIn
  * polite refusal per hour: the refusal's idempotency key names the hour, so replicas and
  * redeliveries collapse into one outbox row.
  */
+/** The profile the bindings route a chat message to (the ingress's own profile, or main, without bindings). */
+export async function routedProfile(deps: Pick<ChatInboundDependencies, 'account' | 'profileId' | 'routeProfile'>, message: ChatInbound): Promise<string> {
+  if (deps.routeProfile === undefined) return deps.profileId ?? MAIN_PROFILE;
+  const userId = qualifyUserId(message.platform, message.userId);
+  const account = deps.account ?? DEFAULT_ACCOUNT;
+  return deps.routeProfile({ platform: message.platform, account, chatId: message.chatId, chatType: message.chatType, guildId: message.guildId, channelId: message.channelId, userId });
+}
+
 /**
  * The message as the inbox takes it: routed to its profile by the bindings, on its account. A
  * named account's chats are keyed apart (the same person on two bots has two conversations) and
@@ -98,8 +106,7 @@ export function handleChatInbound(deps: ChatInboundDependencies, message: ChatIn
 async function inboundOf(deps: ChatInboundDependencies, message: ChatInbound): Promise<InboundMessage> {
   const account = deps.account ?? DEFAULT_ACCOUNT;
   const userId = qualifyUserId(message.platform, message.userId);
-  const facts = { platform: message.platform, account, chatId: message.chatId, chatType: message.chatType, guildId: message.guildId, channelId: message.channelId, userId };
-  const profileId = deps.routeProfile === undefined ? (deps.profileId ?? MAIN_PROFILE) : await deps.routeProfile(facts);
+  const profileId = await routedProfile(deps, message);
   const named = account !== DEFAULT_ACCOUNT;
   return {
     profileId,

@@ -3,7 +3,7 @@ import { CHAT_PLATFORMS, parseNamedChat, readStoredTarget, storedTarget, TargetS
 import type { PlatformsConfig } from '@herald/core';
 import { discordAdapter, PLATFORM_ADAPTERS, telegramAdapter } from '../src/index.ts';
 
-const NONE: PlatformsConfig = { telegram: null, discord: null, slack: null, email: null, mailAllowedDomains: [], accounts: { telegram: [], discord: [], slack: [] }, platformsFile: undefined, deliveryPollMs: 1000, streaming: { telegram: true, discord: true } };
+const NONE: PlatformsConfig = { telegram: null, discord: null, slack: null, email: null, mailAllowedDomains: [], accounts: { telegram: [], discord: [], slack: [] }, platformsFile: undefined, deliveryPollMs: 1000, streaming: { telegram: true, discord: true, slack: true } };
 
 describe('the platform contract (issue 30, point 1)', () => {
   it('has one adapter per platform of the registry, each under its own name', () => {

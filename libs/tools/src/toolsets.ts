@@ -40,6 +40,7 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   'herald-cli': bundle('terminal chat sessions', ['herald-core']),
   'herald-telegram': bundle('Telegram chats', ['herald-core', 'media']),
   'herald-discord': bundle('Discord chats', ['herald-core', 'media']),
+  'herald-slack': bundle('Slack chats', ['herald-core', 'media']),
   // Unattended: nobody is there to answer a question, and a job does not create jobs.
   'herald-cron': bundle('scheduled runs', ['todo', 'memory', 'session_search', 'file', 'terminal', 'web', 'skills']),
   'herald-review': bundle('background review: memory and skills only', ['memory', 'skills']),

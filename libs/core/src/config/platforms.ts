@@ -78,7 +78,7 @@ export interface PlatformsConfig {
    * Whether each platform's chats see answers grow by edits while they are written
    * (HERALD_STREAMING_<PLATFORM>; HERALD_STREAMING=off turns them all off, libs/core config/model.ts).
    */
-  streaming: { telegram: boolean; discord: boolean };
+  streaming: { telegram: boolean; discord: boolean; slack: boolean };
 }
 
 const platformsEnv = z.object({
@@ -110,6 +110,7 @@ const platformsEnv = z.object({
   }),
   HERALD_STREAMING_TELEGRAM: oneOf(['on', 'off'] as const).default('on'),
   HERALD_STREAMING_DISCORD: oneOf(['on', 'off'] as const).default('on'),
+  HERALD_STREAMING_SLACK: oneOf(['on', 'off'] as const).default('on'),
   HERALD_PLATFORMS_FILE: optionalText,
 });
 
@@ -193,7 +194,7 @@ export const platformsSection = platformsEnv
       accounts: { telegram: defaults.telegram ? [defaults.telegram] : [], discord: defaults.discord ? [defaults.discord] : [], slack: defaults.slack ? [defaults.slack] : [] },
       platformsFile: e.HERALD_PLATFORMS_FILE,
       deliveryPollMs: e.HERALD_DELIVERY_POLL_MS,
-      streaming: { telegram: e.HERALD_STREAMING_TELEGRAM === 'on', discord: e.HERALD_STREAMING_DISCORD === 'on' },
+      streaming: { telegram: e.HERALD_STREAMING_TELEGRAM === 'on', discord: e.HERALD_STREAMING_DISCORD === 'on', slack: e.HERALD_STREAMING_SLACK === 'on' },
     };
   });
 

@@ -1,4 +1,5 @@
 import type { ChatInbound } from '../chat-inbound.ts';
+import type { SlackFile } from './slack-files.ts';
 import { slackTextToPlain } from './slack-format.ts';
 
 /** The bot as Slack knows it (auth.test): its user id is how people mention it. */
@@ -20,6 +21,8 @@ export interface SlackMessageEvent {
   text?: string;
   ts?: string;
   thread_ts?: string;
+  /** Files shared with the message (subtype file_share). */
+  files?: SlackFile[];
 }
 
 /** An Events API envelope (`event_callback`), as the HTTP route and Socket Mode's events_api carry it. */
@@ -54,7 +57,7 @@ export interface SlackCandidate {
 
 /**
  * A message event as the chat message it would be, or undefined when it is no one's message to
- * answer: the bot's own and other bots' messages, edits, deletions, empty text. In channels the
+ * answer: the bot's own and other bots' messages, edits, deletions, empty text without files. In channels the
  * session is the thread (channel + thread_ts); a top-level mention starts one under its own ts.
  * Whether a thread reply without a mention is in a thread the bot is part of is the caller's check.
  */
@@ -65,7 +68,7 @@ export function slackCandidate(envelope: SlackEventEnvelope, bot: SlackBotIdenti
   if (event.bot_id !== undefined || event.user === undefined || event.user === bot.userId) return undefined;
   if (event.channel === undefined || event.ts === undefined) return undefined;
   const text = slackTextToPlain(event.text ?? '', bot.userId);
-  if (text === '') return undefined;
+  if (text === '' && !(Array.isArray(event.files) && event.files.length > 0)) return undefined;
   const team = event.team ?? envelope.team_id ?? bot.teamId;
   const dm = event.channel_type === 'im' || event.channel.startsWith('D');
   const mentioned = event.type === 'app_mention' || (event.text ?? '').includes(`<@${bot.userId}`);

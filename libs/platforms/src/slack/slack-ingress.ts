@@ -3,10 +3,11 @@ import { isConnectionError } from '@herald/db';
 import { chatRouteExists, failureReason, isDeadLetter, mayAnswerWait, NOT_YOURS_REPLY, recordFailure } from '@herald/session';
 import { LogLevel, SocketModeClient } from '@slack/socket-mode';
 import type { WebClient } from '@slack/web-api';
-import { handleChatInbound } from '../chat-inbound.ts';
+import { handleChatInbound, routedProfile } from '../chat-inbound.ts';
 import type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from '../chat-inbound.ts';
 import { LeasedTask } from '../leased-task.ts';
 import { buttonChatText } from '../wait-buttons.ts';
+import { slackIncomingFiles } from './slack-files.ts';
 import { isBlockActions, isEventEnvelope, slackCandidate, slackPerson } from './slack-events.ts';
 import type { SlackBlockActions, SlackBotIdentity, SlackEventEnvelope } from './slack-events.ts';
 import { SlackSender, slackWebClient } from './slack-sender.ts';
@@ -102,14 +103,16 @@ export class SlackIngress {
     if (inbound.chatType === 'group' && allowedChannels.length > 0 && !allowedChannels.includes(inbound.chatId)) return 'ignored';
     // A reply in a thread without a mention is for the bot only in a thread it is part of.
     if (!candidate.addressed && !(inbound.threadId !== undefined && (await this.#inSession(inbound)))) return 'ignored';
-    const outcome = await this.#commit(inbound);
+    const files = slackIncomingFiles(envelope.event.files, this.#options.config);
+    const outcome = await this.#commit(files.length === 0 ? inbound : { ...inbound, files });
     if (outcome === 'accepted') void this.sender.startWorking(inbound.chatId, inbound.platformMessageId);
     return outcome;
   }
 
-  #inSession(inbound: ChatInbound): Promise<boolean> {
+  /** Whether the thread is a session of the profile the channel's binding routes it to. */
+  async #inSession(inbound: ChatInbound): Promise<boolean> {
     return chatRouteExists(this.#options.db, {
-      profileId: this.#options.profileId ?? 'main',
+      profileId: await routedProfile(this.#options, inbound),
       platform: inbound.platform,
       chatType: inbound.chatType,
       chatId: inbound.chatId,

@@ -12,6 +12,7 @@ export const SLACK_METHOD_SPACING: Readonly<Record<string, { perChannelMs: numbe
   'chat.postMessage': { perChannelMs: 1000, globalMs: 250 },
   'chat.postEphemeral': { perChannelMs: 1000, globalMs: 250 },
   'chat.update': { perChannelMs: 1000, globalMs: 100 },
+  'chat.delete': { perChannelMs: 1000, globalMs: 100 },
   'reactions.add': { perChannelMs: 1000, globalMs: 100 },
   'reactions.remove': { perChannelMs: 1000, globalMs: 100 },
 };

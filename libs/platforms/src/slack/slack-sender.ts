@@ -1,11 +1,11 @@
 import { backoffMs, DEFAULT_ACCOUNT } from '@herald/core';
 import type { SlackConfig } from '@herald/core';
 import { DeliveryError } from '@herald/delivery';
-import type { DeliveryReceipt, OutboundDelivery, OutboundSender } from '@herald/delivery';
+import type { DeliveryReceipt, DraftCalls, OutboundDelivery, OutboundFile, OutboundSender } from '@herald/delivery';
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
 import { splitMarkdown } from '../markdown-split.ts';
 import { parseWaitButtons } from '../wait-buttons.ts';
-import { markdownToSlackMrkdwn } from './slack-format.ts';
+import { escapeSlack, markdownToSlackMrkdwn } from './slack-format.ts';
 import { SlackRateGate } from './slack-rate-gate.ts';
 
 /**
@@ -19,6 +19,12 @@ export const WORKING_REACTION = 'hourglass_flowing_sand';
 
 /** The metadata type of Herald's posts: the outbox row and part a message is. */
 const OUTBOX_EVENT_TYPE = 'herald_outbox_part';
+
+/** A message that is no longer there (deleted by someone): an update or delete of it has nothing to do. */
+function isGone(error: unknown): boolean {
+  const cause = (error as { cause?: { data?: { error?: string } } }).cause;
+  return cause?.data?.error === 'message_not_found';
+}
 
 /** Slack errors that are Slack's own trouble, not the request's: worth another try. */
 const TRANSIENT_PLATFORM_ERRORS = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'ratelimited']);
@@ -102,10 +108,10 @@ export class SlackSender implements OutboundSender {
     if (channel === undefined || channel === '') throw new DeliveryError('target.chatId is missing', { retryable: false });
     const account = item.target.account ?? DEFAULT_ACCOUNT;
     if (account !== this.#account) throw new DeliveryError(`no Slack account '${account}' is configured here`, { retryable: false });
-    const parts = splitMarkdown(item.text, SLACK_LIMIT);
-    const ids = [...item.progress.partsSent];
+    const parts = splitMarkdown(item.text, SLACK_LIMIT).map((part) => markdownToSlackMrkdwn(part));
+    const ids = await this.#adoptDrafts(item, channel, parts, signal);
     for (let part = ids.length; part < parts.length; part++) {
-      const text = markdownToSlackMrkdwn(parts[part] ?? '');
+      const text = parts[part] ?? '';
       const blocks = part === parts.length - 1 ? slackButtonBlocks(text, item.target.buttons) : undefined;
       const found = item.progress.inFlight?.part === part ? await this.#findPosted(channel, item.target.threadId, item.id, part, item.attempts) : undefined;
       if (found === undefined) await item.progress.beginPart(part, null);
@@ -113,8 +119,91 @@ export class SlackSender implements OutboundSender {
       await item.progress.partSent(part, ts);
       ids.push(ts);
     }
+    // A draft that did not become a part (a retried step streamed longer text): not left as if it were one.
+    for (const extra of item.drafts.filter((draft) => !ids.includes(draft))) await this.drafts.remove(item.target, extra, signal);
     if (item.source === 'reply' && item.target.replyTo !== undefined) await this.stopWorking(channel, item.target.replyTo, signal);
     return { messageIds: ids, channel };
+  }
+
+  /**
+   * A file shared in the chat (in the row's thread) the way the official client's files.uploadV2
+   * does it: files.getUploadURLExternal, the bytes to the URL it returns, then
+   * files.completeUploadExternal with the channel, the thread and the row's text as the comment.
+   * Text over one message follows as messages. The receipt names the file (Slack shares it as a
+   * message of its own, whose ts the upload does not return).
+   */
+  async sendFile(item: OutboundDelivery, file: OutboundFile, signal: AbortSignal): Promise<DeliveryReceipt> {
+    const channel = item.target.chatId;
+    if (channel === undefined || channel === '') throw new DeliveryError('target.chatId is missing', { retryable: false });
+    const comment = item.text.length <= SLACK_LIMIT ? markdownToSlackMrkdwn(item.text) : '';
+    const fileId = await this.#call('files.uploadV2', channel, item.attempts, signal, async () => {
+      const contents = { file: file.bytes, filename: file.name, title: file.name, ...(comment === '' ? {} : { initial_comment: comment }) };
+      const threadTs = item.target.threadId;
+      const uploaded = await this.#client.filesUploadV2(threadTs ? { ...contents, channel_id: channel, thread_ts: threadTs } : { ...contents, channel_id: channel });
+      const completed = uploaded.files as { files?: { id?: string }[] }[] | undefined;
+      return completed?.[0]?.files?.[0]?.id ?? '';
+    });
+    if (comment !== '' || item.text === '') return { messageIds: [fileId], channel };
+    const rest = await this.send({ ...item, file: null }, signal);
+    return { messageIds: [fileId, ...rest.messageIds], channel };
+  }
+
+  /**
+   * Streamed drafts: one plain message in the chat (in the row's thread), replaced by chat.update as
+   * the answer grows. Slack answers message_not_found for a message someone deleted.
+   */
+  readonly drafts: DraftCalls = {
+    maxChars: SLACK_LIMIT,
+    post: async (target, text, _first, signal) => {
+      const channel = target.chatId ?? '';
+      return this.#call('chat.postMessage', channel, 1, signal, async () => {
+        const sent = await this.#client.chat.postMessage({ channel, text: escapeSlack(text), ...(target.threadId ? { thread_ts: target.threadId } : {}), unfurl_links: false });
+        return sent.ts ?? '';
+      });
+    },
+    edit: (target, messageId, text, signal) => this.#update(target.chatId ?? '', messageId, escapeSlack(text), undefined, signal),
+    remove: async (target, messageId, signal) => {
+      const channel = target.chatId ?? '';
+      await this.#call('chat.delete', channel, 1, signal, async () => {
+        await this.#client.chat.delete({ channel, ts: messageId });
+        return messageId;
+      }).catch((error: unknown) => {
+        if (!isGone(error)) throw error;
+      });
+    },
+  };
+
+  /**
+   * The streamed drafts become the answer's first parts, each updated to its part's text (an update
+   * is idempotent, so a retry repeats it safely) and recorded as sent. A draft someone deleted is
+   * given up: its part and the rest are posted anew.
+   */
+  async #adoptDrafts(item: OutboundDelivery, channel: string, parts: readonly string[], signal: AbortSignal): Promise<string[]> {
+    const ids = [...item.progress.partsSent];
+    for (let part = ids.length; part < Math.min(item.drafts.length, parts.length); part++) {
+      const draft = item.drafts[part];
+      const text = parts[part];
+      if (draft === undefined || text === undefined) break;
+      const blocks = part === parts.length - 1 ? slackButtonBlocks(text, item.target.buttons) : undefined;
+      if (!(await this.#update(channel, draft, text, blocks, signal))) break;
+      await item.progress.partSent(part, draft);
+      ids.push(draft);
+    }
+    return ids;
+  }
+
+  /** chat.update of a message this bot posted; false when it is gone (deleted). */
+  async #update(channel: string, ts: string, text: string, blocks: SlackBlock[] | undefined, signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.#call('chat.update', channel, 1, signal, async () => {
+        await this.#client.chat.update({ channel, ts, text, ...(blocks ? { blocks } : {}) });
+        return ts;
+      });
+      return true;
+    } catch (error) {
+      if (isGone(error)) return false;
+      throw error;
+    }
   }
 
   /**
