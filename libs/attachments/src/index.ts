@@ -5,6 +5,8 @@ export { BLOB_GRACE_MS, hasBlob, pruneBlobs, putBlob, readBlob, sha256Of } from 
 export { readCapped, readResponseCapped } from './capped-read.ts';
 export { attachToEvent, eventAttachments } from './event-attachments.ts';
 export { kindOf, MODEL_IMAGE_TYPES, sniffType } from './file-types.ts';
+export { ANTHROPIC_IMAGE_LIMITS, fitImageForModel, imageLimitsFor, OPENAI_IMAGE_LIMITS } from './model-image.ts';
+export type { ImageLimits, ModelImage } from './model-image.ts';
 export { bufferedFile, NO_TRANSCRIPTION_NOTICE, takeFile, takeMessageFiles } from './intake.ts';
 export type { IncomingFile, TakenMessage } from './intake.ts';
 export { transcribe, TranscriptionError } from './transcription.ts';
