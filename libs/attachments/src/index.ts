@@ -1,7 +1,9 @@
 export { AttachmentRefusedError, megabytes } from './attachment-errors.ts';
 export { ATTACHMENTS_DIR, describeAttachment, safeFileName, sizeText, workspacePathOf } from './attachment.ts';
 export type { Attachment } from './attachment.ts';
-export { BLOB_GRACE_MS, hasBlob, pruneBlobs, putBlob, readBlob, sha256Of } from './blob-store.ts';
+export { BLOB_GRACE_MS, blobStore, hasBlob, PostgresBlobStore, pruneBlobs, putBlob, readBlob, sha256Of } from './blob-store.ts';
+export type { BlobStore } from './blob-store.ts';
+export { s3Client, S3BlobStore } from './s3-blob-store.ts';
 export { readCapped, readResponseCapped } from './capped-read.ts';
 export { attachToEvent, eventAttachments } from './event-attachments.ts';
 export { kindOf, MODEL_IMAGE_TYPES, sniffType } from './file-types.ts';
