@@ -52,7 +52,7 @@ describe('blobs in an S3-compatible bucket (issue 36)', () => {
   });
 
   const objectBytes = async (sha256: string) => {
-    const object = await s3Client(location).send(new GetObjectCommand({ Bucket: s3.bucket, Key: `herald/blobs/${sha256}` }));
+    const object = await (await s3Client(location)).send(new GetObjectCommand({ Bucket: s3.bucket, Key: `herald/blobs/${sha256}` }));
     return Buffer.from(await (object.Body?.transformToByteArray() ?? new Uint8Array()));
   };
   const puts = () => s3.requests.filter((request) => request.startsWith('PUT /herald-test/herald/blobs/')).length;
@@ -107,7 +107,7 @@ describe('blobs in an S3-compatible bucket (issue 36)', () => {
     const orphans = await db.selectFrom('blobs as b').select('b.sha256').where('b.sha256', '!=', sha256Of(PNG)).execute();
     expect(await pruneBlobs(db)).toBe(orphans.length);
     expect(await readBlob(db, sha256)).toBeUndefined();
-    await expect(s3Client(location).send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `herald/blobs/${sha256}` }))).rejects.toThrow();
+    await expect((await s3Client(location)).send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `herald/blobs/${sha256}` }))).rejects.toThrow();
     expect(await readBlob(db, sha256Of(PNG))).toEqual(PNG);
   });
 });

@@ -1,5 +1,14 @@
-import sharp from 'sharp';
-import type { Metadata } from 'sharp';
+import type { Metadata, Sharp } from 'sharp';
+
+/**
+ * sharp (libvips) loads on the first image that needs scaling, not with every process that imports
+ * this library; it stays outside the CLI bundle (scripts/bundle.mjs), being native.
+ */
+let loading: Promise<(input: Buffer) => Sharp> | undefined;
+function sharpOf(bytes: Buffer): Promise<Sharp> {
+  loading ??= import('sharp').then((module) => module.default);
+  return loading.then((sharp) => sharp(bytes));
+}
 
 /** What a provider accepts as one image: the encoded size, and the pixels on the long and short side. */
 export interface ImageLimits {
@@ -38,7 +47,7 @@ const SHRINK_ATTEMPTS = 4;
 export async function fitImageForModel(bytes: Buffer, mime: string, limits: ImageLimits): Promise<ModelImage | undefined> {
   let meta: Metadata;
   try {
-    meta = await sharp(bytes).metadata();
+    meta = await (await sharpOf(bytes)).metadata();
   } catch {
     return undefined;
   }
@@ -70,7 +79,7 @@ function scaleFor(width: number, height: number, limits: ImageLimits): number {
  */
 async function encode(bytes: Buffer, mime: string, width: number, height: number): Promise<ModelImage | undefined> {
   try {
-    const pipeline = sharp(bytes).rotate().resize(width, height, { fit: 'fill' });
+    const pipeline = (await sharpOf(bytes)).rotate().resize(width, height, { fit: 'fill' });
     if (mime === 'image/png') return { mime, bytes: await pipeline.png({ compressionLevel: 9 }).toBuffer() };
     if (mime === 'image/webp') return { mime, bytes: await pipeline.webp({ quality: 85 }).toBuffer() };
     return { mime: 'image/jpeg', bytes: await pipeline.flatten({ background: '#ffffff' }).jpeg({ quality: 85 }).toBuffer() };

@@ -1,4 +1,5 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type * as S3SdkModule from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { S3BlobLocation } from '@herald/core';
@@ -10,7 +11,19 @@ import type { BlobStore } from './blob-store.ts';
 /** How many orphans one sweep deletes at most; the next sweep takes the rest. */
 const PRUNE_BATCH = 500;
 
-export function s3Client(location: S3BlobLocation): S3Client {
+/**
+ * The SDK loads with the first S3 call, not with every process that imports this library (most
+ * deployments keep bytes in Postgres); it stays outside the CLI bundle (scripts/bundle.mjs).
+ */
+type S3Sdk = typeof S3SdkModule;
+let loading: Promise<S3Sdk> | undefined;
+function sdk(): Promise<S3Sdk> {
+  loading ??= import('@aws-sdk/client-s3');
+  return loading;
+}
+
+export async function s3Client(location: S3BlobLocation): Promise<S3Client> {
+  const { S3Client } = await sdk();
   return new S3Client({
     region: location.region,
     forcePathStyle: location.forcePathStyle,
@@ -23,7 +36,8 @@ export function s3Client(location: S3BlobLocation): S3Client {
 }
 
 function isMissing(error: unknown): boolean {
-  return error instanceof S3ServiceException && (error.name === 'NotFound' || error.name === 'NoSuchKey' || error.$metadata.httpStatusCode === 404);
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
+  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
 }
 
 /**
@@ -32,12 +46,16 @@ function isMissing(error: unknown): boolean {
  * deletes the row, so a row always has its object.
  */
 export class S3BlobStore implements BlobStore {
-  readonly #client: S3Client;
+  #client: Promise<S3Client> | undefined;
   readonly #location: S3BlobLocation;
 
-  constructor(location: S3BlobLocation, client: S3Client = s3Client(location)) {
+  constructor(location: S3BlobLocation) {
     this.#location = location;
-    this.#client = client;
+  }
+
+  #s3(): Promise<S3Client> {
+    this.#client ??= s3Client(this.#location);
+    return this.#client;
   }
 
   keyOf(sha256: string): string {
@@ -48,7 +66,8 @@ export class S3BlobStore implements BlobStore {
     const sha256 = sha256Of(bytes);
     await withBlobLock(db, sha256, async (tx) => {
       if (!(await this.#exists(sha256))) {
-        await this.#client.send(new PutObjectCommand({ Bucket: this.#location.bucket, Key: this.keyOf(sha256), Body: bytes, ContentType: mime }));
+        const { PutObjectCommand } = await sdk();
+        await (await this.#s3()).send(new PutObjectCommand({ Bucket: this.#location.bucket, Key: this.keyOf(sha256), Body: bytes, ContentType: mime }));
       }
       await upsertBlobRow(tx, sha256, bytes, mime, null);
     });
@@ -61,7 +80,8 @@ export class S3BlobStore implements BlobStore {
     // A row stored before the switch to a bucket still has its bytes.
     if (row.data !== null) return row.data;
     try {
-      const object = await this.#client.send(new GetObjectCommand({ Bucket: this.#location.bucket, Key: this.keyOf(sha256) }));
+      const { GetObjectCommand } = await sdk();
+      const object = await (await this.#s3()).send(new GetObjectCommand({ Bucket: this.#location.bucket, Key: this.keyOf(sha256) }));
       return object.Body === undefined ? undefined : Buffer.from(await object.Body.transformToByteArray());
     } catch (error) {
       if (isMissing(error)) return undefined;
@@ -77,7 +97,8 @@ export class S3BlobStore implements BlobStore {
       const gone = await withBlobLock(db, sha256, async (tx) => {
         const deleted = await sql`DELETE FROM blobs b WHERE b.sha256 = ${sha256} AND ${orphanCondition(graceMs)}`.execute(tx);
         if (Number(deleted.numAffectedRows ?? 0) === 0) return false;
-        await this.#client.send(new DeleteObjectCommand({ Bucket: this.#location.bucket, Key: this.keyOf(sha256) }));
+        const { DeleteObjectCommand } = await sdk();
+        await (await this.#s3()).send(new DeleteObjectCommand({ Bucket: this.#location.bucket, Key: this.keyOf(sha256) }));
         return true;
       });
       if (gone) removed++;
@@ -87,7 +108,8 @@ export class S3BlobStore implements BlobStore {
 
   async #exists(sha256: string): Promise<boolean> {
     try {
-      await this.#client.send(new HeadObjectCommand({ Bucket: this.#location.bucket, Key: this.keyOf(sha256) }));
+      const { HeadObjectCommand } = await sdk();
+      await (await this.#s3()).send(new HeadObjectCommand({ Bucket: this.#location.bucket, Key: this.keyOf(sha256) }));
       return true;
     } catch (error) {
       if (isMissing(error)) return false;
