@@ -30,6 +30,8 @@ const EXTERNAL = [
   '@opentelemetry/sdk-trace-node',
   '@opentelemetry/exporter-trace-otlp-http',
   'playwright-core', // the browser tools: loaded on first use, drives the system's Chromium
+  'sharp', // images scaled for the model: native libvips from its platform packages, loaded on first use
+  '@aws-sdk/client-s3', // blob bytes in a bucket (HERALD_BLOB_URL) only: loaded on first use
   '@opentelemetry/resources',
   '@opentelemetry/core',
 ];

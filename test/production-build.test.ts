@@ -38,7 +38,8 @@ function heraldImports(dir: string): string[] {
       const full = join(path, entry.name);
       if (entry.isDirectory()) walk(full);
       else if (entry.name.endsWith('.ts')) {
-        for (const match of readFileSync(full, 'utf8').matchAll(/from '(@herald\/[a-z]+)'/g)) names.add(match[1]!);
+        // A dynamic import(...) needs the package built first just the same.
+        for (const match of readFileSync(full, 'utf8').matchAll(/(?:from |import\()'(@herald\/[a-z]+)'/g)) names.add(match[1]!);
       }
     }
   };

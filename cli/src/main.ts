@@ -92,6 +92,8 @@ async function main(argv: string[]): Promise<void> {
   if (command.database === true) stopOnSignals();
   try {
     const config = await withRunMode(name, command, loaded);
+    // Every process of this deployment stores attachment bytes in the same place (HERALD_BLOB_URL).
+    if (config.attachments.blobStorage !== null) (await import('@herald/attachments')).useBlobStorage(config.attachments.blobStorage);
     if (command.database === true) await checkServices(config, { queue: command.longRunning === true });
     await runCommand(name, command, args, config);
   } catch (error) {

@@ -1,53 +1,80 @@
-import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '@herald/db';
-
-type Executor = Kysely<Database> | Transaction<Database>;
-
-export function sha256Of(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
+import type { S3BlobLocation } from '@herald/core';
+import { orphanCondition, sha256Of, upsertBlobRow } from './blob-rows.ts';
+import type { Executor } from './blob-rows.ts';
+import { S3BlobStore } from './s3-blob-store.ts';
 
 /**
- * Stores bytes under their SHA-256 and returns it. Content-addressed: the second store of the same
- * bytes (a redelivered update, two workers racing) writes nothing.
+ * Where blob bytes live. The metadata row is always in Postgres (`blobs`: type, size, transcript,
+ * age), so ownership, retention, erasure and pruning are SQL whatever the store; the bytes are in
+ * the row (PostgresBlobStore) or in a bucket under their SHA-256 (S3BlobStore).
  */
-export async function putBlob(db: Executor, bytes: Buffer, mime: string): Promise<string> {
-  const sha256 = sha256Of(bytes);
-  await db
-    .insertInto('blobs')
-    .values({ sha256, mime, size_bytes: String(bytes.length), data: bytes })
-    // The bytes are never rewritten; the time is, so a blob reused now is not pruned as an old orphan.
-    .onConflict((oc) => oc.column('sha256').doUpdateSet({ created_at: sql`now()` }))
-    .execute();
-  return sha256;
+export interface BlobStore {
+  /** Stores bytes under their SHA-256 and returns it; the same bytes again write nothing twice. */
+  put(db: Executor, bytes: Buffer, mime: string): Promise<string>;
+  /** The bytes, or undefined when they are gone (pruned with their last message). */
+  read(db: Executor, sha256: string): Promise<Buffer | undefined>;
+  /** Deletes the bytes nothing points at any more, past the grace period; returns how many went. */
+  prune(db: Kysely<Database>, graceMs: number): Promise<number>;
 }
+
+export { sha256Of } from './blob-rows.ts';
+export type { Executor } from './blob-rows.ts';
 
 /** Blobs younger than this are kept though nothing points at them: their message may be committing. */
 export const BLOB_GRACE_MS = 24 * 3_600_000;
 
+/** The default: the bytes in the row itself, so a deployment needs nothing but Postgres. */
+export class PostgresBlobStore implements BlobStore {
+  async put(db: Executor, bytes: Buffer, mime: string): Promise<string> {
+    const sha256 = sha256Of(bytes);
+    await upsertBlobRow(db, sha256, bytes, mime, bytes);
+    return sha256;
+  }
+
+  async read(db: Executor, sha256: string): Promise<Buffer | undefined> {
+    const row = await db.selectFrom('blobs').select('data').where('sha256', '=', sha256).executeTakeFirst();
+    return row?.data ?? undefined;
+  }
+
+  async prune(db: Kysely<Database>, graceMs: number): Promise<number> {
+    const result = await sql`DELETE FROM blobs b WHERE ${orphanCondition(graceMs)}`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+}
+
+let chosen: BlobStore | undefined;
+
 /**
- * Deletes the bytes no message and no outbox row points at any more (their message was deleted,
- * their file sent and pruned), past the grace period; returns how many went.
+ * Chooses the process's store from the config (HERALD_BLOB_URL, checked when the config loaded): the
+ * CLI calls it once at start, before any role runs, so every user of the store in every service
+ * (intake, send_file, the delivery consumer, the scheduler's sweep) agrees. Postgres until called.
  */
-export async function pruneBlobs(db: Kysely<Database>, graceMs: number = BLOB_GRACE_MS): Promise<number> {
-  const result = await sql`
-    DELETE FROM blobs b
-    WHERE b.created_at < now() - ${graceMs} * interval '1 millisecond'
-      AND NOT EXISTS (SELECT 1 FROM event_attachments a WHERE a.sha256 = b.sha256)
-      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.file ->> 'sha256' = b.sha256)`.execute(db);
-  return Number(result.numAffectedRows ?? 0);
+export function useBlobStorage(storage: S3BlobLocation | null): void {
+  chosen = storage === null ? new PostgresBlobStore() : new S3BlobStore(storage);
+}
+
+export function blobStore(): BlobStore {
+  chosen ??= new PostgresBlobStore();
+  return chosen;
+}
+
+export function putBlob(db: Executor, bytes: Buffer, mime: string): Promise<string> {
+  return blobStore().put(db, bytes, mime);
+}
+
+export function readBlob(db: Executor, sha256: string): Promise<Buffer | undefined> {
+  return blobStore().read(db, sha256);
+}
+
+export function pruneBlobs(db: Kysely<Database>, graceMs: number = BLOB_GRACE_MS): Promise<number> {
+  return blobStore().prune(db, graceMs);
 }
 
 export async function hasBlob(db: Executor, sha256: string): Promise<boolean> {
   return (await db.selectFrom('blobs').select('sha256').where('sha256', '=', sha256).executeTakeFirst()) !== undefined;
-}
-
-/** The bytes of a blob, or undefined when it is gone (pruned with its last message). */
-export async function readBlob(db: Executor, sha256: string): Promise<Buffer | undefined> {
-  const row = await db.selectFrom('blobs').select('data').where('sha256', '=', sha256).executeTakeFirst();
-  return row?.data;
 }
 
 export async function readTranscript(db: Executor, sha256: string): Promise<string | null> {

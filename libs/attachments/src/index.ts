@@ -1,10 +1,14 @@
 export { AttachmentRefusedError, megabytes } from './attachment-errors.ts';
 export { ATTACHMENTS_DIR, describeAttachment, safeFileName, sizeText, workspacePathOf } from './attachment.ts';
 export type { Attachment } from './attachment.ts';
-export { BLOB_GRACE_MS, hasBlob, pruneBlobs, putBlob, readBlob, sha256Of } from './blob-store.ts';
+export { BLOB_GRACE_MS, blobStore, hasBlob, PostgresBlobStore, pruneBlobs, putBlob, readBlob, sha256Of, useBlobStorage } from './blob-store.ts';
+export type { BlobStore } from './blob-store.ts';
+export { s3Client, S3BlobStore } from './s3-blob-store.ts';
 export { readCapped, readResponseCapped } from './capped-read.ts';
 export { attachToEvent, eventAttachments } from './event-attachments.ts';
 export { kindOf, MODEL_IMAGE_TYPES, sniffType } from './file-types.ts';
+export { ANTHROPIC_IMAGE_LIMITS, fitImageForModel, imageLimitsFor, OPENAI_IMAGE_LIMITS } from './model-image.ts';
+export type { ImageLimits, ModelImage } from './model-image.ts';
 export { bufferedFile, NO_TRANSCRIPTION_NOTICE, takeFile, takeMessageFiles } from './intake.ts';
 export type { IncomingFile, TakenMessage } from './intake.ts';
 export { transcribe, TranscriptionError } from './transcription.ts';

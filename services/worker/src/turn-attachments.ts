@@ -1,16 +1,10 @@
-import { eventAttachments, modelTakesImages, readBlob } from '@herald/attachments';
-import type { Attachment } from '@herald/attachments';
+import { eventAttachments, fitImageForModel, imageLimitsFor, modelTakesImages, readBlob } from '@herald/attachments';
+import type { Attachment, ImageLimits } from '@herald/attachments';
 import type { ChatMessage, ImageInput, Provider } from '@herald/agent';
 import type { Config, Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import type { PendingEvent } from '@herald/session';
 import { resolveWorkspacePath, writeWorkspaceFile } from '@herald/tools';
-
-/**
- * The largest image handed to a model, in bytes: Anthropic's limit per image (OpenAI's is higher).
- * A larger one stays a file in the workspace, and the model is told so in one line.
- */
-export const MODEL_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
 
 interface AttachmentDependencies {
   config: Config;
@@ -33,14 +27,15 @@ export async function withAttachments(
 ): Promise<ChatMessage[]> {
   const byEvent = await eventAttachments(deps.db, events.map((event) => event.id));
   if (byEvent.size === 0) return history;
-  const vision = modelTakesImages(provider.model, deps.config.attachments.vision);
+  // Images go scaled down to the provider's limits; without vision, none go at all.
+  const limits = modelTakesImages(provider.model, deps.config.attachments.vision) ? imageLimitsFor(provider.name) : undefined;
   const out = [...history];
   const used = new Set<number>();
   for (const event of events) {
     const files = byEvent.get(event.id);
     if (!files) continue;
     const index = lastUserMessage(out, event.text, used);
-    const extra = await placeFiles(deps, workspace, files, vision);
+    const extra = await placeFiles(deps, workspace, files, limits);
     const message = index === undefined ? undefined : out[index];
     if (index === undefined || message?.role !== 'user') continue;
     used.add(index);
@@ -61,7 +56,7 @@ function lastUserMessage(messages: readonly ChatMessage[], text: string, used: R
   return undefined;
 }
 
-async function placeFiles(deps: AttachmentDependencies, workspace: string, files: readonly Attachment[], vision: boolean): Promise<{ images: ImageInput[]; notes: string[] }> {
+async function placeFiles(deps: AttachmentDependencies, workspace: string, files: readonly Attachment[], limits: ImageLimits | undefined): Promise<{ images: ImageInput[]; notes: string[] }> {
   const images: ImageInput[] = [];
   const notes: string[] = [];
   for (const file of files) {
@@ -75,9 +70,13 @@ async function placeFiles(deps: AttachmentDependencies, workspace: string, files
       notes.push(`(${file.path} could not be written into your workspace: ${(error as Error).message})`);
     });
     if (file.kind !== 'image') continue;
-    if (!vision) notes.push(`(An image was sent; this model cannot see images. It is saved as ${file.path}.)`);
-    else if (bytes.length > MODEL_IMAGE_MAX_BYTES) notes.push(`(The image ${file.path} is too large to show the model; it is in the workspace.)`);
-    else images.push({ mime: file.mime, data: bytes.toString('base64') });
+    if (limits === undefined) {
+      notes.push(`(An image was sent; this model cannot see images. It is saved as ${file.path}.)`);
+      continue;
+    }
+    const fitted = await fitImageForModel(bytes, file.mime, limits);
+    if (fitted === undefined) notes.push(`(The image ${file.path} could not be made small enough to show the model; it is in the workspace.)`);
+    else images.push({ mime: fitted.mime, data: fitted.bytes.toString('base64') });
   }
   return { images, notes };
 }

@@ -66,7 +66,7 @@ export interface Bindings {
 
 export interface Blobs {
   created_at: Generated<Timestamp>;
-  data: Buffer;
+  data: Buffer | null;
   mime: string;
   sha256: string;
   size_bytes: Int8;
