@@ -36,7 +36,9 @@ export async function pruneBlobs(db: Kysely<Database>, graceMs: number = BLOB_GR
     DELETE FROM blobs b
     WHERE b.created_at < now() - ${graceMs} * interval '1 millisecond'
       AND NOT EXISTS (SELECT 1 FROM event_attachments a WHERE a.sha256 = b.sha256)
-      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.file ->> 'sha256' = b.sha256)`.execute(db);
+      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.file ->> 'sha256' = b.sha256)
+      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attachments @> jsonb_build_array(jsonb_build_object('sha256', b.sha256)))
+      AND NOT EXISTS (SELECT 1 FROM cron_runs r WHERE r.files @> jsonb_build_array(jsonb_build_object('sha256', b.sha256)))`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 
