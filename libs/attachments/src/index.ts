@@ -8,4 +8,4 @@ export { kindOf, MODEL_IMAGE_TYPES, sniffType } from './file-types.ts';
 export { bufferedFile, NO_TRANSCRIPTION_NOTICE, takeFile, takeMessageFiles } from './intake.ts';
 export type { IncomingFile, TakenMessage } from './intake.ts';
 export { transcribe, TranscriptionError } from './transcription.ts';
-export { KNOWN_VISION_MODELS, modelTakesImages } from './vision-models.ts';
+export { KNOWN_VISION_MODELS, MODEL_IMAGE_MAX_BYTES, modelTakesImages } from './vision-models.ts';

@@ -1,16 +1,10 @@
-import { eventAttachments, modelTakesImages, readBlob } from '@herald/attachments';
+import { eventAttachments, MODEL_IMAGE_MAX_BYTES, modelTakesImages, readBlob } from '@herald/attachments';
 import type { Attachment } from '@herald/attachments';
 import type { ChatMessage, ImageInput, Provider } from '@herald/agent';
 import type { Config, Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import type { PendingEvent } from '@herald/session';
 import { resolveWorkspacePath, writeWorkspaceFile } from '@herald/tools';
-
-/**
- * The largest image handed to a model, in bytes: Anthropic's limit per image (OpenAI's is higher).
- * A larger one stays a file in the workspace, and the model is told so in one line.
- */
-export const MODEL_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
 
 interface AttachmentDependencies {
   config: Config;
