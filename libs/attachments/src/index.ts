@@ -3,7 +3,7 @@ export { ATTACHMENTS_DIR, describeAttachment, safeFileName, sizeText, workspaceP
 export type { Attachment } from './attachment.ts';
 export { BLOB_GRACE_MS, hasBlob, pruneBlobs, putBlob, readBlob, sha256Of } from './blob-store.ts';
 export { readCapped, readResponseCapped } from './capped-read.ts';
-export { attachToEvent, eventAttachments } from './event-attachments.ts';
+export { attachToEvent, eventAttachments, sessionFile } from './event-attachments.ts';
 export { kindOf, MODEL_IMAGE_TYPES, sniffType } from './file-types.ts';
 export { bufferedFile, NO_TRANSCRIPTION_NOTICE, takeFile, takeMessageFiles } from './intake.ts';
 export type { IncomingFile, TakenMessage } from './intake.ts';
