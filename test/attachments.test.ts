@@ -283,3 +283,40 @@ describe('files out: send_file (issue 36)', () => {
     expect(telegram.botMessages(51).some((message) => message.file !== undefined)).toBe(false);
   });
 });
+
+describe('a session\'s files over the API, for the console (issue 36 point 4)', () => {
+  let llm: FakeLLM;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI();
+    stack = await startStack({ model: llm });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await llm.close();
+  });
+
+  const send = (chat: string, body: Record<string, unknown>) => stack.post('/v1/messages?wait=20', { chat_id: chat, user_id: 'u1', text: '', ...body });
+
+  it('serves a session\'s files for the console: images typed for blob: display, other files as downloads, never rendered', async () => {
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    llm.handler = () => ({ text: 'ok' });
+    const response = await send('api-serve', { text: 'files', attachments: [{ name: 'dash.png', data: PNG.toString('base64') }, { name: 'logo.svg', data: svg.toString('base64') }] });
+    expect(response.status).toBe(200);
+    const path = (bytes: Buffer, session = response.body.session_id as string) => `${stack.url}/v1/sessions/${session}/attachments/${sha256(bytes)}`;
+    const fetchFile = (url: string) => fetch(url, { headers: { authorization: `Bearer ${stack.env.HERALD_API_TOKEN}` } });
+    const image = await fetchFile(path(PNG));
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-type')).toBe('image/png');
+    expect(image.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(Buffer.from(await image.arrayBuffer()).equals(PNG)).toBe(true);
+    const file = await fetchFile(path(svg));
+    expect(file.headers.get('content-type')).toBe('application/octet-stream');
+    expect(file.headers.get('content-disposition')).toBe("attachment; filename*=UTF-8''logo.svg");
+    expect(file.headers.get('content-security-policy')).toContain('sandbox');
+    expect(Buffer.from(await file.arrayBuffer()).equals(svg)).toBe(true);
+    // The bytes are stored, but not this other session's: a 404, as for bytes nobody sent.
+    const other = await send('api-serve-other', { text: 'hello' });
+    expect((await fetchFile(path(PNG, other.body.session_id as string))).status).toBe(404);
+  });
+});

@@ -72,8 +72,12 @@ export const TABLE_OWNERS: Record<string, string> = {
  */
 const DECLARED_READERS: Record<string, string[]> = {
   'libs/search': ['messages', 'sessions', 'profiles', 'inbound_events'],
-  // Pruning keeps a blob while an outbox row still carries it (a file not delivered yet).
-  'libs/attachments': ['outbox'],
+  // Pruning keeps a blob while an outbox row or a cron run still carries it (a file not delivered
+  // yet); a session's files are those its messages brought and its deliveries sent.
+  'libs/attachments': ['outbox', 'cron_runs', 'inbound_events'],
+  // A send_file call finds its scheduled run through the event its turn answers; a target rule
+  // reads the chats a person wrote in.
+  'libs/cron': ['inbound_events'],
 };
 
 /**
@@ -84,7 +88,6 @@ const NOT_YET_MOVED: string[] = [
   "libs/agent/src/recall.ts: messages",
   "libs/agent/src/recall.ts: sessions",
   "libs/cron/src/cron-runs.ts: outbox",
-  "libs/cron/src/cron-target-rule.ts: inbound_events",
   "libs/db/src/profile-cache.ts: profile_hooks",
   "libs/db/src/profile-cache.ts: profiles",
   "libs/knowledge/src/builtin-skills.ts: profiles",

@@ -3,10 +3,12 @@ import { completeWithRetry } from './complete-with-retry.ts';
 import type { RetryOptions } from './complete-with-retry.ts';
 import { recordToolCall, setSpanAttributes, withSpan } from '@herald/telemetry';
 import { ProviderError } from './provider-error.ts';
-import type { ChatMessage, CompletionResult, Provider, ToolCall, ToolDefinition } from './types.ts';
+import type { ChatMessage, CompletionResult, ImageInput, Provider, ToolCall, ToolDefinition } from './types.ts';
 
 export interface ToolRunOutcome<W> {
   content: string;
+  /** Images the tool gives the model with its text (a screenshot), already checked that the model takes them. */
+  images?: ImageInput[];
   isError: boolean;
   /** 'unknown', 'invalid' and 'refused': three rounds of only those end the turn. */
   errorKind?: string;
@@ -30,6 +32,7 @@ export interface ToolResultMessage {
   content: string;
   tool_call_id: string;
   name: string;
+  images?: ImageInput[];
 }
 
 export interface ModelCallRecord {
@@ -173,7 +176,7 @@ async function runCalls<W>(
       invalid++;
       lastError = outcome.content;
     }
-    results.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: outcome.content });
+    results.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: outcome.content, ...(outcome.images?.length ? { images: outcome.images } : {}) });
   }
   return { results, allInvalid: calls.length > 0 && invalid === calls.length, lastError };
 }

@@ -1,3 +1,5 @@
+import type { ImageInput } from '@herald/core';
+
 /** One tool call as the model asked for it; `arguments` is the raw JSON text the model produced. */
 export interface ToolCall {
   id: string;
@@ -5,21 +7,18 @@ export interface ToolCall {
   arguments: string;
 }
 
+export type { ImageInput };
+
 /**
  * The internal, provider-neutral conversation shape (OpenAI chat roles). Provider adapters convert
  * from it on the way out and back into it on the way in; nothing else sees a vendor format.
  */
-/** An image given to the model with a user message: base64 bytes of a PNG, JPEG, GIF or WebP. */
-export interface ImageInput {
-  mime: string;
-  data: string;
-}
-
 export type ChatMessage =
   /** `images` only on the turn's own messages (attachments): history keeps the text line naming the file. */
   | { role: 'user'; content: string; images?: ImageInput[] }
   | { role: 'assistant'; content: string; tool_calls?: ToolCall[] }
-  | { role: 'tool'; content: string; tool_call_id: string; name?: string };
+  /** `images` only in the turn that made them (a screenshot): the transcript keeps the text. */
+  | { role: 'tool'; content: string; tool_call_id: string; name?: string; images?: ImageInput[] };
 
 /** A tool as offered to the model: JSON Schema parameters. */
 export interface ToolDefinition {

@@ -22,7 +22,9 @@ export async function upsertBlobRow(db: Executor, sha256: string, bytes: Buffer,
 export function orphanCondition(graceMs: number) {
   return sql`b.created_at < now() - ${graceMs} * interval '1 millisecond'
       AND NOT EXISTS (SELECT 1 FROM event_attachments a WHERE a.sha256 = b.sha256)
-      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.file ->> 'sha256' = b.sha256)`;
+      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.file ->> 'sha256' = b.sha256)
+      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.attachments @> jsonb_build_array(jsonb_build_object('sha256', b.sha256)))
+      AND NOT EXISTS (SELECT 1 FROM cron_runs r WHERE r.files @> jsonb_build_array(jsonb_build_object('sha256', b.sha256)))`;
 }
 
 /**
@@ -36,4 +38,14 @@ export async function withBlobLock<T>(db: Executor, sha256: string, work: (tx: E
     return work(tx);
   };
   return db.isTransaction ? locked(db) : (db as Kysely<Database>).transaction().execute(locked);
+}
+
+/** Where blob bytes live: the blobs row itself, or a bucket beside it (the row keeps the metadata). */
+export interface BlobStore {
+  /** Stores bytes under their SHA-256 and returns it; the same bytes again write nothing twice. */
+  put(db: Executor, bytes: Buffer, mime: string): Promise<string>;
+  /** The bytes, or undefined when they are gone (pruned with their last message). */
+  read(db: Executor, sha256: string): Promise<Buffer | undefined>;
+  /** Deletes the bytes nothing points at any more, past the grace period; returns how many went. */
+  prune(db: Kysely<Database>, graceMs: number): Promise<number>;
 }

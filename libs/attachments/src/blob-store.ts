@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '@herald/db';
 import type { S3BlobLocation } from '@herald/core';
 import { orphanCondition, sha256Of, upsertBlobRow } from './blob-rows.ts';
-import type { Executor } from './blob-rows.ts';
+import type { BlobStore, Executor } from './blob-rows.ts';
 import { S3BlobStore } from './s3-blob-store.ts';
 
 /**
@@ -11,14 +11,7 @@ import { S3BlobStore } from './s3-blob-store.ts';
  * age), so ownership, retention, erasure and pruning are SQL whatever the store; the bytes are in
  * the row (PostgresBlobStore) or in a bucket under their SHA-256 (S3BlobStore).
  */
-export interface BlobStore {
-  /** Stores bytes under their SHA-256 and returns it; the same bytes again write nothing twice. */
-  put(db: Executor, bytes: Buffer, mime: string): Promise<string>;
-  /** The bytes, or undefined when they are gone (pruned with their last message). */
-  read(db: Executor, sha256: string): Promise<Buffer | undefined>;
-  /** Deletes the bytes nothing points at any more, past the grace period; returns how many went. */
-  prune(db: Kysely<Database>, graceMs: number): Promise<number>;
-}
+export type { BlobStore } from './blob-rows.ts';
 
 export { sha256Of } from './blob-rows.ts';
 export type { Executor } from './blob-rows.ts';

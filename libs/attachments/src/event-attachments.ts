@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '@herald/db';
 import type { Attachment } from './attachment.ts';
@@ -40,4 +41,16 @@ export async function eventAttachments(db: Kysely<Database>, eventIds: readonly 
     byEvent.set(row.event_id, list);
   }
   return byEvent;
+}
+
+/** The file's name and type if the session's messages or deliveries carry those bytes; undefined otherwise. */
+export async function sessionFile(db: Kysely<Database>, sessionId: string, sha256: string): Promise<{ name: string; mime: string } | undefined> {
+  const rows = await sql<{ name: string; mime: string }>`
+    SELECT a.name, a.mime FROM event_attachments a JOIN inbound_events e ON e.id = a.event_id
+      WHERE e.session_id = ${sessionId}::uuid AND a.sha256 = ${sha256}
+    UNION ALL
+    SELECT o.file ->> 'name', o.file ->> 'mime' FROM outbox o
+      WHERE o.session_id = ${sessionId}::uuid AND o.file ->> 'sha256' = ${sha256}
+    LIMIT 1`.execute(db);
+  return rows.rows[0];
 }

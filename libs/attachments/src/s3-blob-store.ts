@@ -5,8 +5,7 @@ import type { Kysely } from 'kysely';
 import type { S3BlobLocation } from '@herald/core';
 import type { Database } from '@herald/db';
 import { orphanCondition, sha256Of, upsertBlobRow, withBlobLock } from './blob-rows.ts';
-import type { Executor } from './blob-rows.ts';
-import type { BlobStore } from './blob-store.ts';
+import type { BlobStore, Executor } from './blob-rows.ts';
 
 /** How many orphans one sweep deletes at most; the next sweep takes the rest. */
 const PRUNE_BATCH = 500;

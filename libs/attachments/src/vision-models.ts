@@ -1,4 +1,10 @@
 /**
+ * The largest image handed to a model, in bytes: Anthropic's limit per image (OpenAI's is higher).
+ * A larger one stays a file in the workspace, and the model is told so in one line.
+ */
+export const MODEL_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
+
+/**
  * Model names known to take images (HERALD_MODEL_VISION=auto looks the model up here; on and off
  * override it). Matched against the model part of provider/model, lower case, anywhere in it, so
  * dated and routed names (openrouter's vendor/model, -2025-04-14 suffixes) match too.

@@ -41,3 +41,4 @@ export type { ChainEntry, NamedProvider } from './providers-file.ts';
 export type { BudgetDefaults, UsageConfig } from './config/usage.ts';
 export { loadPrices, PriceConfigError, PriceTable } from './prices-file.ts';
 export type { CallCost, CallTokens, ModelPrice } from './prices-file.ts';
+export type { ImageInput } from './model-image.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { CronRunStatus, CronRunTrigger, Database } from '@herald/db';
+import type { CronRunStatus, CronRunTrigger, Database, StoredFile } from '@herald/db';
 import { sendManualRun } from './cron-fires.ts';
 import { getCronJob, inTransaction } from './cron-store.ts';
 import type { CronScope } from './cron-store.ts';
@@ -129,4 +129,19 @@ export async function scheduledRunFor(db: Executor, eventId: string): Promise<Sc
     .where('cron_runs.event_id', '=', eventId)
     .executeTakeFirst();
   return row ? { runId: row.run_id, jobId: row.job_id, toolsets: row.toolsets, skills: row.skills } : undefined;
+}
+
+/**
+ * Puts a file on the report of the scheduled run whose event turn `turnId` answers (a cron session
+ * has no chat to send it to): it goes out with the report. Keyed on the turn, not the session, so a
+ * named session's next run, already waiting, does not get it too. The same file twice (a replayed
+ * call) is kept once. False when the turn answers no running scheduled run.
+ */
+export async function attachRunFile(db: Executor, turnId: string, file: StoredFile): Promise<boolean> {
+  const entry = JSON.stringify([{ sha256: file.sha256, name: file.name, mime: file.mime, size: file.size }]);
+  const result = await sql<{ id: string }>`
+    UPDATE cron_runs SET files = CASE WHEN files @> ${entry}::jsonb THEN files ELSE files || ${entry}::jsonb END
+    WHERE status = 'running' AND event_id IN (SELECT id FROM inbound_events WHERE turn_id = ${turnId}::uuid)
+    RETURNING id`.execute(db);
+  return result.rows.length > 0;
 }

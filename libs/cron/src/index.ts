@@ -19,7 +19,7 @@ export {
   SCHEDULED_PLATFORM,
 } from './cron-store.ts';
 export type { CronJobInput, CronJobPatch, CronJobView, CronJobState, CronScope } from './cron-store.ts';
-export { requestCronRun, listCronRuns, scheduledRunFor } from './cron-runs.ts';
+export { attachRunFile, requestCronRun, listCronRuns, scheduledRunFor } from './cron-runs.ts';
 export type { CronRunView, CronDelivery, ScheduledRun } from './cron-runs.ts';
 export {
   CRON_FIRE_QUEUE,

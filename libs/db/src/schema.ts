@@ -47,6 +47,7 @@ export const ALLOWED_VALUES = {
   'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
   'role_grants.role': ['admin', 'operator', 'member', 'viewer'],
+  'console_sessions.via': ['token', 'oidc'],
   'budgets.scope': ['person', 'profile'],
   'budget_warnings.scope': ['person', 'profile'],
   'budget_warnings.period': ['day', 'month'],
@@ -176,7 +177,7 @@ export type CronJobsTable = Refine<
     origin: Json<CronOrigin> | null;
   }
 >;
-export type CronRunsTable = Refine<Tables.CronRuns, { trigger: CronRunTrigger; status: Generated<CronRunStatus> }>;
+export type CronRunsTable = Refine<Tables.CronRuns, { trigger: CronRunTrigger; status: Generated<CronRunStatus>; files: JsonWithDefault<StoredFile[]> }>;
 /** What a file is to the rest of Herald: its blob (bytes by SHA-256), a safe name, the sniffed type. */
 export interface StoredFile {
   sha256: string;
@@ -196,6 +197,7 @@ export type OutboxTable = Refine<
     parts_sent: JsonWithDefault<string[]>;
     in_flight: Json<InFlightPart> | null;
     file: Json<StoredFile> | null;
+    attachments: JsonWithDefault<StoredFile[]>;
   }
 >;
 /** A streamed answer's draft messages (migrations/0077_chat_drafts.sql), by its reply's outbox key. */

@@ -7,7 +7,7 @@ import { readBlob } from '@herald/attachments';
 import { withDefaultUser } from '@herald/db';
 import { contextFromTraceParent, recordDelivery, withSpan } from '@herald/telemetry';
 import { claimOutbound, ClaimLostError, DeliveryError, markAttemptFailed, markDelivered, progressFor } from './outbox.ts';
-import type { ClaimedRow, DeliveryReceipt, OutboundDelivery, OutboundSender } from './outbox.ts';
+import type { ClaimedRow, DeliveryReceipt, OutboundDelivery, OutboundFile, OutboundSender } from './outbox.ts';
 import { draftMessageIds, dropDrafts } from './chat-drafts.ts';
 
 export interface DeliveryConsumerOptions {
@@ -142,7 +142,8 @@ export class DeliveryConsumer {
     let receipt: DeliveryReceipt;
     try {
       const drafts = sender.drafts ? await draftMessageIds(this.#db, row.idempotencyKey) : [];
-      const delivery = { ...row, progress: progressFor(this.#db, row), drafts };
+      const attachedFiles = await this.#attachedFiles(row.attachments ?? []);
+      const delivery = { ...row, progress: progressFor(this.#db, row), drafts, attachedFiles };
       receipt = row.file ? await this.#sendFile(sender, delivery, row.file, signal) : await sender.send(delivery, signal);
     } catch (error) {
       await this.#failed(row, error, logger).catch((writeError: unknown) =>
@@ -161,6 +162,17 @@ export class DeliveryConsumer {
       // The parts are recorded as sent, so whoever takes the row over finishes without resending.
       logger.warn({ err: error }, 'delivered, but the receipt could not be stored yet');
     }
+  }
+
+  /** The bytes of the files a message carries inside it (an e-mail's attachments). */
+  async #attachedFiles(files: readonly StoredFile[]): Promise<OutboundFile[]> {
+    const read: OutboundFile[] = [];
+    for (const file of files) {
+      const bytes = await readBlob(this.#db, file.sha256);
+      if (bytes === undefined) throw new DeliveryError(`the file ${file.name} is no longer stored`, { retryable: false });
+      read.push({ ...file, bytes });
+    }
+    return read;
   }
 
   /** A file row: its bytes read from the blob, then the platform's file message. */

@@ -18,16 +18,17 @@ export interface OutboundRequest {
   source: string;
   /** A file to send (its blob), with `text` as its caption: a photo or document message. */
   file?: StoredFile | undefined;
+  /** Files inside the message itself (an e-mail's attachments); a chat gets file rows instead. */
+  attachments?: readonly StoredFile[] | undefined;
+  /** Stamped with the clock, not the transaction's start: leaves after the rows queued before it in its transaction. */
+  afterEarlierRows?: boolean | undefined;
 }
 
 /**
  * Writes a message to the outbox; pass the transaction that commits what the message reports, so
  * both commit or neither does. Idempotent per key: `created` is false when the key already existed.
  */
-export async function enqueueOutbound(
-  trx: Executor,
-  item: OutboundRequest,
-): Promise<{ id: string; created: boolean }> {
+export async function enqueueOutbound(trx: Executor, item: OutboundRequest): Promise<{ id: string; created: boolean }> {
   const inserted = await trx
     .insertInto('outbox')
     .values({
@@ -42,6 +43,8 @@ export async function enqueueOutbound(
       claim_token: null,
       in_flight: null,
       file: item.file === undefined ? null : JSON.stringify(item.file),
+      attachments: JSON.stringify(item.attachments ?? []),
+      ...(item.afterEarlierRows === true ? { created_at: sql<Date>`clock_timestamp()` } : {}),
     })
     .onConflict((oc) => oc.column('idempotency_key').doNothing())
     .returning('id')
@@ -76,6 +79,7 @@ export interface OutboundItem {
   attempts: number;
   /** A file to send with `text` as its caption (sendFile), or null for a text message. */
   file?: StoredFile | null | undefined;
+  attachments?: readonly StoredFile[] | undefined;
 }
 
 /** A file as a sender gets it: what the outbox row names, with its bytes read from the blob. */
@@ -115,6 +119,8 @@ export interface OutboundDelivery extends OutboundItem {
    * left over, so the chat ends with the committed text once. Empty for everything not streamed.
    */
   drafts: readonly string[];
+  /** The row's `attachments` with their bytes, read from their blobs; absent or empty for most rows. */
+  attachedFiles?: readonly OutboundFile[];
 }
 
 /**
@@ -224,6 +230,7 @@ export async function claimOutbound(
     in_flight: InFlightPart | null;
     trace_parent: string | null;
     file: StoredFile | null;
+    attachments: StoredFile[];
   }>`
     UPDATE outbox SET status = 'sending', attempts = attempts + 1, claim_token = ${token}::uuid,
                       claim_expires_at = now() + ${options.claimMs} * interval '1 millisecond'
@@ -242,7 +249,7 @@ export async function claimOutbound(
       LIMIT ${options.limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, idempotency_key, platform, target, text, session_id, source, attempts, claim_token,
-              parts_sent, in_flight, trace_parent, file`.execute(db);
+              parts_sent, in_flight, trace_parent, file, attachments`.execute(db);
   return result.rows.map((row) => ({
     id: row.id,
     idempotencyKey: row.idempotency_key,
@@ -257,6 +264,7 @@ export async function claimOutbound(
     inFlight: row.in_flight,
     traceParent: row.trace_parent,
     file: row.file,
+    attachments: row.attachments,
   }));
 }
 

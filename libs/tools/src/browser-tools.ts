@@ -67,9 +67,10 @@ async function screenshot(page: Page, context: CallContext): Promise<string> {
   const dir = join(await ensureWorkspace(context.workspaceDir), 'screenshots');
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${Date.now()}.png`);
-  await page.screenshot({ path, timeout: ACTION_TIMEOUT_MS });
-  // Tool results are text on every provider path Herald has today; the image stays in the workspace.
-  return `Screenshot saved to ${path.slice(context.workspaceDir.length + 1)} in the workspace. Images cannot be passed to the model yet, so read the page with browser_snapshot instead.`;
+  const bytes = await page.screenshot({ path, timeout: ACTION_TIMEOUT_MS });
+  const saved = `Screenshot saved to ${path.slice(context.workspaceDir.length + 1)} in the workspace.`;
+  if (context.showModel({ mime: 'image/png', bytes })) return `${saved} The image is attached to this result.`;
+  return `${saved} This model cannot be shown images, so read the page with browser_snapshot instead.`;
 }
 
 /** Hermes' browser tools on playwright-core and the system's Chromium; toolset `browser`, off by default. */

@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { AttachmentRefusedError, megabytes, putBlob, safeFileName, sizeText, sniffType } from '@herald/attachments';
+import { attachRunFile } from '@herald/cron';
 import { enqueueSessionFile } from '@herald/session';
 import { defineTool } from './tool.ts';
 import type { Tool } from './tool.ts';
@@ -33,7 +34,7 @@ export function createSendFileTool(options: { maxBytes: number }): Tool {
   return defineTool({
     name: 'send_file',
     toolset: 'media',
-    description: 'Send a file from the workspace to the chat (an image as a photo, anything else as a document).',
+    description: "Send a file from the workspace to the chat (an image as a photo, anything else as a document); in a scheduled job's run, attach it to the run's report.",
     guidance: 'To give the person a file you made (a chart, a CSV), save it in the workspace and call send_file.',
     schema: sendFileArgs,
     // The outbox row is keyed by the call: a re-run queues nothing twice.
@@ -49,8 +50,10 @@ export function createSendFileTool(options: { maxBytes: number }): Tool {
         file,
         caption: args.caption ?? '',
       });
-      if (!queued) return `This conversation is not in a chat, so nothing was sent; ${args.path} stays in the workspace.`;
-      return `Queued ${name} (${mime}, ${sizeText(bytes.length)}) for delivery to this chat.`;
+      if (queued) return `Queued ${name} (${mime}, ${sizeText(bytes.length)}) for delivery to this chat.`;
+      // A scheduled run has no chat: the file goes out with the run's report.
+      if (await attachRunFile(context.db, context.turnId, file)) return `Attached ${name} (${mime}, ${sizeText(bytes.length)}) to this run's report.`;
+      return `This conversation is not in a chat, so nothing was sent; ${args.path} stays in the workspace.`;
     },
   });
 }

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { findWait, isPatternApproved, LeaseLostError, recordRefusal } from '@herald/session';
 import { isConnectionError } from '@herald/db';
+import { MODEL_IMAGE_MAX_BYTES } from '@herald/attachments';
+import type { ImageInput } from '@herald/core';
 import type { NewWait, WaitView } from '@herald/session';
 import type { ToolRegistry } from './registry.ts';
 import type { CallContext, PersonAnswer, Tool, ToolContext } from './tool.ts';
@@ -23,6 +25,8 @@ export type WaitRequest = Omit<NewWait, 'notStarted'>;
 
 export interface CallOutcome {
   content: string;
+  /** Images the tool gave the model with its result (showModel). */
+  images?: ImageInput[];
   isError: boolean;
   errorKind?: CallErrorKind;
   /** Set when the turn must wait for a person before this call can finish. */
@@ -199,9 +203,15 @@ export class ToolGate {
   }
 
   async #run(tool: Tool, args: unknown, call: { id: string; name: string; arguments: string }, context: ToolContext): Promise<CallOutcome> {
+    const images: ImageInput[] = [];
     const callContext: CallContext = {
       ...context,
       toolCallId: call.id,
+      showModel: (image) => {
+        if (context.modelTakesImages !== true || image.bytes.length > MODEL_IMAGE_MAX_BYTES) return false;
+        images.push({ mime: image.mime, data: image.bytes.toString('base64') });
+        return true;
+      },
       askPerson: (question, choices) => this.#askPerson(tool, call, context, question, choices),
       parkOnRuns: (waitId, runs) => {
         throw new WaitSignal({
@@ -229,7 +239,7 @@ export class ToolGate {
       if (context.signal.aborted || LeaseLostError.isInstance(error) || isConnectionError(error)) throw error;
       return { isError: true, errorKind: 'failed', content: `Tool '${call.name}' failed: ${(error as Error)?.message ?? String(error)}` };
     }
-    return { isError: false, content: capToolResult(content) };
+    return { isError: false, content: capToolResult(content), ...(images.length === 0 ? {} : { images }) };
   }
 
   async #askPerson(

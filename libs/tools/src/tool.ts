@@ -34,6 +34,8 @@ export interface ToolContext {
   operator?: boolean;
   /** HERALD_MAIL_ALLOWED_DOMAINS: where a job this person saves may mail reports; unset: anywhere. */
   mailDomains?: readonly string[];
+  /** Whether the turn's model takes images (HERALD_MODEL_VISION); unset: it does not. */
+  modelTakesImages?: boolean;
 }
 
 /** The person's answer to a question a tool asked them. */
@@ -45,6 +47,11 @@ export interface PersonAnswer {
 /** What one call sees: the turn's context plus the call itself. */
 export interface CallContext extends ToolContext {
   toolCallId: string;
+  /**
+   * Gives the model an image with this call's result (a screenshot). False when the model takes
+   * no images or the image is too large for it: the tool's text must then say what it holds.
+   */
+  showModel(image: { mime: string; bytes: Buffer }): boolean;
   /**
    * Asks the person and waits for the answer without holding the worker: the first time, the turn
    * is parked and the worker lets the session go; when the person answers (or the wait lapses) the

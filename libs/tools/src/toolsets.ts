@@ -22,7 +22,7 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   session_search: leaf('search of earlier conversations', ['session_search']),
   clarify: leaf('ask the person a question and wait for the answer', ['clarify']),
   file: leaf('read, write, patch and search files in the session workspace', ['read_file', 'write_file', 'patch', 'search_files']),
-  // Only where there is a chat to send to: the chat platforms' bundles.
+  // Where files can go: the chat platforms' bundles, and scheduled runs (onto the report).
   media: leaf('send workspace files to the chat as photos or documents', ['send_file']),
   terminal: leaf('shell commands in the session workspace, and background processes', ['terminal', 'process']),
   web: leaf('search the web and fetch pages as text', ['web_search', 'web_extract']),
@@ -42,7 +42,8 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   'herald-discord': bundle('Discord chats', ['herald-core', 'media']),
   'herald-slack': bundle('Slack chats', ['herald-core', 'media']),
   // Unattended: nobody is there to answer a question, and a job does not create jobs.
-  'herald-cron': bundle('scheduled runs', ['todo', 'memory', 'session_search', 'file', 'terminal', 'web', 'skills']),
+  // media: a run's send_file attaches the file to its report.
+  'herald-cron': bundle('scheduled runs', ['todo', 'memory', 'session_search', 'file', 'terminal', 'web', 'skills', 'media']),
   'herald-review': bundle('background review: memory and skills only', ['memory', 'skills']),
 };
 

@@ -65,7 +65,7 @@ describe('browser tools (playwright-core, system Chromium)', () => {
     // The page's image on a private address was blocked by interception, never fetched.
     expect(inside.requests).toEqual([]);
     expect(await call('browser_back', {})).toContain('Title: Sign up');
-    expect(await call('browser_vision', {})).toMatch(/Screenshot saved to screenshots\/\d+\.png in the workspace\. Images cannot be passed to the model yet/);
+    expect(await call('browser_vision', {})).toMatch(/Screenshot saved to screenshots\/\d+\.png in the workspace\. This model cannot be shown images/);
     expect(await call('browser_close', {})).toBe('Browser closed.');
     expect(sessions.has('b1')).toBe(false);
   }, 60_000);

@@ -14,6 +14,7 @@ export function offlineContext(overrides: Partial<CallContext> = {}): CallContex
     workspaceDir: '/nonexistent',
     fencedWrite: () => Promise.reject(new Error('this tool never writes to the database')),
     toolCallId: 'call-1',
+    showModel: () => false,
     askPerson: () => Promise.reject(new Error('this tool never asks the person')),
     parkOnRuns: () => {
       throw new Error('this tool never parks the turn');

@@ -20,6 +20,7 @@ import { registerPeopleSuggestionRoutes } from './people-suggestion-routes.ts';
 import { sendError } from './api-errors.ts';
 import { installAuth } from './api-auth.ts';
 import { registerDeliveryRoutes } from './delivery-routes.ts';
+import { registerAttachmentRoutes } from './attachment-routes.ts';
 import { registerAdminRoutes } from './admin-routes.ts';
 import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
 import { registerSessionRoutes } from './session-routes.ts';
@@ -101,6 +102,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerReviewRoutes(app, options.db);
   registerCronRoutes(app, options.db, { operators: options.config.people.operators, mailDomains: options.config.platforms.mailAllowedDomains });
   registerDeliveryRoutes(app, options.db);
+  registerAttachmentRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
   if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
   registerPlatformWebhooks(app, options.platformWebhooks ?? [], options.logger);

@@ -75,6 +75,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /v1/sessions/:id/lineage': p('read', 'session'),
   'GET /v1/sessions/:id/messages': p('read', 'session'),
   'GET /v1/sessions/:id/deliveries': p('read', 'session'),
+  'GET /v1/sessions/:id/attachments/:sha256': p('read', 'session'),
   'GET /v1/sessions/:id/waits': p('read', 'session'),
   'GET /v1/sessions/:id/handoff': p('read', 'session'),
   'GET /v1/sessions/:id/open-events': p('read', 'session'),

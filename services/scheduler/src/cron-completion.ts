@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import { isDeliveryOnlyPlatform } from '@herald/core';
 import { describeTarget } from '@herald/cron';
 import { enqueueOutbound } from '@herald/delivery';
-import type { CronOrigin, CronTarget, Database, Db } from '@herald/db';
+import type { CronOrigin, CronTarget, Database, Db, StoredFile } from '@herald/db';
 import { isChatPlatform, storedTarget } from '@herald/core';
 import { boundAccount, readBindings } from '@herald/profiles';
 
@@ -67,19 +67,54 @@ interface Report {
   source: string;
   /** The message's title where the platform shows one (an e-mail's subject). */
   title: string;
+  /** Files the run attached with send_file; none for a failure notice. */
+  files: readonly StoredFile[];
+}
+
+/**
+ * How a target gets the report's files: inside the message where the platform has no file message
+ * of its own (an e-mail's attachments), as file messages after the text in a chat; a webhook's JSON
+ * carries text only.
+ */
+function fileWay(target: CronTarget): 'inside' | 'after' | 'none' {
+  if ('url' in target) return 'none';
+  return isDeliveryOnlyPlatform(target.platform) ? 'inside' : 'after';
 }
 
 async function deliver(trx: Transaction<Database>, runId: string, sessionId: string | null, targets: CronTarget[], report: Report): Promise<number> {
   let created = 0;
   for (const target of targets) {
     // One key per run and target: a second completion pass (a retry, another replica) adds nothing.
+    const key = `cron:${runId}:${describeTarget(target)}`;
+    const way = fileWay(target);
     const result = await enqueueOutbound(trx, {
-      idempotencyKey: `cron:${runId}:${describeTarget(target)}`,
+      idempotencyKey: key,
       platform: target.platform,
       target: targetFields(target, report.title),
       text: report.text,
       sessionId,
       source: report.source,
+      ...(way === 'inside' ? { attachments: report.files } : {}),
+    });
+    if (result.created) created++;
+    if (way === 'after') created += await deliverFiles(trx, key, target, sessionId, report.files);
+  }
+  return created;
+}
+
+/** A chat's file messages of a report, each its own outbox row queued after the text. */
+async function deliverFiles(trx: Transaction<Database>, key: string, target: CronTarget, sessionId: string | null, files: readonly StoredFile[]): Promise<number> {
+  let created = 0;
+  for (const [index, file] of files.entries()) {
+    const result = await enqueueOutbound(trx, {
+      idempotencyKey: `${key}:file:${index}`,
+      platform: target.platform,
+      target: targetFields(target),
+      text: '',
+      sessionId,
+      source: 'cron-file',
+      file,
+      afterEarlierRows: true,
     });
     if (result.created) created++;
   }
@@ -102,6 +137,7 @@ type FinishedRow = {
   name: string;
   targets: CronTarget[];
   origin: CronOrigin | null;
+  files: StoredFile[];
 };
 
 /**
@@ -122,6 +158,7 @@ export async function completeRun(db: Db, eventId: string, options: CompletionOp
       .select([
         'cron_runs.id as run_id',
         'cron_runs.session_id',
+        'cron_runs.files',
         'inbound_events.status as event_status',
         'inbound_events.reply_text',
         'inbound_events.error as event_error',
@@ -158,7 +195,7 @@ async function finishRow(trx: Transaction<Database>, row: FinishedRow, options: 
     .execute();
   if (!failed) {
     await trx.updateTable('cron_jobs').set({ consecutive_failures: 0 }).where('id', '=', row.job_id).execute();
-    const deliveries = silent ? 0 : await deliver(trx, row.run_id, row.session_id, row.targets, { text: reply, source: 'cron', title: row.name });
+    const deliveries = silent ? 0 : await deliver(trx, row.run_id, row.session_id, row.targets, { text: reply, source: 'cron', title: row.name, files: row.files });
     return { runId: row.run_id, jobId: row.job_id, status, deliveries, paused: false };
   }
   return recordFailure(trx, row, reply, options);
@@ -173,7 +210,7 @@ async function recordFailure(trx: Transaction<Database>, row: FinishedRow, reply
     .executeTakeFirstOrThrow();
   const count = job.consecutive_failures;
   const notice = `Scheduled job "${row.name}" failed (${shortError(row.event_error, reply)}). Failures in a row: ${count}.`;
-  let deliveries = await deliver(trx, row.run_id, row.session_id, row.targets, { text: notice, source: 'cron-failure', title: `${row.name}: failed` });
+  let deliveries = await deliver(trx, row.run_id, row.session_id, row.targets, { text: notice, source: 'cron-failure', title: `${row.name}: failed`, files: [] });
   let paused = false;
   if (count >= options.maxFailures && job.enabled) {
     const reason = `paused after ${count} failed runs in a row`;

@@ -12,6 +12,7 @@ import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsw
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
+import { modelTakesImages } from '@herald/attachments';
 import type { WaitRequest } from '@herald/tools';
 import { midTurnDue } from './turn-compaction.ts';
 import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
@@ -117,6 +118,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     offered,
     operator: config.people.operators.includes(callerId),
     mailDomains: config.platforms.mailAllowedDomains,
+    modelTakesImages: setup.provider !== null && modelTakesImages(setup.provider.model, config.attachments.vision),
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
   setup.hooks = turnHooks;

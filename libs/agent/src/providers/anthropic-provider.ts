@@ -1,12 +1,13 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,
+  ImageBlockParam,
   Message,
   MessageCreateParamsNonStreaming,
   MessageParam,
   Tool as AnthropicTool,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatMessage, CompletionRequest, CompletionResult, FinishReason, Provider, ToolCall } from '../types.ts';
+import type { ChatMessage, CompletionRequest, ImageInput, CompletionResult, FinishReason, Provider, ToolCall } from '../types.ts';
 import { ProviderError } from '../provider-error.ts';
 import { malformed, toProviderError } from './error-mapping.ts';
 
@@ -34,16 +35,21 @@ function parseInput(raw: string): Record<string, unknown> {
   }
 }
 
+function imageBlock(image: ImageInput): ImageBlockParam {
+  return { type: 'image', source: { type: 'base64', media_type: image.mime as 'image/png', data: image.data } };
+}
+
 function blocksOf(message: ChatMessage): ContentBlockParam[] {
   if (message.role === 'tool') {
-    return [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: message.content }];
+    if (!message.images?.length) return [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: message.content }];
+    // A tool_result may hold image blocks: the screenshot goes with its own call's result.
+    const content = [{ type: 'text' as const, text: message.content }, ...message.images.map(imageBlock)];
+    return [{ type: 'tool_result', tool_use_id: message.tool_call_id, content }];
   }
   const blocks: ContentBlockParam[] = [];
   if (message.content !== '') blocks.push({ type: 'text', text: message.content });
   if (message.role === 'user') {
-    for (const image of message.images ?? []) {
-      blocks.push({ type: 'image', source: { type: 'base64', media_type: image.mime as 'image/png', data: image.data } });
-    }
+    for (const image of message.images ?? []) blocks.push(imageBlock(image));
   }
   if (message.role === 'assistant') {
     for (const call of message.tool_calls ?? []) {

@@ -148,10 +148,30 @@ function openAIParts(text: string, images: ImageInput[]): OpenAI.Chat.Completion
   ];
 }
 
+/**
+ * OpenAI tool messages hold text only, and must follow their assistant message together: the images
+ * of a run of tool results (a screenshot) go after the run, in one user message naming each tool.
+ */
+function toolImagesMessage(run: Extract<ChatMessage, { role: 'tool' }>[]): WireMessage | undefined {
+  const parts = run.flatMap((message) => (message.images?.length ? openAIParts(`[The image from ${message.name ?? 'a tool'}'s result above]`, message.images) : []));
+  return parts.length === 0 ? undefined : { role: 'user', content: parts };
+}
+
+/** The tool messages that end at `index`, in order. */
+function toolRunEndingAt(messages: ChatMessage[], index: number): Extract<ChatMessage, { role: 'tool' }>[] {
+  const run: Extract<ChatMessage, { role: 'tool' }>[] = [];
+  for (let i = index; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role !== 'tool') break;
+    run.unshift(message);
+  }
+  return run;
+}
+
 export function toOpenAIMessages(system: string, messages: ChatMessage[]): WireMessage[] {
   const out: WireMessage[] = [];
   if (system !== '') out.push({ role: 'system', content: system });
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
     switch (message.role) {
       case 'user':
         out.push({ role: 'user', content: message.images?.length ? openAIParts(message.content, message.images) : message.content });
@@ -174,6 +194,10 @@ export function toOpenAIMessages(system: string, messages: ChatMessage[]): WireM
         break;
       case 'tool':
         out.push({ role: 'tool', tool_call_id: message.tool_call_id, content: message.content });
+        if (messages[index + 1]?.role !== 'tool') {
+          const images = toolImagesMessage(toolRunEndingAt(messages, index));
+          if (images) out.push(images);
+        }
         break;
     }
   }

@@ -148,6 +148,7 @@ export interface CronRuns {
   created_at: Generated<Timestamp>;
   error: string | null;
   event_id: string | null;
+  files: Generated<Json>;
   finished_at: Timestamp | null;
   id: string;
   job_id: string;
@@ -292,6 +293,7 @@ export interface ModelCalls {
 }
 
 export interface Outbox {
+  attachments: Generated<Json>;
   attempts: Generated<number>;
   claim_expires_at: Timestamp | null;
   claim_token: string | null;

@@ -69,12 +69,16 @@ export class EmailSender implements OutboundSender {
     this.#allowedDomains = settings.allowedDomains;
   }
 
-  /** The mail for one row; attachments, when deliveries carry files, are added here. */
+  /** The mail for one row, with the files the row carries (a cron report's) as its attachments. */
   message(item: OutboundDelivery, to: string): Mail.Options {
     const title = (item.target.title ?? 'Herald report').replace(/[\r\n]+/g, ' ').slice(0, SUBJECT_MAX);
     const body = mailBody(item.text, title);
     const digest = createHash('sha256').update(item.idempotencyKey).digest('hex').slice(0, 32);
-    return { from: this.#from, to, subject: title, text: body.text, html: body.html, messageId: `<${digest}@${fromDomain(this.#from)}>`, disableFileAccess: true, disableUrlAccess: true };
+    const mail: Mail.Options = { from: this.#from, to, subject: title, text: body.text, html: body.html, messageId: `<${digest}@${fromDomain(this.#from)}>`, disableFileAccess: true, disableUrlAccess: true };
+    const files = item.attachedFiles ?? [];
+    // Bytes only (never a path or URL nodemailer would open), typed by the sniffed type, not the name.
+    if (files.length > 0) mail.attachments = files.map((file) => ({ filename: file.name, content: file.bytes, contentType: file.mime, contentDisposition: 'attachment' as const }));
+    return mail;
   }
 
   /** The row's address, refused for good when it is no address or lies outside the allowed domains. */
