@@ -75,7 +75,7 @@ describe('the admin view and herald status', () => {
       .values({ idempotency_key: 'admin-test', platform: 'telegram', target: JSON.stringify({ chatId: '1' }), text: 'hi', source: 'reply', status: 'failed', last_error: 'chat not found' })
       .execute();
     const status = (await stack.get('/v1/admin/status')).body;
-    expect(status.dead_letters).toEqual({ deliveries: 1, reviews: 0, cron_jobs: 0, telegram_updates: 0, discord_events: 0, runs: 0 });
+    expect(status.dead_letters).toEqual({ deliveries: 1, reviews: 0, cron_jobs: 0, telegram_updates: 0, discord_events: 0, slack_events: 0, runs: 0 });
     const failed = await stack.get('/v1/admin/jobs?queue=outbox&status=failed');
     expect(failed.status).toBe(200);
     expect(failed.body.jobs.map((job: any) => job.last_error)).toEqual(['chat not found']);

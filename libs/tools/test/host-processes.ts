@@ -16,8 +16,12 @@ export function running(marker: string): number[] {
   return found;
 }
 
+/**
+ * Waits up to 15 s for them to be gone: a sandbox's pid namespace is torn down by the kernel after
+ * its outer process dies, which on a loaded CI machine has taken more than 5 s.
+ */
 export async function noneRunning(marker: string): Promise<boolean> {
-  for (let i = 0; i < 50 && running(marker).length > 0; i += 1) await sleep(100);
+  for (let i = 0; i < 150 && running(marker).length > 0; i += 1) await sleep(100);
   return running(marker).length === 0;
 }
 
