@@ -1,5 +1,5 @@
 import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RunQueue } from '@herald/queue';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerMessageRoutes } from './message-routes.ts';
@@ -57,16 +57,9 @@ export interface IngressOptions extends MessageRouteDependencies {
   providerNames?: ReadonlySet<string> | undefined;
 }
 
-/** Builds the HTTP server; the caller listens and closes it. */
-export function createIngressServer(options: IngressOptions): FastifyInstance {
-  const app = Fastify({
-    // Room for the text limit in JSON escapes plus the other fields; larger bodies are 413 unread.
-    // The text (6 bytes a character at worst, JSON-escaped) and one attachment's worth of base64.
-    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024 + Math.ceil((options.config.attachments.maxBytes * 4) / 3),
-    logger: false,
-    return503OnClosing: true,
-  });
-  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+/** One error shape for what the routes did not answer themselves: 413, a bad body's 400, 503 for storage down, else 500. */
+function errorHandler(app: FastifyInstance, logger: IngressOptions['logger']) {
+  return (error: Error & { statusCode?: number; code?: string }, request: FastifyRequest, reply: FastifyReply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return sendError(reply, 413, 'payload_too_large', `body: larger than the ${app.initialConfig.bodyLimit} byte limit`, 'body');
     }
@@ -76,12 +69,24 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
         : error.message;
       return sendError(reply, error.statusCode, 'invalid_request', message, 'body');
     }
-    options.logger.error({ err: error, url: request.url }, 'request failed');
+    logger.error({ err: error, url: request.url }, 'request failed');
     const unavailable = /ECONNREFUSED|Connection terminated|connect|timeout/i.test(error.message);
     return unavailable
       ? sendError(reply, 503, 'unavailable', 'storage is unavailable; retry shortly, nothing was accepted')
       : sendError(reply, 500, 'internal', 'internal error');
+  };
+}
+
+/** Builds the HTTP server; the caller listens and closes it. */
+export function createIngressServer(options: IngressOptions): FastifyInstance {
+  const app = Fastify({
+    // Room for the text limit in JSON escapes plus the other fields; larger bodies are 413 unread.
+    // The text (6 bytes a character at worst, JSON-escaped) and one attachment's worth of base64.
+    bodyLimit: options.config.limits.maxMessageChars * 6 + 64 * 1024 + Math.ceil((options.config.attachments.maxBytes * 4) / 3),
+    logger: false,
+    return503OnClosing: true,
   });
+  app.setErrorHandler(errorHandler(app, options.logger));
   installAuth(app, { db: options.db, token: options.config.api.token, bootstrapTokenDisabled: options.config.people.bootstrapTokenDisabled, operators: options.config.people.operators });
   installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES]);
   installOpenApi(app, options.config.api.token);
