@@ -117,12 +117,13 @@ describe('loadConfig', () => {
   });
 
   it('streams answers into every chat platform unless turned off, for all or per platform', () => {
-    expect(loadConfig({}).platforms.streaming).toEqual({ telegram: true, discord: true });
-    expect(loadConfig({ HERALD_STREAMING_TELEGRAM: 'off' }).platforms.streaming).toEqual({ telegram: false, discord: true });
-    expect(loadConfig({ HERALD_STREAMING_DISCORD: 'off' }).platforms.streaming).toEqual({ telegram: true, discord: false });
+    expect(loadConfig({}).platforms.streaming).toEqual({ telegram: true, discord: true, slack: true });
+    expect(loadConfig({ HERALD_STREAMING_TELEGRAM: 'off' }).platforms.streaming).toEqual({ telegram: false, discord: true, slack: true });
+    expect(loadConfig({ HERALD_STREAMING_DISCORD: 'off' }).platforms.streaming).toEqual({ telegram: true, discord: false, slack: true });
+    expect(loadConfig({ HERALD_STREAMING_SLACK: 'off' }).platforms.streaming).toEqual({ telegram: true, discord: true, slack: false });
     expect(loadConfig({ HERALD_STREAMING: 'off' }).model.streaming).toBe(false);
     expect(() => loadConfig({ HERALD_STREAMING_TELEGRAM: 'sometimes' })).toThrow(/^HERALD_STREAMING_TELEGRAM: expected on or off$/m);
-    expect(SETTING_NAMES).toEqual(expect.arrayContaining(['HERALD_STREAMING_TELEGRAM', 'HERALD_STREAMING_DISCORD']));
+    expect(SETTING_NAMES).toEqual(expect.arrayContaining(['HERALD_STREAMING_TELEGRAM', 'HERALD_STREAMING_DISCORD', 'HERALD_STREAMING_SLACK']));
   });
 
   it('reports every bad variable, one per line', () => {
