@@ -80,7 +80,7 @@ async function sampleRole(role: Role) {
 async function main(): Promise<void> {
   const minutes = option('minutes', 30);
   const sampleMs = option('sample-seconds', 30) * 1000;
-  const model = await startFakeOpenAI({ handler: modelHandler, latencyMs: 50 });
+  const model = await startFakeOpenAI({ handler: modelHandler, latencyMs: 50, retainRequests: 200 });
   const telegram = await startFakeTelegram();
   const database = await createTestDatabase();
   const env: Record<string, string> = {

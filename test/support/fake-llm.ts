@@ -77,6 +77,8 @@ export interface FakeLLMOptions {
   contextTokens?: number;
   /** Streamed answers: milliseconds between pieces of text (default 0). */
   chunkDelayMs?: number;
+  /** How many requests `requests` keeps, the newest (default: all). A soak's driver sends thousands of long transcripts. */
+  retainRequests?: number;
   /** The address to listen on (127.0.0.1; a fault test's network namespace reaches it on its veth address). */
   host?: string;
 }
@@ -86,6 +88,7 @@ export interface FakeLLM {
   /** The base URL to give the SDK. */
   url: string;
   requests: FakeRequest[];
+  retainRequests: number;
   handler: FakeHandler;
   latencyMs: number;
   /** The context window in force; undefined: unlimited. */
@@ -505,6 +508,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     const fakeRequest = neutralRequest(provider, body, request.headers);
     fakeRequest.sessionKey = sessionKeyOf(fakeRequest);
     fake.requests.push(fakeRequest);
+    if (fake.requests.length > fake.retainRequests) fake.requests.splice(0, fake.requests.length - fake.retainRequests);
     // In flight until the answer is written or the client has hung up, whichever comes first: an
     // aborted call must not count against the next one while a slow handler is still running.
     const release = trackInFlight(fake, fakeRequest.sessionKey);
@@ -553,14 +557,8 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
   const http = await startFakeHttp(async (request, response) => {
     // 'close' fires once the answer is written or the client went away (abort, timeout).
     let closed = response.destroyed;
-    const gone = closed
-      ? Promise.resolve()
-      : new Promise<void>((resolve) =>
-          response.once('close', () => {
-            closed = true;
-            resolve();
-          }),
-        );
+    const gone = closed ? Promise.resolve() : new Promise<void>((resolve) => response.once('close', () => resolve()));
+    void gone.then(() => (closed = true));
     try {
       await answer(request, response, gone, () => closed);
     } catch (error) {
@@ -571,6 +569,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     provider,
     url: provider === 'openai' ? `${http.origin}/v1` : http.origin,
     requests: [],
+    retainRequests: options.retainRequests ?? Number.POSITIVE_INFINITY,
     handler: options.handler ?? echoHandler,
     latencyMs: options.latencyMs ?? 0,
     contextTokens: options.contextTokens,
