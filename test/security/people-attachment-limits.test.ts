@@ -132,8 +132,9 @@ describe('the daily attachment allowance', () => {
     const width = 96;
     const png = await sharp(randomBytes(width * width * 3), { raw: { width, height: width, channels: 3 } }).png().toBuffer();
     expect((await send('viewer', 'what is this?', [{ name: 'noise.png', bytes: png }])).status).toBe(200);
-    const request = llm.requests.at(-1)!;
-    const parts = ((request.body.messages ?? []) as { role: string; content: unknown }[]).flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string; image_url?: { url: string } }[]) : []));
+    const parts = llm.requests.flatMap((request) =>
+      ((request.body.messages ?? []) as { content: unknown }[]).flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string; image_url?: { url: string } }[]) : [])),
+    );
     const image = parts.find((part) => part.type === 'image_url')?.image_url?.url ?? '';
     expect(image).toMatch(/^data:image\/png;base64,/);
     const usage = await sql<{ day: string; calls: string }>`
