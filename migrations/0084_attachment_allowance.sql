@@ -4,3 +4,7 @@
 -- functions/herald_check_limits.sql. Kept beside the day's tokens so the check reads one row, and
 -- so deleting a message (retention, a session's erasure) does not hand its bytes back to the day.
 ALTER TABLE usage_days ADD COLUMN attachment_bytes bigint NOT NULL DEFAULT 0;
+
+-- A transcript page names the files of its user messages (GET /v1/sessions/:id/messages): found
+-- through the events of the page's turns (libs/attachments messageAttachments), by turn.
+CREATE INDEX inbound_events_turn_idx ON inbound_events (turn_id) WHERE turn_id IS NOT NULL;

@@ -77,7 +77,8 @@ export async function messageAttachments(db: Kysely<Database>, sessionId: string
     .selectFrom('inbound_events')
     .select(['id', 'turn_id', 'text'])
     .where('session_id', '=', sessionId)
-    .where('turn_id', 'in', turnIds)
+    // One array parameter however long the transcript (an IN list would bind one per turn).
+    .where(sql<boolean>`turn_id = ANY(${turnIds}::uuid[])`)
     .where((eb) => eb.exists(eb.selectFrom('event_attachments').select('event_id').whereRef('event_attachments.event_id', '=', 'inbound_events.id')))
     .orderBy('received_at')
     .orderBy('id')
