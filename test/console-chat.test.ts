@@ -1,7 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
 import { buildConsole, launchChromium } from './support/browser.ts';
@@ -10,6 +12,7 @@ import type { Stack } from './support/stack.ts';
 
 // Written to an ignored folder; `npm run docs:console` copies them into docs/console/.
 const SHOTS = fileURLToPath(new URL('../test-results/console/', import.meta.url));
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const LONG = 'The dashboard is red because the p99 latency of the checkout service crossed its objective after the deploy at nine, and the rollback is on its way.';
 const LIVE = 'Reading the deploy log now: the new build doubled the connection pool, the database refused the extra clients, and checkout retried until its queue filled up.';
 
@@ -169,6 +172,43 @@ describe('the console chat, in headless Chromium', () => {
     await page.locator('ol.transcript .msg.assistant .text', { hasText: LIVE }).waitFor();
     expect(await page.evaluate<boolean | undefined>('window.notReloaded')).toBe(true);
     await waitFor(async () => ((await stack.get(`/v1/events/${accepted.body.event_id}`)).body.status === 'done' ? true : undefined), { what: 'the turn' });
+  });
+
+  it("draws a message's picture from a blob: URL, and offers its CSV and its SVG as downloads, never drawn", async () => {
+    const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#c0392b' } }).png().toBuffer();
+    const csv = Buffer.from('service,errors\napi,12\nweb,3\n');
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="red"/></svg>');
+    const files = [{ name: 'dash.png', bytes: png }, { name: 'errors.csv', bytes: csv }, { name: 'logo.svg', bytes: svg }];
+    const sent = await stack.post('/v1/messages?wait=20', { chat_id: 'console-files', user_id: 'console', text: 'the dashboard and its numbers', attachments: files.map((file) => ({ name: file.name, data: file.bytes.toString('base64') })) });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const session = sent.body.session_id as string;
+    // The transcript API names each message's files; the console draws from it.
+    const messages = (await stack.get(`/v1/sessions/${session}/messages`)).body.messages as { role: string; attachments?: unknown[] }[];
+    expect(messages.find((message) => message.role === 'user')?.attachments).toEqual([
+      { name: 'dash.png', mime: 'image/png', size: png.length, sha256: sha256(png), kind: 'image' },
+      { name: 'errors.csv', mime: 'text/csv', size: csv.length, sha256: sha256(csv), kind: 'document' },
+      { name: 'logo.svg', mime: 'image/svg+xml', size: svg.length, sha256: sha256(svg), kind: 'document' },
+    ]);
+    expect(messages.find((message) => message.role === 'assistant')?.attachments).toBeUndefined();
+    // The console's policy lets a page-made blob: be an image, and nothing wider.
+    const csp = (await fetch(`${stack.url}/ui/`)).headers.get('content-security-policy') ?? '';
+    expect(csp.split('; ').filter((directive) => directive.startsWith('img-src'))).toEqual(["img-src 'self' blob:"]);
+
+    for (const where of [`#/session/${session}`, `#/chat?profile=main&chat=console-files&session=${session}`]) {
+      await page.goto(`${stack.url}/ui/${where}`);
+      const picture = page.locator(`[data-attachment="${sha256(png)}"] img`);
+      await picture.waitFor();
+      await expect.poll(() => picture.evaluate((image) => (image as any).naturalWidth as number)).toBe(48);
+      expect(await picture.getAttribute('src')).toMatch(/^blob:/);
+      expect(await page.locator('main img').count()).toBe(1);
+      for (const file of files.slice(1)) {
+        expect(await page.locator(`[data-attachment="${sha256(file.bytes)}"] img`).count()).toBe(0);
+        const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Download ${file.name}` }).click()]);
+        expect(download.suggestedFilename()).toBe(file.name);
+        expect(readFileSync(await download.path()).equals(file.bytes)).toBe(true);
+      }
+    }
+    await page.screenshot({ path: `${SHOTS}chat-files.png`, fullPage: true });
   });
 
   it('reads at 360 pixels', async () => {

@@ -3,7 +3,9 @@
 -- rows. Returns the first limit the message would pass and the seconds until trying again makes
 -- sense; no row when it is within every limit. p_limits holds the positive limits by name
 -- (turns_per_minute, global_turns_per_minute, concurrent_turns, global_concurrent_turns,
--- tokens_per_day, global_tokens_per_day); a missing or zero limit is off.
+-- tokens_per_day, global_tokens_per_day, attachment_bytes_per_day, global_attachment_bytes_per_day);
+-- a missing or zero limit is off. attachment_bytes is not a limit but the message's own files: the
+-- attachment allowances refuse only a message that carries some, when they would take the day past it.
 CREATE OR REPLACE FUNCTION herald_check_limits(p_user text, p_limits jsonb)
 RETURNS TABLE (limit_name text, retry_after integer) LANGUAGE plpgsql AS $$
 DECLARE
@@ -13,6 +15,7 @@ DECLARE
   v_max bigint;
   v_count bigint;
   v_oldest timestamptz;
+  v_files bigint := coalesce((p_limits ->> 'attachment_bytes')::bigint, 0);
 BEGIN
   IF p_limits IS NULL OR p_limits = '{}'::jsonb THEN
     RETURN;
@@ -79,6 +82,26 @@ BEGIN
     SELECT coalesce(sum(u.tokens), 0) INTO v_count FROM usage_days u WHERE u.day = v_day;
     IF v_count >= v_max THEN
       RETURN QUERY SELECT 'global_tokens_per_day'::text, greatest(1, v_midnight);
+      RETURN;
+    END IF;
+  END IF;
+
+  -- Files: the bytes the person's accepted messages carried today (usage_days.attachment_bytes, added
+  -- when each was accepted) plus this message's. A message without files is never refused by them.
+  v_max := coalesce((p_limits ->> 'attachment_bytes_per_day')::bigint, 0);
+  IF v_max > 0 AND v_files > 0 THEN
+    SELECT coalesce(sum(u.attachment_bytes), 0) INTO v_count FROM usage_days u WHERE u.day = v_day AND u.user_id = p_user;
+    IF v_count + v_files > v_max THEN
+      RETURN QUERY SELECT 'attachments'::text, greatest(1, v_midnight);
+      RETURN;
+    END IF;
+  END IF;
+
+  v_max := coalesce((p_limits ->> 'global_attachment_bytes_per_day')::bigint, 0);
+  IF v_max > 0 AND v_files > 0 THEN
+    SELECT coalesce(sum(u.attachment_bytes), 0) INTO v_count FROM usage_days u WHERE u.day = v_day;
+    IF v_count + v_files > v_max THEN
+      RETURN QUERY SELECT 'global_attachments'::text, greatest(1, v_midnight);
       RETURN;
     END IF;
   END IF;

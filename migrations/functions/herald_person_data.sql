@@ -27,7 +27,8 @@ LANGUAGE sql STABLE AS $$
                'prompt', j.prompt, 'enabled', j.enabled, 'created_at', j.created_at) ORDER BY j.created_at)
         FROM cron_jobs j WHERE j.creator_user_id = ANY (keys)), '[]'::jsonb),
     'usage', coalesce((
-      SELECT jsonb_agg(jsonb_build_object('day', u.day, 'tokens', u.tokens) ORDER BY u.day)
-        FROM (SELECT day, sum(tokens) AS tokens FROM usage_days WHERE user_id = ANY (keys) GROUP BY day) u), '[]'::jsonb)
+      SELECT jsonb_agg(jsonb_build_object('day', u.day, 'tokens', u.tokens, 'attachment_bytes', u.attachment_bytes) ORDER BY u.day)
+        FROM (SELECT day, sum(tokens) AS tokens, sum(attachment_bytes) AS attachment_bytes
+                FROM usage_days WHERE user_id = ANY (keys) GROUP BY day) u), '[]'::jsonb)
   );
 $$;

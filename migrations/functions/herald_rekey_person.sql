@@ -11,9 +11,10 @@ BEGIN
   UPDATE memory_entries SET user_id = to_id WHERE user_id = from_id;
   UPDATE cron_jobs SET creator_user_id = to_id WHERE creator_user_id = from_id;
   UPDATE skills SET created_by = to_id WHERE created_by = from_id;
-  INSERT INTO usage_days AS u (day, user_id, tokens)
-    SELECT day, to_id, tokens FROM usage_days WHERE user_id = from_id
-    ON CONFLICT (day, user_id) DO UPDATE SET tokens = u.tokens + EXCLUDED.tokens;
+  INSERT INTO usage_days AS u (day, user_id, tokens, attachment_bytes)
+    SELECT day, to_id, tokens, attachment_bytes FROM usage_days WHERE user_id = from_id
+    ON CONFLICT (day, user_id) DO UPDATE
+      SET tokens = u.tokens + EXCLUDED.tokens, attachment_bytes = u.attachment_bytes + EXCLUDED.attachment_bytes;
   DELETE FROM usage_days WHERE user_id = from_id;
 END;
 $$;

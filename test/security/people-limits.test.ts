@@ -20,7 +20,7 @@ import type { Stack } from '../support/stack.ts';
  */
 
 const SECRET = 'people-limits_1';
-const OFF = { turnsPerMinute: 0, globalTurnsPerMinute: 0, concurrentTurns: 0, globalConcurrentTurns: 0, tokensPerDay: 0, globalTokensPerDay: 0 };
+const OFF = { turnsPerMinute: 0, globalTurnsPerMinute: 0, concurrentTurns: 0, globalConcurrentTurns: 0, tokensPerDay: 0, globalTokensPerDay: 0, attachmentBytesPerDay: 0, globalAttachmentBytesPerDay: 0 };
 
 describe('limits', () => {
   let llm: FakeLLM;

@@ -54,3 +54,44 @@ export async function sessionFile(db: Kysely<Database>, sessionId: string, sha25
     LIMIT 1`.execute(db);
   return rows.rows[0];
 }
+
+/** A transcript message, as far as finding its files needs: a user message is the text of one of its turn's events. */
+export interface TranscriptEntry {
+  id: string;
+  role: string;
+  turnId: string | null;
+  content: string;
+}
+
+/**
+ * The files each user message of a transcript carried, by message id (messages without files are
+ * not in the map). A turn's user messages are its events' texts in order (herald_start_turn), so a
+ * message is matched to the first event of its turn, in this session, with the same text that no
+ * earlier message took; only files of this session's events, as GET .../attachments/:sha256 serves.
+ */
+export async function messageAttachments(db: Kysely<Database>, sessionId: string, messages: readonly TranscriptEntry[]): Promise<Map<string, Attachment[]>> {
+  const byMessage = new Map<string, Attachment[]>();
+  const turnIds = [...new Set(messages.filter((m) => m.role === 'user' && m.turnId !== null).map((m) => m.turnId as string))];
+  if (turnIds.length === 0) return byMessage;
+  const events = await db
+    .selectFrom('inbound_events')
+    .select(['id', 'turn_id', 'text'])
+    .where('session_id', '=', sessionId)
+    // One array parameter however long the transcript (an IN list would bind one per turn).
+    .where(sql<boolean>`turn_id = ANY(${turnIds}::uuid[])`)
+    .where((eb) => eb.exists(eb.selectFrom('event_attachments').select('event_id').whereRef('event_attachments.event_id', '=', 'inbound_events.id')))
+    .orderBy('received_at')
+    .orderBy('id')
+    .execute();
+  if (events.length === 0) return byMessage;
+  const files = await eventAttachments(db, events.map((event) => event.id));
+  const taken = new Set<string>();
+  for (const message of messages) {
+    if (message.role !== 'user') continue;
+    const event = events.find((candidate) => !taken.has(candidate.id) && candidate.turn_id === message.turnId && candidate.text === message.content);
+    if (event === undefined) continue;
+    taken.add(event.id);
+    byMessage.set(message.id, files.get(event.id) ?? []);
+  }
+  return byMessage;
+}

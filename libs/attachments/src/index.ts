@@ -5,11 +5,12 @@ export { BLOB_GRACE_MS, blobStore, hasBlob, PostgresBlobStore, pruneBlobs, putBl
 export type { BlobStore } from './blob-store.ts';
 export { s3Client, S3BlobStore } from './s3-blob-store.ts';
 export { readCapped, readResponseCapped } from './capped-read.ts';
-export { attachToEvent, eventAttachments, sessionFile } from './event-attachments.ts';
+export { attachToEvent, eventAttachments, messageAttachments, sessionFile } from './event-attachments.ts';
+export type { TranscriptEntry } from './event-attachments.ts';
 export { kindOf, MODEL_IMAGE_TYPES, sniffType } from './file-types.ts';
 export { ANTHROPIC_IMAGE_LIMITS, fitImageForModel, imageLimitsFor, OPENAI_IMAGE_LIMITS } from './model-image.ts';
 export type { ImageLimits, ModelImage } from './model-image.ts';
 export { bufferedFile, NO_TRANSCRIPTION_NOTICE, takeFile, takeMessageFiles } from './intake.ts';
-export type { IncomingFile, TakenMessage } from './intake.ts';
+export type { IncomingFile, TakenMessage, TakeOptions } from './intake.ts';
 export { transcribe, TranscriptionError } from './transcription.ts';
 export { KNOWN_VISION_MODELS, MODEL_IMAGE_MAX_BYTES, modelTakesImages } from './vision-models.ts';

@@ -72,18 +72,29 @@ export interface TakenMessage {
 export const NO_TRANSCRIPTION_NOTICE =
   'I got your voice note but cannot listen to it: no transcription model is set up (HERALD_TRANSCRIBE_MODEL). Please type your message.';
 
+export interface TakeOptions {
+  /** Throw a refused file (AttachmentRefusedError naming `attachments.<n>`) instead of a notice: the API. */
+  strict?: boolean;
+  /**
+   * Given the checked files' total size before any is stored; what it throws (the person's daily
+   * allowance spent: @herald/session filesAdmission) refuses the whole message, nothing stored.
+   */
+  admit?: (bytes: number) => Promise<void>;
+}
+
 /**
- * Takes a message's files in: each checked first, then stored and described in the text (so the
- * model and history search see its name); a voice note or audio file is transcribed into the text,
- * with the person told so. A refused file is named in a notice and the rest of the message goes
- * through; with `strict` (the API) it is thrown instead, before anything is stored, its field named.
+ * Takes a message's files in: each checked first, then admitted (`admit`), then stored and
+ * described in the text (so the model and history search see its name); a voice note or audio
+ * file is transcribed into the text, with the person told so. A refused file is named in a notice
+ * and the rest of the message goes through; with `strict` (the API) it is thrown instead, before
+ * anything is stored, its field named.
  */
 export async function takeMessageFiles(
   db: Db,
   config: AttachmentsConfig,
   text: string,
   files: readonly IncomingFile[],
-  options: { strict?: boolean } = {},
+  options: TakeOptions = {},
 ): Promise<TakenMessage> {
   const lines = text.trim() === '' ? [] : [text];
   const notices: string[] = [];
@@ -97,6 +108,7 @@ export async function takeMessageFiles(
       notices.push(`I could not take ${safeFileName(file.name, 'your file')}: ${error.message}.`);
     }
   }
+  if (checked.length > 0) await options.admit?.(checked.reduce((sum, file) => sum + file.bytes.length, 0));
   const attachments: Attachment[] = [];
   for (const file of checked) {
     const attachment = await storeFile(db, file);

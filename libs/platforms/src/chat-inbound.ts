@@ -2,7 +2,7 @@ import { DEFAULT_ACCOUNT, qualifyUserId } from '@herald/core';
 import { MAIN_PROFILE } from '@herald/profiles';
 import type { BindingFacts } from '@herald/profiles';
 import type { ChatPlatform, Logger } from '@herald/core';
-import { acceptInbound, BacklogFullError, chatTarget, LimitExceededError, wasAccepted } from '@herald/session';
+import { acceptInbound, BacklogFullError, chatTarget, filesAdmission, LimitExceededError, wasAccepted } from '@herald/session';
 import { takeMessageFiles } from '@herald/attachments';
 import type { IncomingFile } from '@herald/attachments';
 import { DEFAULT_ATTACHMENTS } from '@herald/core';
@@ -148,7 +148,13 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   // A linked identity speaks as its person: memory, search, quotas and approvals read one id
   // (docs/decisions/2026-12-06-person-key.md).
   inbound.userId = await personKeyOf(deps.db, identity);
-  const withFiles = await takeFiles(deps, message, inbound);
+  let withFiles;
+  try {
+    withFiles = await takeFiles(deps, message, inbound);
+  } catch (error) {
+    if (!(error instanceof LimitExceededError)) throw error;
+    return tellRefused(deps, message, inbound, error);
+  }
   if (withFiles === undefined) return 'duplicate';
   inbound.text = withFiles.text;
   inbound.attachments = withFiles.attachments;
@@ -160,31 +166,38 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     accepted = await acceptInbound(deps.db, { ...inbound, text: verdict.text }, { ...deps.accept, operators });
   } catch (error) {
     if (!(error instanceof BacklogFullError) && !(error instanceof LimitExceededError)) throw error;
-    // Refused, never dropped silently: the person is told why in one line, through the outbox.
-    const backlog = error instanceof BacklogFullError;
-    await enqueueOutbound(deps.db, {
-      idempotencyKey: `${backlog ? 'backlog' : 'limit'}:${message.dedupeKey}`,
-      platform: message.platform,
-      target: chatTarget(inbound),
-      text: error.message,
-      source: 'notice',
-    });
-    return backlog ? 'backlog_full' : 'limited';
+    return tellRefused(deps, message, inbound, error);
   }
   await announceAccepted(deps, accepted);
   return accepted.duplicate ? 'duplicate' : 'accepted';
 }
 
+/** Refused, never dropped silently: the person is told why in one line, through the outbox. */
+async function tellRefused(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage, error: BacklogFullError | LimitExceededError): Promise<ChatInboundOutcome> {
+  const backlog = error instanceof BacklogFullError;
+  await enqueueOutbound(deps.db, {
+    idempotencyKey: `${backlog ? 'backlog' : 'limit'}:${message.dedupeKey}`,
+    platform: message.platform,
+    target: chatTarget(inbound),
+    text: error.message,
+    source: 'notice',
+  });
+  return backlog ? 'backlog_full' : 'limited';
+}
+
 /**
  * The message's files, downloaded once: a redelivered update whose message is in the inbox already
  * is a duplicate before anything is fetched. What the person must hear at once (a transcript, a
- * file refused) goes out through the outbox ahead of the answer.
+ * file refused) goes out through the outbox ahead of the answer. Past the person's daily
+ * attachment allowance it throws LimitExceededError, nothing stored.
  */
 async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
   const files = message.files ?? [];
   if (files.length === 0) return { text: message.text, attachments: undefined };
   if (await wasAccepted(deps.db, message.dedupeKey)) return undefined;
-  const taken = await takeMessageFiles(deps.db, deps.accept.attachments ?? DEFAULT_ATTACHMENTS, message.text, files);
+  const sender = { userId: inbound.userId, profileId: inbound.profileId, platform: message.platform, chatId: message.chatId };
+  const admit = filesAdmission(deps.db, sender, deps.accept.limits);
+  const taken = await takeMessageFiles(deps.db, deps.accept.attachments ?? DEFAULT_ATTACHMENTS, message.text, files, { admit });
   for (const [index, text] of taken.notices.entries()) {
     await enqueueOutbound(deps.db, { idempotencyKey: `attachment:${message.dedupeKey}:${index}`, platform: message.platform, target: chatTarget(inbound), text, source: 'notice' });
   }

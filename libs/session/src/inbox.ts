@@ -11,6 +11,7 @@ import { enqueueOutbound } from '@herald/delivery';
 import { bareApprovalWord, parseCommand, runCommand } from './chat-commands.ts';
 import type { Command, SessionControl } from './chat-commands.ts';
 import { LimitExceededError, limitsArgument } from './limit-refusal.ts';
+import { countAttachmentBytes } from './attachment-allowance.ts';
 import { endSession } from './session-end.ts';
 import { withdrawWaits } from './tool-waits.ts';
 import { checkReset } from './session-reset.ts';
@@ -287,24 +288,29 @@ type AcceptRow = {
 };
 
 /**
- * herald_accept_message, and with files the links to them in the same transaction: a worker never
- * sees the message without its files.
+ * herald_accept_message, and with files the links to them and their bytes on the person's day in
+ * the same transaction: a worker never sees the message without its files, and the attachment
+ * allowance, checked in that call under the person's lock, counts them before the next message.
  */
 async function acceptRow(db: Kysely<Database>, key: string, message: InboundMessage, options: AcceptOptions): Promise<AcceptRow | undefined> {
   const attachments = message.attachments ?? [];
-  if (attachments.length === 0) return callAccept(db, key, message, options);
+  if (attachments.length === 0) return callAccept(db, key, message, options, 0);
+  const bytes = attachments.reduce((sum, file) => sum + file.size, 0);
   return db.transaction().execute(async (trx) => {
-    const row = await callAccept(trx, key, message, options);
-    if (row?.outcome === 'accepted' && row.event_id !== null) await attachToEvent(trx, row.event_id, attachments);
+    const row = await callAccept(trx, key, message, options, bytes);
+    if (row?.outcome === 'accepted' && row.event_id !== null) {
+      await attachToEvent(trx, row.event_id, attachments);
+      await countAttachmentBytes(trx, message.userId, bytes);
+    }
     return row;
   });
 }
 
-async function callAccept(db: Kysely<Database> | Transaction<Database>, key: string, message: InboundMessage, options: AcceptOptions): Promise<AcceptRow | undefined> {
+async function callAccept(db: Kysely<Database> | Transaction<Database>, key: string, message: InboundMessage, options: AcceptOptions, fileBytes: number): Promise<AcceptRow | undefined> {
   const result = await sql<AcceptRow>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
        ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
        ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${options.backlogLimit}::integer,
-       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits, options.budgets)}::jsonb)`.execute(db);
+       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits, options.budgets, fileBytes)}::jsonb)`.execute(db);
   return result.rows[0];
 }
 

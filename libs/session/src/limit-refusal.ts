@@ -11,7 +11,9 @@ type CountedLimit =
   | 'concurrent_turns'
   | 'global_concurrent_turns'
   | 'tokens_per_day'
-  | 'global_tokens_per_day';
+  | 'global_tokens_per_day'
+  | 'attachments'
+  | 'global_attachments';
 
 /** Every limit a message can be refused by: the counted ones, and `budget` for the money budgets. */
 export type LimitName = CountedLimit | 'budget';
@@ -29,6 +31,8 @@ const REASONS: Record<CountedLimit, (wait: string) => string> = {
   global_concurrent_turns: (wait) => `Herald is working on as many requests as it is allowed to at once; send it again in ${wait}.`,
   tokens_per_day: (wait) => `You have used today's model budget for one person; it renews at midnight UTC, in ${wait}.`,
   global_tokens_per_day: (wait) => `Herald has used today's model budget; it renews at midnight UTC, in ${wait}.`,
+  attachments: (wait) => `You have sent as many files today as this Herald allows one person; messages without files still go through, and files again at midnight UTC, in ${wait}.`,
+  global_attachments: (wait) => `Herald has taken in as many files today as it is allowed to; messages without files still go through, and files again at midnight UTC, in ${wait}.`,
 };
 
 const BUDGET_REASONS: Record<BudgetScope, Record<BudgetPeriod, (wait: string) => string>> = {
@@ -75,28 +79,34 @@ export class LimitExceededError extends Error {
 /** Only the token limits, as herald_check_limits takes them: what is checked before each model call. */
 export function tokenLimitsArgument(limits: QuotaConfig | undefined): string | null {
   if (limits === undefined) return null;
-  return limitsArgument({ ...limits, turnsPerMinute: 0, globalTurnsPerMinute: 0, concurrentTurns: 0, globalConcurrentTurns: 0 });
+  return limitsArgument({ ...limits, turnsPerMinute: 0, globalTurnsPerMinute: 0, concurrentTurns: 0, globalConcurrentTurns: 0, attachmentBytesPerDay: 0, globalAttachmentBytesPerDay: 0 });
 }
 
 /**
  * The configured limits as herald_check_limits takes them: positive ones only, with the budgets'
  * defaults under `budgets` for herald_budget_status; null (nothing limited, budgets included, as
- * for a scheduled run) when no limit is on and no budgets are given.
+ * for a scheduled run) when no limit is on and no budgets are given. `attachmentBytes`, the size
+ * of the message's files, goes along as `attachment_bytes` when an attachment allowance is on.
  */
-export function limitsArgument(limits: QuotaConfig | undefined, budgets?: BudgetDefaults): string | null {
+export function limitsArgument(limits: QuotaConfig | undefined, budgets?: BudgetDefaults, attachmentBytes = 0): string | null {
   const on: Record<string, unknown> = {};
   // With budgets given the argument is never null: the budgets table's rows apply without defaults.
   if (budgets !== undefined) on['budgets'] = budgetsArgument(budgets);
   if (limits === undefined) return Object.keys(on).length === 0 ? null : JSON.stringify(on);
-  const named: Record<CountedLimit, number> = {
+  // By herald_check_limits' keys: a limit's own name, the allowances' theirs in bytes.
+  const named: Record<Exclude<CountedLimit, 'attachments' | 'global_attachments'> | 'attachment_bytes_per_day' | 'global_attachment_bytes_per_day', number> = {
     turns_per_minute: limits.turnsPerMinute,
     global_turns_per_minute: limits.globalTurnsPerMinute,
     concurrent_turns: limits.concurrentTurns,
     global_concurrent_turns: limits.globalConcurrentTurns,
     tokens_per_day: limits.tokensPerDay,
     global_tokens_per_day: limits.globalTokensPerDay,
+    attachment_bytes_per_day: limits.attachmentBytesPerDay,
+    global_attachment_bytes_per_day: limits.globalAttachmentBytesPerDay,
   };
   for (const [name, value] of Object.entries(named)) if (value > 0) on[name] = value;
+  const allowance = limits.attachmentBytesPerDay > 0 || limits.globalAttachmentBytesPerDay > 0;
+  if (allowance && attachmentBytes > 0) on['attachment_bytes'] = attachmentBytes;
   return Object.keys(on).length === 0 ? null : JSON.stringify(on);
 }
 

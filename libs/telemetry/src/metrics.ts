@@ -29,7 +29,7 @@ const searchSeconds = new Histogram({ name: 'herald_search_duration_seconds', he
 const compressions = new Counter({ name: 'herald_compressions_total', help: 'Session compressions, by outcome (compressed, fallback, unchanged, unavailable).', labelNames: ['outcome'], registers });
 const compressionSeconds = new Histogram({ name: 'herald_compression_duration_seconds', help: 'Wall time of one compression, by part: total, or summary (the summariser call alone).', labelNames: ['part'], buckets: LATENCY_BUCKETS, registers });
 const modelCost = new Counter({ name: 'herald_model_cost_usd_total', help: 'What recorded model calls cost in US dollars, from the price table (a model without a price adds 0).', labelNames: ['provider', 'model'], registers });
-const quotaRefusals = new Counter({ name: 'herald_quota_refusals_total', help: 'Messages refused by a limit, by limit (turns_per_minute, concurrent_turns, tokens_per_day, their global_ forms, session_backlog).', labelNames: ['limit'], registers });
+const quotaRefusals = new Counter({ name: 'herald_quota_refusals_total', help: 'Messages refused by a limit, by limit (turns_per_minute, concurrent_turns, tokens_per_day, attachments, their global_ forms, budget, session_backlog).', labelNames: ['limit'], registers });
 const deadLetters = new Counter({ name: 'herald_dead_letters_total', help: 'Work given up on for good, by kind (delivery, run_job, review_job, cron_job).', labelNames: ['kind'], registers });
 
 export function recordTurn(outcome: string, seconds: number): void {

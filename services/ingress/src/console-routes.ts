@@ -20,13 +20,15 @@ export const CONSOLE_DIR = fileURLToPath(new URL('../../../services/ingress/cons
 /**
  * Every console response carries it: scripts, styles and calls only from this origin, no inline
  * script or style, no frames, no forms posted anywhere (sign-in is handled in script, so a form that
- * slipped past it cannot put the token in a URL).
+ * slipped past it cannot put the token in a URL). Images also from `blob:`: a transcript's pictures
+ * are fetched with the console's sign-in and shown from a blob the page made, never from another
+ * origin or a data: URL.
  */
 export const CONSOLE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self'",
+  "img-src 'self' blob:",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",

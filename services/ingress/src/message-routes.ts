@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, acceptOptionsFrom, BacklogFullError, getEvent, LimitExceededError, listOpenEvents, wasAccepted } from '@herald/session';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, filesAdmission, getEvent, LimitExceededError, listOpenEvents, wasAccepted } from '@herald/session';
 import { AttachmentRefusedError, takeMessageFiles } from '@herald/attachments';
 import type { Attachment } from '@herald/attachments';
 import { apiFiles } from './api-attachments.ts';
@@ -96,18 +96,30 @@ export function acceptApiMessage(deps: MessageRouteDependencies, message: ApiMes
 
 const dedupeKeyOf = (body: MessageBody) => (body.idempotency_key === undefined ? undefined : `api:${body.chat_id}:${body.idempotency_key}`);
 
+/** A spent limit: 429 in sendError's shape, plus which limit so a client can tell them apart, and when to retry. */
+function sendLimited(reply: FastifyReply, error: LimitExceededError): FastifyReply {
+  return reply
+    .code(429)
+    .header('retry-after', String(error.retryAfterSeconds))
+    .send({ error: { code: 'limit_exceeded', message: error.message, limit: error.limit } });
+}
+
 /**
  * The message's files taken in (checked first, then stored; a repeated idempotency key fetches
- * nothing again); a refused file is a 400 naming it, with nothing stored.
+ * nothing again); a refused file is a 400 naming it, and files past the person's daily allowance
+ * a 429, with nothing stored.
  */
 async function withFiles(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, text: string): Promise<{ text: string; attachments?: Attachment[] } | FastifyReply> {
   const files = body.attachments ?? [];
   const key = dedupeKeyOf(body);
   if (files.length === 0 || (key !== undefined && (await wasAccepted(deps.db, key)))) return { text };
+  const sender = { userId: apiUserId(body.user_id), profileId: body.profile ?? MAIN_PROFILE, platform: 'api', chatId: body.chat_id };
+  const admit = filesAdmission(deps.db, sender, deps.config.people.quotas);
   try {
-    const taken = await takeMessageFiles(deps.db, deps.config.attachments, text, apiFiles(files, deps.config.tools.webAllowlist), { strict: true });
+    const taken = await takeMessageFiles(deps.db, deps.config.attachments, text, apiFiles(files, deps.config.tools.webAllowlist), { strict: true, admit });
     return { text: taken.text, attachments: taken.attachments };
   } catch (error) {
+    if (error instanceof LimitExceededError) return sendLimited(reply, error);
     if (!(error instanceof AttachmentRefusedError)) throw error;
     const tooLarge = /larger than/.test(error.message);
     return sendError(reply, tooLarge ? 413 : 400, tooLarge ? 'payload_too_large' : 'invalid_request', error.message, error.field ?? 'attachments');
@@ -131,13 +143,7 @@ async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body:
     });
   } catch (error) {
     if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
-    if (error instanceof LimitExceededError) {
-      // The error shape of sendError, plus which limit, so a client can tell them apart.
-      return reply
-        .code(429)
-        .header('retry-after', String(error.retryAfterSeconds))
-        .send({ error: { code: 'limit_exceeded', message: error.message, limit: error.limit } });
-    }
+    if (error instanceof LimitExceededError) return sendLimited(reply, error);
     throw error;
   }
 }

@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { listSessions, loadTranscript, loadTranscriptPage } from '@herald/session';
 import type { PageAnchor, SessionSummary, StoredMessage } from '@herald/session';
-import type { ReadRouting } from '@herald/db';
+import type { Db, ReadRouting } from '@herald/db';
+import { messageAttachments } from '@herald/attachments';
+import type { Attachment } from '@herald/attachments';
 import { sendError } from './api-errors.ts';
 import { readDbFor } from './read-your-writes.ts';
 import { firstIssue } from './message-body.ts';
@@ -65,6 +67,19 @@ function summaryView(session: SessionSummary) {
     created_at: session.createdAt.toISOString(),
     updated_at: session.updatedAt.toISOString(),
   };
+}
+
+function attachmentView(file: Attachment) {
+  return { name: file.name, mime: file.mime, size: file.size, sha256: file.sha256, kind: file.kind };
+}
+
+/** The messages as the API shows them, each user message with the files it carried. */
+async function messageViews(db: Db, sessionId: string, messages: readonly StoredMessage[]) {
+  const files = await messageAttachments(db, sessionId, messages);
+  return messages.map((message) => {
+    const carried = files.get(message.id);
+    return { ...messageView(message), ...(carried === undefined ? {} : { attachments: carried.map(attachmentView) }) };
+  });
 }
 
 function messageView(message: StoredMessage) {
@@ -129,9 +144,9 @@ export function registerSessionRoutes(app: FastifyInstance, reads: ReadRouting):
     if (!session) return sendError(reply, 404, 'not_found', 'no such session');
     const query = parsed.data;
     const paged = query.limit !== undefined || query.before !== undefined || query.after !== undefined || query.around !== undefined;
-    if (!paged) return { messages: (await loadTranscript(db, session.id)).map(messageView) };
+    if (!paged) return { messages: await messageViews(db, session.id, await loadTranscript(db, session.id)) };
     const page = await loadTranscriptPage(db, session.id, anchorOf(query), query.limit ?? 100);
     if (!page) return sendError(reply, 404, 'not_found', 'around: no such message in this session', 'around');
-    return { messages: page.messages.map(messageView), has_before: page.hasBefore, has_after: page.hasAfter };
+    return { messages: await messageViews(db, session.id, page.messages), has_before: page.hasBefore, has_after: page.hasAfter };
   });
 }

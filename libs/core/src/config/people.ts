@@ -17,6 +17,9 @@ export interface QuotaConfig {
   /** Model tokens (input and output) one person's turns may use per UTC day. */
   tokensPerDay: number;
   globalTokensPerDay: number;
+  /** Bytes of files one person's messages may bring in per UTC day (HERALD_LIMIT_ATTACHMENT_MB_PER_DAY). */
+  attachmentBytesPerDay: number;
+  globalAttachmentBytesPerDay: number;
 }
 
 /** Who may answer any approval or question besides the person whose turn asked, and the quotas. */
@@ -32,6 +35,8 @@ export interface PeopleConfig {
    */
   bootstrapTokenDisabled: boolean;
 }
+
+const MB = 1024 * 1024;
 
 const quota = (max: number) =>
   z.coerce
@@ -52,6 +57,8 @@ export const peopleSection = z
     HERALD_LIMIT_GLOBAL_CONCURRENT_TURNS: quota(100_000_000),
     HERALD_LIMIT_TOKENS_PER_DAY: quota(1_000_000_000_000),
     HERALD_LIMIT_GLOBAL_TOKENS_PER_DAY: quota(1_000_000_000_000),
+    HERALD_LIMIT_ATTACHMENT_MB_PER_DAY: quota(10_000_000),
+    HERALD_LIMIT_GLOBAL_ATTACHMENT_MB_PER_DAY: quota(1_000_000_000),
     HERALD_TOKENS_PER_PERSON: z.coerce
       .number({ error: 'expected a number' })
       .int({ error: 'expected a whole number' })
@@ -73,6 +80,8 @@ export const peopleSection = z
         globalConcurrentTurns: e.HERALD_LIMIT_GLOBAL_CONCURRENT_TURNS,
         tokensPerDay: e.HERALD_LIMIT_TOKENS_PER_DAY,
         globalTokensPerDay: e.HERALD_LIMIT_GLOBAL_TOKENS_PER_DAY,
+        attachmentBytesPerDay: e.HERALD_LIMIT_ATTACHMENT_MB_PER_DAY * MB,
+        globalAttachmentBytesPerDay: e.HERALD_LIMIT_GLOBAL_ATTACHMENT_MB_PER_DAY * MB,
       },
       tokensPerPerson: e.HERALD_TOKENS_PER_PERSON,
       bootstrapTokenDisabled: e.HERALD_API_TOKEN_DISABLED,

@@ -637,6 +637,7 @@ export interface UsageCosts {
 }
 
 export interface UsageDays {
+  attachment_bytes: Generated<Int8>;
   day: Timestamp;
   tokens: Generated<Int8>;
   user_id: string;

@@ -148,23 +148,44 @@ export async function callWith<T>(token: string, method: string, path: string, b
   return (await response.json()) as T;
 }
 
+/** The token to call with, or (signed out) the sign-in shown again and an ApiError thrown. */
+function tokenOrSignIn(): string {
+  const token = currentToken();
+  if (token !== null) return token;
+  onUnauthorized('Sign in with the API token.');
+  throw new ApiError(401, 'unauthorized', 'not signed in');
+}
+
+/** A 401 mid-session: the sign-in is forgotten and the person sent back to sign in. */
+function signInRefused(error: unknown): void {
+  if (!(error instanceof ApiError) || error.status !== 401) return;
+  forgetToken();
+  cookieSession = null;
+  onUnauthorized('The server no longer accepts this sign-in. Sign in again.');
+}
+
 /** A call with the stored token; a 401 forgets it and sends the person back to sign in. */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const token = currentToken();
-  if (token === null) {
-    onUnauthorized('Sign in with the API token.');
-    throw new ApiError(401, 'unauthorized', 'not signed in');
-  }
+  const token = tokenOrSignIn();
   try {
     return await callWith<T>(token, method, path, body);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) {
-      forgetToken();
-      cookieSession = null;
-      onUnauthorized('The server no longer accepts this sign-in. Sign in again.');
-    }
+    signInRefused(error);
     throw error;
   }
+}
+
+/**
+ * A file's bytes (a transcript's attachment), fetched with the same sign-in as every call, the
+ * token in its header or the cookie riding along: never by a URL the browser loads by itself.
+ */
+export async function fetchFile(path: string): Promise<Blob> {
+  const token = tokenOrSignIn();
+  const response = await fetch(path, { headers: authHeaders(token, 'GET'), credentials: 'same-origin', cache: 'no-store' });
+  if (response.ok) return response.blob();
+  const error = await errorOf(response);
+  signInRefused(error);
+  throw error;
 }
 
 /**
@@ -173,22 +194,14 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
  */
 export async function openStream(method: 'GET' | 'POST', path: string, options: { body?: unknown; lastEventId?: string | undefined; signal?: AbortSignal } = {}): Promise<Response> {
   const { body, lastEventId, signal } = options;
-  const token = currentToken();
-  if (token === null) {
-    onUnauthorized('Sign in with the API token.');
-    throw new ApiError(401, 'unauthorized', 'not signed in');
-  }
+  const token = tokenOrSignIn();
   const headers: Record<string, string> = { accept: 'text/event-stream', ...authHeaders(token, method) };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
   const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store', signal: signal ?? null });
   if (response.ok) return response;
   const error = await errorOf(response);
-  if (error.status === 401) {
-    forgetToken();
-    cookieSession = null;
-    onUnauthorized('The server no longer accepts this sign-in. Sign in again.');
-  }
+  signInRefused(error);
   throw error;
 }
 

@@ -59,7 +59,17 @@ const toolCall = z.object({
   arguments: z.string(),
 });
 
-/** One message of a transcript, tool calls in OpenAI's shape and flat. */
+/** A file a message carried: its bytes are GET /v1/sessions/:id/attachments/:sha256. */
+export const messageAttachment = z.object({
+  name: z.string(),
+  /** Sniffed from the bytes; `kind` image is only PNG, JPEG, GIF or WebP (SVG and HTML are documents). */
+  mime: z.string(),
+  size: z.number().int(),
+  sha256: z.string(),
+  kind: z.enum(['image', 'audio', 'document']),
+});
+
+/** One message of a transcript, tool calls in OpenAI's shape and flat; a user message's files when it carried some. */
 export const transcriptMessage = z.object({
   id: z.string(),
   seq: z.number().int(),
@@ -68,6 +78,7 @@ export const transcriptMessage = z.object({
   tool_calls: z.array(toolCall).optional(),
   tool_call_id: z.string().optional(),
   name: z.string().optional(),
+  attachments: z.array(messageAttachment).optional(),
   created_at: isoTime,
 });
 
@@ -137,6 +148,7 @@ export type SessionRecord = z.infer<typeof sessionRecord>;
 export type SessionSummary = z.infer<typeof sessionSummary>;
 export type SessionList = z.infer<typeof sessionList>;
 export type TranscriptMessage = z.infer<typeof transcriptMessage>;
+export type MessageAttachment = z.infer<typeof messageAttachment>;
 export type TranscriptPage = z.infer<typeof transcriptPaged>;
 export type DeliveryList = z.infer<typeof deliveryList>;
 export type RunView = z.infer<typeof runView>;

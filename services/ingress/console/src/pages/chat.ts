@@ -5,6 +5,7 @@ import type { ProfileList } from './profiles.ts';
 import { field, h, input, notice, replace, select } from '../dom.ts';
 import { followEvent, followTurn } from '../turn-stream.ts';
 import { turnView } from '../turn-view.ts';
+import { attachmentList } from '../attachments-view.ts';
 import type { TranscriptMessage, TranscriptPage } from '../../../src/contracts/session-views.ts';
 import type { OpenEventList } from '../../../src/contracts/message-views.ts';
 
@@ -23,11 +24,12 @@ function bubble(role: 'user' | 'assistant', ...children: HTMLElement[]): HTMLEle
   return h('li', { class: `chat-msg ${role}` }, h('span', { class: `role ${role}` }, role === 'user' ? 'you' : 'agent'), ...children);
 }
 
-/** The conversation so far, from the stored transcript: what was said, and each tool called. */
-function historyItems(messages: TranscriptMessage[]): HTMLElement[] {
+/** The conversation so far, from the stored transcript: what was said, the files sent, and each tool called. */
+function historyItems(sessionId: string, messages: TranscriptMessage[]): HTMLElement[] {
   const items: HTMLElement[] = [];
   for (const message of messages) {
-    if (message.role === 'user') items.push(bubble('user', h('div', { class: 'text' }, message.content)));
+    const files = attachmentList(sessionId, message.attachments);
+    if (message.role === 'user') items.push(bubble('user', h('div', { class: 'text' }, message.content), ...(files === null ? [] : [files])));
     if (message.role !== 'assistant') continue;
     const calls = (message.tool_calls ?? []).map((call) => h('li', { 'data-tool': call.name, 'data-status': 'end' }, h('span', { class: 'tool-name' }, call.name), ' · done'));
     if (calls.length > 0) items.push(bubble('assistant', h('ul', { class: 'tool-lines' }, ...calls)));
@@ -56,7 +58,7 @@ async function loadHistory(ctx: PageContext, state: ChatState, log: HTMLElement,
   if (state.session === undefined) return;
   const page = await api<TranscriptPage>('GET', `/v1/sessions/${segment(state.session)}/messages${query({ limit: 100 })}`);
   if (!ctx.current()) return;
-  log.append(...historyItems(page.messages));
+  log.append(...historyItems(state.session, page.messages));
   // A turn still running (the page was reloaded mid-answer) is followed to its end.
   const { events } = await api<OpenEventList>('GET', `/v1/sessions/${segment(state.session)}/open-events`);
   const running = events.at(-1);

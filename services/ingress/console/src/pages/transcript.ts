@@ -4,6 +4,7 @@ import { h, replace } from '../dom.ts';
 import { timeElement } from '../time.ts';
 import { followEvent } from '../turn-stream.ts';
 import { turnView } from '../turn-view.ts';
+import { attachmentList } from '../attachments-view.ts';
 import type { TranscriptMessage, TranscriptPage } from '../../../src/contracts/session-views.ts';
 import type { OpenEventList } from '../../../src/contracts/message-views.ts';
 
@@ -27,7 +28,7 @@ function folded(kind: string, summary: string, body: string, open: boolean): HTM
   return h('details', { class: `fold ${kind}`, open }, h('summary', {}, summary), h('pre', { class: 'text' }, body));
 }
 
-function messageElement(message: TranscriptMessage, target: string | null): HTMLElement {
+function messageElement(sessionId: string, message: TranscriptMessage, target: string | null): HTMLElement {
   const hit = message.id === target;
   const header = h('div', { class: 'msg-head' }, h('span', { class: `role ${message.role}` }, message.role), h('span', { class: 'seq' }, `#${message.seq}`), timeElement(message.created_at));
   const body: HTMLElement[] = [];
@@ -35,6 +36,8 @@ function messageElement(message: TranscriptMessage, target: string | null): HTML
     body.push(folded('tool-result', `result of ${message.name ?? 'a tool'} · ${message.content.length} characters`, message.content, hit));
   } else {
     if (message.content !== '') body.push(h('div', { class: 'text' }, message.content));
+    const files = attachmentList(sessionId, message.attachments);
+    if (files !== null) body.push(files);
     for (const call of message.tool_calls ?? []) body.push(folded('tool-call', `calls ${call.name}`, pretty(call.arguments), hit));
   }
   return h('li', { class: `msg ${message.role}${hit ? ' hit' : ''}`, id: `m-${message.id}`, 'data-message': message.id, 'data-seq': String(message.seq) }, header, ...body);
@@ -89,7 +92,7 @@ export async function transcriptSection(ctx: PageContext, sessionId: string, tar
   };
   const loadOlder = async () => {
     const page = await fetchPage({ before: first });
-    list.prepend(...page.messages.map((message) => messageElement(message, target)));
+    list.prepend(...page.messages.map((message) => messageElement(sessionId, message, target)));
     first = page.messages[0]?.seq ?? first;
     drawButtons(page.has_before);
   };
@@ -99,13 +102,13 @@ export async function transcriptSection(ctx: PageContext, sessionId: string, tar
   const loadNewer = () => (appending = appending.catch(() => undefined).then(appendNewer));
   const appendNewer = async () => {
     const page = await fetchPage({ after: last });
-    list.append(...page.messages.map((message) => messageElement(message, target)));
+    list.append(...page.messages.map((message) => messageElement(sessionId, message, target)));
     last = page.messages.at(-1)?.seq ?? last;
     hasAfter = page.has_after;
     drawButtons(hasBeforeNow());
   };
   const page = await fetchPage(target ? { around: target } : {});
-  list.append(...page.messages.map((message) => messageElement(message, target)));
+  list.append(...page.messages.map((message) => messageElement(sessionId, message, target)));
   first = page.messages[0]?.seq ?? 0;
   last = page.messages.at(-1)?.seq ?? 0;
   hasAfter = page.has_after;
