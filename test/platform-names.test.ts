@@ -46,8 +46,6 @@ const NOT_YET_MOVED = [
   'services/ingress/src/api-auth.ts',
   'services/ingress/src/ingress-server.ts',
   'services/ingress/src/platform-routes.ts',
-  'migrations/functions/herald_finish_turn.sql',
-  'migrations/functions/herald_suspend_turn.sql',
   // herald init asks for each platform's bot token and checks it live: merged beside this test on
   // 2026-12-05, before it could go through the adapters (a token check per adapter is the move).
   'cli/src/init-checks.ts',
