@@ -50,12 +50,23 @@ export interface PlatformFacts {
   negativeIdIsGroup: boolean;
   /** A person's direct-message chat has their own user id as its chat id (Telegram's private chats). */
   dmChatIdIsUserId: boolean;
+  /** What the system prompt tells the model about how its replies are shown there; none: nothing. */
+  promptHint?: string;
+  /** The fields of its settings (config.platforms.<name>, each account's) that are secrets: never logged. */
+  secretSettings: readonly string[];
+  /** The request headers of its webhooks that carry a secret or a signature: never logged. */
+  secretHeaders: readonly string[];
 }
 
 export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
-  telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: [], negativeIdIsGroup: true, dmChatIdIsUserId: true },
-  discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false },
-  slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false },
+  telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: [], negativeIdIsGroup: true, dmChatIdIsUserId: true,
+    secretSettings: ['botToken', 'webhookSecret'], secretHeaders: ['x-telegram-bot-api-secret-token'],
+    promptHint: 'Replies are shown in Telegram: keep them short, use simple Markdown.' },
+  discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false,
+    secretSettings: ['botToken'], secretHeaders: [],
+    promptHint: 'Replies are shown in Discord: Markdown works; keep messages under 2,000 characters.' },
+  slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false,
+    secretSettings: ['botToken', 'appToken', 'signingSecret'], secretHeaders: ['x-slack-signature'] },
 };
 
 /**
@@ -85,6 +96,9 @@ export function isDeliveryOnlyPlatform(platform: string): platform is DeliveryOn
 }
 /** Every platform's event routes: public, their requests signed by the platform. */
 export const PLATFORM_EVENT_ROUTES: readonly string[] = CHAT_PLATFORMS.flatMap((platform) => PLATFORM_FACTS[platform].eventRoutes);
+
+/** How every chat platform's delivery target is written, for help texts and tool descriptions. */
+export const CHAT_TARGET_SYNTAXES: readonly string[] = CHAT_PLATFORMS.map((platform) => PLATFORM_FACTS[platform].targetSyntax);
 
 /** Whether replies to this platform's sessions leave through the outbox to a chat. */
 export function isChatPlatform(platform: string): platform is ChatPlatform {
