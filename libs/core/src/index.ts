@@ -5,7 +5,8 @@ export { redactSecrets } from './redact.ts';
 export type { Config } from './config.ts';
 export { PROVIDERS } from './config/model.ts';
 export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts';
-export type { DiscordConfig, EmailConfig, PlatformsConfig, SlackConfig, TelegramConfig } from './config/platforms.ts';
+// PlatformsConfig and every platform's settings type, which its adapter reads (the registry names the platforms).
+export type * from './config/platforms.ts';
 export type { SandboxConfig } from './config/sandbox.ts';
 export type { ToolsConfig } from './config/tools.ts';
 export type { McpConfig } from './config/mcp.ts';
