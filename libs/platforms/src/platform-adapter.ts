@@ -11,10 +11,12 @@ export type InboundDependencies = Omit<ChatInboundDependencies, 'allowedUsers'> 
 export interface WebhookAnswer {
   status: number;
   body: Record<string, unknown>;
+  /** Headers to send with it (Telegram's `x-herald-delivery-accepted: durable`). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**
- * An HTTP route a platform takes its events on (Slack's Events API), served by the ingress with
+ * An HTTP route a platform takes its events on (Telegram's webhook, Slack's Events API), served by the ingress with
  * the body's raw bytes, which signatures are computed over. It checks its own signature; a storage
  * outage is thrown and answered 503, so the platform delivers again.
  */
@@ -67,6 +69,11 @@ export interface PlatformAdapterSpec<Settings extends AccountSettings, Inbound e
   formatTarget(chat: Omit<NamedChat, 'platform'>): string;
   readTarget(stored: Readonly<Record<string, string>>): DeliveryTarget | undefined;
   verifyWebhook?(settings: Settings, headers: Readonly<Record<string, string | string[] | undefined>>): boolean;
+  /**
+   * Registers the chat commands with the platform (its facts' `slashCommands`), with the default
+   * account's settings; returns how many. Throws, naming the setting, when the platform has no bot.
+   */
+  deployCommands?(platforms: PlatformsConfig): Promise<number>;
   readonly rateLimits: RateLimitRules;
   readonly lease: 'one-connection-per-account' | 'none';
 }

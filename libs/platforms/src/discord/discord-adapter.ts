@@ -2,7 +2,7 @@ import { formatNamedChat, parseNamedChat, PLATFORM_FACTS, readStoredTarget } fro
 import type { DiscordConfig } from '@herald/core';
 import { defineAdapter } from '../platform-adapter.ts';
 import type { PlatformAdapter } from '../platform-adapter.ts';
-import { DiscordIngress } from './discord-ingress.ts';
+import { deployDiscordCommands, DiscordIngress } from './discord-ingress.ts';
 import { DISCORD_LIMIT, DiscordSender } from './discord-sender.ts';
 
 /**
@@ -25,6 +25,10 @@ export const discordAdapter: PlatformAdapter<DiscordConfig> = defineAdapter({
   parseTarget: (text) => parseNamedChat(/^discord[:@]/i.test(text) ? text : `discord:${text}`),
   formatTarget: (chat) => formatNamedChat({ platform: 'discord', ...chat }),
   readTarget: readStoredTarget,
+  async deployCommands(platforms) {
+    if (!platforms.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
+    return deployDiscordCommands(platforms.discord);
+  },
   rateLimits: { maxMessageChars: DISCORD_LIMIT, backoff: '429 with retry_after per route (discord.js RateLimitError)' },
   lease: 'one-connection-per-account',
 });
