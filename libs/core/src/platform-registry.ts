@@ -50,6 +50,11 @@ export interface PlatformFacts {
   negativeIdIsGroup: boolean;
   /** A person's direct-message chat has their own user id as its chat id (Telegram's private chats). */
   dmChatIdIsUserId: boolean;
+  /**
+   * The variable of its one bot token, which `herald init` asks for and has the adapter check live
+   * (`checkToken`); unset, it is set up by hand (Slack's bot and app tokens and signing secret).
+   */
+  tokenVariable?: string;
   /** Its chat commands are registered with it as slash commands, once per deployment: `herald <name>-commands`. */
   slashCommands: boolean;
   /** What the system prompt tells the model about how its replies are shown there; none: nothing. */
@@ -62,10 +67,10 @@ export interface PlatformFacts {
 
 export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
   telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: ['/telegram/webhook'], negativeIdIsGroup: true, dmChatIdIsUserId: true,
-    secretSettings: ['botToken', 'webhookSecret'], secretHeaders: ['x-telegram-bot-api-secret-token'], slashCommands: false,
+    secretSettings: ['botToken', 'webhookSecret'], secretHeaders: ['x-telegram-bot-api-secret-token'], slashCommands: false, tokenVariable: 'TELEGRAM_BOT_TOKEN',
     promptHint: 'Replies are shown in Telegram: keep them short, use simple Markdown.' },
   discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false,
-    secretSettings: ['botToken'], secretHeaders: [], slashCommands: true,
+    secretSettings: ['botToken'], secretHeaders: [], slashCommands: true, tokenVariable: 'DISCORD_BOT_TOKEN',
     promptHint: 'Replies are shown in Discord: Markdown works; keep messages under 2,000 characters.' },
   slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false,
     secretSettings: ['botToken', 'appToken', 'signingSecret'], secretHeaders: ['x-slack-signature'], slashCommands: false },

@@ -3,6 +3,7 @@ import type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, DeliveryTar
 import type { OutboundSender } from '@herald/delivery';
 import type { ChatInboundDependencies } from './chat-inbound.ts';
 import { AccountSender } from './account-sender.ts';
+import type { TokenCheck } from './token-check.ts';
 
 /** What every platform's inbound side is given: the shared inbox path, minus its own allowlist. */
 export type InboundDependencies = Omit<ChatInboundDependencies, 'allowedUsers'> & { owner: string };
@@ -74,6 +75,11 @@ export interface PlatformAdapterSpec<Settings extends AccountSettings, Inbound e
    * account's settings; returns how many. Throws, naming the setting, when the platform has no bot.
    */
   deployCommands?(platforms: PlatformsConfig): Promise<number>;
+  /**
+   * Asks the platform whether it knows this bot token (`herald init`, for its facts'
+   * `tokenVariable`); `env` may point the check at another API root (a test's fake).
+   */
+  checkToken?(token: string, env: Readonly<Record<string, string | undefined>>): Promise<TokenCheck>;
   readonly rateLimits: RateLimitRules;
   readonly lease: 'one-connection-per-account' | 'none';
 }

@@ -4,6 +4,7 @@ import { defineAdapter } from '../platform-adapter.ts';
 import type { PlatformAdapter } from '../platform-adapter.ts';
 import { deployDiscordCommands, DiscordIngress } from './discord-ingress.ts';
 import { DISCORD_LIMIT, DiscordSender } from './discord-sender.ts';
+import { probeToken } from '../token-check.ts';
 
 /**
  * Discord behind the platform contract: one gateway connection per shard, held under a lease, and
@@ -29,6 +30,8 @@ export const discordAdapter: PlatformAdapter<DiscordConfig> = defineAdapter({
     if (!platforms.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
     return deployDiscordCommands(platforms.discord);
   },
+  // GET /users/@me answers only for a token Discord knows.
+  checkToken: (token, env) => probeToken(`${(env.DISCORD_API_BASE ?? 'https://discord.com/api').replace(/\/+$/, '')}/users/@me`, { authorization: `Bot ${token}` }),
   rateLimits: { maxMessageChars: DISCORD_LIMIT, backoff: '429 with retry_after per route (discord.js RateLimitError)' },
   lease: 'one-connection-per-account',
 });

@@ -5,6 +5,7 @@ import type { InboundHandle, PlatformAdapter } from '../platform-adapter.ts';
 import { TelegramIngress, verifyTelegramSecret } from './telegram-ingress.ts';
 import { TELEGRAM_LIMIT, TelegramSender } from './telegram-sender.ts';
 import { telegramWebhook } from './telegram-webhook.ts';
+import { probeToken } from '../token-check.ts';
 
 /** Telegram behind the platform contract: Bot API long polling (leased) or a webhook with a secret header. */
 /** The running inbound side, with its ingress and the webhook route that hands updates to it. */
@@ -35,6 +36,8 @@ export const telegramAdapter: PlatformAdapter<TelegramConfig, TelegramInbound> =
   formatTarget: (chat) => formatNamedChat({ platform: 'telegram', ...chat }),
   readTarget: readStoredTarget,
   verifyWebhook: (settings, headers) => verifyTelegramSecret(settings.webhookSecret, headers['x-telegram-bot-api-secret-token']),
+  // getMe answers only for a token Telegram knows.
+  checkToken: (token, env) => probeToken(`${(env.TELEGRAM_API_ROOT ?? 'https://api.telegram.org').replace(/\/+$/, '')}/bot${token}/getMe`),
   rateLimits: { maxMessageChars: TELEGRAM_LIMIT, backoff: '429 with retry_after seconds' },
   lease: 'one-connection-per-account',
 });
