@@ -35,7 +35,7 @@ async function deployCommands(config: Config, platform: ChatPlatform): Promise<v
 
 /** `herald <platform>-commands` for each platform whose chat commands are slash commands (the registry says which). */
 const SLASH_COMMAND_DEPLOYS: Readonly<Record<string, Command>> = Object.fromEntries(
-  CHAT_PLATFORMS.filter((platform) => PLATFORM_FACTS[platform].slashCommands).map((platform) => [
+  CHAT_PLATFORMS.filter((platform) => PLATFORM_FACTS[platform].slashCommands).map((platform): [string, Command] => [
     `${platform}-commands`,
     { summary: `register the chat commands as ${PLATFORM_FACTS[platform].label} slash commands (once per deployment)`, run: (_args, { config }) => deployCommands(config, platform) },
   ]),

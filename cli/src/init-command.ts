@@ -39,7 +39,7 @@ const OPTIONS = {
 } as const;
 
 /** A bot token flag per platform init asks for (`--<platform>-token`). */
-const TOKEN_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(TOKEN_PLATFORMS.map((platform) => [`${platform}-token`, { type: 'string' }]));
+const TOKEN_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(TOKEN_PLATFORMS.map((platform): [string, { type: 'string' }] => [`${platform}-token`, { type: 'string' }]));
 
 type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: false }>>['values'];
 
@@ -72,7 +72,7 @@ async function checkAll(answers: InitAnswers): Promise<void> {
 /** The token flags given, by platform (parsed beside the typed flags: their names come from the registry). */
 function tokensOf(flags: Flags): Partial<Record<ChatPlatform, string>> {
   const given: Readonly<Record<string, unknown>> = flags;
-  return Object.fromEntries(TOKEN_PLATFORMS.flatMap((platform) => {
+  return Object.fromEntries(TOKEN_PLATFORMS.flatMap((platform): [ChatPlatform, string][] => {
     const token = given[`${platform}-token`];
     return typeof token === 'string' ? [[platform, token]] : [];
   }));

@@ -84,8 +84,8 @@ describe('secrets never printed (issue 17, point 10)', () => {
     for (const platform of CHAT_PLATFORMS) {
       const { logger, text } = capturedLogger();
       const facts = PLATFORM_FACTS[platform];
-      const settings = Object.fromEntries(facts.secretSettings.map((field) => [field, `${field}-in-the-clear`]));
-      const headers = Object.fromEntries(facts.secretHeaders.map((header) => [header, 'header-in-the-clear']));
+      const settings = Object.fromEntries(facts.secretSettings.map((field) => [field, `${field}-in-the-clear`] as const));
+      const headers = Object.fromEntries(facts.secretHeaders.map((header) => [header, 'header-in-the-clear'] as const));
       logger.info({ config: { platforms: { [platform]: settings, accounts: { [platform]: [settings] } } }, req: { headers } }, 'config');
       expect(text()).toContain('[redacted]');
       expect(text()).not.toContain('-in-the-clear');

@@ -41,7 +41,7 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   'herald-api': bundle('HTTP API sessions', ['herald-core']),
   'herald-cli': bundle('terminal chat sessions', ['herald-core']),
   // Every chat platform of the registry (herald-<platform>): the core tools, and files sent to the chat.
-  ...Object.fromEntries(CHAT_PLATFORMS.map((platform) => [`herald-${platform}`, bundle(`${PLATFORM_FACTS[platform].label} chats`, ['herald-core', 'media'])])),
+  ...Object.fromEntries(CHAT_PLATFORMS.map((platform): [string, Toolset] => [`herald-${platform}`, bundle(`${PLATFORM_FACTS[platform].label} chats`, ['herald-core', 'media'])])),
   // Unattended: nobody is there to answer a question, and a job does not create jobs.
   // media: a run's send_file attaches the file to its report.
   'herald-cron': bundle('scheduled runs', ['todo', 'memory', 'session_search', 'file', 'terminal', 'web', 'skills', 'media']),

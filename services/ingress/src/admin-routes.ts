@@ -46,7 +46,7 @@ const DEAD_LETTER_COUNTS: Record<string, string> = {
   review: 'reviews',
   cron_job: 'cron_jobs',
   // Each chat platform's failed inbound updates, under its registry kind (telegram_update: telegram_updates).
-  ...Object.fromEntries(CHAT_PLATFORMS.map((platform) => [PLATFORM_FACTS[platform].deadLetterKind, `${PLATFORM_FACTS[platform].deadLetterKind}s`])),
+  ...Object.fromEntries(CHAT_PLATFORMS.map((platform): [string, string] => [PLATFORM_FACTS[platform].deadLetterKind, `${PLATFORM_FACTS[platform].deadLetterKind}s`])),
   run: 'runs',
 };
 
