@@ -80,7 +80,7 @@ describe('secrets never printed (issue 17, point 10)', () => {
     expect(out).toContain("Call to 'sendMessage' failed!");
   });
 
-  it('redacts every platform's secret settings, each account's too, and its webhooks' secret headers, as the registry names them', () => {
+  it("redacts every platform's secret settings, each account's too, and its webhooks' secret headers, as the registry names them", () => {
     for (const platform of CHAT_PLATFORMS) {
       const { logger, text } = capturedLogger();
       const facts = PLATFORM_FACTS[platform];
