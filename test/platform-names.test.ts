@@ -23,37 +23,18 @@ const ALLOWED = [
 ];
 
 /**
- * Files that still name a platform, each to be moved behind the registry. The list may only shrink:
- * a file that no longer names one must leave it, and a file not on it may not start.
+ * Files that still name a platform, each with the reason. The list may only shrink: a file that no
+ * longer names one must leave it, and a file not on it may not start.
  */
 const NOT_YET_MOVED = [
-  'cli/src/import-command.ts',
-  'cli/src/ingress-role.ts',
-  'cli/src/platform-roles.ts',
-  'libs/core/src/config/people.ts',
-  'libs/core/src/index.ts',
-  'cli/src/commands.ts',
-  'cli/src/cron-command.ts',
-  'cli/src/search-command.ts',
-  'libs/agent/src/system-prompt.ts',
-  'libs/core/src/logger.ts',
+  // The CHECK constraint's values of dead_letters.source as the database spells them (checked against
+  // it by libs/db/test/generated-types.test.ts); libs/db sits below the registry and cannot read it.
   'libs/db/src/schema.ts',
+  // The package's entry re-exports each platform folder's public names (its tests reach them there).
   'libs/platforms/src/index.ts',
-  'libs/tools/src/cronjob-tool.ts',
-  'libs/tools/src/toolsets.ts',
+  // The browser console's platform filter: its bundle cannot reach libs/core (rootDir services/ingress);
+  // the move is an API answer listing the platforms.
   'services/ingress/console/src/pages/sessions.ts',
-  'services/ingress/src/admin-routes.ts',
-  'services/ingress/src/api-auth.ts',
-  'services/ingress/src/ingress-server.ts',
-  'services/ingress/src/platform-routes.ts',
-  'migrations/functions/herald_finish_turn.sql',
-  'migrations/functions/herald_suspend_turn.sql',
-  // herald init asks for each platform's bot token and checks it live: merged beside this test on
-  // 2026-12-05, before it could go through the adapters (a token check per adapter is the move).
-  'cli/src/init-checks.ts',
-  'cli/src/init-command.ts',
-  'cli/src/init-env.ts',
-  'cli/src/init-prompts.ts',
 ];
 
 function sourceFiles(dir: string): string[] {

@@ -1,4 +1,5 @@
-import type { Config } from '@herald/core';
+import { CHAT_PLATFORMS, PLATFORM_FACTS } from '@herald/core';
+import type { ChatPlatform, Config } from '@herald/core';
 import type { RoleContext } from './role-commands.ts';
 
 // Every command's module is imported when that command runs, not when the CLI starts: a role
@@ -23,13 +24,22 @@ export interface Command {
   run: (args: string[], context: RoleContext) => Promise<void | number>;
 }
 
-async function deployDiscord(config: Config): Promise<void> {
-  if (!config.platforms.discord) throw new Error('DISCORD_BOT_TOKEN is not set');
-  // Only this command needs discord.js here: loaded on demand, not by every role at start.
-  const { deployDiscordCommands } = await import('@herald/platforms');
-  const count = await deployDiscordCommands(config.platforms.discord);
+async function deployCommands(config: Config, platform: ChatPlatform): Promise<void> {
+  // Only this command needs the platform's SDK here: loaded on demand, not by every role at start.
+  const { PLATFORM_ADAPTERS } = await import('@herald/platforms');
+  const adapter = PLATFORM_ADAPTERS[platform];
+  if (!adapter.deployCommands) throw new Error(`${PLATFORM_FACTS[platform].label} has no slash commands to register`);
+  const count = await adapter.deployCommands(config.platforms);
   process.stdout.write(`registered ${count} slash commands\n`);
 }
+
+/** `herald <platform>-commands` for each platform whose chat commands are slash commands (the registry says which). */
+const SLASH_COMMAND_DEPLOYS: Readonly<Record<string, Command>> = Object.fromEntries(
+  CHAT_PLATFORMS.filter((platform) => PLATFORM_FACTS[platform].slashCommands).map((platform): [string, Command] => [
+    `${platform}-commands`,
+    { summary: `register the chat commands as ${PLATFORM_FACTS[platform].label} slash commands (once per deployment)`, run: (_args, { config }) => deployCommands(config, platform) },
+  ]),
+);
 
 /**
  * Every `herald` command, in the order `herald help` lists them: adding one is one entry here.
@@ -57,7 +67,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   mcp: { summary: 'MCP servers: list (each server, whether it answers, its tools), test NAME (connect and list)', database: true, help: async () => (await import('./mcp-command.ts')).MCP_USAGE, run: async (args, { config }) => (await import('./mcp-command.ts')).runMcpCommand(args, config) },
   skills: { summary: "list, show, remove, export, import, pin, unpin, share or unshare a profile's skills", database: true, help: async () => (await skills()).SKILLS_USAGE, run: async (args, { config }) => (await skills()).runSkillCommand('skills', args, config) },
   reviews: { summary: 'list background reviews and what they saved', database: true, help: async () => (await skills()).SKILLS_USAGE, run: async (args, { config }) => (await skills()).runSkillCommand('reviews', args, config) },
-  'discord-commands': { summary: 'register the chat commands as Discord slash commands (once per deployment)', run: (_args, { config }) => deployDiscord(config) },
+  ...SLASH_COMMAND_DEPLOYS,
   cron: { summary: 'cron jobs: list, add, pause, resume, remove, run, runs (herald cron help)', database: true, help: async () => (await import('./cron-command.ts')).CRON_USAGE, run: async (args, { config }) => (await import('./cron-command.ts')).runCronCommand(args, config) },
   search: { summary: 'search past conversations (herald search QUERY --user ID; see herald search --help)', database: true, help: async () => (await import('./search-command.ts')).SEARCH_USAGE, run: async (args, { config }) => (await import('./search-command.ts')).runSearch(args, config) },
   import: { summary: 'bring a Hermes install along: herald import hermes HERMES_HOME --user ID', database: true, help: async () => (await import('./import-command.ts')).IMPORT_USAGE, run: async (args, { config }) => (await import('./import-command.ts')).runImport(args, config) },

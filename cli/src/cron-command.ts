@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { apiUserId } from '@herald/core';
+import { apiUserId, CHAT_TARGET_SYNTAXES } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createCronJob, CronJobInputError, listCronJobs, listCronRuns, getCronJob, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob } from '@herald/cron';
 import { createDb } from '@herald/db';
@@ -16,7 +16,7 @@ herald cron run JOB_ID                                run a job now (the schedul
 herald cron runs JOB_ID [--limit N]                   run history: status, duration, output, deliveries
 
   schedules: 'every 30m', '0 9 * * 1-5' (with --tz Europe/Berlin), 'in 2h', '2026-12-24T18:00'
-  targets:   local | telegram:<chat>[:<topic>] | discord:<channel>[:<thread>] | webhook:<url>, comma-separated`;
+  targets:   local | ${CHAT_TARGET_SYNTAXES.join(' | ')} | webhook:<url>, comma-separated`;
 
 function fail(message: string): never {
   throw usageError(message, CRON_USAGE);

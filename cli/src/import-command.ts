@@ -1,7 +1,7 @@
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { apiUserId } from '@herald/core';
+import { apiUserId, CHAT_PLATFORMS } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createPool } from '@herald/db';
 import { isValidTimeZone } from '@herald/cron';
@@ -28,7 +28,7 @@ export const IMPORT_USAGE = `usage: herald import hermes HERMES_HOME --user ID [
 Brings a Hermes install along: sessions and messages from state.db (with lineage, tool calls,
 titles, models, usage and reasoning), memories/MEMORY.md and memories/USER.md into the person's
 memory, skills/ with their files and categories, and cron/jobs.json. --user names the Herald person
-who owns what is imported (e.g. telegram:42, or an API user id). Cron times are read in --timezone,
+who owns what is imported (e.g. ${CHAT_PLATFORMS[0]}:42, or an API user id). Cron times are read in --timezone,
 else HERMES_TIMEZONE, else the home's config.yaml timezone, else UTC. The whole home is imported in
 one transaction: a failure leaves nothing behind. Running it again changes nothing.
 `;

@@ -35,7 +35,6 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     listener,
     turnStream: { store: transport.stream, listener: streamListener },
     logger: log,
-    telegram: platforms.telegram,
     platformWebhooks: platforms.webhooks,
     hooks,
     profiles,

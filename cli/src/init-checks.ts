@@ -1,3 +1,5 @@
+import { CHAT_PLATFORMS, PLATFORM_FACTS } from '@herald/core';
+import type { ChatPlatform } from '@herald/core';
 import { probeDatabase } from '@herald/db';
 import { probeRedis } from '@herald/queue';
 
@@ -54,22 +56,17 @@ export async function checkModel(answer: ModelAnswer): Promise<CheckResult> {
   }
 }
 
-/** Telegram knows the bot token (getMe). */
-export async function checkTelegram(token: string, apiRoot: string): Promise<CheckResult> {
-  try {
-    return await answered(await fetch(`${apiRoot.replace(/\/+$/, '')}/bot${token}/getMe`, { signal: AbortSignal.timeout(CHECK_MS) }));
-  } catch (error) {
-    return failure(error);
-  }
-}
+/** The chat platforms `herald init` asks a bot token for: those with one token variable in the registry. */
+export const TOKEN_PLATFORMS: readonly ChatPlatform[] = CHAT_PLATFORMS.filter((platform) => PLATFORM_FACTS[platform].tokenVariable !== undefined);
 
-/** Discord knows the bot token (GET /users/@me). */
-export async function checkDiscord(token: string, apiBase: string): Promise<CheckResult> {
-  try {
-    return await answered(await fetch(`${apiBase.replace(/\/+$/, '')}/users/@me`, { headers: { authorization: `Bot ${token}` }, signal: AbortSignal.timeout(CHECK_MS) }));
-  } catch (error) {
-    return failure(error);
-  }
+/**
+ * The platform knows the bot token: its adapter asks it, at the API root the environment names (a
+ * test's fake), else the real one. The adapters and their SDKs load only when a token is checked.
+ */
+export async function checkPlatformToken(platform: ChatPlatform, token: string): Promise<CheckResult> {
+  const { PLATFORM_ADAPTERS } = await import('@herald/platforms');
+  const adapter = PLATFORM_ADAPTERS[platform];
+  return adapter.checkToken ? adapter.checkToken(token, process.env) : null;
 }
 
 export async function checkDatabase(url: string): Promise<CheckResult> {

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkDatabase, checkDiscord, checkModel, checkRedisUrl, checkTelegram } from './init-checks.ts';
+import { PLATFORM_FACTS } from '@herald/core';
+import type { ChatPlatform } from '@herald/core';
+import { checkDatabase, checkModel, checkPlatformToken, checkRedisUrl, TOKEN_PLATFORMS } from './init-checks.ts';
 import type { CheckResult, ModelAnswer } from './init-checks.ts';
 import { newApiToken, writeEnvFile } from './init-env.ts';
 import type { InitAnswers } from './init-env.ts';
@@ -16,7 +18,7 @@ with --non-interactive, the answers come from flags:
   --model NAME                        e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.1
   --api-key KEY                       the provider's key (a local server may need none)
   --base-url URL                      the server's URL (required for local)
-  --telegram-token T, --discord-token T   optional bot tokens
+  ${TOKEN_PLATFORMS.map((platform) => `--${platform}-token T`).join(', ')}   optional bot tokens
   --database-url URL                  your own Postgres (default: an embedded one)
   --redis-url URL                     your own Redis (default: the queue on Postgres)
   --api-token T                       the API token (default: generated)
@@ -29,14 +31,15 @@ const OPTIONS = {
   model: { type: 'string' },
   'api-key': { type: 'string' },
   'base-url': { type: 'string' },
-  'telegram-token': { type: 'string' },
-  'discord-token': { type: 'string' },
   'database-url': { type: 'string' },
   'redis-url': { type: 'string' },
   'api-token': { type: 'string' },
   'no-model': { type: 'boolean' },
   force: { type: 'boolean' },
 } as const;
+
+/** A bot token flag per platform init asks for (`--<platform>-token`). */
+const TOKEN_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(TOKEN_PLATFORMS.map((platform): [string, { type: 'string' }] => [`${platform}-token`, { type: 'string' }]));
 
 type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: false }>>['values'];
 
@@ -54,8 +57,10 @@ function modelFromFlags(flags: Flags): ModelAnswer | null {
 async function checkAll(answers: InitAnswers): Promise<void> {
   const checks: [string, Promise<CheckResult>][] = [];
   if (answers.model) checks.push(['--api-key/--model/--base-url: the model did not answer', checkModel(answers.model)]);
-  if (answers.telegramToken) checks.push(['--telegram-token: Telegram refused it', checkTelegram(answers.telegramToken, telegramRoot())]);
-  if (answers.discordToken) checks.push(['--discord-token: Discord refused it', checkDiscord(answers.discordToken, discordBase())]);
+  for (const platform of TOKEN_PLATFORMS) {
+    const token = answers.tokens[platform];
+    if (token) checks.push([`--${platform}-token: ${PLATFORM_FACTS[platform].label} refused it`, checkPlatformToken(platform, token)]);
+  }
   if (answers.databaseUrl) checks.push(['--database-url: Postgres did not answer', checkDatabase(answers.databaseUrl)]);
   if (answers.redisUrl) checks.push(['--redis-url: Redis did not answer', checkRedisUrl(answers.redisUrl)]);
   for (const [what, check] of checks) {
@@ -64,19 +69,19 @@ async function checkAll(answers: InitAnswers): Promise<void> {
   }
 }
 
-/** Where the checks reach Telegram and Discord: their API roots from the environment (a test's fakes), else the real ones. */
-function telegramRoot(): string {
-  return process.env.TELEGRAM_API_ROOT ?? 'https://api.telegram.org';
-}
-function discordBase(): string {
-  return process.env.DISCORD_API_BASE ?? 'https://discord.com/api';
+/** The token flags given, by platform (parsed beside the typed flags: their names come from the registry). */
+function tokensOf(flags: Flags): Partial<Record<ChatPlatform, string>> {
+  const given: Readonly<Record<string, unknown>> = flags;
+  return Object.fromEntries(TOKEN_PLATFORMS.flatMap((platform): [ChatPlatform, string][] => {
+    const token = given[`${platform}-token`];
+    return typeof token === 'string' ? [[platform, token]] : [];
+  }));
 }
 
-async function nonInteractive(flags: Flags): Promise<InitAnswers> {
+async function nonInteractive(flags: Flags, tokens: Partial<Record<ChatPlatform, string>>): Promise<InitAnswers> {
   const answers: InitAnswers = {
     model: modelFromFlags(flags),
-    telegramToken: flags['telegram-token'],
-    discordToken: flags['discord-token'],
+    tokens,
     databaseUrl: flags['database-url'],
     redisUrl: flags['redis-url'],
     apiToken: flags['api-token'] ?? newApiToken(),
@@ -89,14 +94,14 @@ async function nonInteractive(flags: Flags): Promise<InitAnswers> {
 export async function runInit(argv: string[]): Promise<void> {
   let flags: Flags;
   try {
-    flags = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false }).values;
+    flags = parseArgs({ args: argv, options: { ...OPTIONS, ...TOKEN_OPTIONS } as typeof OPTIONS, allowPositionals: false }).values;
   } catch (error) {
     throw usageError((error as Error).message, INIT_USAGE);
   }
   const path = resolve('.env');
   if (existsSync(path) && flags.force !== true) throw new SetupError(`${path} exists: herald init --force replaces it (or edit it)`);
   const interactive = flags['non-interactive'] !== true && process.stdin.isTTY === true;
-  const answers = interactive ? await (await import('./init-prompts.ts')).askAnswers({ telegramRoot: telegramRoot(), discordBase: discordBase() }) : await nonInteractive(flags);
+  const answers = interactive ? await (await import('./init-prompts.ts')).askAnswers() : await nonInteractive(flags, tokensOf(flags));
   await writeEnvFile(path, answers);
   process.stdout.write(
     `wrote ${path} (mode 0600)\nAPI token: ${answers.apiToken.slice(0, 4)}… (HERALD_API_TOKEN in .env; the console asks for it)\nnext: npm start (or npx herald up), then npx herald chat or the console at http://127.0.0.1:8080/ui/\n`,

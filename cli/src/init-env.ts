@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, writeFile } from 'node:fs/promises';
+import { CHAT_PLATFORMS, PLATFORM_FACTS } from '@herald/core';
+import type { ChatPlatform } from '@herald/core';
 import type { ModelAnswer } from './init-checks.ts';
 
 /** Everything `herald init` settles, written to .env. */
 export interface InitAnswers {
   model: ModelAnswer | null;
-  telegramToken: string | undefined;
-  discordToken: string | undefined;
+  /** The bot tokens given, by platform (the registry's `tokenVariable` names each one's setting). */
+  tokens: Readonly<Partial<Record<ChatPlatform, string>>>;
   /** undefined: embedded Postgres. */
   databaseUrl: string | undefined;
   /** undefined: the queue on Postgres. */
@@ -37,8 +39,10 @@ export function envText(answers: InitAnswers): string {
     set(KEY[answers.model.provider], answers.model.apiKey);
     set(BASE[answers.model.provider], answers.model.baseURL);
   }
-  set('TELEGRAM_BOT_TOKEN', answers.telegramToken);
-  set('DISCORD_BOT_TOKEN', answers.discordToken);
+  for (const platform of CHAT_PLATFORMS) {
+    const variable = PLATFORM_FACTS[platform].tokenVariable;
+    if (variable !== undefined) set(variable, answers.tokens[platform]);
+  }
   if (answers.databaseUrl === undefined) lines.push('# No DATABASE_URL: an embedded Postgres under ./.herald.');
   set('DATABASE_URL', answers.databaseUrl);
   if (answers.redisUrl === undefined) lines.push('# No REDIS_URL: the queue runs on Postgres.');

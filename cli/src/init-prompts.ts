@@ -1,5 +1,7 @@
 import { cancel, intro, isCancel, log, outro, password, select, spinner, text } from '@clack/prompts';
-import { checkDatabase, checkDiscord, checkModel, checkRedisUrl, checkTelegram } from './init-checks.ts';
+import { PLATFORM_FACTS } from '@herald/core';
+import type { ChatPlatform } from '@herald/core';
+import { checkDatabase, checkModel, checkPlatformToken, checkRedisUrl, TOKEN_PLATFORMS } from './init-checks.ts';
 import type { CheckResult, ModelAnswer } from './init-checks.ts';
 import { newApiToken } from './init-env.ts';
 import type { InitAnswers } from './init-env.ts';
@@ -81,14 +83,17 @@ async function askDatabase(): Promise<{ databaseUrl: string | undefined; redisUr
 }
 
 /** The interactive setup: each answer checked live before the next question. */
-export async function askAnswers(endpoints: { telegramRoot: string; discordBase: string }): Promise<InitAnswers> {
+export async function askAnswers(): Promise<InitAnswers> {
   intro('herald init');
   const model = await askModel();
-  const telegramToken = await askToken('Telegram', (token) => checkTelegram(token, endpoints.telegramRoot));
-  const discordToken = await askToken('Discord', (token) => checkDiscord(token, endpoints.discordBase));
+  const tokens: Partial<Record<ChatPlatform, string>> = {};
+  for (const platform of TOKEN_PLATFORMS) {
+    const token = await askToken(PLATFORM_FACTS[platform].label, (answer) => checkPlatformToken(platform, answer));
+    if (token !== undefined) tokens[platform] = token;
+  }
   const { databaseUrl, redisUrl } = await askDatabase();
   const apiToken = newApiToken();
   log.info('Generated an API token (HERALD_API_TOKEN): the console and the CLI use it.');
   outro('Writing .env');
-  return { model, telegramToken, discordToken, databaseUrl, redisUrl, apiToken };
+  return { model, tokens, databaseUrl, redisUrl, apiToken };
 }

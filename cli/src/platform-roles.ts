@@ -9,7 +9,7 @@ import { routeProfile } from '@herald/profiles';
 import type { Hooks } from '@herald/hooks';
 import type { BindingFacts } from '@herald/profiles';
 import type { OutboundSender } from '@herald/delivery';
-import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
+import type { PlatformWebhook } from '@herald/platforms';
 import type { NoticeBus, RunQueue } from '@herald/queue';
 import type { AnswerDrafts } from '@herald/worker';
 
@@ -85,8 +85,6 @@ export async function startDelivery(
 }
 
 export interface PlatformIngress {
-  /** Set when a Telegram bot is configured: the webhook route hands it its updates. */
-  telegram: TelegramIngress | undefined;
   /** The adapters' HTTP event routes (signed platform events), served by the ingress. */
   webhooks: PlatformWebhook[];
 }
@@ -106,7 +104,7 @@ export async function startPlatformIngress(
   hooks?: Hooks,
   profiles?: ProfileCache,
 ): Promise<PlatformIngress> {
-  if (!CHAT_PLATFORMS.some((name) => hasAccounts(config, name))) return { telegram: undefined, webhooks: [] };
+  if (!CHAT_PLATFORMS.some((name) => hasAccounts(config, name))) return { webhooks: [] };
   const { PLATFORM_ADAPTERS } = await platforms();
   // Every adapter commits messages the same way, through the shared inbox path, routed to a profile
   // by the bindings (cached with the profiles, dropped on every change: no restart needed).
@@ -114,16 +112,13 @@ export async function startPlatformIngress(
     owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks,
     routeProfile: (facts: BindingFacts) => routeProfile(db, facts, profiles),
   };
-  let telegram: TelegramIngress | undefined;
   const webhooks: PlatformWebhook[] = [];
   for (const adapter of Object.values(PLATFORM_ADAPTERS)) {
     const log = logger.child({ component: adapter.name });
     const inbound = await adapter.startFor(config.platforms, { ...deps, logger: log }, log);
     if (!inbound) continue;
-    // The webhook route hands updates to the Telegram ingress itself (telegramAdapter's TelegramInbound).
-    if (adapter.facts.connection === 'poller-or-webhook' && 'ingress' in inbound) telegram = inbound.ingress as TelegramIngress;
     webhooks.push(...(inbound.webhooks ?? []));
     shutdown.add(`${adapter.name} inbound`, () => inbound.stop());
   }
-  return { telegram, webhooks };
+  return { webhooks };
 }

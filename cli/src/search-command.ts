@@ -1,12 +1,13 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
+import { API_PLATFORM, CHAT_PLATFORMS } from '@herald/core';
 import type { Config } from '@herald/core';
 
 export const SEARCH_USAGE = `herald search QUERY [options]      search past conversations through the API (GET /v1/search)
   --user ID        whose history (default: your login name, as herald chat uses)
   --profile P      profile (default main)
   --role R         user, assistant, tool (comma-separated)
-  --platform P     api, telegram, discord... (comma-separated)
+  --platform P     ${[API_PLATFORM, ...CHAT_PLATFORMS].join(', ')}... (comma-separated)
   --session ID     only this session
   --from DATE      from this date (ISO, inclusive)
   --to DATE        until this date (ISO, exclusive)

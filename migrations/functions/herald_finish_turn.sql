@@ -1,10 +1,13 @@
 -- Ends a turn under the lease: its last model call, the assistant reply, the turn and its events.
 -- When the session is routed to a chat platform, the reply goes into the outbox in the same
 -- transaction as the assistant message, so a committed reply is never lost before it is sent. The
--- API platform reads replies from the event and gets no outbox row.
+-- API platform reads replies from the event and gets no outbox row. Which platforms have chats is
+-- data, p_chat_platforms (the registry's CHAT_PLATFORMS, libs/core/src/platform-registry.ts); the
+-- chat is the session's where it is now, at the end of the turn (a handoff during the turn moves
+-- the answer to the home chat), in the stored target form of libs/core/src/delivery-target.ts.
 CREATE OR REPLACE FUNCTION herald_finish_turn(p_session uuid, p_token bigint, p_turn uuid, p_events uuid[], p_reply text,
                                               p_failed boolean, p_error text, p_iterations integer,
-                                              p_model_call jsonb) RETURNS void
+                                              p_model_call jsonb, p_chat_platforms text[]) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM herald_check_lease(p_session, p_token);
@@ -24,7 +27,7 @@ BEGIN
                        ORDER BY e.received_at DESC LIMIT 1))),
          p_reply, p_session, 'reply'
   FROM sessions s
-  WHERE s.id = p_session AND s.platform IN ('telegram', 'discord', 'slack') AND btrim(p_reply) <> ''
+  WHERE s.id = p_session AND s.platform = ANY (p_chat_platforms) AND btrim(p_reply) <> ''
   ON CONFLICT (idempotency_key) DO NOTHING;
   IF FOUND THEN
     PERFORM pg_notify('herald_outbox', p_session::text);

@@ -9,7 +9,8 @@ CREATE OR REPLACE FUNCTION herald_finish_turn_next(p_session uuid, p_token bigin
                                                    p_failed boolean, p_error text, p_iterations integer,
                                                    p_model_call jsonb, p_trace_parent text, p_limit integer,
                                                    p_completion_profile text, p_completion_user text,
-                                                   p_interrupted boolean, p_errored boolean, p_scheduled boolean)
+                                                   p_interrupted boolean, p_errored boolean, p_scheduled boolean,
+                                                   p_chat_platforms text[])
 -- The columns are herald_open_inbox's and review_due (a difference fails the RETURN QUERY at once).
 RETURNS TABLE (queue_mode text, parked boolean, id uuid, text text, user_id text, user_name text, status text,
                turn_id uuid, released boolean, review_due boolean)
@@ -21,7 +22,7 @@ BEGIN
   IF p_trace_parent IS NOT NULL THEN
     PERFORM set_config('herald.trace_parent', p_trace_parent, true);
   END IF;
-  PERFORM herald_finish_turn(p_session, p_token, p_turn, p_events, p_reply, p_failed, p_error, p_iterations, p_model_call);
+  PERFORM herald_finish_turn(p_session, p_token, p_turn, p_events, p_reply, p_failed, p_error, p_iterations, p_model_call, p_chat_platforms);
   IF p_completion_profile IS NOT NULL THEN
     -- A review never breaks a reply: if recording the counts fails, the reply still commits and
     -- review_due is NULL (the worker logs that this turn's counts are lost).

@@ -1,9 +1,9 @@
 -- Suspends a turn on a wait: the calls answered so far were recorded by herald_record_step; the
 -- wait row is written here with the turn's new status, under the lease. A parked turn tells the
--- person in their chat: on Telegram and Discord the question or the call to approve goes into the
--- outbox in the same transaction that parks the turn.
+-- person in their chat: on a chat platform (p_chat_platforms, as herald_finish_turn takes it) the
+-- question or the call to approve goes into the outbox in the same transaction that parks the turn.
 CREATE OR REPLACE FUNCTION herald_suspend_turn(p_session uuid, p_token bigint, p_turn uuid, p_wait jsonb, p_notice text,
-                                    p_buttons jsonb) RETURNS void
+                                    p_buttons jsonb, p_chat_platforms text[]) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM herald_check_lease(p_session, p_token);
@@ -30,7 +30,7 @@ BEGIN
            'buttons', CASE WHEN p_buttons IS NULL THEN NULL ELSE p_buttons::text END)),
          p_notice, p_session, 'wait'
   FROM sessions s
-  WHERE s.id = p_session AND s.platform IN ('telegram', 'discord', 'slack') AND p_notice IS NOT NULL
+  WHERE s.id = p_session AND s.platform = ANY (p_chat_platforms) AND p_notice IS NOT NULL
   ON CONFLICT (idempotency_key) DO NOTHING;
   IF FOUND THEN
     PERFORM pg_notify('herald_outbox', p_session::text);

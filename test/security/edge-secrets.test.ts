@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Api, GrammyError, HttpError } from 'grammy';
-import { ConfigError, createLogger, loadConfig } from '@herald/core';
+import { CHAT_PLATFORMS, ConfigError, createLogger, loadConfig, PLATFORM_FACTS } from '@herald/core';
 
 const BOT_TOKEN = '123456789:AAHsecretTokenPart_abcdefghijklmnopqr';
 const SECRET = BOT_TOKEN.split(':')[1] ?? '';
@@ -78,6 +78,18 @@ describe('secrets never printed (issue 17, point 10)', () => {
     expect(out).toContain('application/json');
     expect(out).toContain('delivery failed');
     expect(out).toContain("Call to 'sendMessage' failed!");
+  });
+
+  it("redacts every platform's secret settings, each account's too, and its webhooks' secret headers, as the registry names them", () => {
+    for (const platform of CHAT_PLATFORMS) {
+      const { logger, text } = capturedLogger();
+      const facts = PLATFORM_FACTS[platform];
+      const settings = Object.fromEntries(facts.secretSettings.map((field) => [field, `${field}-in-the-clear`] as const));
+      const headers = Object.fromEntries(facts.secretHeaders.map((header) => [header, 'header-in-the-clear'] as const));
+      logger.info({ config: { platforms: { [platform]: settings, accounts: { [platform]: [settings] } } }, req: { headers } }, 'config');
+      expect(text()).toContain('[redacted]');
+      expect(text()).not.toContain('-in-the-clear');
+    }
   });
 
   it('still redacts the known field names (token, apiKey, authorization)', () => {

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { silentLogger } from '@herald/core';
 import { createIngressServer, registeredRoutes } from '@herald/ingress';
 import type { RegisteredRoute } from '@herald/ingress';
-import { SlackIngress, slackWebhooks, TelegramIngress } from '@herald/platforms';
+import { SlackIngress, slackWebhooks, TelegramIngress, telegramWebhook } from '@herald/platforms';
 import { TurnDoneListener } from '@herald/queue';
 import { replicaOf } from './stack.ts';
 import type { Stack } from './stack.ts';
@@ -25,10 +25,11 @@ export async function startWalkableIngress(stack: Stack): Promise<WalkableIngres
   const listener = new TurnDoneListener(replica.deps.notices, stack.config.redis.queuePrefix);
   await listener.start();
   const telegramConfig = stack.config.platforms.telegram;
-  const telegram = telegramConfig ? new TelegramIngress({ ...replica.deps, config: telegramConfig }) : undefined;
+  const telegram = telegramConfig ? [telegramWebhook(new TelegramIngress({ ...replica.deps, config: telegramConfig }), silentLogger)] : [];
   const slackConfig = stack.config.platforms.slack;
-  const platformWebhooks =
+  const slack =
     slackConfig?.signingSecret === undefined ? [] : slackWebhooks(new SlackIngress({ ...replica.deps, config: slackConfig, owner: 'walkable-ingress' }), slackConfig.signingSecret);
+  const platformWebhooks = [...telegram, ...slack];
   const app = createIngressServer({
     config: stack.config,
     db: replica.deps.db,
@@ -36,7 +37,6 @@ export async function startWalkableIngress(stack: Stack): Promise<WalkableIngres
     notices: replica.deps.notices,
     listener,
     logger: silentLogger,
-    telegram,
     platformWebhooks,
     checkResponses: true,
   });

@@ -1,3 +1,4 @@
+import { API_PLATFORM, isChatPlatform, PLATFORM_FACTS } from '@herald/core';
 import { promptSafe } from '@herald/knowledge';
 
 export const DEFAULT_IDENTITY =
@@ -5,11 +6,13 @@ export const DEFAULT_IDENTITY =
   'in their chat apps and through the API. Be direct and accurate; say so when you are unsure; ' +
   'never invent the results of tools you did not call.';
 
-const PLATFORM_HINTS: Record<string, string> = {
-  api: 'Replies go back as plain text over the HTTP API; Markdown is shown as typed.',
-  telegram: 'Replies are shown in Telegram: keep them short, use simple Markdown.',
-  discord: 'Replies are shown in Discord: Markdown works; keep messages under 2,000 characters.',
-};
+const API_HINT = 'Replies go back as plain text over the HTTP API; Markdown is shown as typed.';
+
+/** How replies are shown where the session lives: the API's, or the chat platform's from the registry. */
+function platformHint(platform: string): string | undefined {
+  if (platform === API_PLATFORM) return API_HINT;
+  return isChatPlatform(platform) ? PLATFORM_FACTS[platform].promptHint : undefined;
+}
 
 export interface SystemPromptInput {
   identity: string;
@@ -76,7 +79,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
     stable.push(['# Tools', ...input.toolGuidance.map((line) => `- ${line}`)].join('\n'));
   }
   if (input.skills && input.skills.length > 0) stable.push(skillsIndex(input.skills));
-  const hint = PLATFORM_HINTS[input.platform];
+  const hint = platformHint(input.platform);
   if (hint !== undefined) stable.push(hint);
 
   const context = (input.contextDocuments ?? []).map(

@@ -5,7 +5,8 @@ export { redactSecrets } from './redact.ts';
 export type { Config } from './config.ts';
 export { PROVIDERS } from './config/model.ts';
 export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts';
-export type { DiscordConfig, EmailConfig, PlatformsConfig, SlackConfig, TelegramConfig } from './config/platforms.ts';
+// PlatformsConfig and every platform's settings type, which its adapter reads (the registry names the platforms).
+export type * from './config/platforms.ts';
 export type { SandboxConfig } from './config/sandbox.ts';
 export type { ToolsConfig } from './config/tools.ts';
 export type { McpConfig } from './config/mcp.ts';
@@ -27,7 +28,7 @@ export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';
 export { backoffMs, sleep } from './backoff.ts';
 export { apiUserId, parseUserId, qualifyUserId } from './user-id.ts';
-export { API_PLATFORM, CHAT_PLATFORMS, DEFAULT_ACCOUNT, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS, isChatPlatform, isDeliveryOnlyPlatform, PERSON_PLATFORMS, PLATFORM_EVENT_ROUTES, PLATFORM_FACTS, SIGN_IN_PLATFORM } from './platform-registry.ts';
+export { API_PLATFORM, CHAT_PLATFORMS, CHAT_TARGET_SYNTAXES, DEFAULT_ACCOUNT, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS, isChatPlatform, isDeliveryOnlyPlatform, PERSON_PLATFORMS, PLATFORM_EVENT_ROUTES, PLATFORM_FACTS, SIGN_IN_PLATFORM } from './platform-registry.ts';
 export type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, PlatformFacts } from './platform-registry.ts';
 export { checkMailAddress, mailDomainAllowed, mailDomainOf } from './mail-address.ts';
 export type { MailAddressCheck } from './mail-address.ts';

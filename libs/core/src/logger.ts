@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 import type { LoggerOptions } from 'pino';
+import { CHAT_PLATFORMS, PLATFORM_FACTS } from './platform-registry.ts';
 import { redactSecrets } from './redact.ts';
 
 /** The narrow logging interface libraries depend on; services pass pino children in. */
@@ -25,21 +26,19 @@ const REDACT_PATHS = [
   'authorization',
   '*.authorization',
   'req.headers.authorization',
-  'req.headers["x-telegram-bot-api-secret-token"]',
   // The parsed Config's secrets, should a whole section ever be logged.
   'config.database.url',
   'config.redis.url',
   'config.api.token',
   'config.model.endpoint.apiKey',
-  'config.platforms.telegram.botToken',
-  'config.platforms.telegram.webhookSecret',
-  'config.platforms.discord.botToken',
-  'config.platforms.slack.botToken',
-  'config.platforms.slack.appToken',
-  'config.platforms.slack.signingSecret',
-  'req.headers["x-slack-signature"]',
-  'config.platforms.accounts.telegram[*].botToken',
-  'config.platforms.accounts.discord[*].botToken',
+  // Each platform's secrets, from the registry: its settings' secret fields (every account's) and its webhooks' secret headers.
+  ...CHAT_PLATFORMS.flatMap((platform) => {
+    const facts = PLATFORM_FACTS[platform];
+    return [
+      ...facts.secretHeaders.map((header) => `req.headers["${header}"]`),
+      ...facts.secretSettings.flatMap((field) => [`config.platforms.${platform}.${field}`, `config.platforms.accounts.${platform}[*].${field}`]),
+    ];
+  }),
 ];
 
 /** Lines for a person at a terminal: time, level and message, the fields after; nothing per process. */

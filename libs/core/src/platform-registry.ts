@@ -42,20 +42,38 @@ export interface PlatformFacts {
   /** The name people read (logs, the console). */
   label: string;
   /**
-   * The public HTTP routes its events arrive on (each checks the platform's own signature), served
-   * from the adapter's PlatformWebhook; Telegram's webhook predates them and has its own route.
+   * The public HTTP routes its events arrive on (each checks the platform's own secret or
+   * signature), served from the adapter's PlatformWebhook.
    */
   eventRoutes: readonly string[];
   /** Its group chats have negative ids (Telegram's -100...): how a chat id alone says "group". */
   negativeIdIsGroup: boolean;
   /** A person's direct-message chat has their own user id as its chat id (Telegram's private chats). */
   dmChatIdIsUserId: boolean;
+  /**
+   * The variable of its one bot token, which `herald init` asks for and has the adapter check live
+   * (`checkToken`); unset, it is set up by hand (Slack's bot and app tokens and signing secret).
+   */
+  tokenVariable?: string;
+  /** Its chat commands are registered with it as slash commands, once per deployment: `herald <name>-commands`. */
+  slashCommands: boolean;
+  /** What the system prompt tells the model about how its replies are shown there; none: nothing. */
+  promptHint?: string;
+  /** The fields of its settings (config.platforms.<name>, each account's) that are secrets: never logged. */
+  secretSettings: readonly string[];
+  /** The request headers of its webhooks that carry a secret or a signature: never logged. */
+  secretHeaders: readonly string[];
 }
 
 export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
-  telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: [], negativeIdIsGroup: true, dmChatIdIsUserId: true },
-  discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false },
-  slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false },
+  telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: ['/telegram/webhook'], negativeIdIsGroup: true, dmChatIdIsUserId: true,
+    secretSettings: ['botToken', 'webhookSecret'], secretHeaders: ['x-telegram-bot-api-secret-token'], slashCommands: false, tokenVariable: 'TELEGRAM_BOT_TOKEN',
+    promptHint: 'Replies are shown in Telegram: keep them short, use simple Markdown.' },
+  discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false,
+    secretSettings: ['botToken'], secretHeaders: [], slashCommands: true, tokenVariable: 'DISCORD_BOT_TOKEN',
+    promptHint: 'Replies are shown in Discord: Markdown works; keep messages under 2,000 characters.' },
+  slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false,
+    secretSettings: ['botToken', 'appToken', 'signingSecret'], secretHeaders: ['x-slack-signature'], slashCommands: false },
 };
 
 /**
@@ -85,6 +103,9 @@ export function isDeliveryOnlyPlatform(platform: string): platform is DeliveryOn
 }
 /** Every platform's event routes: public, their requests signed by the platform. */
 export const PLATFORM_EVENT_ROUTES: readonly string[] = CHAT_PLATFORMS.flatMap((platform) => PLATFORM_FACTS[platform].eventRoutes);
+
+/** How every chat platform's delivery target is written, for help texts and tool descriptions. */
+export const CHAT_TARGET_SYNTAXES: readonly string[] = CHAT_PLATFORMS.map((platform) => PLATFORM_FACTS[platform].targetSyntax);
 
 /** Whether replies to this platform's sessions leave through the outbox to a chat. */
 export function isChatPlatform(platform: string): platform is ChatPlatform {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '@herald/core';
+import { CHAT_PLATFORMS, silentLogger, storedTarget } from '@herald/core';
 import { acceptInbound, claimLease, finishTurn, LeaseLostError, openInbox, startTurn } from '@herald/session';
 import { claimOutbound, DeliveryConsumer, DeliveryError, enqueueOutbound, listDeliveries } from '@herald/delivery';
 import type { OutboundDelivery, OutboundSender } from '@herald/delivery';
@@ -134,5 +134,11 @@ describe('the outbox', () => {
     await expect(finish('discord', 'dc-chat', true)).rejects.toSatisfy((error) => LeaseLostError.isInstance(error));
     const discordRows = await database.db.selectFrom('outbox').select('id').where('platform', '=', 'discord').execute();
     expect(discordRows).toEqual([]);
+    // Every platform of the registry gets its reply (the SQL takes the list as data), in the one stored target form.
+    for (const platform of CHAT_PLATFORMS) {
+      const turn = await finish(platform, `${platform}-every`);
+      const target = storedTarget({ chatId: `${platform}-every`, chatType: 'group', threadId: '9', replyTo: '77' });
+      expect((await row(`reply:${turn}`)).target).toEqual(target);
+    }
   });
 });

@@ -33,6 +33,7 @@ export { telegramAdapter } from './telegram/telegram-adapter.ts';
 export type { TelegramInbound } from './telegram/telegram-adapter.ts';
 export { discordAdapter } from './discord/discord-adapter.ts';
 export { verifyTelegramSecret } from './telegram/telegram-ingress.ts';
+export { telegramWebhook } from './telegram/telegram-webhook.ts';
 export { slackAdapter } from './slack/slack-adapter.ts';
 export type { SlackInbound } from './slack/slack-adapter.ts';
 export { SlackIngress, slackAppIdOf } from './slack/slack-ingress.ts';

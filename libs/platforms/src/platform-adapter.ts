@@ -3,6 +3,7 @@ import type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, DeliveryTar
 import type { OutboundSender } from '@herald/delivery';
 import type { ChatInboundDependencies } from './chat-inbound.ts';
 import { AccountSender } from './account-sender.ts';
+import type { TokenCheck } from './token-check.ts';
 
 /** What every platform's inbound side is given: the shared inbox path, minus its own allowlist. */
 export type InboundDependencies = Omit<ChatInboundDependencies, 'allowedUsers'> & { owner: string };
@@ -11,10 +12,12 @@ export type InboundDependencies = Omit<ChatInboundDependencies, 'allowedUsers'> 
 export interface WebhookAnswer {
   status: number;
   body: Record<string, unknown>;
+  /** Headers to send with it (Telegram's `x-herald-delivery-accepted: durable`). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**
- * An HTTP route a platform takes its events on (Slack's Events API), served by the ingress with
+ * An HTTP route a platform takes its events on (Telegram's webhook, Slack's Events API), served by the ingress with
  * the body's raw bytes, which signatures are computed over. It checks its own signature; a storage
  * outage is thrown and answered 503, so the platform delivers again.
  */
@@ -67,6 +70,16 @@ export interface PlatformAdapterSpec<Settings extends AccountSettings, Inbound e
   formatTarget(chat: Omit<NamedChat, 'platform'>): string;
   readTarget(stored: Readonly<Record<string, string>>): DeliveryTarget | undefined;
   verifyWebhook?(settings: Settings, headers: Readonly<Record<string, string | string[] | undefined>>): boolean;
+  /**
+   * Registers the chat commands with the platform (its facts' `slashCommands`), with the default
+   * account's settings; returns how many. Throws, naming the setting, when the platform has no bot.
+   */
+  deployCommands?(platforms: PlatformsConfig): Promise<number>;
+  /**
+   * Asks the platform whether it knows this bot token (`herald init`, for its facts'
+   * `tokenVariable`); `env` may point the check at another API root (a test's fake).
+   */
+  checkToken?(token: string, env: Readonly<Record<string, string | undefined>>): Promise<TokenCheck>;
   readonly rateLimits: RateLimitRules;
   readonly lease: 'one-connection-per-account' | 'none';
 }

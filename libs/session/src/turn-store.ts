@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database, ModelCallsTable, WaitKind } from '@herald/db';
-import { storable } from '@herald/core';
+import { CHAT_PLATFORMS, storable } from '@herald/core';
 import { currentTraceParent, recordFencingRejection } from '@herald/telemetry';
 import { LeaseLostError } from './leases.ts';
 import type { Lease } from './leases.ts';
@@ -14,6 +14,13 @@ import type { InboxEntry, NextInbox } from './open-inbox.ts';
 export type ModelCallRow = Omit<Insertable<ModelCallsTable>, 'id' | 'session_id' | 'turn_id' | 'created_at' | 'user_id' | 'profile_id'>;
 
 type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Where a turn's reply and a wait's notice go into the outbox: the registry's chat platforms, given
+ * to the SQL functions as data (they name no platform). The chat is read from the session row when
+ * the turn ends, not here, because a handoff during the turn moves its answer to the home chat.
+ */
+const CHAT_REPLY_PLATFORMS: string[] = [...CHAT_PLATFORMS];
 
 /** The turn functions raise HL001 when the lease is gone; callers see LeaseLostError. */
 async function call(db: Executor, lease: Lease, query: ReturnType<typeof sql>): Promise<unknown[]> {
@@ -107,7 +114,7 @@ export async function finishTurn(db: Executor, lease: Lease, turnId: string, eve
           ${storable(end.reply)}, ${end.failed}, ${end.error}::text, ${end.iterations}::integer,
           ${end.modelCall === null ? null : storableJson(end.modelCall)}::jsonb, ${currentTraceParent() ?? null}::text, ${INBOX_LIMIT}::integer,
           ${done?.profileId ?? null}::text, ${done?.userId ?? null}::text, ${done?.interrupted ?? false}, ${done?.errored ?? false},
-          ${done?.scheduled ?? false})`,
+          ${done?.scheduled ?? false}, ${CHAT_REPLY_PLATFORMS}::text[])`,
   )) as (InboxEntry & { review_due: boolean | null })[];
   return { ...inboxOf(rows), reviewDue: rows[0] === undefined ? false : rows[0].review_due };
 }
@@ -159,6 +166,7 @@ export async function suspendTurn(
     db,
     lease,
     sql`SELECT herald_suspend_turn(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid, ${storableJson(payload)}::jsonb,
-          ${notice ? storable(notice.text) : null}::text, ${notice && notice.buttons.length > 0 ? storableJson(notice.buttons) : null}::jsonb)`,
+          ${notice ? storable(notice.text) : null}::text, ${notice && notice.buttons.length > 0 ? storableJson(notice.buttons) : null}::jsonb,
+          ${CHAT_REPLY_PLATFORMS}::text[])`,
   );
 }

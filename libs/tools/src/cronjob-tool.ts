@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHAT_TARGET_SYNTAXES, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS } from '@herald/core';
 import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, SCHEDULED_PLATFORM, updateCronJob } from '@herald/cron';
 import type { CronJobView, CronScope } from '@herald/cron';
 import type { CronOrigin } from '@herald/db';
@@ -6,6 +7,11 @@ import { defineTool } from './tool.ts';
 import type { ToolContext } from './tool.ts';
 
 const names = z.array(z.string().max(64)).max(32);
+
+/** Every platform's target syntax, from the registry: a platform added there is offered here. */
+const DELIVERY_SYNTAXES = [...CHAT_TARGET_SYNTAXES, ...DELIVERY_ONLY_PLATFORMS.map((platform) => DELIVERY_ONLY_FACTS[platform].targetSyntax)]
+  .map((syntax) => `'${syntax}'`)
+  .join(', ');
 
 const cronjobArgs = z.object({
   action: z.enum(['create', 'list', 'update', 'pause', 'resume', 'remove', 'run']),
@@ -25,7 +31,7 @@ const cronjobArgs = z.object({
   deliver: z
     .union([z.string().max(2000), z.array(z.string().max(2000)).max(10)])
     .optional()
-    .describe("Where reports go: 'origin' (this chat; the default), 'local' (nowhere), 'telegram:<chat_id>[:<topic_id>]', 'discord:<channel_id>[:<thread_id>]', 'email:<address>[,<address>...]', 'webhook:<url>'"),
+    .describe(`Where reports go: 'origin' (this chat; the default), 'local' (nowhere), ${DELIVERY_SYNTAXES}, 'webhook:<url>'`),
   skills: names.optional().describe('Skills the run should use'),
   enabled_toolsets: names.optional().describe('Toolsets the run may use'),
   session: z.string().max(64).optional().describe('Keep one named session across runs (context carries over); omit for a fresh session per run'),

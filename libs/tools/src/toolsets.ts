@@ -1,3 +1,5 @@
+import { CHAT_PLATFORMS, PLATFORM_FACTS } from '@herald/core';
+
 /** A toolset is data: the tools it names directly and the toolsets it includes. */
 export interface Toolset {
   description: string;
@@ -38,9 +40,8 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   safe: bundle('conversation tools without files or shell', ['todo', 'memory', 'session_search', 'clarify', 'web', 'skills']),
   'herald-api': bundle('HTTP API sessions', ['herald-core']),
   'herald-cli': bundle('terminal chat sessions', ['herald-core']),
-  'herald-telegram': bundle('Telegram chats', ['herald-core', 'media']),
-  'herald-discord': bundle('Discord chats', ['herald-core', 'media']),
-  'herald-slack': bundle('Slack chats', ['herald-core', 'media']),
+  // Every chat platform of the registry (herald-<platform>): the core tools, and files sent to the chat.
+  ...Object.fromEntries(CHAT_PLATFORMS.map((platform): [string, Toolset] => [`herald-${platform}`, bundle(`${PLATFORM_FACTS[platform].label} chats`, ['herald-core', 'media'])])),
   // Unattended: nobody is there to answer a question, and a job does not create jobs.
   // media: a run's send_file attaches the file to its report.
   'herald-cron': bundle('scheduled runs', ['todo', 'memory', 'session_search', 'file', 'terminal', 'web', 'skills', 'media']),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
+import { CHAT_PLATFORMS, PLATFORM_FACTS } from '@herald/core';
 import type { Config } from '@herald/core';
 import type { Db } from '@herald/db';
 import { bullmqDepth } from '@herald/queue';
@@ -44,9 +45,8 @@ const DEAD_LETTER_COUNTS: Record<string, string> = {
   delivery: 'deliveries',
   review: 'reviews',
   cron_job: 'cron_jobs',
-  telegram_update: 'telegram_updates',
-  discord_event: 'discord_events',
-  slack_event: 'slack_events',
+  // Each chat platform's failed inbound updates, under its registry kind (telegram_update: telegram_updates).
+  ...Object.fromEntries(CHAT_PLATFORMS.map((platform): [string, string] => [PLATFORM_FACTS[platform].deadLetterKind, `${PLATFORM_FACTS[platform].deadLetterKind}s`])),
   run: 'runs',
 };
 

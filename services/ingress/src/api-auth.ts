@@ -5,7 +5,6 @@ import type { ConsoleSession, Principal } from '@herald/people';
 import type { Db } from '@herald/db';
 import { CONSOLE_ROUTES } from './console-routes.ts';
 import { sendError } from './api-errors.ts';
-import { TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
 import { PLATFORM_EVENT_ROUTES } from '@herald/core';
 import { ADMIN_VIEW_PATH, routePermission } from './route-permissions.ts';
 import { changesState, cookieOf, CSRF_HEADER, SESSION_COOKIE } from './console-cookies.ts';
@@ -51,7 +50,7 @@ export function authorized(request: FastifyRequest, token: string | undefined): 
  * the console's static files (a browser cannot send the token to load a page; every call the page
  * then makes needs it). Every other route needs a token: route-permissions.ts says which role.
  */
-export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES, ...CONSOLE_ROUTES, ...PUBLIC_SIGN_IN_ROUTES];
+export const PUBLIC_ROUTES: readonly string[] = ['/healthz', '/readyz', '/metrics', ...PLATFORM_EVENT_ROUTES, ...CONSOLE_ROUTES, ...PUBLIC_SIGN_IN_ROUTES];
 
 export type RouteAccess = 'public' | 'admin' | 'token';
 

@@ -25,10 +25,10 @@ import { registerAdminRoutes } from './admin-routes.ts';
 import { registerDeadLetterRoutes } from './dead-letter-routes.ts';
 import { registerSessionRoutes } from './session-routes.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
-import { registerPlatformWebhooks, registerTelegramWebhook, TELEGRAM_WEBHOOK_PATH } from './platform-routes.ts';
+import { registerPlatformWebhooks } from './platform-routes.ts';
 import { installInputHygiene } from './input-hygiene.ts';
 import { installOpenApi, installResponseCheck } from './openapi-routes.ts';
-import type { PlatformWebhook, TelegramIngress } from '@herald/platforms';
+import type { PlatformWebhook } from '@herald/platforms';
 import { PLATFORM_EVENT_ROUTES } from '@herald/core';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
@@ -45,9 +45,7 @@ import { registerUsageRoutes } from './usage-routes.ts';
 export interface IngressOptions extends MessageRouteDependencies {
   /** The BullMQ queues the admin view shows; the run queue alone when not given. */
   adminQueues?: readonly RunQueue[] | undefined;
-  /** Set when a Telegram bot is configured: serves POST /telegram/webhook. */
-  telegram?: TelegramIngress | undefined;
-  /** The platforms' signed event routes (Slack's Events API), served with the raw body. */
+  /** The platforms' webhook and event routes (each checks its own secret or signature), served with the raw body. */
   platformWebhooks?: readonly PlatformWebhook[] | undefined;
   /** Check every JSON answer against its route's contract (tests): a mismatch is a 500. */
   checkResponses?: boolean | undefined;
@@ -88,7 +86,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   });
   app.setErrorHandler(errorHandler(app, options.logger));
   installAuth(app, { db: options.db, token: options.config.api.token, bootstrapTokenDisabled: options.config.people.bootstrapTokenDisabled, operators: options.config.people.operators });
-  installInputHygiene(app, [TELEGRAM_WEBHOOK_PATH, ...PLATFORM_EVENT_ROUTES]);
+  installInputHygiene(app, PLATFORM_EVENT_ROUTES);
   installOpenApi(app, options.config.api.token);
   if (options.checkResponses) installResponseCheck(app);
   const reads = options.reads ?? new ReadRouting(options.db);
@@ -109,7 +107,6 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerDeliveryRoutes(app, options.db);
   registerAttachmentRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });
-  if (options.telegram) registerTelegramWebhook(app, options.telegram, options.logger);
   registerPlatformWebhooks(app, options.platformWebhooks ?? [], options.logger);
   registerSearchRoutes(app, reads);
   registerPeopleSuggestionRoutes(app, options.db);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHAT_PLATFORMS } from '../platform-registry.ts';
 import { parseUserId } from '../user-id.ts';
 import { commaList } from './fields.ts';
 
@@ -49,7 +50,7 @@ const quota = (max: number) =>
 export const peopleSection = z
   .object({
     HERALD_OPERATORS: commaList.refine((ids) => ids.every((id) => parseUserId(id) !== undefined), {
-      error: 'expected user ids qualified by platform, separated by commas, e.g. telegram:42,api:ops',
+      error: `expected user ids qualified by platform, separated by commas, e.g. ${CHAT_PLATFORMS[0]}:42,api:ops`,
     }),
     HERALD_LIMIT_TURNS_PER_MINUTE: quota(1_000_000),
     HERALD_LIMIT_GLOBAL_TURNS_PER_MINUTE: quota(100_000_000),

@@ -6,6 +6,3 @@ export const healthView = z.object({ status: z.literal('ok') });
 export const readinessView = z.object({ status: z.enum(['ready', 'not_ready']), postgres: z.string(), redis: z.string().optional(), queue: z.string().optional() });
 
 export const metricsExposition = z.string().meta({ description: 'Prometheus text exposition format' });
-
-/** The Telegram webhook's answer: the update is in Postgres (or could not be handled and was logged). */
-export const webhookAnswer = z.object({ ok: z.literal(true), outcome: z.string() });
