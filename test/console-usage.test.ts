@@ -59,6 +59,7 @@ describe('the console usage page', () => {
     expect(await page.locator('.legend li').allTextContents()).toEqual(['main', 'ops']);
     expect(await page.locator('section', { hasText: 'By person' }).locator('tbody th').allTextContents()).toEqual(['api:ana', 'api:bob']);
     expect(await page.locator('section', { hasText: 'By model' }).locator('tbody th').allTextContents()).toEqual(['openai/gpt-test']);
+    expect(await page.locator('section', { hasText: 'By kind of call' }).locator('tbody th').allTextContents()).toEqual(['turn']);
     expect(await page.locator('section', { hasText: 'Budgets' }).locator('tbody tr').allTextContents()).toEqual(['profile opsoff$20.00']);
     // A range without the earlier day drops its bar.
     await page.locator('input[name="from"]').fill(today);

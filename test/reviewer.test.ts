@@ -100,6 +100,13 @@ describe('background review in process', () => {
     expect(refusal?.content).toMatch(/Tool 'terminal' is not available in background review/);
     expect(existsSync(join(stack.config.tools.workspaceRoot, 'main', sessionId, 'pwned.txt'))).toBe(false);
 
+    // Each of the review's three model calls is stored as the review's, for the reviewed turn's person.
+    const calls = await sql<{ kind: string; user_id: string; turn_id: string }>`
+      SELECT kind, user_id, turn_id FROM model_calls WHERE session_id = ${sessionId}::uuid ORDER BY id`.execute(stack.database.db);
+    const reviewed = (await stack.database.db.selectFrom('reviews').select('turn_id').where('id', '=', review.id).executeTakeFirstOrThrow()).turn_id;
+    expect(calls.rows.map((call) => call.kind)).toEqual(['turn', 'turn', 'review', 'review', 'review']);
+    for (const call of calls.rows.slice(2)) expect(call).toEqual({ kind: 'review', user_id: 'api:ada', turn_id: reviewed });
+
     // The person's transcript holds the two turns and nothing of the review.
     const transcript = await stack.database.db.selectFrom('messages').select(['role', 'content']).where('session_id', '=', sessionId).orderBy('seq').execute();
     expect(transcript.map((m) => m.content)).toEqual(['Please use metric units', 'ok Please use metric units', 'thanks', 'ok thanks']);

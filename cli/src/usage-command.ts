@@ -4,7 +4,7 @@ import { getFromApi, sendToApi } from './admin-api.ts';
 import { table } from './status-command.ts';
 
 export const USAGE_USAGE = `herald usage [options]     model tokens and cost through the API (GET /v1/usage)
-  --group-by G     person, profile, model or day, or several separated by commas (default day)
+  --group-by G     person, profile, model, day or kind (turn, review, compression), or several separated by commas (default day)
   --from DATE      from this day (YYYY-MM-DD, UTC) or time (ISO 8601), inclusive (default: 30 days ago)
   --to DATE        through this day, or until this time (default: today)
   --json           print the API's JSON answer
@@ -18,6 +18,7 @@ interface UsageRow {
   profile?: string;
   model?: string;
   day?: string;
+  kind?: string;
   calls: number;
   input_tokens: number;
   cached_input_tokens: number;

@@ -1,4 +1,6 @@
--- A child run has ended (done or cancelled): its tokens are added to the parent session's, and
+-- A child run has ended (done or cancelled): its tokens (its turns' own calls, as the delegate
+-- report counts them; a review or a compression of it is counted in usage, not here) are added to
+-- the parent session's, and
 -- - foreground: when it was the last open run of the parent's wait, the wait is answered and the
 --   parked turn becomes runnable (the caller wakes the parent session);
 -- - background: its result is posted into the parent session as an internal event, durably, and
@@ -18,7 +20,7 @@ BEGIN
     FROM (SELECT coalesce(sum(m.input_tokens), 0) AS input_tokens, coalesce(sum(m.output_tokens), 0) AS output_tokens,
                  (SELECT s.delegated_input_tokens FROM sessions s WHERE s.id = r.child_session_id) AS delegated_input,
                  (SELECT s.delegated_output_tokens FROM sessions s WHERE s.id = r.child_session_id) AS delegated_output
-            FROM model_calls m WHERE m.session_id = r.child_session_id) c
+            FROM model_calls m WHERE m.session_id = r.child_session_id AND m.kind = 'turn') c
    WHERE p.id = r.parent_session_id;
   PERFORM 1 FROM turns WHERE id = r.parent_turn_id FOR UPDATE;
   IF r.wait_id IS NOT NULL THEN

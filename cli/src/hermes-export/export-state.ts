@@ -46,13 +46,15 @@ const HERMES_END_REASON: Record<string, string> = { compression: 'compression', 
 const seconds = (date: Date) => date.getTime() / 1000;
 
 async function sessionRows(db: Db, profileId: string, userId: string): Promise<SessionRow[]> {
+  // A session's own conversation calls, as Hermes counts a session's tokens and api_call_count:
+  // the background reviews and compression summaries of it are in Herald's usage (GET /v1/usage).
   const result = await sql<SessionRow>`
     SELECT s.id, s.session_key, s.platform, s.chat_type, s.chat_id, s.thread_id, s.origin_user_id, s.system_prompt,
            s.parent_session_id, s.created_at, s.ended_at, s.end_reason, s.imported_end_reason, s.title, s.model, s.imported_usage,
            c.input_tokens, c.output_tokens, c.api_calls
       FROM sessions s
       LEFT JOIN LATERAL (SELECT sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, count(*) AS api_calls
-                           FROM model_calls m WHERE m.session_id = s.id) c ON true
+                           FROM model_calls m WHERE m.session_id = s.id AND m.kind = 'turn') c ON true
      WHERE s.profile_id = ${profileId} AND s.origin_user_id = ${userId}
      ORDER BY s.created_at, s.id`.execute(db);
   return result.rows;

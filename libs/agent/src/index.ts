@@ -21,6 +21,7 @@ export {
   MAX_INVALID_TOOL_ROUNDS,
 } from './tool-loop.ts';
 export type { LoopHooks, LoopOptions, LoopProgress, LoopOutcome, LoopResult, ModelCallRecord, ToolRunner, ToolRunOutcome, ToolResultMessage } from './tool-loop.ts';
+export { modelCallRow } from './model-call-row.ts';
 export { buildSystemPrompt, DEFAULT_IDENTITY } from './system-prompt.ts';
 export type { SystemPromptInput } from './system-prompt.ts';
 export { createProvider, OpenAIProvider, AnthropicProvider } from './providers/index.ts';

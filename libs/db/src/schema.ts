@@ -52,6 +52,7 @@ export const ALLOWED_VALUES = {
   'budget_warnings.scope': ['person', 'profile'],
   'budget_warnings.period': ['day', 'month'],
   'event_attachments.kind': ['image', 'audio', 'document'],
+  'model_calls.kind': ['turn', 'review', 'compression'],
 } as const;
 type Allowed<Column extends keyof typeof ALLOWED_VALUES> = (typeof ALLOWED_VALUES)[Column][number];
 
@@ -83,6 +84,8 @@ export type HookEventName = Allowed<'hook_events.event'>;
 export type SubagentRole = Allowed<'subagent_runs.role'>;
 export type SubagentRunStatus = Allowed<'subagent_runs.status'>;
 export type SubagentExitReason = Allowed<'subagent_runs.exit_reason'>;
+/** What a model call was for: a turn's own, a background review's, or a compression's summary. */
+export type ModelCallKind = Allowed<'model_calls.kind'>;
 
 export interface StoredToolCall {
   id: string;
@@ -143,7 +146,7 @@ export type MessagesTable = Refine<
     platform: GeneratedAlways<string>;
   }
 >;
-export type ModelCallsTable = Tables.ModelCalls;
+export type ModelCallsTable = Refine<Tables.ModelCalls, { kind: Generated<ModelCallKind> }>;
 export type SessionLeasesTable = Tables.SessionLeases;
 export type SessionTodosTable = Refine<Tables.SessionTodos, { items: Json<unknown[]> }>;
 export type ToolWaitsTable = Refine<

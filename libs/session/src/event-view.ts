@@ -43,13 +43,18 @@ export async function getEvent(db: Kysely<Database>, eventId: string): Promise<E
   return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, waiting, budgetWarnings: row.budget_warnings ?? [] };
 }
 
-/** Tokens the models spent on an event's turn (every model call of it), for an API answer's usage. */
+/**
+ * Tokens the models spent on an event's turn (every call of its own loop), for an API answer's
+ * usage: a background review of the turn comes after the answer and is not part of it (GET
+ * /v1/usage counts it).
+ */
 export async function eventUsage(db: Kysely<Database>, eventId: string): Promise<{ inputTokens: number; outputTokens: number }> {
   const row = await db
     .selectFrom('inbound_events as e')
     .innerJoin('model_calls as m', (join) => join.onRef('m.session_id', '=', 'e.session_id').onRef('m.turn_id', '=', 'e.turn_id'))
     .select((eb) => [eb.fn.sum<string>('m.input_tokens').as('input'), eb.fn.sum<string>('m.output_tokens').as('output')])
     .where('e.id', '=', eventId)
+    .where('m.kind', '=', 'turn')
     .executeTakeFirst();
   return { inputTokens: Number(row?.input ?? 0), outputTokens: Number(row?.output ?? 0) };
 }

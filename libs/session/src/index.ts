@@ -39,6 +39,8 @@ export { findStrandedSessions } from './stranded.ts';
 export type { StrandedSession } from './stranded.ts';
 export { startTurn, resumeTurn, recordStep, finishTurn, suspendTurn } from './turn-store.ts';
 export type { FinishedTurn, ModelCallRow, NewWait, TurnCompletionCounts, TurnEnd, WaitButton } from './turn-store.ts';
+export { recordModelCall } from './model-calls.ts';
+export type { SideModelCall } from './model-calls.ts';
 export {
   expireWaits,
   findWait,

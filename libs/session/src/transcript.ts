@@ -70,7 +70,11 @@ export interface TranscriptState {
   messages: StoredMessage[];
   ineffectiveCompressions: number;
   parentSessionId: string | null;
-  /** The whole prompt of the session's last model call as the provider counted it; null before any. */
+  /**
+   * The whole prompt of the session's last turn call as the provider counted it; null before any.
+   * A review's or a compression's call sends another prompt (the transcript and an instruction, or
+   * a summary request), so it says nothing of the size of the session's next request.
+   */
   lastInputTokens: number | null;
 }
 
@@ -84,13 +88,13 @@ type StateRow = Nullable<MessageRow> & { ineffective_compressions: number; paren
  * sends the reader back to a full read.
  */
 async function readState(db: Kysely<Database>, sessionId: string, tail: TranscriptTail | undefined): Promise<StateRow[]> {
-  // The last call's size in a LATERAL on the one session row: a sub-select in the select list
+  // The last turn call's size in a LATERAL on the one session row: a sub-select in the select list
   // would run once per message.
   const { rows } = await sql<StateRow>`
     SELECT ${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(`m.${column}`)))},
            s.ineffective_compressions, s.parent_session_id, c.input_tokens AS last_input_tokens, v.tail_found
     FROM sessions s
-    LEFT JOIN LATERAL (SELECT input_tokens FROM model_calls WHERE session_id = s.id ORDER BY id DESC LIMIT 1) c ON true
+    LEFT JOIN LATERAL (SELECT input_tokens FROM model_calls WHERE session_id = s.id AND kind = 'turn' ORDER BY id DESC LIMIT 1) c ON true
     CROSS JOIN LATERAL (SELECT ${tail === undefined}::boolean
       OR EXISTS (SELECT 1 FROM messages k WHERE k.session_id = s.id AND k.seq = ${tail?.seq ?? 0}::integer AND k.id = ${tail?.id ?? '0'}::bigint) AS tail_found) v
     LEFT JOIN messages m ON m.session_id = s.id AND m.seq > ${tail?.seq ?? 0}::integer

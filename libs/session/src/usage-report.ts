@@ -7,7 +7,7 @@ import { budgetStates, formatUsd } from './budgets.ts';
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** What usage can be grouped by (GET /v1/usage?group_by=, `herald usage --by`). */
-export const USAGE_GROUPS = ['person', 'profile', 'model', 'day'] as const;
+export const USAGE_GROUPS = ['person', 'profile', 'model', 'day', 'kind'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 /**
@@ -19,6 +19,8 @@ const GROUP_SQL: Record<UsageGroup, string> = {
   profile: 'coalesce(m.profile_id, s.profile_id)',
   model: "m.provider || '/' || m.model",
   day: "to_char((m.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD')",
+  // What the call was for: a turn's own, a background review or a compression's summary.
+  kind: 'm.kind',
 };
 
 export interface UsageTotals {

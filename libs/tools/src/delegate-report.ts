@@ -43,11 +43,16 @@ export function budgetSummary(text: string, budget: number, runId: string): stri
   return `${text.slice(0, head)}${marker}${text.slice(text.length - (keep - head))}`;
 }
 
+/**
+ * The child's own calls (Hermes' api_calls and tokens): a compression's summary or a background
+ * review of the child is priced and counted for the person (GET /v1/usage), not reported here, the
+ * same as herald_subagent_settle adds to the parent's delegated tokens.
+ */
 async function usageOf(db: Db, sessionId: string): Promise<{ calls: number; input: number; output: number; model: string | null }> {
   const row = await sql<{ calls: string; input: string | null; output: string | null; model: string | null }>`
     SELECT count(*) AS calls, sum(input_tokens) AS input, sum(output_tokens) AS output,
-           (SELECT m.model FROM model_calls m WHERE m.session_id = ${sessionId}::uuid ORDER BY m.id DESC LIMIT 1) AS model
-    FROM model_calls WHERE session_id = ${sessionId}::uuid`.execute(db);
+           (SELECT m.model FROM model_calls m WHERE m.session_id = ${sessionId}::uuid AND m.kind = 'turn' ORDER BY m.id DESC LIMIT 1) AS model
+    FROM model_calls WHERE session_id = ${sessionId}::uuid AND kind = 'turn'`.execute(db);
   const usage = row.rows[0];
   return { calls: Number(usage?.calls ?? 0), input: Number(usage?.input ?? 0), output: Number(usage?.output ?? 0), model: usage?.model ?? null };
 }

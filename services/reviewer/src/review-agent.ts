@@ -1,8 +1,8 @@
-import type { Config } from '@herald/core';
-import { runToolLoop, toChatMessages } from '@herald/agent';
+import type { Config, PriceTable } from '@herald/core';
+import { modelCallRow, runToolLoop, toChatMessages } from '@herald/agent';
 import type { ChatMessage, ModelCallRecord, Provider, ToolCall, ToolDefinition, ToolRunner } from '@herald/agent';
 import { fencedReviewWrite } from '@herald/knowledge';
-import { loadTranscript } from '@herald/session';
+import { loadTranscript, recordModelCall } from '@herald/session';
 import type { Db } from '@herald/db';
 import type { ReviewResult, ReviewRun } from '@herald/knowledge';
 import { ToolGate, toolSucceeded } from '@herald/tools';
@@ -15,6 +15,8 @@ export interface ReviewAgentDependencies {
   db: Db;
   provider: Provider;
   registry: ToolRegistry;
+  /** What the review's model calls cost (HERALD_PRICES_FILE, then the built-in table); the built-in table when not given. */
+  prices?: PriceTable | undefined;
 }
 
 const failureMarker = Symbol.for('herald.review-run-failed');
@@ -142,11 +144,15 @@ export async function runReview(
   const calls = new Map<string, ToolCall>();
   const actions: ReviewAction[] = [];
   const usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
-  const count = (call: ModelCallRecord | undefined) => {
-    if (!call) return;
+  // Each call is stored as it lands, priced and counted for the reviewed turn's person and the
+  // profile (limits, budgets, GET /v1/usage): a review that fails later has still spent it.
+  const count = async (call: ModelCallRecord | undefined) => {
+    const row = modelCallRow(call, deps.prices);
+    if (!call || !row) return;
     usage.inputTokens += call.result.usage.inputTokens;
     usage.cachedInputTokens += call.result.usage.cachedInputTokens;
     usage.outputTokens += call.result.usage.outputTokens;
+    await recordModelCall(deps.db, { kind: 'review', sessionId: review.session_id, turnId: review.turn_id, call: row });
   };
   const result = await runToolLoop({
     provider: deps.provider,
@@ -159,7 +165,7 @@ export async function runReview(
     signal,
     hooks: {
       onToolStep: async (step, call) => {
-        count(call);
+        await count(call);
         for (const toolCall of step.tool_calls ?? []) calls.set(toolCall.id, toolCall);
       },
       onToolResults: async (results) => {
@@ -171,7 +177,7 @@ export async function runReview(
       },
     },
   });
-  count(result.finalCall);
+  await count(result.finalCall);
   if (result.outcome === 'provider_error') throw new ReviewRunError(result.text);
   const summary =
     result.outcome === 'iteration_limit' ? `stopped at the review's cap of ${REVIEW_MAX_ITERATIONS} steps` : result.text.trim();

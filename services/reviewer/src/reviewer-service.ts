@@ -1,4 +1,4 @@
-import type { Config, Logger } from '@herald/core';
+import type { Config, Logger, PriceTable } from '@herald/core';
 import { recordDeadLetter, recordReview } from '@herald/telemetry';
 import type { Provider } from '@herald/agent';
 import {
@@ -28,6 +28,8 @@ export interface ReviewerServiceOptions {
   provider: Provider | null;
   registry: ToolRegistry;
   logger: Logger;
+  /** What the review's model calls cost (HERALD_PRICES_FILE, then the built-in table); the built-in table when not given. */
+  prices?: PriceTable | undefined;
 }
 
 export type ReviewRunOutcome = 'done' | 'failed' | 'retry' | 'not-run' | 'superseded';

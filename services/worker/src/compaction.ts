@@ -1,7 +1,7 @@
-import type { Config, Logger } from '@herald/core';
-import { compactTranscript, contextWindowFor, estimateRequestTokens, estimateTokens, thresholdTokens, toChatMessages } from '@herald/agent';
-import type { ChatMessage, Provider, ToolDefinition } from '@herald/agent';
-import { claimCompression, commitCompaction, loadTranscript, recordCompressionUnchanged, takeNotice } from '@herald/session';
+import type { Config, Logger, PriceTable } from '@herald/core';
+import { compactTranscript, contextWindowFor, estimateRequestTokens, estimateTokens, modelCallRow, thresholdTokens, toChatMessages } from '@herald/agent';
+import type { ChatMessage, ModelCallRecord, Provider, ToolDefinition } from '@herald/agent';
+import { claimCompression, commitCompaction, loadTranscript, recordCompressionUnchanged, recordModelCall, takeNotice } from '@herald/session';
 import type { Lease, NewMessage, TranscriptCache, TranscriptState } from '@herald/session';
 import type { CompressionTrigger, Db } from '@herald/db';
 import { recordCompression } from '@herald/telemetry';
@@ -33,6 +33,8 @@ export interface CompactionDeps {
   tools: ToolDefinition[];
   /** The worker's parsed transcripts between turns (TurnDependencies.transcripts). */
   transcripts?: TranscriptCache | undefined;
+  /** What the summary calls cost (TurnDependencies.prices); the built-in table when not given. */
+  prices?: PriceTable | undefined;
 }
 
 export interface ContextBudget {
@@ -90,11 +92,47 @@ export interface CompressRequest {
   firstCompaction: boolean;
   /** A /compress command: answered in the commit, with this text. */
   answer?: { eventId: string; text: (summarised: number) => string } | undefined;
+  /**
+   * Whom the summary calls count for: the turn they interrupted (its person, as its own calls), or
+   * before a turn started, the person whose message it is to answer (SideModelCall).
+   */
+  spentFor: { turnId: string } | { turnId: null; userId: string };
 }
 
 /**
- * Compresses the leased session into a child: claim, summarise, commit. Nothing is written but
- * the claim until the commit, so a worker killed on the way leaves the session as it was.
+ * A summary call, priced and counted like a turn's (kind 'compression', on the session it
+ * compresses); stored before the commit, since it was spent whether or not the compression is
+ * kept. Its input is the summary prompt, not the session's size: readers of that take turn calls.
+ */
+async function recordSummaryCall(deps: CompactionDeps, sessionId: string, spentFor: CompressRequest['spentFor'], call: ModelCallRecord): Promise<void> {
+  const row = modelCallRow(call, deps.prices);
+  if (row === null) return;
+  await recordModelCall(deps.db, { kind: 'compression', sessionId, ...spentFor, call: row });
+}
+
+/** The summariser as compactTranscript calls it: each answer kept in `calls`, its wall time added to `summary.ms`. */
+function summariserFor(deps: CompactionDeps, sessionId: string, calls: ModelCallRecord[], summary: { ms: number }): (prompt: string) => Promise<string> {
+  return async (prompt) => {
+    const started = performance.now();
+    try {
+      const answer = await deps.summariser.complete({
+        sessionId: `${sessionId}:summary`,
+        system: SUMMARISER_SYSTEM,
+        messages: [{ role: 'user', content: prompt }],
+        tools: [],
+      });
+      calls.push({ provider: answer.provider ?? deps.summariser.name, model: answer.model, latencyMs: Math.round(performance.now() - started), result: answer });
+      return answer.content;
+    } finally {
+      summary.ms += performance.now() - started;
+    }
+  };
+}
+
+/**
+ * Compresses the leased session into a child: claim, summarise, commit. Nothing of the session is
+ * written but the claim until the commit, so a worker killed on the way leaves the session as it
+ * was; the summary calls are stored before it, spent whether or not the compression is kept.
  */
 export async function compressSession(deps: CompactionDeps, lease: Lease, model: string, request: CompressRequest): Promise<CompactionOutcome> {
   const { config, db, logger } = deps;
@@ -104,7 +142,9 @@ export async function compressSession(deps: CompactionDeps, lease: Lease, model:
   }
   const budget = contextBudget(config, model, deps.contextTokens);
   const messages = toChatMessages(await loadTranscript(db, lease.sessionId));
-  let summaryMs = 0;
+  const summary = { ms: 0 };
+  // Stored once the summariser is done: a failure to store one is not the summariser's failure.
+  const calls: ModelCallRecord[] = [];
   const result = await compactTranscript({
     messages,
     thresholdTokens: budget.threshold,
@@ -112,27 +152,15 @@ export async function compressSession(deps: CompactionDeps, lease: Lease, model:
     firstCompaction: request.firstCompaction,
     focus: request.focus,
     onFailure: config.compression.onFailure,
-    summarise: async (prompt) => {
-      const callStarted = performance.now();
-      try {
-        const answer = await deps.summariser.complete({
-          sessionId: `${lease.sessionId}:summary`,
-          system: SUMMARISER_SYSTEM,
-          messages: [{ role: 'user', content: prompt }],
-          tools: [],
-        });
-        return answer.content;
-      } finally {
-        summaryMs += performance.now() - callStarted;
-      }
-    },
+    summarise: summariserFor(deps, lease.sessionId, calls, summary),
   });
+  for (const call of calls) await recordSummaryCall(deps, lease.sessionId, request.spentFor, call);
   if (result.kind !== 'compacted') {
     const reason = result.kind === 'nothing-to-compact' ? 'nothing to compact yet' : result.reason;
     const unavailable = result.kind === 'unchanged' && result.unavailable;
     // Only an automatic compression that could have helped and did not counts towards anti-thrash.
     await recordCompressionUnchanged(db, lease, reason, !unavailable && request.trigger !== 'command');
-    recordCompression(unavailable ? 'unavailable' : 'unchanged', (performance.now() - started) / 1000, summaryMs / 1000);
+    recordCompression(unavailable ? 'unavailable' : 'unchanged', (performance.now() - started) / 1000, summary.ms / 1000);
     logger.warn({ sessionId: lease.sessionId, trigger: request.trigger, reason }, 'session not compressed');
     const notice = unavailable && (await takeNotice(db, lease, 'unavailable')) ? UNAVAILABLE_NOTICE : undefined;
     return { kind: 'unchanged', reason, notice };
@@ -149,7 +177,7 @@ export async function compressSession(deps: CompactionDeps, lease: Lease, model:
     answer: request.answer ? { eventId: request.answer.eventId, text: request.answer.text(result.summarised) } : undefined,
   });
   if (childId === undefined) return { kind: 'unchanged', reason: 'the compression claim was lost', notice: undefined };
-  recordCompression(result.fallback ? 'fallback' : 'compressed', (performance.now() - started) / 1000, summaryMs / 1000);
+  recordCompression(result.fallback ? 'fallback' : 'compressed', (performance.now() - started) / 1000, summary.ms / 1000);
   logger.info(
     { sessionId: lease.sessionId, childId, trigger: request.trigger, summarised: result.summarised, fallback: result.fallback, tokensBefore, tokensAfter },
     'session compressed into a child session',

@@ -15,6 +15,10 @@ export interface TurnCompaction {
   model: string;
   /** The session's stored prompt; null before its first turn (nothing to compress yet). */
   systemPrompt: string | null;
+  /** The turn a compression in the middle of it counts for. */
+  turnId: string;
+  /** Whom a compression before the turn counts for: the author of its first message, as for the turn's own calls. */
+  userId: string;
 }
 
 export type BeforeTurn =
@@ -48,6 +52,7 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
       focus: command.focus,
       firstCompaction: size.firstCompaction,
       answer: { eventId, text: (summarised) => compressedReply(summarised, command.focus) },
+      spentFor: { turnId: null, userId: tc.userId },
     });
     if (outcome.kind === 'compressed') return { kind: 'compressed', childId: outcome.childId, answeredEventIds: [eventId] };
     await answerCommand(deps.db, lease, eventId, [`Nothing was compressed: ${outcome.reason}.`, outcome.notice].filter(Boolean).join('\n\n'));
@@ -65,7 +70,7 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent
     const note = thrashing && (await takeNotice(deps.db, lease, 'thrashing')) ? THRASHING_NOTICE : undefined;
     return { kind: 'go', note, ineffective: size.ineffective, history };
   }
-  const outcome = await compressSession(deps, lease, tc.model, { trigger, firstCompaction: size.firstCompaction });
+  const outcome = await compressSession(deps, lease, tc.model, { trigger, firstCompaction: size.firstCompaction, spentFor: { turnId: null, userId: tc.userId } });
   if (outcome.kind === 'compressed') return { kind: 'compressed', childId: outcome.childId, answeredEventIds: [] };
   return { kind: 'go', note: outcome.notice };
 }
@@ -82,5 +87,6 @@ export async function compactMidTurn(tc: TurnCompaction, overflow: boolean): Pro
   return compressSession(tc.deps, tc.lease, tc.model, {
     trigger: overflow ? 'overflow' : 'estimate',
     firstCompaction: session.parent_session_id === null,
+    spentFor: { turnId: tc.turnId },
   });
 }

@@ -1,15 +1,13 @@
 import { sessionWorkspace } from './session-prompt.ts';
 import type { Transaction } from 'kysely';
-import { runToolLoop } from '@herald/agent';
-import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, ToolRunner } from '@herald/agent';
+import { modelCallRow, runToolLoop } from '@herald/agent';
+import type { ChatMessage, LoopProgress, LoopResult, Provider, ToolRunner } from '@herald/agent';
 import { StreamRelay, TurnStreamWriter } from '@herald/queue';
 import { openDraft } from './turn-draft.ts';
 import type { TurnDraft } from './turn-draft.ts';
-import { PriceTable } from '@herald/core';
-import { recordModelCost } from '@herald/telemetry';
 import type { Logger } from '@herald/core';
 import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
-import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
+import type { Lease, LeasedSession } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
 import { modelTakesImages } from '@herald/attachments';
@@ -20,29 +18,6 @@ import type { GatedRunner } from './turn-hooks.ts';
 import { subagentEvent } from './subagent-turn.ts';
 import type { TurnSetup } from './turn-setup.ts';
 import type { TurnControl, TurnDependencies } from './turn-runner.ts';
-
-/** A model call as stored, priced from the deployment's price table (an unknown model costs 0, marked so). */
-export function modelCallRow(call: ModelCallRecord | undefined, prices: PriceTable = BUILTIN_PRICES): ModelCallRow | null {
-  if (!call) return null;
-  const usage = call.result.usage;
-  const cost = prices.costOf(call.provider, call.model, usage);
-  recordModelCost(call.provider, call.model, cost.costUsd);
-  return {
-    provider: call.provider,
-    model: call.model,
-    input_tokens: usage.inputTokens,
-    output_tokens: usage.outputTokens,
-    cached_input_tokens: usage.cachedInputTokens,
-    cache_write_tokens: usage.cacheWriteTokens,
-    latency_ms: call.latencyMs,
-    finish_reason: call.result.finishReason,
-    key_name: call.result.keyName ?? null,
-    cost_usd: cost.costUsd,
-    price_known: cost.priceKnown,
-  };
-}
-
-const BUILTIN_PRICES = new PriceTable();
 
 /**
  * The money budgets before a model call, in one read: the person is warned once at 80% (what the

@@ -1,7 +1,7 @@
 import { waitNotice } from './wait-notice.ts';
 import type { ProfileModels } from './profile-models.ts';
 import type { Config, Logger, PriceTable } from '@herald/core';
-import { toChatMessages, withRecall } from '@herald/agent';
+import { modelCallRow, toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider } from '@herald/agent';
 import { finishTurn, LeaseLostError, loadTranscript, suspendTurn, warnBudgets } from '@herald/session';
 import { isConnectionError } from '@herald/db';
@@ -12,7 +12,7 @@ import type { FinishedTurn, Lease, LeasedSession, PendingEvent, TranscriptCache 
 import { completionCounts } from './turn-completion.ts';
 import type { ToolExposure, ToolRegistry, WaitRequest } from '@herald/tools';
 import type { Hooks } from '@herald/hooks';
-import { modelCallRow, turnLoop } from './turn-loop.ts';
+import { turnLoop } from './turn-loop.ts';
 import type { TurnLoop } from './turn-loop.ts';
 import { setUpTurn } from './turn-setup.ts';
 import type { TurnSetup } from './turn-setup.ts';

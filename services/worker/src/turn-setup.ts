@@ -68,6 +68,7 @@ function compactionFor(
   provider: Provider | null,
   workspace: string,
   models: TurnModels,
+  turnId: string,
 ): TurnCompaction | undefined {
   if (provider === null) return undefined;
   const { config, db, logger } = deps;
@@ -81,10 +82,13 @@ function compactionFor(
       buildPrompt: () => buildSessionPrompt(deps, session, tools.offered, events[0]?.userId ?? '', workspace, models.primaryRef),
       tools: deps.registry.definitions(tools.sent),
       transcripts: deps.transcripts,
+      prices: deps.prices,
     },
     lease,
     model: provider.model,
     systemPrompt: session.systemPrompt,
+    turnId,
+    userId: events[0]?.userId ?? '',
   };
 }
 
@@ -115,7 +119,7 @@ export async function setUpTurn(
   const models = await turnModels(deps, session.profileId);
   const provider = providerFor(shape, models.provider, models.childProvider);
   const workspace = sessionWorkspace(deps.config, session.profileId, shape.workspaceSessionId ?? lease.sessionId);
-  const compaction = compactionFor(deps, lease, session, { offered, sent }, events, provider, workspace, models);
+  const compaction = compactionFor(deps, lease, session, { offered, sent }, events, provider, workspace, models, turnId);
   const setup: TurnSetup = {
     turnId,
     eventIds,

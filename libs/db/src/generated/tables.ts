@@ -281,6 +281,7 @@ export interface ModelCalls {
   id: Generated<Int8>;
   input_tokens: Generated<number>;
   key_name: string | null;
+  kind: Generated<string>;
   latency_ms: number;
   model: string;
   output_tokens: Generated<number>;

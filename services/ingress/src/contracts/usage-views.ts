@@ -14,17 +14,21 @@ const totals = {
 
 export const usageTotals = z.object(totals);
 
-/** One group: the keys it was grouped by (person, profile, model as provider/model, day as YYYY-MM-DD), then its totals. */
+/**
+ * One group: the keys it was grouped by (person, profile, model as provider/model, day as
+ * YYYY-MM-DD, kind as what the calls were for), then its totals.
+ */
 export const usageRow = z.object({
   person: z.string().optional(),
   profile: z.string().optional(),
   model: z.string().optional(),
   day: z.string().optional(),
+  kind: z.string().optional().meta({ description: "turn (a turn's own calls), review (background reviews of turns) or compression (summaries)" }),
   ...totals,
 });
 
 export const usageReportView = z.object({
-  group_by: z.array(z.enum(['person', 'profile', 'model', 'day'])),
+  group_by: z.array(z.enum(['person', 'profile', 'model', 'day', 'kind'])),
   from: isoTime,
   to: isoTime.meta({ description: 'exclusive' }),
   currency: z.literal('USD'),

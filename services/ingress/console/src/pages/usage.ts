@@ -13,7 +13,7 @@ interface Budgets {
 const count = (value: number) => value.toLocaleString('en-US');
 
 /** A table of one grouping: its key, calls, tokens and cost; models without a price are flagged. */
-function usageTable(title: string, key: 'person' | 'model', report: UsageReportView): HTMLElement {
+function usageTable(title: string, key: 'person' | 'model' | 'kind', report: UsageReportView): HTMLElement {
   const head = h('tr', {}, ...[key, 'calls', 'input', 'cached', 'output', 'cost (USD)'].map((name) => h('th', { scope: 'col' }, name)));
   const row = (item: UsageRowView) =>
     h(
@@ -53,15 +53,17 @@ function budgetSection(budgets: Budgets): HTMLElement {
   );
 }
 
-/** Cost per day stacked by profile, then by person and by model, and the budgets: GET /v1/usage and /v1/budgets. */
+/** Cost per day stacked by profile, then by person, by model and by kind of call, and the budgets: GET /v1/usage and /v1/budgets. */
 export async function usagePage(ctx: PageContext): Promise<void> {
   const from = ctx.route.params.get('from') ?? '';
   const to = ctx.route.params.get('to') ?? '';
   const range = { from, to };
-  const [byDay, byPerson, byModel, budgets] = await Promise.all([
+  const [byDay, byPerson, byModel, byKind, budgets] = await Promise.all([
     api<UsageReportView>('GET', `/v1/usage${query({ group_by: 'day,profile', ...range })}`),
     api<UsageReportView>('GET', `/v1/usage${query({ group_by: 'person', ...range })}`),
     api<UsageReportView>('GET', `/v1/usage${query({ group_by: 'model', ...range })}`),
+    // Turns' own calls, background reviews and compression summaries.
+    api<UsageReportView>('GET', `/v1/usage${query({ group_by: 'kind', ...range })}`),
     api<Budgets>('GET', '/v1/budgets'),
   ]);
   if (!ctx.current()) return;
@@ -84,6 +86,7 @@ export async function usagePage(ctx: PageContext): Promise<void> {
     costChart(byDay.rows, byDay.from, byDay.to),
     usageTable('By person', 'person', byPerson),
     usageTable('By model', 'model', byModel),
+    usageTable('By kind of call', 'kind', byKind),
     budgetSection(budgets),
   );
 }
