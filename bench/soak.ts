@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { startFakeOpenAI } from '../test/support/fake-llm.ts';
 import type { FakeRequest } from '../test/support/fake-llm.ts';
@@ -61,6 +62,34 @@ function metric(text: string, name: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
+/** Least-squares slope of (minute, value), in units per 10 minutes. */
+function slopePer10Minutes(points: [number, number][]): number | null {
+  if (points.length < 2) return null;
+  const mx = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const my = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  const sxx = points.reduce((sum, [x]) => sum + (x - mx) ** 2, 0);
+  return sxx === 0 ? null : (10 * points.reduce((sum, [x, y]) => sum + (x - mx) * (y - my), 0)) / sxx;
+}
+
+/**
+ * The targets read off the samples: per role, after the 5-minute warm-up, the RSS and heap trend
+ * (least squares, so one sample caught mid-GC does not decide it) and the handles at the warm-up's
+ * end and at the last sample; the p99 of the last window against the first.
+ */
+function verdict(samples: Record<string, any>[], roleNames: string[], windows: { p99Ms: number | null }[]) {
+  const warm = samples.filter((sample) => sample.atMs >= WINDOW_MS);
+  const roles = Object.fromEntries(
+    roleNames.map((name) => {
+      const series = (field: string) => warm.map((sample) => [sample.atMs / 60_000, sample[name][field]] as [number, number]);
+      const rss = slopePer10Minutes(series('rssMb'));
+      return [name, { rssMbPer10Min: rss, heapMbPer10Min: slopePer10Minutes(series('heapUsedMb')), handlesAfterWarmUp: warm[0]?.[name].activeHandles ?? null, handlesLast: warm.at(-1)?.[name].activeHandles ?? null, rssUnder1Mb: rss !== null && rss < 1 }];
+    }),
+  );
+  const first = windows[0]?.p99Ms ?? null;
+  const last = windows.at(-1)?.p99Ms ?? null;
+  return { roles, p99LastOverFirst: first && last ? last / first : null };
+}
+
 /** One sample of a role: RSS and open file descriptors from /proc, heap and active handles from its /metrics. */
 async function sampleRole(role: Role) {
   const pid = role.process.child.pid!;
@@ -103,6 +132,9 @@ async function main(): Promise<void> {
     TELEGRAM_API_ROOT: telegram.apiRoot,
     TELEGRAM_POLL_TIMEOUT_SECONDS: '1',
     HERALD_DELIVERY_POLL_MS: '200',
+    // The workers' transcript cache is bounded memory by design (50,000 messages by default, more
+    // than this run writes): a small bound fills within the warm-up, so what grows after it is a leak.
+    HERALD_TRANSCRIPT_CACHE_MESSAGES: '2000',
   };
   const roles: Role[] = [];
   for (const name of ['ingress', 'worker', 'worker', 'scheduler', 'reviewer']) roles.push(await startRole(name, env));
@@ -119,6 +151,8 @@ async function main(): Promise<void> {
   const cron = await call('POST', '/v1/cron/jobs', { user_id: 'soak', prompt: 'cron tick', schedule: 'every 1m', name: 'soak-tick' });
   if (cron.status !== 201) throw new Error(`cron job refused: ${JSON.stringify(cron.body)}`);
 
+  // A soak on a busy machine measures the machine: the one-minute load average goes in the result.
+  const loadAtStart = loadavg()[0];
   const started = Date.now();
   const ends = started + minutes * 60_000;
   const turns: { at: number; ms: number; ok: boolean; kind: string; status: number }[] = [];
@@ -196,6 +230,8 @@ async function main(): Promise<void> {
   });
   const result = {
     when: new Date().toISOString(),
+    loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0] },
+    verdict: verdict(samples, roles.map((role, index) => `${role.name}-${index}`), windows),
     minutes,
     sampleSeconds: sampleMs / 1000,
     roles: roles.map((role, index) => `${role.name}-${index}`),
@@ -217,7 +253,7 @@ async function main(): Promise<void> {
   };
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   writeFileSync(new URL('./results/soak.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify({ windows, totals: result.totals, lost: result.lost, doubled: result.doubled, last: samples.at(-1) }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ loadAverage: result.loadAverage, verdict: result.verdict, windows, totals: result.totals, lost: result.lost, doubled: result.doubled }, null, 2)}\n`);
 
   for (const role of roles) await stopProcess(role.process, 'SIGTERM');
   await database.drop();
