@@ -142,7 +142,7 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   const identity = inbound.userId;
   const code = linkCommandOf(message.text);
   if (code !== undefined) {
-    await runLinkCommand(deps.db, { code, identity, idempotencyKey: `link:${message.dedupeKey}`, platform: message.platform, target: chatTarget(inbound) });
+    await runLinkCommand(deps.db, { code, identity, idempotencyKey: `link:${inbound.dedupeKey}`, platform: message.platform, target: chatTarget(inbound) });
     return 'accepted';
   }
   // A linked identity speaks as its person: memory, search, quotas and approvals read one id
@@ -163,7 +163,7 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
     // Refused, never dropped silently: the person is told why in one line, through the outbox.
     const backlog = error instanceof BacklogFullError;
     await enqueueOutbound(deps.db, {
-      idempotencyKey: `${backlog ? 'backlog' : 'limit'}:${message.dedupeKey}`,
+      idempotencyKey: `${backlog ? 'backlog' : 'limit'}:${inbound.dedupeKey}`,
       platform: message.platform,
       target: chatTarget(inbound),
       text: error.message,
@@ -183,10 +183,11 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
 async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
   const files = message.files ?? [];
   if (files.length === 0) return { text: message.text, attachments: undefined };
-  if (await wasAccepted(deps.db, message.dedupeKey)) return undefined;
+  // The inbox's key (a named account's is namespaced by it), so two bots seeing one message each take it.
+  if (await wasAccepted(deps.db, inbound.dedupeKey)) return undefined;
   const taken = await takeMessageFiles(deps.db, deps.accept.attachments ?? DEFAULT_ATTACHMENTS, message.text, files);
   for (const [index, text] of taken.notices.entries()) {
-    await enqueueOutbound(deps.db, { idempotencyKey: `attachment:${message.dedupeKey}:${index}`, platform: message.platform, target: chatTarget(inbound), text, source: 'notice' });
+    await enqueueOutbound(deps.db, { idempotencyKey: `attachment:${inbound.dedupeKey}:${index}`, platform: message.platform, target: chatTarget(inbound), text, source: 'notice' });
   }
   return { text: taken.text, attachments: taken.attachments };
 }

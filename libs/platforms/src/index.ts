@@ -35,7 +35,7 @@ export { discordAdapter } from './discord/discord-adapter.ts';
 export { verifyTelegramSecret } from './telegram/telegram-ingress.ts';
 export { slackAdapter } from './slack/slack-adapter.ts';
 export type { SlackInbound } from './slack/slack-adapter.ts';
-export { SlackIngress, slackAppIdOf } from './slack/slack-ingress.ts';
+export { SlackIngress } from './slack/slack-ingress.ts';
 export { slackWebhooks } from './slack/slack-webhooks.ts';
 export type { SlackEnvelopeKind, SlackOutcome } from './slack/slack-ingress.ts';
 export { SlackSender, SLACK_LIMIT, WORKING_REACTION, classifySlackError, slackWebClient } from './slack/slack-sender.ts';
