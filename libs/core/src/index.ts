@@ -6,7 +6,7 @@ export type { Config } from './config.ts';
 export { PROVIDERS } from './config/model.ts';
 export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts';
 export type { DiscordConfig, EmailConfig, PlatformsConfig, SlackConfig, TelegramConfig } from './config/platforms.ts';
-export { slackAppIdOf } from './config/platforms.ts';
+export { platformAccountNames, slackAppIdOf } from './config/platforms.ts';
 export type { SandboxConfig } from './config/sandbox.ts';
 export type { ToolsConfig } from './config/tools.ts';
 export type { McpConfig } from './config/mcp.ts';

@@ -88,6 +88,7 @@ async function createJob(args: CronjobArgs, context: ToolContext, origin: CronOr
       creatorUserId: context.userId,
       byOperator: context.operator === true,
       mailDomains: context.mailDomains,
+      platformAccounts: context.platformAccounts,
       origin,
       prompt,
       schedule,
@@ -117,6 +118,7 @@ async function updateJob(args: CronjobArgs, jobId: string, context: ToolContext,
     missedPolicy: args.missed_policy,
     byOperator: context.operator === true,
     mailDomains: context.mailDomains,
+    platformAccounts: context.platformAccounts,
   };
   const job = await context.fencedWrite((trx) => updateCronJob(trx, jobId, changes, scope));
   return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound(jobId);

@@ -5,7 +5,7 @@ import type { ChatMessage, LoopProgress, LoopResult, ModelCallRecord, Provider, 
 import { StreamRelay, TurnStreamWriter } from '@herald/queue';
 import { openDraft } from './turn-draft.ts';
 import type { TurnDraft } from './turn-draft.ts';
-import { PriceTable } from '@herald/core';
+import { platformAccountNames, PriceTable } from '@herald/core';
 import { recordModelCost } from '@herald/telemetry';
 import type { Logger } from '@herald/core';
 import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
@@ -118,6 +118,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     offered,
     operator: config.people.operators.includes(callerId),
     mailDomains: config.platforms.mailAllowedDomains,
+    platformAccounts: platformAccountNames(config.platforms),
     modelTakesImages: setup.provider !== null && modelTakesImages(setup.provider.model, config.attachments.vision),
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });

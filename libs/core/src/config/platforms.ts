@@ -57,6 +57,14 @@ export interface SlackConfig {
   apiUrl: string;
 }
 
+/**
+ * The accounts of every chat platform by name (`default` where the platform's own token is set):
+ * what a delivery target's `@account` may name here, checked when a cron job is saved.
+ */
+export function platformAccountNames(platforms: PlatformsConfig): Readonly<Record<string, readonly string[]>> {
+  return Object.fromEntries(Object.entries(platforms.accounts).map(([platform, accounts]) => [platform, accounts.map((account) => account.account ?? DEFAULT_ACCOUNT)]));
+}
+
 /** The chat platforms: each is null when its bot token is not set. */
 export interface PlatformsConfig {
   /** The default Telegram account (TELEGRAM_BOT_TOKEN), null when it is not set. */
