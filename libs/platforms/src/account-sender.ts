@@ -18,14 +18,14 @@ export class AccountSender implements OutboundSender {
     this.#platform = platform;
     this.#senders = senders;
     const first = [...senders.values()][0];
-    if (first?.sendFile) this.sendFile = (item, file, signal) => this.#fileSender(item.target).sendFile(item, file, signal);
+    if (first?.sendFile) {
+      this.sendFile = async (item, file, signal) => {
+        const sender = this.#senderFor(item.target);
+        if (sender.sendFile === undefined) throw new DeliveryError(`${this.#platform} account '${item.target.account ?? DEFAULT_ACCOUNT}' cannot send files`, { retryable: false });
+        return sender.sendFile(item, file, signal);
+      };
+    }
     if (first?.drafts) this.drafts = this.#draftCalls(first.drafts.maxChars);
-  }
-
-  #fileSender(target: Readonly<Record<string, string>>): Required<Pick<OutboundSender, 'sendFile'>> {
-    const sender = this.#senderFor(target);
-    if (sender.sendFile === undefined) throw new DeliveryError(`${this.#platform} account '${target.account ?? DEFAULT_ACCOUNT}' cannot send files`, { retryable: false });
-    return { sendFile: sender.sendFile.bind(sender) };
   }
 
   /** Each draft call goes to the account of its target, as the answer it becomes will. */
@@ -37,9 +37,9 @@ export class AccountSender implements OutboundSender {
     };
     return {
       maxChars,
-      post: (target, text, first, signal) => calls(target).post(target, text, first, signal),
-      edit: (target, messageId, text, signal) => calls(target).edit(target, messageId, text, signal),
-      remove: (target, messageId, signal) => calls(target).remove(target, messageId, signal),
+      post: async (target, text, first, signal) => calls(target).post(target, text, first, signal),
+      edit: async (target, messageId, text, signal) => calls(target).edit(target, messageId, text, signal),
+      remove: async (target, messageId, signal) => calls(target).remove(target, messageId, signal),
     };
   }
 

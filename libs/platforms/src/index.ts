@@ -40,5 +40,6 @@ export { slackWebhooks } from './slack/slack-webhooks.ts';
 export type { SlackEnvelopeKind, SlackOutcome } from './slack/slack-ingress.ts';
 export { SlackSender, SLACK_LIMIT, WORKING_REACTION, classifySlackError, slackWebClient } from './slack/slack-sender.ts';
 export { markdownToSlackMrkdwn, slackTextToPlain } from './slack/slack-format.ts';
-export { signSlackBody, verifySlackSignature } from './slack/slack-signature.ts';
+export { matchSlackSignature, signSlackBody, verifySlackSignature } from './slack/slack-signature.ts';
+export type { SlackEventsApp } from './slack/slack-webhooks.ts';
 export { SlackRateGate, SLACK_METHOD_SPACING } from './slack/slack-rate-gate.ts';
