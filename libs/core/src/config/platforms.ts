@@ -62,7 +62,8 @@ export interface SlackConfig {
  * what a delivery target's `@account` may name here, checked when a cron job is saved.
  */
 export function platformAccountNames(platforms: PlatformsConfig): Readonly<Record<string, readonly string[]>> {
-  return Object.fromEntries(Object.entries(platforms.accounts).map(([platform, accounts]) => [platform, accounts.map((account) => account.account ?? DEFAULT_ACCOUNT)]));
+  const accounts: Readonly<Record<string, readonly { account?: string | undefined }[]>> = platforms.accounts;
+  return Object.fromEntries(Object.entries(accounts).map(([platform, list]) => [platform, list.map((account) => account.account ?? DEFAULT_ACCOUNT)]));
 }
 
 /** The chat platforms: each is null when its bot token is not set. */
@@ -223,8 +224,8 @@ const envName = (example: string) => z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/
 
 /** A Slack app: its bot token (token_env), and its ways in, each optional: Socket Mode's app token, the Events API's signing secret. */
 const slackEntry = accountEntry.extend({
-  app_token_env: envName('SLACK_OPS_APP_TOKEN').optional(),
-  signing_secret_env: envName('SLACK_OPS_SIGNING_SECRET').optional(),
+  app_token_env: envName('SLACK_RESEARCH_APP_TOKEN').optional(),
+  signing_secret_env: envName('SLACK_RESEARCH_SIGNING_SECRET').optional(),
   /** Channel ids; unset: SLACK_ALLOWED_CHANNELS. */
   allowed_channels: z.union([z.array(z.string().trim().min(1)), z.string()]).optional(),
   api_url: url(/^https?:$/, 'https://slack.com/api/').optional(),
