@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_ACCOUNT } from '@herald/core';
 import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, SCHEDULED_PLATFORM, updateCronJob } from '@herald/cron';
 import type { CronJobView, CronScope } from '@herald/cron';
 import type { CronOrigin } from '@herald/db';
@@ -25,7 +26,7 @@ const cronjobArgs = z.object({
   deliver: z
     .union([z.string().max(2000), z.array(z.string().max(2000)).max(10)])
     .optional()
-    .describe("Where reports go: 'origin' (this chat; the default), 'local' (nowhere), 'telegram:<chat_id>[:<topic_id>]', 'discord:<channel_id>[:<thread_id>]', 'email:<address>[,<address>...]', 'webhook:<url>'"),
+    .describe("Where reports go: 'origin' (this chat; the default), 'local' (nowhere), 'telegram:<chat_id>[:<topic_id>]', 'discord:<channel_id>[:<thread_id>]', 'slack:<channel>[:<thread_ts>]' ('<platform>@<account>:...' for another bot), 'email:<address>[,<address>...]', 'webhook:<url>'"),
   skills: names.optional().describe('Skills the run should use'),
   enabled_toolsets: names.optional().describe('Toolsets the run may use'),
   session: z.string().max(64).optional().describe('Keep one named session across runs (context carries over); omit for a fresh session per run'),
@@ -55,12 +56,13 @@ function summary(job: CronJobView) {
 async function originOf(context: ToolContext): Promise<CronOrigin | null> {
   const session = await context.db
     .selectFrom('sessions')
-    .select(['platform', 'chat_type', 'chat_id', 'thread_id'])
+    .select(['platform', 'account', 'chat_type', 'chat_id', 'thread_id'])
     .where('id', '=', context.sessionId)
     .executeTakeFirst();
   if (!session) return null;
   return {
     platform: session.platform,
+    ...(session.account === null || session.account === DEFAULT_ACCOUNT ? {} : { account: session.account }),
     chatType: session.chat_type,
     chatId: session.chat_id,
     ...(session.thread_id === null ? {} : { threadId: session.thread_id }),
