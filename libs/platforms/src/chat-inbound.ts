@@ -98,12 +98,15 @@ export async function routedProfile(deps: Pick<ChatInboundDependencies, 'account
   return deps.routeProfile({ platform: message.platform, account, chatId: message.chatId, chatType: message.chatType, guildId: message.guildId, channelId: message.channelId, userId });
 }
 
+/** An inbox message with its key, as inboundOf always makes it. */
+type KeyedInbound = InboundMessage & { dedupeKey: string };
+
 /**
  * The message as the inbox takes it: routed to its profile by the bindings, on its account. A
  * named account's chats are keyed apart (the same person on two bots has two conversations) and
  * its platform event ids, counted per bot, are namespaced by it.
  */
-async function inboundOf(deps: ChatInboundDependencies, message: ChatInbound): Promise<InboundMessage> {
+async function inboundOf(deps: ChatInboundDependencies, message: ChatInbound): Promise<KeyedInbound> {
   const account = deps.account ?? DEFAULT_ACCOUNT;
   const userId = qualifyUserId(message.platform, message.userId);
   const profileId = await routedProfile(deps, message);
@@ -180,7 +183,7 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
  * is a duplicate before anything is fetched. What the person must hear at once (a transcript, a
  * file refused) goes out through the outbox ahead of the answer.
  */
-async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
+async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: KeyedInbound): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
   const files = message.files ?? [];
   if (files.length === 0) return { text: message.text, attachments: undefined };
   // The inbox's key (a named account's is namespaced by it), so two bots seeing one message each take it.
