@@ -36,11 +36,13 @@ function platformsFile(): string {
   return path;
 }
 
-/** Answers as the identity of the profile's prompt (`I am X`), naming what it was asked. */
+/** Answers as the identity of the profile's prompt (`I am X`), naming what it was asked; slowly enough to be streamed as a draft. */
 function answeringAsIdentity(request: FakeRequest) {
   const identity = /I am ([A-Za-z]+)/.exec(request.system)?.[1] ?? 'nobody';
-  return { text: `${identity} says: ${request.lastUserText.slice(0, 200)}` };
+  return { text: `${identity} says: ${request.lastUserText.slice(0, 200)}`, chunkDelayMs: 30 };
 }
+
+const LONG_ASK = 'hello second, tell me enough that the answer streams';
 
 describe('several Slack apps, each an account with its own bot, socket, secret and bound profile', () => {
   let llm: FakeLLM;
@@ -103,12 +105,15 @@ describe('several Slack apps, each an account with its own bot, socket, secret a
 
   it('answers a DM to each app as its bound profile, through that app only, in sessions of their own', async () => {
     slack.pushEvent(messageEnvelope({ type: 'message', channel: FIRST_DM, channel_type: 'im', user: ALICE, text: 'hello first', ts: userTs() }, undefined, FIRST_APP), FIRST_APP);
-    slack.pushEvent(messageEnvelope({ type: 'message', channel: SECOND_DM, channel_type: 'im', user: ALICE, text: 'hello second', ts: userTs() }, undefined, SECOND_APP), SECOND_APP);
+    slack.pushEvent(messageEnvelope({ type: 'message', channel: SECOND_DM, channel_type: 'im', user: ALICE, text: LONG_ASK, ts: userTs() }, undefined, SECOND_APP), SECOND_APP);
     const first = await answer(FIRST_DM, /^nobody says: hello first$/);
-    const second = await answer(SECOND_DM, /^Sage says: hello second$/);
-    // Posted (and, streamed, updated) with each app's own bot token.
+    const second = await answer(SECOND_DM, new RegExp(`^Sage says: ${LONG_ASK}$`));
+    // Posted with each app's own bot token; the second answer grew as a draft the second app
+    // posted and then updated (Slack lets a bot update only its own messages).
     expect(first.by).toBe(FIRST_APP.botUser);
     expect(second.by).toBe(SECOND_APP.botUser);
+    expect(second.edits.length).toBeGreaterThan(0);
+    expect(slack.botMessages(SECOND_DM)).toHaveLength(1);
     const sessions = await stack.database.db.selectFrom('sessions').select(['profile_id', 'session_key', 'account']).where('platform', '=', 'slack').where('chat_type', '=', 'dm').orderBy('session_key').execute();
     expect(sessions).toEqual([
       { profile_id: 'main', session_key: `agent:main:slack:dm:${FIRST_DM}`, account: 'default' },
