@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { apiUserId, CHAT_TARGET_SYNTAXES } from '@herald/core';
+import { apiUserId, CHAT_TARGET_SYNTAXES, platformAccountNames } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createCronJob, CronJobInputError, listCronJobs, listCronRuns, getCronJob, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob } from '@herald/cron';
 import { createDb } from '@herald/db';
@@ -64,10 +64,11 @@ async function listJobs(db: Db, values: CronValues): Promise<void> {
   for (const job of jobs) out(line(job));
 }
 
-/** Who may deliver where: HERALD_OPERATORS and HERALD_MAIL_ALLOWED_DOMAINS. */
+/** Who may deliver where: HERALD_OPERATORS, HERALD_MAIL_ALLOWED_DOMAINS and the platforms' accounts. */
 interface TargetRules {
   operators: readonly string[];
   mailDomains: readonly string[];
+  platformAccounts: Readonly<Record<string, readonly string[]>>;
 }
 
 async function addJob(db: Db, values: CronValues, rules: TargetRules): Promise<void> {
@@ -79,6 +80,7 @@ async function addJob(db: Db, values: CronValues, rules: TargetRules): Promise<v
     // The same rule as the tool and the API: the owner's chats, or anywhere when they are an operator.
     byOperator: rules.operators.includes(apiUserId(values.user)),
     mailDomains: rules.mailDomains,
+    platformAccounts: rules.platformAccounts,
     prompt: values.prompt,
     schedule: values.schedule,
     name: values.name,
@@ -152,7 +154,7 @@ export async function runCronCommand(argv: string[], config: Config): Promise<vo
   }
   const db = createDb({ url: config.database.url, maxConnections: 2 });
   try {
-    await runAction(db, action, jobId, values, { operators: config.people.operators, mailDomains: config.platforms.mailAllowedDomains });
+    await runAction(db, action, jobId, values, { operators: config.people.operators, mailDomains: config.platforms.mailAllowedDomains, platformAccounts: platformAccountNames(config.platforms) });
   } catch (error) {
     if (error instanceof CronJobInputError) fail(error.message);
     throw error;

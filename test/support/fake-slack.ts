@@ -24,8 +24,33 @@ export const BOT_TOKEN = 'xoxb-1-fake-bot-token';
 export const APP_TOKEN = 'xapp-1-A0FAKEAPP-1-fakeapptoken';
 export const SIGNING_SECRET = 'fake-signing-secret-0123456789';
 
+/** One Slack app of the fake: its bot (user and token), its app-level token and its signing secret. */
+export interface FakeSlackApp {
+  appId: string;
+  botUser: string;
+  botId: string;
+  botToken: string;
+  appToken: string;
+  signingSecret: string;
+}
+
+/** The app every test talks to unless it names another: SLACK_BOT_TOKEN's. */
+export const FIRST_APP: FakeSlackApp = { appId: 'A0FAKEAPP', botUser: BOT_USER, botId: BOT_ID, botToken: BOT_TOKEN, appToken: APP_TOKEN, signingSecret: SIGNING_SECRET };
+
+/** A second app in the same workspace (another bot, another agent): HERALD_PLATFORMS_FILE's. */
+export const SECOND_APP: FakeSlackApp = {
+  appId: 'A0SECOND',
+  botUser: 'U0SECOND',
+  botId: 'B0SECOND',
+  botToken: 'xoxb-2-second-bot-token',
+  appToken: 'xapp-1-A0SECOND-2-secondapptoken',
+  signingSecret: 'second-signing-secret-9876543210',
+};
+
 export interface PostedMessage {
   channel: string;
+  /** The bot user of the app whose token posted it. */
+  by: string;
   ts: string;
   text: string;
   thread_ts?: string;
@@ -70,10 +95,12 @@ export interface FakeSlack {
   /** Hosts a file a person shares; returns Slack's file object for a message event's `files`. */
   hostFile(name: string, bytes: Buffer, mimetype: string): Record<string, any>;
   botMessages(channel: string, threadTs?: string): PostedMessage[];
-  /** Sends an events_api envelope on every open socket; returns its envelope id. */
-  pushEvent(payload: Record<string, any>): string;
-  /** Sends an interactive envelope (a button press) on every open socket. */
-  pushInteraction(payload: Record<string, any>): string;
+  /** Sends an events_api envelope on every open socket of the app (the first unless named); returns its envelope id. */
+  pushEvent(payload: Record<string, any>, app?: FakeSlackApp): string;
+  /** Sends an interactive envelope (a button press) on every open socket of the app. */
+  pushInteraction(payload: Record<string, any>, app?: FakeSlackApp): string;
+  /** Socket Mode: the sockets of one app open now. */
+  openSocketsOf(app: FakeSlackApp): number;
   /** Asks every connected client to reconnect (Slack recycling its connection). */
   sendDisconnect(): void;
   /** Drops every socket without a word (the network). */
@@ -86,16 +113,16 @@ export interface FakeSlack {
   close(): Promise<void>;
 }
 
-/** An event_callback envelope around a message event, as Slack sends it. */
-export function messageEnvelope(event: Record<string, any>, eventId = `Ev${randomUUID().slice(0, 8)}`): Record<string, any> {
+/** An event_callback envelope around a message event, as Slack sends it to `app` (the first unless named). */
+export function messageEnvelope(event: Record<string, any>, eventId = `Ev${randomUUID().slice(0, 8)}`, app: FakeSlackApp = FIRST_APP): Record<string, any> {
   return {
     token: 'deprecated',
     team_id: TEAM,
-    api_app_id: 'A0FAKEAPP',
+    api_app_id: app.appId,
     type: 'event_callback',
     event_id: eventId,
     event_time: Math.floor(Date.now() / 1000),
-    authorizations: [{ team_id: TEAM, user_id: BOT_USER, is_bot: true }],
+    authorizations: [{ team_id: TEAM, user_id: app.botUser, is_bot: true }],
     event: { team: TEAM, event_ts: event.ts, ...event },
   };
 }
@@ -130,14 +157,16 @@ function argumentsOf(request: FakeHttpRequest): Record<string, any> {
   return args;
 }
 
-export async function startFakeSlack(): Promise<FakeSlack> {
+/** The fake Slack; its apps share one workspace, each known by its tokens (the first is SLACK_BOT_TOKEN's). */
+export async function startFakeSlack(apps: readonly FakeSlackApp[] = [FIRST_APP]): Promise<FakeSlack> {
+  const appOf = (token: string) => apps.find((app) => app.botToken === token || app.appToken === token);
   let counter = 0;
   const nextTs = () => `${Math.floor(Date.now() / 1000)}.${String(++counter).padStart(6, '0')}`;
   const limits = new Map<string, number>();
   const hangs = new Set<string>();
   const listed = (messages: PostedMessage[], args: Record<string, any>) =>
-    [...messages].reverse().map((m) => ({ type: 'message', ts: m.ts, text: m.text, user: BOT_USER, ...(m.metadata && String(args.include_all_metadata) === 'true' ? { metadata: m.metadata } : {}) }));
-  const sockets = new Set<WebSocket>();
+    [...messages].reverse().map((m) => ({ type: 'message', ts: m.ts, text: m.text, user: m.by, ...(m.metadata && String(args.include_all_metadata) === 'true' ? { metadata: m.metadata } : {}) }));
+  const sockets = new Map<WebSocket, string>();
   let opened = 0;
   const state = {
     calls: [] as FakeSlack['calls'],
@@ -156,10 +185,14 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   let fileCounter = 0;
 
   const methods: Record<string, (args: Record<string, any>, token: string) => Record<string, any>> = {
-    'auth.test': () => ({ user_id: BOT_USER, bot_id: BOT_ID, team_id: TEAM, team: 'Fake Team', user: 'herald', url: 'https://fake.slack.invalid/' }),
-    'chat.postMessage': (args) => {
+    'auth.test': (_args, token) => {
+      const app = appOf(token);
+      return app ? { user_id: app.botUser, bot_id: app.botId, team_id: TEAM, team: 'Fake Team', user: 'herald', url: 'https://fake.slack.invalid/' } : { ok: false, error: 'invalid_auth' };
+    },
+    'chat.postMessage': (args, token) => {
       const message: PostedMessage = {
         channel: args.channel,
+        by: appOf(token)?.botUser ?? 'unknown',
         ts: nextTs(),
         text: args.text ?? '',
         edits: [],
@@ -169,19 +202,22 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         ...(args.metadata ? { metadata: args.metadata } : {}),
       };
       state.messages.push(message);
-      return { channel: args.channel, ts: message.ts, message: { text: message.text, ts: message.ts, user: BOT_USER } };
+      return { channel: args.channel, ts: message.ts, message: { text: message.text, ts: message.ts, user: message.by } };
     },
-    'chat.update': (args) => {
+    'chat.update': (args, token) => {
       const message = state.messages.find((m) => m.channel === args.channel && m.ts === args.ts);
       if (!message) return { ok: false, error: 'message_not_found' };
+      // As Slack: a bot edits only its own messages.
+      if (message.by !== appOf(token)?.botUser) return { ok: false, error: 'cant_update_message' };
       message.edits.push(args.text);
       message.text = args.text;
       if (args.blocks) message.blocks = args.blocks;
       return { channel: args.channel, ts: args.ts, text: args.text };
     },
-    'chat.delete': (args) => {
+    'chat.delete': (args, token) => {
       const index = state.messages.findIndex((m) => m.channel === args.channel && m.ts === args.ts);
       if (index < 0) return { ok: false, error: 'message_not_found' };
+      if (state.messages[index]?.by !== appOf(token)?.botUser) return { ok: false, error: 'cant_delete_message' };
       state.messages.splice(index, 1);
       state.deleted.push(args.ts);
       return { channel: args.channel, ts: args.ts };
@@ -227,7 +263,10 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       }
       return { files: files.map((file) => ({ id: file.id, title: file.title ?? '' })) };
     },
-    'apps.connections.open': (_args, token) => (token.startsWith('xapp-') ? { url: `${origin.replace('http', 'ws')}/link?ticket=${randomUUID()}` } : { ok: false, error: 'not_allowed_token_type' }),
+    'apps.connections.open': (_args, token) => {
+      const app = token.startsWith('xapp-') ? appOf(token) : undefined;
+      return app ? { url: `${origin.replace('http', 'ws')}/link?app=${app.appId}&ticket=${randomUUID()}` } : { ok: false, error: token.startsWith('xapp-') ? 'invalid_auth' : 'not_allowed_token_type' };
+    },
   };
 
   /** The upload URL of files.getUploadURLExternal: the file's bytes, raw or as a multipart form. */
@@ -243,7 +282,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   /** A private file: only with the bot token, as Slack hands files to apps. */
   const download = (request: FakeHttpRequest, response: ServerResponse) => {
     const id = request.path.split('/')[2] ?? '';
-    const authorized = request.headers.authorization === `Bearer ${BOT_TOKEN}`;
+    const authorized = apps.some((app) => request.headers.authorization === `Bearer ${app.botToken}`);
     state.downloads.push({ id, authorized });
     const bytes = hosted.get(id);
     if (!authorized || !bytes) return sendJson(response, authorized ? 404 : 403, undefined);
@@ -274,27 +313,28 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   origin = http.origin;
 
   const wss = new WebSocketServer({ server: http.server, path: '/link' });
-  wss.on('connection', (socket) => {
+  wss.on('connection', (socket, request) => {
     opened += 1;
-    sockets.add(socket);
+    const appId = new URL(request.url ?? '/', 'ws://fake').searchParams.get('app') ?? FIRST_APP.appId;
+    sockets.set(socket, appId);
     socket.on('close', () => sockets.delete(socket));
     socket.on('message', (data) => {
       const message = JSON.parse(String(data)) as { envelope_id?: string };
       if (message.envelope_id) state.acks.push(message.envelope_id);
     });
-    socket.send(JSON.stringify({ type: 'hello', num_connections: sockets.size, connection_info: { app_id: 'A0FAKEAPP' }, debug_info: { host: 'fake' } }));
+    socket.send(JSON.stringify({ type: 'hello', num_connections: sockets.size, connection_info: { app_id: appId }, debug_info: { host: 'fake' } }));
   });
 
-  const push = (type: string, payload: Record<string, any>): string => {
+  const push = (type: string, payload: Record<string, any>, app: FakeSlackApp = apps[0] ?? FIRST_APP): string => {
     const envelopeId = randomUUID();
     const frame = JSON.stringify({ envelope_id: envelopeId, type, payload, accepts_response_payload: false, retry_attempt: 0, retry_reason: '' });
-    for (const socket of sockets) socket.send(frame);
+    for (const [socket, appId] of sockets) if (appId === app.appId) socket.send(frame);
     return envelopeId;
   };
 
   return {
     url: `${http.origin}/api/`,
-    env: { SLACK_BOT_TOKEN: BOT_TOKEN, SLACK_API_URL: `${http.origin}/api/` },
+    env: { SLACK_BOT_TOKEN: (apps[0] ?? FIRST_APP).botToken, SLACK_API_URL: `${http.origin}/api/` },
     ...state,
     get outage() {
       return state.outage;
@@ -311,13 +351,14 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     socketsOpened: () => opened,
     openSockets: () => sockets.size,
     botMessages: (channel, threadTs) => state.messages.filter((m) => m.channel === channel && (threadTs === undefined || m.thread_ts === threadTs)),
-    pushEvent: (payload) => push('events_api', payload),
-    pushInteraction: (payload) => push('interactive', payload),
+    pushEvent: (payload, app) => push('events_api', payload, app),
+    pushInteraction: (payload, app) => push('interactive', payload, app),
+    openSocketsOf: (app) => [...sockets.values()].filter((appId) => appId === app.appId).length,
     sendDisconnect() {
-      for (const socket of sockets) socket.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested', debug_info: { host: 'fake' } }));
+      for (const socket of sockets.keys()) socket.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested', debug_info: { host: 'fake' } }));
     },
     dropSockets() {
-      for (const socket of sockets) socket.terminate();
+      for (const socket of sockets.keys()) socket.terminate();
     },
     rateLimitNext(method, seconds) {
       limits.set(method, seconds);
@@ -326,7 +367,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       hangs.add(method);
     },
     async close() {
-      for (const socket of sockets) socket.terminate();
+      for (const socket of sockets.keys()) socket.terminate();
       wss.close();
       await http.close();
     },

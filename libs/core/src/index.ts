@@ -7,6 +7,7 @@ export { PROVIDERS } from './config/model.ts';
 export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts';
 // PlatformsConfig and every platform's settings type, which its adapter reads (the registry names the platforms).
 export type * from './config/platforms.ts';
+export { platformAccountNames, slackAppIdOf } from './config/platforms.ts';
 export type { SandboxConfig } from './config/sandbox.ts';
 export type { ToolsConfig } from './config/tools.ts';
 export type { McpConfig } from './config/mcp.ts';

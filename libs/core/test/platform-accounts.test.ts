@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseNamedChat, formatNamedChat, storedTarget, readStoredTarget } from '@herald/core';
+import { ConfigError, loadConfig, parseNamedChat, formatNamedChat, platformAccountNames, storedTarget, readStoredTarget } from '@herald/core';
 
 // HERALD_PLATFORMS_FILE (issue 31 point 6): more bots per platform, refused at start with the
 // field named when the file cannot be used (point 7).
@@ -65,6 +65,55 @@ describe('platform accounts', () => {
       }
     }
     expect(() => loadConfig({ HERALD_PLATFORMS_FILE: '/nonexistent/platforms.yaml' })).toThrow(/HERALD_PLATFORMS_FILE \(\/nonexistent\/platforms\.yaml\): cannot read it \(ENOENT\)/);
+  });
+
+  it('adds Slack apps, each with its bot token, app token and signing secret named by variable', () => {
+    const slackEnv = {
+      SLACK_BOT_TOKEN: 'xoxb-1-default',
+      SLACK_APP_TOKEN: 'xapp-1-A0DEFAULT-1-x',
+      SLACK_SIGNING_SECRET: 'default-secret',
+      SLACK_ALLOWED_USERS: 'U1',
+      SLACK_ALLOWED_CHANNELS: 'C1',
+      SLACK_API_URL: 'http://127.0.0.1:9/api',
+      SLACK_RESEARCH_BOT_TOKEN: 'xoxb-2-ops',
+      SLACK_RESEARCH_APP_TOKEN: 'xapp-1-A0OPS-2-y',
+      SLACK_RESEARCH_SIGNING_SECRET: 'ops-secret',
+      POST_ONLY_BOT: 'xoxb-3-post',
+    };
+    const yaml = file([
+      'slack:',
+      '  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: SLACK_RESEARCH_APP_TOKEN, signing_secret_env: SLACK_RESEARCH_SIGNING_SECRET, allowed_users: "*", allowed_channels: [C9]}',
+      '  - {account: reports, token_env: POST_ONLY_BOT}',
+    ].join('\n'));
+    const config = loadConfig({ ...slackEnv, HERALD_PLATFORMS_FILE: yaml });
+    expect(config.platforms.accounts.slack).toEqual([
+      { account: 'default', botToken: 'xoxb-1-default', appToken: 'xapp-1-A0DEFAULT-1-x', signingSecret: 'default-secret', allowedUsers: ['U1'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/' },
+      { account: 'research', botToken: 'xoxb-2-ops', appToken: 'xapp-1-A0OPS-2-y', signingSecret: 'ops-secret', allowedUsers: ['*'], allowedChannels: ['C9'], apiUrl: 'http://127.0.0.1:9/api/' },
+      // Post-only (cron reports): neither way in; the platform's allowlists.
+      { account: 'reports', botToken: 'xoxb-3-post', appToken: undefined, signingSecret: undefined, allowedUsers: ['U1'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/' },
+    ]);
+    expect(platformAccountNames(config.platforms)).toEqual({ telegram: [], discord: [], slack: ['default', 'research', 'reports'] });
+
+    const cases: [string, RegExp][] = [
+      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_APP_TOKEN}', /slack\[0\]\.token_env: SLACK_RESEARCH_APP_TOKEN is not a bot token starting xoxb-/],
+      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: MISSING_APP}', /slack\[0\]\.app_token_env: the variable MISSING_APP is not set/],
+      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: SLACK_RESEARCH_SIGNING_SECRET}', /slack\[0\]\.app_token_env: SLACK_RESEARCH_SIGNING_SECRET is not an app-level token starting xapp-/],
+      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: SLACK_APP_TOKEN}', /slack\[0\]\.app_token_env: SLACK_APP_TOKEN is the same Slack app as account 'default'/],
+      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: OTHER_TOKEN_SAME_APP}', /slack\[0\]\.app_token_env: OTHER_TOKEN_SAME_APP is the same Slack app as account 'default'/],
+      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, signing_secret_env: SLACK_SIGNING_SECRET}', /slack\[0\]\.signing_secret_env: SLACK_SIGNING_SECRET is the same signing secret as account 'default'/],
+      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, signing_secret_env: no-such-name}', /slack\[0\]\.signing_secret_env: expected an environment variable name/],
+      ['slack:\n  - {account: research, token_env: SLACK_BOT_TOKEN}', /slack\[0\]\.token_env: SLACK_BOT_TOKEN is the same bot as account 'default'/],
+      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, signing_secret: x}', /slack\[0\]/],
+    ];
+    for (const [text, message] of cases) {
+      const load = () => loadConfig({ ...slackEnv, OTHER_TOKEN_SAME_APP: 'xapp-1-A0DEFAULT-9-z', HERALD_PLATFORMS_FILE: file(text) });
+      expect(load, text).toThrow(message);
+      try {
+        load();
+      } catch (error) {
+        for (const secret of ['xoxb-2-ops', 'xapp-1-A0OPS-2-y', 'ops-secret', 'default-secret']) expect((error as Error).message).not.toContain(secret);
+      }
+    }
   });
 
   it('reads and writes delivery targets that name an account', () => {

@@ -5,7 +5,7 @@ import type { CronSchedule } from './cron-schedule.ts';
 import { ALLOWED_VALUES } from '@herald/db';
 import { isUuid } from '@herald/core';
 import { DeliverSpecError, describeTarget, parseDeliver } from './cron-targets.ts';
-import { addressRefusal, refusedTarget, targetRefusal } from './cron-target-rule.ts';
+import { accountRefusal, addressRefusal, refusedTarget, targetRefusal } from './cron-target-rule.ts';
 import type { TargetChooser } from './cron-target-rule.ts';
 import { cronClock, sendFire } from './cron-fires.ts';
 import type { CronClock } from './cron-fires.ts';
@@ -70,6 +70,8 @@ export interface CronJobInput {
   byOperator: boolean;
   /** HERALD_MAIL_ALLOWED_DOMAINS, checked when the job is saved (cron-target-rule.ts). */
   mailDomains?: readonly string[] | undefined;
+  /** The accounts each chat platform has (platformAccountNames): a target naming another is refused. */
+  platformAccounts?: Readonly<Record<string, readonly string[]>> | undefined;
 }
 
 export type CronJobPatch = Partial<Omit<CronJobInput, 'profileId' | 'creatorUserId' | 'origin' | 'enabled'>>;
@@ -198,7 +200,7 @@ function schedule(text: string, timezone: string | undefined, now: Date): CronSc
 async function targets(db: Executor, spec: CronJobInput['deliver'], origin: CronOrigin | null | undefined, chooser: TargetChooser): Promise<CronTarget[]> {
   try {
     const parsed = parseDeliver(spec, origin);
-    const addressRefused = addressRefusal(chooser, parsed);
+    const addressRefused = addressRefusal(chooser, parsed) ?? accountRefusal(chooser, parsed);
     if (addressRefused !== undefined) throw new DeliverSpecError(addressRefused);
     const refused = await refusedTarget(db, chooser, parsed);
     if (refused !== undefined) throw new DeliverSpecError(targetRefusal(refused));
@@ -253,7 +255,7 @@ export async function createCronJob(db: Executor, input: CronJobInput): Promise<
     session_name: session.name,
     skills: JSON.stringify(checkNames('skills', input.skills)),
     toolsets: JSON.stringify(checkNames('toolsets', input.toolsets)),
-    targets: JSON.stringify(await targets(db, input.deliver, input.origin, { profileId: input.profileId, userId: input.creatorUserId, operator: input.byOperator, addressAllowlist: input.mailDomains })),
+    targets: JSON.stringify(await targets(db, input.deliver, input.origin, { profileId: input.profileId, userId: input.creatorUserId, operator: input.byOperator, addressAllowlist: input.mailDomains, accounts: input.platformAccounts })),
     origin: input.origin ? JSON.stringify(input.origin) : null,
     enabled: input.enabled ?? true,
     missed_policy: checkPolicy(input.missedPolicy) ?? 'run_once',
@@ -314,7 +316,7 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
   if (patch.skills !== undefined) changes.skills = JSON.stringify(checkNames('skills', patch.skills));
   if (patch.toolsets !== undefined) changes.toolsets = JSON.stringify(checkNames('toolsets', patch.toolsets));
   if (patch.deliver !== undefined) {
-    const chooser = { profileId: current.profileId, userId: current.creatorUserId, operator: patch.byOperator ?? false, addressAllowlist: patch.mailDomains };
+    const chooser = { profileId: current.profileId, userId: current.creatorUserId, operator: patch.byOperator ?? false, addressAllowlist: patch.mailDomains, accounts: patch.platformAccounts };
     changes.targets = JSON.stringify(await targets(db, patch.deliver, current.origin, chooser));
   }
   const policy = checkPolicy(patch.missedPolicy);

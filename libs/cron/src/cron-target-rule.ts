@@ -15,6 +15,27 @@ export interface TargetChooser {
   operator: boolean;
   /** HERALD_MAIL_ALLOWED_DOMAINS (empty: any domain). Addresses outside it are refused to everyone. */
   addressAllowlist?: readonly string[] | undefined;
+  /** The accounts each chat platform has here (platformAccountNames); unset: a named account is not checked. */
+  accounts?: Readonly<Record<string, readonly string[]>> | undefined;
+}
+
+/**
+ * Why a chat target naming an account may not be saved: the deployment has no such bot on that
+ * platform, so the report could never leave. Refused when the job is saved, to everyone, rather
+ * than failing at every run. A target naming no account takes the default one or the profile's
+ * bound one (services/scheduler cron-completion.ts), which is not this rule's to decide.
+ */
+export function accountRefusal(chooser: TargetChooser, targets: readonly CronTarget[]): string | undefined {
+  if (chooser.accounts === undefined) return undefined;
+  for (const target of targets) {
+    if ('url' in target || target.account === undefined || target.account === DEFAULT_ACCOUNT || !isChatPlatform(target.platform)) continue;
+    const known = chooser.accounts[target.platform] ?? [];
+    if (known.includes(target.account)) continue;
+    const label = PLATFORM_FACTS[target.platform].label;
+    const have = known.length === 0 ? `no ${label} account is configured` : `the ${label} accounts are ${known.join(', ')}`;
+    return `${describeTarget(target)}: there is no ${label} account '${target.account}' here (${have}; HERALD_PLATFORMS_FILE names them)`;
+  }
+  return undefined;
 }
 
 /**

@@ -22,7 +22,8 @@ function originTarget(origin: CronOrigin | null | undefined, platform?: string):
   if (!isChatPlatform(origin.platform)) {
     throw new DeliverSpecError(`the ${origin.platform} chat this job is created from cannot receive reports: ${DELIVER_HELP}`);
   }
-  return { platform: origin.platform, chatId: origin.chatId, ...(origin.threadId ? { threadId: origin.threadId } : {}) };
+  // The chat is on the bot it was written to: a report to it leaves through that one.
+  return { platform: origin.platform, chatId: origin.chatId, ...(origin.threadId ? { threadId: origin.threadId } : {}), ...(origin.account ? { account: origin.account } : {}) };
 }
 
 function webhookTarget(raw: string): CronTarget {

@@ -1,7 +1,7 @@
 export { ScheduleError, SCHEDULE_HELP, parseSchedule, nextOccurrence, firstOccurrence, upcomingOccurrences, previousOccurrence, misfireGraceMs, isValidTimeZone, zonedTimeToInstant } from './cron-schedule.ts';
 export type { CronSchedule } from './cron-schedule.ts';
 export { parseDeliver, describeTarget, DeliverSpecError, DELIVER_HELP } from './cron-targets.ts';
-export { addressRefusal, refusedTarget, targetRefusal } from './cron-target-rule.ts';
+export { accountRefusal, addressRefusal, refusedTarget, targetRefusal } from './cron-target-rule.ts';
 export type { TargetChooser } from './cron-target-rule.ts';
 export {
   createCronJob,

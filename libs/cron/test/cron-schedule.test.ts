@@ -118,6 +118,10 @@ describe('delivery targets', () => {
       { platform: 'webhook', url: 'https://example.com/h' },
     ]);
     expect(parseDeliver(['telegram:-100:7', 'origin'], telegramOrigin)).toHaveLength(1);
+    // A chat on a named bot (a second Slack app) is reported to through that bot.
+    const slackOrigin = { platform: 'slack', account: 'second', chatType: 'group', chatId: 'C1', threadId: '1800000000.000100' };
+    expect(parseDeliver(undefined, slackOrigin)).toEqual([{ platform: 'slack', chatId: 'C1', threadId: '1800000000.000100', account: 'second' }]);
+    expect(parseDeliver('slack', slackOrigin)).toEqual([{ platform: 'slack', chatId: 'C1', threadId: '1800000000.000100', account: 'second' }]);
   });
 
   it('refuses what it cannot deliver to', () => {

@@ -100,6 +100,8 @@ export type CronTarget = { platform: 'webhook'; url: string } | { platform: stri
 /** The chat a job was created from. */
 export interface CronOrigin {
   platform: string;
+  /** The platform account (bot) of the chat, when it is a named one: `origin` reports leave through it. */
+  account?: string;
   chatType: string;
   chatId: string;
   threadId?: string;

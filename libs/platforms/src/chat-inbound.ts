@@ -98,12 +98,15 @@ export async function routedProfile(deps: Pick<ChatInboundDependencies, 'account
   return deps.routeProfile({ platform: message.platform, account, chatId: message.chatId, chatType: message.chatType, guildId: message.guildId, channelId: message.channelId, userId });
 }
 
+/** An inbox message with its key, as inboundOf always makes it. */
+type KeyedInbound = InboundMessage & { dedupeKey: string };
+
 /**
  * The message as the inbox takes it: routed to its profile by the bindings, on its account. A
  * named account's chats are keyed apart (the same person on two bots has two conversations) and
  * its platform event ids, counted per bot, are namespaced by it.
  */
-async function inboundOf(deps: ChatInboundDependencies, message: ChatInbound): Promise<InboundMessage> {
+async function inboundOf(deps: ChatInboundDependencies, message: ChatInbound): Promise<KeyedInbound> {
   const account = deps.account ?? DEFAULT_ACCOUNT;
   const userId = qualifyUserId(message.platform, message.userId);
   const profileId = await routedProfile(deps, message);
@@ -142,7 +145,7 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   const identity = inbound.userId;
   const code = linkCommandOf(message.text);
   if (code !== undefined) {
-    await runLinkCommand(deps.db, { code, identity, idempotencyKey: `link:${message.dedupeKey}`, platform: message.platform, target: chatTarget(inbound) });
+    await runLinkCommand(deps.db, { code, identity, idempotencyKey: `link:${inbound.dedupeKey}`, platform: message.platform, target: chatTarget(inbound) });
     return 'accepted';
   }
   // A linked identity speaks as its person: memory, search, quotas and approvals read one id
@@ -173,10 +176,10 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
 }
 
 /** Refused, never dropped silently: the person is told why in one line, through the outbox. */
-async function tellRefused(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage, error: BacklogFullError | LimitExceededError): Promise<ChatInboundOutcome> {
+async function tellRefused(deps: ChatInboundDependencies, message: ChatInbound, inbound: KeyedInbound, error: BacklogFullError | LimitExceededError): Promise<ChatInboundOutcome> {
   const backlog = error instanceof BacklogFullError;
   await enqueueOutbound(deps.db, {
-    idempotencyKey: `${backlog ? 'backlog' : 'limit'}:${message.dedupeKey}`,
+    idempotencyKey: `${backlog ? 'backlog' : 'limit'}:${inbound.dedupeKey}`,
     platform: message.platform,
     target: chatTarget(inbound),
     text: error.message,
@@ -191,15 +194,16 @@ async function tellRefused(deps: ChatInboundDependencies, message: ChatInbound, 
  * file refused) goes out through the outbox ahead of the answer. Past the person's daily
  * attachment allowance it throws LimitExceededError, nothing stored.
  */
-async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: InboundMessage): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
+async function takeFiles(deps: ChatInboundDependencies, message: ChatInbound, inbound: KeyedInbound): Promise<{ text: string; attachments: InboundMessage['attachments'] } | undefined> {
   const files = message.files ?? [];
   if (files.length === 0) return { text: message.text, attachments: undefined };
-  if (await wasAccepted(deps.db, message.dedupeKey)) return undefined;
+  // The inbox's key (a named account's is namespaced by it), so two bots seeing one message each take it.
+  if (await wasAccepted(deps.db, inbound.dedupeKey)) return undefined;
   const sender = { userId: inbound.userId, profileId: inbound.profileId, platform: message.platform, chatId: message.chatId };
   const admit = filesAdmission(deps.db, sender, deps.accept.limits);
   const taken = await takeMessageFiles(deps.db, deps.accept.attachments ?? DEFAULT_ATTACHMENTS, message.text, files, { admit });
   for (const [index, text] of taken.notices.entries()) {
-    await enqueueOutbound(deps.db, { idempotencyKey: `attachment:${message.dedupeKey}:${index}`, platform: message.platform, target: chatTarget(inbound), text, source: 'notice' });
+    await enqueueOutbound(deps.db, { idempotencyKey: `attachment:${inbound.dedupeKey}:${index}`, platform: message.platform, target: chatTarget(inbound), text, source: 'notice' });
   }
   return { text: taken.text, attachments: taken.attachments };
 }

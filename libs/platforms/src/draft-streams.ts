@@ -40,7 +40,9 @@ export class DraftStreams {
     const key = { replyKey: replyKeyOf(turnId), platform: session.platform, chatId: session.chatId };
     return new DraftStream({
       calls,
+      // The account too: the draft is posted by the bot the conversation is on, as its answer will be.
       target: {
+        ...(session.account ? { account: session.account } : {}),
         chatId: session.chatId,
         chatType: session.chatType,
         ...(session.threadId === null ? {} : { threadId: session.threadId }),

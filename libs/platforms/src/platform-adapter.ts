@@ -66,6 +66,11 @@ export interface PlatformAdapterSpec<Settings extends AccountSettings, Inbound e
   accounts?(platforms: PlatformsConfig): Settings[];
   createSender(settings: Settings): OutboundSender;
   startInbound(settings: Settings, deps: InboundDependencies, logger: Logger): Promise<Inbound>;
+  /**
+   * The webhook routes of all its accounts at once, when one route serves them all (Slack's Events
+   * API: one URL, each app's requests signed with its own secret). Unset: each account's own routes.
+   */
+  joinWebhooks?(started: readonly Inbound[]): PlatformWebhook[];
   parseTarget(text: string): NamedChat;
   formatTarget(chat: Omit<NamedChat, 'platform'>): string;
   readTarget(stored: Readonly<Record<string, string>>): DeliveryTarget | undefined;
@@ -95,7 +100,7 @@ export interface ConfiguredCalls<Inbound extends InboundHandle = InboundHandle> 
 export type PlatformAdapter<Settings extends AccountSettings, Inbound extends InboundHandle = InboundHandle> = PlatformAdapterSpec<Settings, Inbound> & ConfiguredCalls<Inbound>;
 
 /** The part of an adapter that does not depend on its settings' type: what a registry holds. */
-export type AnyPlatformAdapter = Omit<PlatformAdapterSpec<never>, 'settings' | 'accounts' | 'createSender' | 'startInbound' | 'verifyWebhook'> & ConfiguredCalls;
+export type AnyPlatformAdapter = Omit<PlatformAdapterSpec<never>, 'settings' | 'accounts' | 'createSender' | 'startInbound' | 'joinWebhooks' | 'verifyWebhook'> & ConfiguredCalls;
 
 const accountOf = (settings: AccountSettings): string => settings.account ?? DEFAULT_ACCOUNT;
 
@@ -124,8 +129,9 @@ export function defineAdapter<Settings extends AccountSettings, Inbound extends 
       }
       const first = started[0];
       if (first === undefined) return undefined;
-      // The first is the default account's when there is one (its webhook route); stopping stops all.
-      return { ...first, stop: async () => void (await Promise.all(started.map((inbound) => inbound.stop()))) };
+      // The first is the default account's when there is one (Telegram's webhook); stopping stops all.
+      const webhooks = spec.joinWebhooks ? spec.joinWebhooks(started) : started.flatMap((inbound) => inbound.webhooks ?? []);
+      return { ...first, webhooks, stop: async () => void (await Promise.all(started.map((inbound) => inbound.stop()))) };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHAT_PLATFORMS, parseNamedChat, readStoredTarget, storedTarget, TargetSyntaxError } from '@herald/core';
 import type { PlatformsConfig } from '@herald/core';
-import { discordAdapter, PLATFORM_ADAPTERS, telegramAdapter } from '../src/index.ts';
+import { discordAdapter, PLATFORM_ADAPTERS, slackAdapter, telegramAdapter } from '../src/index.ts';
 
 const NONE: PlatformsConfig = { telegram: null, discord: null, slack: null, email: null, mailAllowedDomains: [], accounts: { telegram: [], discord: [], slack: [] }, platformsFile: undefined, deliveryPollMs: 1000, streaming: { telegram: true, discord: true, slack: true } };
 
@@ -44,5 +44,13 @@ describe('the platform contract (issue 30, point 1)', () => {
     expect(check?.(settings, {})).toBe(false);
     expect(check?.({ ...settings, webhookSecret: undefined }, { 'x-telegram-bot-api-secret-token': 'right-secret' })).toBe(false);
     expect(discordAdapter.verifyWebhook).toBeUndefined();
+  });
+
+  it('streams drafts and sends files on a platform with several accounts, each call through the account its target names', async () => {
+    const app = (account: string) => ({ account, botToken: `xoxb-${account}`, appToken: undefined, signingSecret: undefined, allowedUsers: [], allowedChannels: [], apiUrl: 'http://127.0.0.1:9/api/' });
+    const sender = slackAdapter.senderFor({ ...NONE, accounts: { ...NONE.accounts, slack: [app('default'), app('second')] } });
+    expect(sender?.drafts).toBeDefined();
+    expect(sender?.sendFile).toBeDefined();
+    await expect(sender?.drafts?.post({ account: 'third', chatId: 'C1' }, 'hi', true, AbortSignal.timeout(1000))).rejects.toThrow(/no slack account 'third' here/);
   });
 });

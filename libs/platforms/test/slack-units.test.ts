@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseNamedChat, TargetSyntaxError } from '@herald/core';
-import { markdownToSlackMrkdwn, signSlackBody, slackAdapter, SlackRateGate, slackTextToPlain, verifySlackSignature } from '../src/index.ts';
+import { markdownToSlackMrkdwn, matchSlackSignature, signSlackBody, slackAdapter, SlackRateGate, slackTextToPlain, verifySlackSignature } from '../src/index.ts';
 
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 
@@ -20,6 +20,19 @@ describe('Slack, the parts without a server', () => {
     expect(verifySlackSignature(SECRET, { ...signed(body, at), 'x-slack-request-timestamp': '12a' }, body, now)).toBe('missing');
     expect(verifySlackSignature(SECRET, signed(body, now / 1000 - 301), body, now)).toBe('stale');
     expect(verifySlackSignature(SECRET, signed(body, now / 1000 + 301), body, now)).toBe('stale');
+  });
+
+  it('tells which of several apps\' signing secrets signed a request, and refuses one signed by none', () => {
+    const now = 1_800_000_000_000;
+    const body = '{"type":"event_callback"}';
+    const at = now / 1000 - 10;
+    const secrets = ['first-secret', SECRET, 'third-secret'];
+    expect(matchSlackSignature(secrets, signed(body, at), body, now)).toEqual({ verdict: 'ok', index: 1 });
+    expect(matchSlackSignature(secrets, signed(body, at, 'third-secret'), body, now)).toEqual({ verdict: 'ok', index: 2 });
+    expect(matchSlackSignature(secrets, signed(body, at, 'no-apps-secret'), body, now)).toEqual({ verdict: 'mismatch' });
+    expect(matchSlackSignature([], signed(body, at), body, now)).toEqual({ verdict: 'mismatch' });
+    expect(matchSlackSignature(secrets, signed(body, now / 1000 - 301), body, now)).toEqual({ verdict: 'stale' });
+    expect(matchSlackSignature(secrets, {}, body, now)).toEqual({ verdict: 'missing' });
   });
 
   it('writes targets as slack:<channel>[:<thread_ts>] and slack@<account>:<channel>', () => {

@@ -3,6 +3,8 @@ import type { Db } from '@herald/db';
 /** Where a session's answer goes in its chat, and the person's message it answers (the newest of the turn's events that has one). */
 export interface ReplyAnchor {
   platform: string;
+  /** The platform account (bot) the session's chat is on: `default` for the platform's own (sessions.account). */
+  account: string | null;
   chatId: string;
   chatType: string;
   threadId: string | null;
@@ -10,7 +12,7 @@ export interface ReplyAnchor {
 }
 
 export async function replyAnchorOf(db: Db, sessionId: string, eventIds: readonly string[]): Promise<ReplyAnchor | undefined> {
-  const session = await db.selectFrom('sessions').select(['platform', 'chat_id', 'chat_type', 'thread_id']).where('id', '=', sessionId).executeTakeFirst();
+  const session = await db.selectFrom('sessions').select(['platform', 'account', 'chat_id', 'chat_type', 'thread_id']).where('id', '=', sessionId).executeTakeFirst();
   if (!session) return undefined;
   const replyTo =
     eventIds.length === 0
@@ -23,5 +25,5 @@ export async function replyAnchorOf(db: Db, sessionId: string, eventIds: readonl
           .orderBy('received_at', 'desc')
           .limit(1)
           .executeTakeFirst();
-  return { platform: session.platform, chatId: session.chat_id, chatType: session.chat_type, threadId: session.thread_id, replyTo: replyTo?.platform_message_id ?? null };
+  return { platform: session.platform, account: session.account, chatId: session.chat_id, chatType: session.chat_type, threadId: session.thread_id, replyTo: replyTo?.platform_message_id ?? null };
 }

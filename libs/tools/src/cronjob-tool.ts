@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHAT_TARGET_SYNTAXES, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS } from '@herald/core';
+import { CHAT_TARGET_SYNTAXES, DEFAULT_ACCOUNT, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS } from '@herald/core';
 import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, SCHEDULED_PLATFORM, updateCronJob } from '@herald/cron';
 import type { CronJobView, CronScope } from '@herald/cron';
 import type { CronOrigin } from '@herald/db';
@@ -61,12 +61,13 @@ function summary(job: CronJobView) {
 async function originOf(context: ToolContext): Promise<CronOrigin | null> {
   const session = await context.db
     .selectFrom('sessions')
-    .select(['platform', 'chat_type', 'chat_id', 'thread_id'])
+    .select(['platform', 'account', 'chat_type', 'chat_id', 'thread_id'])
     .where('id', '=', context.sessionId)
     .executeTakeFirst();
   if (!session) return null;
   return {
     platform: session.platform,
+    ...(session.account === null || session.account === DEFAULT_ACCOUNT ? {} : { account: session.account }),
     chatType: session.chat_type,
     chatId: session.chat_id,
     ...(session.thread_id === null ? {} : { threadId: session.thread_id }),
@@ -94,6 +95,7 @@ async function createJob(args: CronjobArgs, context: ToolContext, origin: CronOr
       creatorUserId: context.userId,
       byOperator: context.operator === true,
       mailDomains: context.mailDomains,
+      platformAccounts: context.platformAccounts,
       origin,
       prompt,
       schedule,
@@ -123,6 +125,7 @@ async function updateJob(args: CronjobArgs, jobId: string, context: ToolContext,
     missedPolicy: args.missed_policy,
     byOperator: context.operator === true,
     mailDomains: context.mailDomains,
+    platformAccounts: context.platformAccounts,
   };
   const job = await context.fencedWrite((trx) => updateCronJob(trx, jobId, changes, scope));
   return job ? JSON.stringify({ success: true, job: summary(job) }) : notFound(jobId);

@@ -34,6 +34,8 @@ export interface ToolContext {
   operator?: boolean;
   /** HERALD_MAIL_ALLOWED_DOMAINS: where a job this person saves may mail reports; unset: anywhere. */
   mailDomains?: readonly string[];
+  /** The accounts each chat platform has here: a job naming another bot is refused; unset: not checked. */
+  platformAccounts?: Readonly<Record<string, readonly string[]>>;
   /** Whether the turn's model takes images (HERALD_MODEL_VISION); unset: it does not. */
   modelTakesImages?: boolean;
 }

@@ -70,10 +70,12 @@ async function refusingBadInput<T>(reply: FastifyReply, fn: () => Promise<T>): P
   }
 }
 
-/** Who may deliver where: HERALD_OPERATORS and HERALD_MAIL_ALLOWED_DOMAINS. */
+/** Who may deliver where: HERALD_OPERATORS, HERALD_MAIL_ALLOWED_DOMAINS and the platforms' accounts. */
 export interface CronTargetRules {
   operators: readonly string[];
   mailDomains: readonly string[];
+  /** platformAccountNames of the config: a target naming a bot this deployment lacks is a 400. */
+  platformAccounts?: Readonly<Record<string, readonly string[]>>;
 }
 
 function createJob(db: Db, body: z.infer<typeof createBody>, rules: CronTargetRules): Promise<CronJobView> {
@@ -84,6 +86,7 @@ function createJob(db: Db, body: z.infer<typeof createBody>, rules: CronTargetRu
     // The owner's chats only, unless the owner is an operator: the rule the tool and the CLI follow.
     byOperator: rules.operators.includes(apiUserId(body.user_id)),
     mailDomains: rules.mailDomains,
+    platformAccounts: rules.platformAccounts,
     prompt: body.prompt,
     schedule: body.schedule,
     name: body.name,
@@ -109,6 +112,7 @@ async function patchJob(db: Db, jobId: string, body: z.infer<typeof patchBody>, 
     let job = await updateCronJob(trx, jobId, {
       byOperator: owner !== undefined && rules.operators.includes(owner.creatorUserId),
       mailDomains: rules.mailDomains,
+      platformAccounts: rules.platformAccounts,
       name: body.name,
       prompt: body.prompt,
       schedule: body.schedule,

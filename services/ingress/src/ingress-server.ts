@@ -29,7 +29,7 @@ import { registerPlatformWebhooks } from './platform-routes.ts';
 import { installInputHygiene } from './input-hygiene.ts';
 import { installOpenApi, installResponseCheck } from './openapi-routes.ts';
 import type { PlatformWebhook } from '@herald/platforms';
-import { PLATFORM_EVENT_ROUTES } from '@herald/core';
+import { PLATFORM_EVENT_ROUTES, platformAccountNames } from '@herald/core';
 import { registerAuditRoutes } from './audit-routes.ts';
 import { registerHookRoutes } from './hook-routes.ts';
 import { registerMcpRoutes } from './mcp-routes.ts';
@@ -103,7 +103,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSkillRoutes(app, options.db);
   registerSkillTransferRoutes(app, options.db);
   registerReviewRoutes(app, options.db);
-  registerCronRoutes(app, options.db, { operators: options.config.people.operators, mailDomains: options.config.platforms.mailAllowedDomains });
+  registerCronRoutes(app, options.db, { operators: options.config.people.operators, mailDomains: options.config.platforms.mailAllowedDomains, platformAccounts: platformAccountNames(options.config.platforms) });
   registerDeliveryRoutes(app, options.db);
   registerAttachmentRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });

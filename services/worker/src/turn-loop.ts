@@ -5,6 +5,7 @@ import type { ChatMessage, LoopProgress, LoopResult, Provider, ToolRunner } from
 import { StreamRelay, TurnStreamWriter } from '@herald/queue';
 import { openDraft } from './turn-draft.ts';
 import type { TurnDraft } from './turn-draft.ts';
+import { platformAccountNames } from '@herald/core';
 import type { Logger } from '@herald/core';
 import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession } from '@herald/session';
@@ -93,6 +94,7 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     offered,
     operator: config.people.operators.includes(callerId),
     mailDomains: config.platforms.mailAllowedDomains,
+    platformAccounts: platformAccountNames(config.platforms),
     modelTakesImages: setup.provider !== null && modelTakesImages(setup.provider.model, config.attachments.vision),
   };
   const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });

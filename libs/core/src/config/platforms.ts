@@ -41,7 +41,7 @@ export interface EmailConfig {
 }
 
 export interface SlackConfig {
-  /** The account (bot) this is: `default` for SLACK_BOT_TOKEN; one Slack app per deployment today. */
+  /** The account (Slack app) this is: `default` for SLACK_BOT_TOKEN, else its name in HERALD_PLATFORMS_FILE. */
   account?: string | undefined;
   /** xoxb-: the Web API calls (posting, editing, reactions, users.info). */
   botToken: string;
@@ -55,6 +55,15 @@ export interface SlackConfig {
   allowedChannels: string[];
   /** The Web API base, with a trailing slash (https://slack.com/api/); tests point it at a fake. */
   apiUrl: string;
+}
+
+/**
+ * The accounts of every chat platform by name (`default` where the platform's own token is set):
+ * what a delivery target's `@account` may name here, checked when a cron job is saved.
+ */
+export function platformAccountNames(platforms: PlatformsConfig): Readonly<Record<string, readonly string[]>> {
+  const accounts: Readonly<Record<string, readonly { account?: string | undefined }[]>> = platforms.accounts;
+  return Object.fromEntries(Object.entries(accounts).map(([platform, list]) => [platform, list.map((account) => account.account ?? DEFAULT_ACCOUNT)]));
 }
 
 /** The chat platforms: each is null when its bot token is not set. */
@@ -160,6 +169,7 @@ function checkMail(e: PlatformsEnv, context: z.RefinementCtx): void {
 function slack(e: PlatformsEnv): SlackConfig | null {
   if (e.SLACK_BOT_TOKEN === undefined) return null;
   return {
+    account: DEFAULT_ACCOUNT,
     botToken: e.SLACK_BOT_TOKEN,
     appToken: e.SLACK_APP_TOKEN,
     signingSecret: e.SLACK_SIGNING_SECRET,
@@ -210,9 +220,21 @@ const accountEntry = z.strictObject({
   allowed_users: z.union([z.array(z.string().trim().min(1)), z.string()]).optional(),
 });
 
+const envName = (example: string) => z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, { error: `expected an environment variable name such as ${example}` });
+
+/** A Slack app: its bot token (token_env), and its ways in, each optional: Socket Mode's app token, the Events API's signing secret. */
+const slackEntry = accountEntry.extend({
+  app_token_env: envName('SLACK_RESEARCH_APP_TOKEN').optional(),
+  signing_secret_env: envName('SLACK_RESEARCH_SIGNING_SECRET').optional(),
+  /** Channel ids; unset: SLACK_ALLOWED_CHANNELS. */
+  allowed_channels: z.union([z.array(z.string().trim().min(1)), z.string()]).optional(),
+  api_url: url(/^https?:$/, 'https://slack.com/api/').optional(),
+});
+
 const platformsDocument = z.strictObject({
   telegram: z.array(accountEntry.extend({ api_root: url(/^https?:$/, 'https://api.telegram.org').optional() })).optional(),
   discord: z.array(accountEntry.extend({ api_base: url(/^https?:$/, 'https://discord.com/api').optional() })).optional(),
+  slack: z.array(slackEntry).optional(),
 });
 
 type AccountEntry = z.infer<typeof accountEntry>;
@@ -257,15 +279,68 @@ function entryBasics(entry: AccountEntry, field: string, env: Readonly<Record<st
   const twin = [...taken.entries()].find(([, other]) => other === token)?.[0];
   if (twin !== undefined) throw new PlatformsFileError(`${source}: ${field}.token_env: ${entry.token_env} is the same bot as account '${twin}'`);
   taken.set(entry.account, token);
-  const allowed = entry.allowed_users === undefined ? fallbackAllowed : (typeof entry.allowed_users === 'string' ? entry.allowed_users.split(',') : entry.allowed_users).map((item) => item.trim()).filter((item) => item !== '');
-  return { token, allowed };
+  return { token, allowed: listOf(entry.allowed_users, fallbackAllowed) };
+}
+
+/** A list field of the file: a list or a comma-separated string; unset, the platform variable's list. */
+function listOf(value: string | string[] | undefined, fallback: string[]): string[] {
+  if (value === undefined) return fallback;
+  return (typeof value === 'string' ? value.split(',') : value).map((item) => item.trim()).filter((item) => item !== '');
+}
+
+/**
+ * A second secret of a Slack app (its app token, its signing secret): the variable must be set and
+ * hold no other account's, since one socket lease is held per app and a signed request is given to
+ * the app whose secret signed it (docs/decisions/2026-12-06-slack-apps.md).
+ */
+function slackSecret(variable: string | undefined, field: string, env: Readonly<Record<string, string | undefined>>, taken: Map<string, string>, account: string): string | undefined {
+  if (variable === undefined) return undefined;
+  const value = env[variable]?.trim();
+  if (!value) throw new PlatformsFileError(`HERALD_PLATFORMS_FILE: ${field}: the variable ${variable} is not set`);
+  const appToken = field.endsWith('.app_token_env');
+  if (appToken && !/^xapp-[A-Za-z0-9-]+$/.test(value)) throw new PlatformsFileError(`HERALD_PLATFORMS_FILE: ${field}: ${variable} is not an app-level token starting xapp-`);
+  // Two app tokens of one app (xapp-1-<app id>-...) would share its socket lease: one app, one account.
+  const key = appToken ? slackAppIdOf(value) : value;
+  const twin = [...taken.entries()].find(([, other]) => other === key)?.[0];
+  if (twin !== undefined) throw new PlatformsFileError(`HERALD_PLATFORMS_FILE: ${field}: ${variable} is ${appToken ? 'the same Slack app' : 'the same signing secret'} as account '${twin}'`);
+  taken.set(account, key);
+  return value;
+}
+
+/** The app id inside an app-level token (`xapp-1-A0123-...`): what its socket lease is named by. */
+export function slackAppIdOf(appToken: string): string {
+  return appToken.split('-')[2] ?? appToken;
+}
+
+/** HERALD_PLATFORMS_FILE's Slack apps, after the default one (SLACK_BOT_TOKEN...). */
+function slackAccounts(entries: readonly z.infer<typeof slackEntry>[], platforms: PlatformsConfig, env: Readonly<Record<string, string | undefined>>): SlackConfig[] {
+  const defaults = platforms.accounts.slack;
+  const taken = new Map(defaults.map((account) => [account.account ?? DEFAULT_ACCOUNT, account.botToken]));
+  const appTokens = new Map(defaults.flatMap((account) => (account.appToken === undefined ? [] : [[account.account ?? DEFAULT_ACCOUNT, slackAppIdOf(account.appToken)] as const])));
+  const secrets = new Map(defaults.flatMap((account) => (account.signingSecret === undefined ? [] : [[account.account ?? DEFAULT_ACCOUNT, account.signingSecret] as const])));
+  return entries.map((entry, index): SlackConfig => {
+    const field = `slack[${index}]`;
+    const { token, allowed } = entryBasics(entry, field, env, taken, commaList.parse(env.SLACK_ALLOWED_USERS));
+    if (!/^xoxb-[A-Za-z0-9-]+$/.test(token)) throw new PlatformsFileError(`HERALD_PLATFORMS_FILE: ${field}.token_env: ${entry.token_env} is not a bot token starting xoxb-`);
+    const base = entry.api_url ?? env.SLACK_API_URL ?? 'https://slack.com/api/';
+    return {
+      account: entry.account,
+      botToken: token,
+      appToken: slackSecret(entry.app_token_env, `${field}.app_token_env`, env, appTokens, entry.account),
+      signingSecret: slackSecret(entry.signing_secret_env, `${field}.signing_secret_env`, env, secrets, entry.account),
+      allowedUsers: allowed,
+      allowedChannels: listOf(entry.allowed_channels, commaList.parse(env.SLACK_ALLOWED_CHANNELS)),
+      apiUrl: `${base.replace(/\/+$/, '')}/`,
+    };
+  });
 }
 
 /**
  * The config with HERALD_PLATFORMS_FILE's accounts added after the default ones. Everything is
  * checked now, at start, with the field named: the file's shape, a duplicate account (or the same
- * bot twice), a token variable that is not set. Telegram's named accounts poll (the webhook is the
- * default account's); each takes the default's API root and poll timeout unless told.
+ * bot twice), a token variable that is not set; for a Slack app also its app token and signing
+ * secret, neither another app's. Telegram's named accounts poll (the webhook is the default
+ * account's); each takes the default's API root and poll timeout unless told.
  */
 export function withPlatformAccounts(platforms: PlatformsConfig, env: Readonly<Record<string, string | undefined>>): PlatformsConfig {
   if (platforms.platformsFile === undefined) return platforms;
@@ -284,8 +359,9 @@ export function withPlatformAccounts(platforms: PlatformsConfig, env: Readonly<R
     const base = entry.api_base ?? env.DISCORD_API_BASE ?? 'https://discord.com/api';
     return { account: entry.account, botToken: token, allowedUsers: allowed, apiBase: base.replace(/\/+$/, '') };
   });
+  const slackApps = slackAccounts(document.slack ?? [], platforms, env);
   return {
     ...platforms,
-    accounts: { ...platforms.accounts, telegram: [...platforms.accounts.telegram, ...telegramAccounts], discord: [...platforms.accounts.discord, ...discordAccounts] },
+    accounts: { telegram: [...platforms.accounts.telegram, ...telegramAccounts], discord: [...platforms.accounts.discord, ...discordAccounts], slack: [...platforms.accounts.slack, ...slackApps] },
   };
 }

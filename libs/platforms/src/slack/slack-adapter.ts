@@ -6,33 +6,36 @@ import { SlackIngress } from './slack-ingress.ts';
 import { SLACK_LIMIT, SlackSender } from './slack-sender.ts';
 import { slackWebhooks } from './slack-webhooks.ts';
 
-/** The running inbound side, with the ingress the routes and tests reach. */
-export type SlackInbound = InboundHandle & { ingress: SlackIngress };
+/** The running inbound side of one Slack app, with the ingress the routes and tests reach. */
+export type SlackInbound = InboundHandle & { ingress: SlackIngress; signingSecret: string | undefined };
 
 /**
- * Slack behind the platform contract: Socket Mode (SLACK_APP_TOKEN, one socket per app under a
- * lease) and the Events API routes (SLACK_SIGNING_SECRET), either or both; the Web API for sends.
- * Targets are `slack:<channel>[:<thread_ts>]`, or `slack@<account>:<channel>` for another bot.
+ * Slack behind the platform contract: each Slack app an account (SLACK_BOT_TOKEN's is `default`,
+ * HERALD_PLATFORMS_FILE's `slack:` entries the others), each with its own Web API client for sends
+ * and its own ways in: Socket Mode (its app token, one socket per app under a lease) and the Events
+ * API routes (its signing secret), either or both. The routes are one URL for every app.
+ * Targets are `slack:<channel>[:<thread_ts>]`, or `slack@<account>:<channel>` for another app.
  */
 export const slackAdapter: PlatformAdapter<SlackConfig, SlackInbound> = defineAdapter({
   name: 'slack',
   facts: PLATFORM_FACTS.slack,
   settings: (platforms) => platforms.slack,
+  accounts: (platforms) => platforms.accounts.slack,
   createSender: (settings) => SlackSender.fromConfig(settings),
   async startInbound(settings, deps, logger) {
     if (settings.allowedUsers.length === 0) {
       logger.warn({}, 'SLACK_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
     }
     if (settings.appToken === undefined && settings.signingSecret === undefined) {
-      logger.warn({}, 'neither SLACK_APP_TOKEN nor SLACK_SIGNING_SECRET is set: Slack can be posted to, but nothing is heard from it');
+      logger.warn({}, 'this Slack app has neither an app token nor a signing secret (SLACK_APP_TOKEN, SLACK_SIGNING_SECRET; app_token_env, signing_secret_env): it can be posted to, but nothing is heard from it');
     }
     const ingress = new SlackIngress({ config: settings, ...deps, logger });
     const socket = settings.appToken === undefined ? undefined : ingress.startSocketMode(settings.appToken);
-    return {
-      ingress,
-      stop: async () => socket?.stop(),
-      webhooks: settings.signingSecret === undefined ? [] : slackWebhooks(ingress, settings.signingSecret),
-    };
+    return { ingress, signingSecret: settings.signingSecret, stop: async () => socket?.stop() };
+  },
+  joinWebhooks(started) {
+    const apps = started.flatMap(({ ingress, signingSecret }) => (signingSecret === undefined ? [] : [{ ingress, signingSecret }]));
+    return apps.length === 0 ? [] : slackWebhooks(apps);
   },
   parseTarget: (text) => parseNamedChat(/^slack[@:]/i.test(text) ? text : `slack:${text}`),
   formatTarget: (chat) => formatNamedChat({ platform: 'slack', ...chat }),

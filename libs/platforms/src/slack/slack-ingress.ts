@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT, slackAppIdOf } from '@herald/core';
 import type { SlackConfig } from '@herald/core';
 import { isConnectionError } from '@herald/db';
 import { chatRouteExists, failureReason, isDeadLetter, mayAnswerWait, NOT_YOURS_REPLY, recordFailure } from '@herald/session';
@@ -22,11 +23,6 @@ export interface SlackIngressOptions extends Omit<ChatInboundDependencies, 'allo
   leaseTtlMs?: number;
 }
 
-/** The app id inside an app-level token (`xapp-1-A0123-...`): one socket per app, whatever the replica. */
-export function slackAppIdOf(appToken: string): string {
-  return appToken.split('-')[2] ?? appToken;
-}
-
 /**
  * Slack on the ingress: Events API requests and interactions handed over by the HTTP routes, and
  * Socket Mode held by one replica per app under a platform lease. Either way an event is committed
@@ -44,7 +40,7 @@ export class SlackIngress {
   constructor(options: SlackIngressOptions) {
     this.#options = options;
     this.client = slackWebClient(options.config);
-    this.sender = new SlackSender(this.client);
+    this.sender = new SlackSender(this.client, options.account ?? DEFAULT_ACCOUNT);
   }
 
   /** How many times this process opened the socket (tests: reconnects and the single holder). */
@@ -74,7 +70,7 @@ export class SlackIngress {
    * becomes a dead letter with the reason, and Slack gets its answer so that it stops retrying.
    */
   async handle(kind: SlackEnvelopeKind, body: unknown): Promise<SlackOutcome> {
-    const key = envelopeKey(kind, body);
+    const key = envelopeKey(kind, body, this.#options.account ?? DEFAULT_ACCOUNT);
     if (key === undefined) return 'ignored';
     const { db, logger } = this.#options;
     if (await isDeadLetter(db, 'slack_event', key)) return 'dead_letter';
@@ -109,11 +105,12 @@ export class SlackIngress {
     return outcome;
   }
 
-  /** Whether the thread is a session of the profile the channel's binding routes it to. */
+  /** Whether the thread is a session of this app and of the profile the channel's binding routes it to. */
   async #inSession(inbound: ChatInbound): Promise<boolean> {
     return chatRouteExists(this.#options.db, {
       profileId: await routedProfile(this.#options, inbound),
       platform: inbound.platform,
+      account: this.#options.account,
       chatType: inbound.chatType,
       chatId: inbound.chatId,
       threadId: inbound.threadId,
@@ -224,12 +221,17 @@ function botOfEnvelope(envelope: SlackEventEnvelope): SlackBotIdentity | undefin
   return { userId: authorization.user_id, botId: undefined, teamId: authorization.team_id ?? envelope.team_id ?? '' };
 }
 
-/** The dead-letter key of an envelope: its event id, or the button press; undefined for what Herald does not read. */
-function envelopeKey(kind: SlackEnvelopeKind, body: unknown): string | undefined {
+/**
+ * The dead-letter key of an envelope: its event id, or the button press; undefined for what Herald
+ * does not read. A named app's keys are its own (`slack@ops:`): one message seen by two apps in a
+ * channel is two events, and one failing must not dead-letter the other.
+ */
+function envelopeKey(kind: SlackEnvelopeKind, body: unknown, account: string): string | undefined {
+  const prefix = account === DEFAULT_ACCOUNT ? 'slack' : `slack@${account}`;
   if (kind === 'events_api') {
     if (!isEventEnvelope(body)) return undefined;
-    return `slack:${body.team_id ?? ''}:${body.event_id ?? `${body.event.channel ?? ''}:${body.event.ts ?? ''}`}`;
+    return `${prefix}:${body.team_id ?? ''}:${body.event_id ?? `${body.event.channel ?? ''}:${body.event.ts ?? ''}`}`;
   }
   if (!isBlockActions(body)) return undefined;
-  return `slack:action:${body.user.id}:${body.actions[0]?.action_ts ?? ''}:${body.actions[0]?.value ?? ''}`;
+  return `${prefix}:action:${body.user.id}:${body.actions[0]?.action_ts ?? ''}:${body.actions[0]?.value ?? ''}`;
 }

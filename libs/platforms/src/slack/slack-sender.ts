@@ -99,8 +99,9 @@ export class SlackSender implements OutboundSender {
     this.#account = account;
   }
 
+  /** The sender of one Slack app (account): its bot token, and only targets naming that account. */
   static fromConfig(config: SlackConfig): SlackSender {
-    return new SlackSender(slackWebClient(config));
+    return new SlackSender(slackWebClient(config), config.account ?? DEFAULT_ACCOUNT);
   }
 
   async send(item: OutboundDelivery, signal: AbortSignal): Promise<DeliveryReceipt> {

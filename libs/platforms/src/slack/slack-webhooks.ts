@@ -2,26 +2,34 @@ import { PLATFORM_FACTS } from '@herald/core';
 import type { PlatformWebhook, WebhookAnswer } from '../platform-adapter.ts';
 import { SlackUnavailableError } from './slack-ingress.ts';
 import type { SlackEnvelopeKind, SlackIngress } from './slack-ingress.ts';
-import { verifySlackSignature } from './slack-signature.ts';
+import { matchSlackSignature } from './slack-signature.ts';
 
 const [EVENTS_PATH = '', INTERACTIONS_PATH = ''] = PLATFORM_FACTS.slack.eventRoutes;
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+/** One Slack app's Events API side: its ingress (its account) and the secret its requests are signed with. */
+export interface SlackEventsApp {
+  ingress: SlackIngress;
+  signingSecret: string;
+}
 
 function refusal(status: number, code: string, message: string, field?: string): WebhookAnswer {
   return { status, body: { error: { code, message, ...(field === undefined ? {} : { field }) } } };
 }
 
 /**
- * The signature first, on the raw bytes: a forged, unsigned or stale request is a 401 and nothing
- * of it is read or written. Then the body is parsed (JSON for events, `payload=` form for
+ * The signature first, on the raw bytes: the request is the app's whose signing secret signed it;
+ * a forged, unsigned or stale request, or one signed by no app here, is a 401 and nothing of it is
+ * read or written. Then the body is parsed (JSON for events, `payload=` form for
  * interactions), and the envelope committed before the 200 (a retry, X-Slack-Retry-Num with the
  * same event, is a duplicate of the committed message and changes nothing).
  */
-async function answer(ingress: SlackIngress, secret: string, kind: SlackEnvelopeKind, raw: Buffer, headers: Headers): Promise<WebhookAnswer> {
-  const verdict = verifySlackSignature(secret, headers, raw);
-  if (verdict !== 'ok') {
-    const why = verdict === 'stale' ? 'X-Slack-Request-Timestamp: older than five minutes' : 'X-Slack-Signature: missing or not signed with SLACK_SIGNING_SECRET';
+async function answer(apps: readonly SlackEventsApp[], kind: SlackEnvelopeKind, raw: Buffer, headers: Headers): Promise<WebhookAnswer> {
+  const match = matchSlackSignature(apps.map((app) => app.signingSecret), headers, raw);
+  const ingress = match.verdict === 'ok' ? apps[match.index]?.ingress : undefined;
+  if (ingress === undefined) {
+    const why = match.verdict === 'stale' ? 'X-Slack-Request-Timestamp: older than five minutes' : 'X-Slack-Signature: missing or not signed with the signing secret of a Slack app here (SLACK_SIGNING_SECRET, signing_secret_env)';
     return refusal(401, 'unauthorized', why);
   }
   const body = kind === 'events_api' ? parseJson(raw.toString('utf8')) : parseJson(new URLSearchParams(raw.toString('utf8')).get('payload') ?? '');
@@ -45,18 +53,22 @@ function parseJson(text: string): object | undefined {
   }
 }
 
-/** POST /v1/slack/events and POST /v1/slack/interactions, signed with SLACK_SIGNING_SECRET. */
-export function slackWebhooks(ingress: SlackIngress, secret: string): PlatformWebhook[] {
+/**
+ * POST /v1/slack/events and POST /v1/slack/interactions for every Slack app with a signing secret
+ * (SLACK_SIGNING_SECRET, and each HERALD_PLATFORMS_FILE app's signing_secret_env): one URL for all
+ * of them, each request handed to the app that signed it.
+ */
+export function slackWebhooks(apps: readonly SlackEventsApp[]): PlatformWebhook[] {
   return [
     {
       path: EVENTS_PATH,
       summary: 'Slack Events API: checks X-Slack-Signature, answers url_verification, commits the event, answers 200',
-      handle: (raw, headers) => answer(ingress, secret, 'events_api', raw, headers),
+      handle: (raw, headers) => answer(apps, 'events_api', raw, headers),
     },
     {
       path: INTERACTIONS_PATH,
       summary: 'Slack interactivity (Block Kit buttons): checks X-Slack-Signature, commits the answer, answers 200',
-      handle: (raw, headers) => answer(ingress, secret, 'interactive', raw, headers),
+      handle: (raw, headers) => answer(apps, 'interactive', raw, headers),
     },
   ];
 }
