@@ -56,6 +56,7 @@ export async function runTurn(
   return turn.newPrompt === undefined ? result : { ...result, prompt: turn.newPrompt };
 }
 
+/** The steps after the set-up: a turn past its attempts or without a model ends at once, else the loop runs. */
 async function runSetUpTurn(turn: TurnContext): Promise<TurnResult> {
   const { deps, lease, control, turnId, attempts, compaction } = turn;
   const { logger } = deps;
