@@ -7,7 +7,7 @@ import type { QueueMode } from '@herald/db';
 import type { ControlAction } from '@herald/queue';
 import { recordTurn, setSpanAttributes, withSpan } from '@herald/telemetry';
 import { runTurn } from './turn-runner.ts';
-import type { TurnControl, TurnDependencies, TurnResult } from './turn-runner.ts';
+import type { TurnControl, TurnDependencies, TurnResult } from './turn-context.ts';
 
 export type DrainResult =
   | { kind: 'busy' }
@@ -116,11 +116,14 @@ async function drainOne(
   try {
     // The claim read the inbox after taking the session (see claimLease).
     let inbox = lease.inbox;
+    let session = lease.session;
     let events = nextTurnEvents(inbox);
     if (events.length > 0) stopActivity = options.onSessionActive?.(sessionId, lease.session.platform);
     while (events.length > 0) {
-      const result = await measuredTurn(options, lease, inbox.queueMode, events, control.forTurn());
+      const result = await measuredTurn(options, lease, session, inbox.queueMode, events, control.forTurn());
       turns++;
+      // The session's first turn stored its prompt: the next turns send it instead of building one.
+      if (result.prompt !== undefined) session = { ...session, systemPrompt: result.prompt };
       childId = result.childSessionId;
       // The turn's last write read the inbox already (and let the lease go when it was empty).
       if (result.next?.released === true) {
@@ -188,14 +191,15 @@ function keepLease(ttlMs: number, db: DrainOptions['db'], lease: Lease, logger: 
 /** One turn, counted by outcome with its wall time, and traced. */
 function measuredTurn(
   options: DrainOptions,
-  lease: Lease & { session: LeasedSession },
+  lease: Lease,
+  session: LeasedSession,
   queueMode: QueueMode,
   events: PendingEvent[],
   control: TurnControl,
 ): Promise<TurnResult> {
   const started = performance.now();
   return withSpan('herald.turn', { 'herald.session_id': lease.sessionId, 'herald.events': events.length }, async () => {
-    const result = await runTurn(options, lease, lease.session, queueMode, events, control);
+    const result = await runTurn(options, lease, session, queueMode, events, control);
     recordTurn(result.outcome, (performance.now() - started) / 1000);
     setSpanAttributes({ 'herald.turn.outcome': result.outcome });
     return result;

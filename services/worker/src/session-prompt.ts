@@ -19,7 +19,7 @@ export function sessionWorkspace(config: Config, profileId: string, workspaceSes
 export async function buildSessionPrompt(
   deps: { config: Config; db: Db; registry: ToolRegistry },
   session: LeasedSession,
-  offered: string[],
+  offered: readonly string[],
   userId: string,
   workspaceDir: string,
   /** The profile's own model (`provider/model`); the deployment's HERALD_MODEL when not given. */

@@ -1,31 +1,10 @@
 import { sql } from 'kysely';
 import type { Logger } from '@herald/core';
-import type { Provider } from '@herald/agent';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { RunQueue } from '@herald/queue';
 import { runOfChildSession, SUBAGENT_PLATFORM } from '@herald/session';
 import type { LeasedSession, SubagentRun } from '@herald/session';
-import type { CallerRole } from '@herald/tools';
-
-/**
- * How a turn differs when its session is a child of delegate_task (docs/subagents.md): the
- * 'subagent' role (no approvals, no questions; clarify, memory and cronjob denied last), the
- * tools its run was given and no more, its own iteration budget and model, and the delegating
- * session's workspace. Every other session's turn gets `ORDINARY`.
- */
-export interface TurnShape {
-  role: CallerRole | undefined;
-  jobToolsets: readonly string[] | undefined;
-  within(tools: string[]): string[];
-  maxIterations: number | undefined;
-  workspaceSessionId: string | undefined;
-  /** The turn's `error` when it ends at its iteration budget: the run's exit reason. */
-  iterationLimitError: string | null;
-  child: boolean;
-  /** The child's run: what subagent_start and subagent_stop carry. */
-  run?: SubagentRun | undefined;
-}
 
 /** What the subagent hooks carry besides the turn's own fields (docs/hooks.md). */
 export function subagentEvent(run: SubagentRun, outcome?: string): Record<string, unknown> {
@@ -50,16 +29,6 @@ function exitReasonOf(outcome: string): string {
   return outcome === 'stopped' ? 'interrupted' : 'error';
 }
 
-const ORDINARY: TurnShape = {
-  role: undefined,
-  jobToolsets: undefined,
-  within: (tools) => tools,
-  maxIterations: undefined,
-  workspaceSessionId: undefined,
-  iterationLimitError: null,
-  child: false,
-};
-
 /** The topmost session of a delegation chain: children work in its workspace. */
 async function delegatingRoot(db: Db, sessionId: string): Promise<string> {
   const result = await sql<{ id: string }>`
@@ -72,27 +41,18 @@ async function delegatingRoot(db: Db, sessionId: string): Promise<string> {
   return result.rows[0]?.id ?? sessionId;
 }
 
-export async function turnShapeOf(db: Db, session: Pick<LeasedSession, 'platform'>, sessionId: string): Promise<TurnShape> {
-  if (session.platform !== SUBAGENT_PLATFORM) return ORDINARY;
-  const run = await runOfChildSession(db, sessionId);
-  if (!run) return ORDINARY;
-  const allowed = new Set(run.tools);
-  return {
-    role: 'subagent',
-    // Everything the profile's policy allows, then narrowed to the run's tools.
-    jobToolsets: ['all'],
-    within: (tools) => tools.filter((tool) => allowed.has(tool)),
-    maxIterations: run.maxIterations,
-    workspaceSessionId: await delegatingRoot(db, sessionId),
-    iterationLimitError: 'max_iterations',
-    child: true,
-    run,
-  };
+/** A child of delegate_task (docs/subagents.md): its run, and the session whose workspace it works in. */
+export interface Subagent {
+  run: SubagentRun;
+  workspaceSessionId: string;
 }
 
-/** A child's model: HERALD_DELEGATION_MODEL's provider when set, else the main one. */
-export function providerFor(shape: TurnShape, main: Provider | null, child: Provider | null | undefined): Provider | null {
-  return shape.child && child ? child : main;
+/** The run of a child session's turn; undefined for every other session (turn-shape.ts decides what it changes). */
+export async function subagentOf(db: Db, session: Pick<LeasedSession, 'platform'>, sessionId: string): Promise<Subagent | undefined> {
+  if (session.platform !== SUBAGENT_PLATFORM) return undefined;
+  const run = await runOfChildSession(db, sessionId);
+  if (!run) return undefined;
+  return { run, workspaceSessionId: await delegatingRoot(db, sessionId) };
 }
 
 /**

@@ -40,7 +40,7 @@ export function compressedReply(summarised: number, focus: string | undefined): 
 }
 
 /** Runs a /compress command, or compresses a session that is past its limits, before a turn. */
-export async function compactBeforeTurn(tc: TurnCompaction, events: PendingEvent[]): Promise<BeforeTurn> {
+export async function compactBeforeTurn(tc: TurnCompaction, events: readonly PendingEvent[]): Promise<BeforeTurn> {
   const { deps, lease } = tc;
   const command = events.length === 1 && events[0] ? compressCommandOf(events[0].text) : undefined;
   if (command && events[0]) {

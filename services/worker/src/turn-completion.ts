@@ -2,9 +2,12 @@ import type { Logger } from '@herald/core';
 import { sendRunFinished, SCHEDULED_PLATFORM } from '@herald/cron';
 import { recordTurnCompletion } from '@herald/knowledge';
 import type { Db } from '@herald/db';
+import { publishTurnDone } from '@herald/queue';
+import type { NoticeBus, RunQueue } from '@herald/queue';
 import type { ToolRegistry } from '@herald/tools';
-import type { TurnResult } from './turn-runner.ts';
 import type { TurnCompletionCounts } from '@herald/session';
+import { wakeParentOf } from './subagent-turn.ts';
+import type { TurnResult } from './turn-context.ts';
 
 export interface CompletionDependencies {
   db: Db;
@@ -55,4 +58,25 @@ export async function emitTurnCompletion(deps: CompletionDependencies, result: T
   } catch (error) {
     deps.logger.warn({ err: error, turnId: turn.turnId }, 'turn completion event not recorded; its counts are lost');
   }
+}
+
+export interface HandOverDependencies extends CompletionDependencies {
+  /** Where turn-done notices go (`<prefix>:turn-done`). */
+  bus: NoticeBus;
+  queuePrefix: string;
+  /** Wakes the parent of a child run that ended; without it the reconciler does. */
+  queue?: RunQueue | undefined;
+}
+
+/**
+ * The last step of a turn, once the drain let the session go when it had nothing left: tells the
+ * `?wait=N` callers, records the rest of the completion event, and wakes a child's parent.
+ */
+export async function handOverTurn(deps: HandOverDependencies, result: TurnResult): Promise<void> {
+  await publishTurnDone(deps.bus, deps.queuePrefix, result.eventIds).catch((error: unknown) =>
+    deps.logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
+  );
+  await emitTurnCompletion(deps, result);
+  const { queue } = deps;
+  if (queue && result.turn) await wakeParentOf(deps.db, queue, result.turn.platform, result.turn.sessionId, deps.logger);
 }

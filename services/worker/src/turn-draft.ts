@@ -26,13 +26,11 @@ export interface DraftedTurn {
   platform: string;
   turnId: string;
   eventIds: readonly string[];
-  /** A delegated child's answer goes to its parent, not to a chat. */
-  child: boolean;
 }
 
 /** The turn's draft, when its session is a chat streamed to; a failure to open one costs only the draft. */
 export async function openDraft(drafts: AnswerDrafts | undefined, logger: Logger, turn: DraftedTurn): Promise<TurnDraft | undefined> {
-  if (!drafts || turn.child || !drafts.covers(turn.platform)) return undefined;
+  if (!drafts || !drafts.covers(turn.platform)) return undefined;
   return drafts.open(turn.sessionId, turn.turnId, turn.eventIds).catch((error: unknown) => {
     logger.warn({ err: error, sessionId: turn.sessionId }, 'could not open the answer draft; the reply arrives when committed');
     return undefined;

@@ -1,15 +1,12 @@
-import { sessionWorkspace } from './session-prompt.ts';
 import type { Transaction } from 'kysely';
 import { modelCallRow, runToolLoop } from '@herald/agent';
-import type { ChatMessage, LoopProgress, LoopResult, Provider, ToolRunner } from '@herald/agent';
+import type { ChatMessage, LoopOptions, LoopProgress, LoopResult, Provider, ToolRunner } from '@herald/agent';
 import { StreamRelay, TurnStreamWriter } from '@herald/queue';
 import { openDraft } from './turn-draft.ts';
 import type { TurnDraft } from './turn-draft.ts';
 import { platformAccountNames } from '@herald/core';
-import type { Logger } from '@herald/core';
 import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
-import type { Lease, LeasedSession } from '@herald/session';
-import type { Database, Db, QueueMode } from '@herald/db';
+import type { Database, Db } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
 import { modelTakesImages } from '@herald/attachments';
 import type { WaitRequest } from '@herald/tools';
@@ -17,15 +14,15 @@ import { midTurnDue } from './turn-compaction.ts';
 import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
 import type { GatedRunner } from './turn-hooks.ts';
 import { subagentEvent } from './subagent-turn.ts';
-import type { TurnSetup } from './turn-setup.ts';
-import type { TurnControl, TurnDependencies } from './turn-runner.ts';
+import type { OpenedTurn, TurnContext, TurnDependencies } from './turn-context.ts';
 
 /**
  * The money budgets before a model call, in one read: the person is warned once at 80% (what the
  * calls so far spent), and a spent budget stops the turn like the daily token limit does.
  */
-async function budgetsBeforeCall(deps: TurnDependencies, sessionId: string, profileId: string, setup: TurnSetup) {
-  return checkBudgets(deps.db, { userId: setup.callerId, profileId, sessionId, turnId: setup.turnId, budgets: deps.config.usage.budgets });
+async function budgetsBeforeCall(turn: TurnContext) {
+  const { deps, lease, session, callerId, turnId } = turn;
+  return checkBudgets(deps.db, { userId: callerId, profileId: session.profileId, sessionId: lease.sessionId, turnId, budgets: deps.config.usage.budgets });
 }
 
 type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
@@ -33,9 +30,9 @@ type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promis
 /**
  * Steer and interrupt: messages that arrive mid-turn join it at the next model boundary. The
  * status flip is conditional, so a message either joins this turn or stays for the next one.
+ * `eventIds` is the open loop's own list of the turn's events; this is the one place it grows.
  */
-function injectedMessages(db: Db, write: FencedWrite, sessionId: string, setup: TurnSetup): () => Promise<ChatMessage[]> {
-  const { turnId, eventIds } = setup;
+function injectedMessages(db: Db, write: FencedWrite, sessionId: string, turnId: string, eventIds: string[]): () => Promise<ChatMessage[]> {
   return async () => {
     const pending = await db
       .selectFrom('inbound_events')
@@ -64,17 +61,18 @@ function injectedMessages(db: Db, write: FencedWrite, sessionId: string, setup: 
   };
 }
 
-/** The tools as this turn may run them: the gate (policy now, this caller), then the hooks. */
-async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSession, setup: TurnSetup, write: FencedWrite) {
+/** The tools as this turn may run them: the gate (policy now, this caller), then the hooks, which open here. */
+async function turnTools(turn: TurnContext, provider: Provider, write: FencedWrite) {
+  const { deps, lease, session, shape, turnId, callerId, offered } = turn;
   const { config, db, logger, registry } = deps;
   const { sessionId } = lease;
-  const { turnId, role, callerId, offered } = setup;
+  const { role } = shape;
   // Checked again per call: what this caller may run under the policy as it is now.
   const gate = new ToolGate({
     registry,
     offered,
     permitted: [
-      ...setup.shape.within(deps.exposure.resolve({ policy: setup.policy, platform: session.platform, role, userId: callerId, jobToolsets: setup.jobToolsets })),
+      ...shape.permitted(callerId),
       // The search step itself is harmless: tool_call is checked again as the tool it names.
       ...offered.filter((name) => name === TOOL_SEARCH || name === TOOL_CALL),
     ],
@@ -88,33 +86,31 @@ async function turnTools(deps: TurnDependencies, lease: Lease, session: LeasedSe
     userId: callerId,
     platform: session.platform,
     role,
-    workspaceDir: sessionWorkspace(config, session.profileId, setup.shape.workspaceSessionId ?? sessionId),
+    workspaceDir: shape.workspace,
     db,
     fencedWrite: write,
     offered,
     operator: config.people.operators.includes(callerId),
     mailDomains: config.platforms.mailAllowedDomains,
     platformAccounts: platformAccountNames(config.platforms),
-    modelTakesImages: setup.provider !== null && modelTakesImages(setup.provider.model, config.attachments.vision),
+    modelTakesImages: modelTakesImages(provider.model, config.attachments.vision),
   };
-  const turnHooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
-  setup.hooks = turnHooks;
-  if (setup.shape.run) await turnHooks?.once('subagent_start', subagentEvent(setup.shape.run));
+  const hooks = await TurnHooks.open(deps.hooks, { ...baseContext, logger, write });
+  if (shape.run) await hooks?.once('subagent_start', subagentEvent(shape.run));
   const gated: GatedRunner = {
-    definitions: registry.definitions(setup.sent),
+    definitions: registry.definitions(turn.sent),
     isReplaySafe: (name) => registry.get(name)?.replaySafe ?? false,
     execute: (call, toolSignal, approval) => gate.execute(call, { ...baseContext, signal: toolSignal }, approval),
     notStarted: () => write((trx) => takeAnsweredWaits(trx, turnId)),
   };
-  const tools: ToolRunner<WaitRequest> = turnHooks?.tools(gated) ?? gated;
-  return { turnHooks, tools };
+  const tools: ToolRunner<WaitRequest> = hooks?.tools(gated) ?? gated;
+  return { hooks, tools };
 }
 
 /** The turn's progress into its events' streams (for SSE followers and chat edits), when streaming is on. */
-function progressWriter(deps: TurnDependencies, setup: TurnSetup, logger: Logger): TurnStreamWriter | undefined {
+function progressWriter(deps: TurnDependencies, turnId: string, eventIds: readonly string[]): TurnStreamWriter | undefined {
   if (!deps.stream) return undefined;
-  const { turnId } = setup;
-  return new TurnStreamWriter(deps.stream, setup.eventIds, (error) => logger.warn({ err: error, turnId }, 'turn stream write failed; followers see the reply when it is committed'));
+  return new TurnStreamWriter(deps.stream, eventIds, (error) => deps.logger.warn({ err: error, turnId }, 'turn stream write failed; followers see the reply when it is committed'));
 }
 
 function onProgressOf(writer: TurnStreamWriter | undefined, draft: TurnDraft | undefined): ((event: LoopProgress) => void) | undefined {
@@ -135,71 +131,92 @@ function onProgressOf(writer: TurnStreamWriter | undefined, draft: TurnDraft | u
   };
 }
 
+/** The model a turn calls and the prompt it sends, once set up found both. */
+export interface TurnModel {
+  provider: Provider;
+  systemPrompt: string;
+}
+
 /** Runs the tool loop from a history, with or without the mid-turn compaction estimate. */
 export type TurnLoop = (from: ChatMessage[], compact: boolean) => Promise<LoopResult<WaitRequest>>;
 
-/** The tool loop of one turn, every step recorded under the lease. */
-export async function turnLoop(
-  deps: TurnDependencies,
-  lease: Lease,
-  session: LeasedSession,
-  queueMode: QueueMode,
-  setup: TurnSetup,
-  control: TurnControl,
-  provider: Provider,
-  systemPrompt: string,
-): Promise<TurnLoop> {
+/** The opened loop: call it to run the model and the tools; the end of the turn reads the rest. */
+export interface OpenLoop extends OpenedTurn {
+  run: TurnLoop;
+}
+
+/** What every run of the loop is given: the model, the tools, and the hooks that record each step under the lease. */
+function loopOptions(
+  turn: TurnContext,
+  model: TurnModel,
+  opened: { hooks: TurnHooks | null; tools: ToolRunner<WaitRequest> },
+  pollInjected: (() => Promise<ChatMessage[]>) | undefined,
+): Omit<LoopOptions<WaitRequest>, 'history'> {
+  const { deps, lease, control, turnId } = turn;
   const { config, db, logger } = deps;
   const { sessionId } = lease;
-  const { turnId, compaction } = setup;
+  const { hooks } = opened;
+  return {
+    provider: hooks?.provider(model.provider) ?? model.provider,
+    modelSignal: () => control.modelSignal(),
+    // Tokens are checked before every model call, not only when a message arrives: a turn (or a
+    // delegated child) stops once the person's daily budget is spent.
+    beforeModelCall: async () => {
+      await control.ensureLease();
+      const passed = (await limitPassed(db, turn.callerId, tokenLimitsArgument(config.people.quotas))) ?? (await budgetsBeforeCall(turn));
+      return passed?.message.replace(/^Not taken: /, 'Stopped before the next model call: ');
+    },
+    sessionId,
+    system: model.systemPrompt,
+    tools: opened.tools,
+    maxIterations: turn.shape.maxIterations,
+    retry: {
+      maxRetries: config.model.maxRetries,
+      baseMs: config.model.retryBaseMs,
+      onRetry: (error, attempt, delayMs) => logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
+    },
+    signal: control.signal,
+    hooks: {
+      ...(pollInjected ? { pollInjected } : {}),
+      onToolStep: (step, call) => recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call, deps.prices)),
+      onToolResults: (results) =>
+        recordWithAudit(hooks, db, (executor) =>
+          recordStep(executor, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), null),
+        ),
+    },
+  };
+}
+
+/**
+ * Opens the turn's tool loop: its tools and hooks (subagent_start fires here), the poll for
+ * steered messages, its progress stream and its chat draft. The loop it returns calls the model and
+ * runs the tools, every step recorded under the lease.
+ */
+export async function openLoop(turn: TurnContext, model: TurnModel): Promise<OpenLoop> {
+  const { deps, lease, session, turnId } = turn;
+  const { db, logger } = deps;
+  const { sessionId } = lease;
   const write: FencedWrite = (fn) => fenced(db, lease, fn);
-  const { turnHooks, tools } = await turnTools(deps, lease, session, setup, write);
-  const injects = queueMode === 'steer' || queueMode === 'interrupt';
-  const pollInjected = injects ? injectedMessages(db, write, sessionId, setup) : undefined;
-  const writer = progressWriter(deps, setup, logger);
-  setup.draft ??= await openDraft(deps.drafts, logger, { sessionId, platform: session.platform, turnId, eventIds: setup.eventIds, child: setup.shape.child });
-  const draft = setup.draft;
+  const eventIds = [...turn.eventIds];
+  const { hooks, tools } = await turnTools(turn, model.provider, write);
+  const injects = turn.queueMode === 'steer' || turn.queueMode === 'interrupt';
+  const pollInjected = injects ? injectedMessages(db, write, sessionId, turnId, eventIds) : undefined;
+  const writer = progressWriter(deps, turnId, eventIds);
+  const draft = turn.shape.drafted ? await openDraft(deps.drafts, logger, { sessionId, platform: session.platform, turnId, eventIds }) : undefined;
   const onProgress = onProgressOf(writer, draft);
-  return async (from, compact) => {
+  const options = loopOptions(turn, model, { hooks, tools }, pollInjected);
+  const { compaction } = turn;
+  const run: TurnLoop = async (from, compact) => {
     // The draft's last edit lands before the reply commits: its delivery edits the draft after it.
     const result = await runToolLoop<WaitRequest>({
       ...(onProgress ? { onProgress } : {}),
-      provider: turnHooks?.provider(provider) ?? provider,
-      ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, systemPrompt) } } : {}),
-      modelSignal: () => control.modelSignal(),
-      // Tokens are checked before every model call, not only when a message arrives: a turn (or a
-      // delegated child) stops once the person's daily budget is spent.
-      beforeModelCall: async () => {
-        await control.ensureLease();
-        const passed =
-          (await limitPassed(db, setup.callerId, tokenLimitsArgument(config.people.quotas))) ??
-          (await budgetsBeforeCall(deps, sessionId, session.profileId, setup));
-        return passed?.message.replace(/^Not taken: /, 'Stopped before the next model call: ');
-      },
-      sessionId,
-      system: systemPrompt,
-      tools,
-      maxIterations: setup.shape.maxIterations ?? config.roles.worker.maxIterations,
-      retry: {
-        maxRetries: config.model.maxRetries,
-        baseMs: config.model.retryBaseMs,
-        onRetry: (error, attempt, delayMs) =>
-          logger.warn({ sessionId, kind: error.kind, status: error.status, attempt, delayMs }, 'model call failed; retrying'),
-      },
-      signal: control.signal,
+      ...options,
+      ...(compact && compaction ? { compaction: { due: midTurnDue(compaction, model.systemPrompt) } } : {}),
       history: from,
-      hooks: {
-        ...(pollInjected ? { pollInjected } : {}),
-        onToolStep: (step, call) =>
-          recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call, deps.prices)),
-        onToolResults: (results) =>
-          recordWithAudit(turnHooks, db, (executor) =>
-            recordStep(executor, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), null),
-          ),
-      },
     }).finally(() => draft?.settle());
     // Followers must have every piece of text before the reply's commit tells them the turn is done.
     await writer?.flush();
     return result;
   };
+  return { hooks, draft, eventIds, run };
 }

@@ -8,15 +8,14 @@ import type { Db } from '@herald/db';
 import type { Hooks } from '@herald/hooks';
 import type { McpTools } from '@herald/mcp';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
-import { publishTurnDone, SessionControlListener } from '@herald/queue';
+import { SessionControlListener } from '@herald/queue';
 import type { QueueTransport, RunQueue, RunWorker, WakeJob } from '@herald/queue';
-import { wakeParentOf } from './subagent-turn.ts';
 import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/telemetry';
 import { drainSession } from './session-drain.ts';
 import { deadLetterRun } from './run-dead-letter.ts';
 import { isConnectionError } from '@herald/db';
 import { LeaseLostError, TranscriptCache } from '@herald/session';
-import { emitTurnCompletion } from './turn-completion.ts';
+import { handOverTurn } from './turn-completion.ts';
 import type { ProfileModels } from './profile-models.ts';
 import type { AnswerDrafts } from './turn-draft.ts';
 
@@ -127,14 +126,8 @@ export class WorkerService {
         stopping: this.#stopping.signal,
         hardStop: this.#hardStop.signal,
         registerControl: (id, handler) => this.#control.register(id, handler),
-        onTurnDone: async (turn) => {
-          await publishTurnDone(this.#options.transport.bus, this.#options.config.redis.queuePrefix, turn.eventIds).catch(
-            (error: unknown) => logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
-          );
-          await emitTurnCompletion({ ...this.#options, logger }, turn);
-          const queue = this.#options.queue;
-          if (queue && turn.turn) await wakeParentOf(this.#options.db, queue, turn.turn.platform, turn.turn.sessionId, logger);
-        },
+        onTurnDone: (turn) =>
+          handOverTurn({ ...this.#options, logger, bus: this.#options.transport.bus, queuePrefix: this.#options.config.redis.queuePrefix }, turn),
       },
       sessionId,
       logger,
