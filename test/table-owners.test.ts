@@ -76,7 +76,8 @@ const DECLARED_READERS: Record<string, string[]> = {
   // yet); a session's files are those its messages brought and its deliveries sent.
   'libs/attachments': ['outbox', 'cron_runs', 'inbound_events'],
   // A send_file call finds its scheduled run through the event its turn answers; a target rule
-  // reads the chats a person wrote in.
+  // reads the chats a person wrote in; a run's finish reads its event's reply and end in the join
+  // that locks the run (and the sweep finds the runs whose event ended without one).
   'libs/cron': ['inbound_events'],
 };
 
@@ -87,7 +88,6 @@ const DECLARED_READERS: Record<string, string[]> = {
 const NOT_YET_MOVED: string[] = [
   "libs/agent/src/recall.ts: messages",
   "libs/agent/src/recall.ts: sessions",
-  "libs/cron/src/cron-runs.ts: outbox",
   "libs/db/src/profile-cache.ts: profile_hooks",
   "libs/db/src/profile-cache.ts: profiles",
   "libs/knowledge/src/builtin-skills.ts: profiles",
@@ -118,13 +118,6 @@ const NOT_YET_MOVED: string[] = [
   "services/ingress/src/session-routes.ts: sessions",
   "services/ingress/src/wait-routes.ts: sessions",
   "services/reviewer/src/review-agent.ts: sessions",
-  "services/scheduler/src/cron-completion.ts: cron_jobs",
-  "services/scheduler/src/cron-completion.ts: inbound_events",
-  "services/scheduler/src/cron-completion.ts: cron_runs",
-  "services/scheduler/src/cron-firing.ts: cron_jobs",
-  "services/scheduler/src/cron-firing.ts: cron_runs",
-  "services/scheduler/src/cron-service.ts: cron_jobs",
-  "services/scheduler/src/cron-service.ts: cron_runs",
   "services/scheduler/src/hook-events.ts: hook_events",
   "services/worker/src/run-dead-letter.ts: inbound_events",
   "services/worker/src/run-dead-letter.ts: turns",

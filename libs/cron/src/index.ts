@@ -33,3 +33,9 @@ export {
   sendRunFinished,
 } from './cron-fires.ts';
 export type { CronClock, CronFireJob, CronFinishJob } from './cron-fires.ts';
+export { dispatchManualRun, fireOccurrence, scheduledRunText, sendOpenFires } from './cron-firing.ts';
+export type { DispatchedRun } from './cron-firing.ts';
+export { completeRun, failRun, isSilentAnswer, unfinishedRuns } from './cron-completion.ts';
+export type { CompletedRun, CompletionOptions } from './cron-completion.ts';
+export { planOccurrences } from './occurrence-plan.ts';
+export type { OccurrencePlan } from './occurrence-plan.ts';

@@ -3,6 +3,8 @@ export { chatRouteExists } from './chat-routes.ts';
 export type { RouteAddress } from './session-key.ts';
 export type { AcceptedEvent, AcceptOptions, InboundMessage } from './inbox.ts';
 export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError, wasAccepted } from './inbox.ts';
+export { callAcceptMessage } from './accept-call.ts';
+export type { AcceptCall, AcceptCallRow } from './accept-call.ts';
 export type { Inbox, NextInbox, PendingEvent } from './open-inbox.ts';
 export { openInbox } from './open-inbox.ts';
 export { eventUsage, getEvent, listOpenEvents } from './event-view.ts';
