@@ -39,3 +39,6 @@ export { completeRun, failRun, isSilentAnswer, unfinishedRuns } from './cron-com
 export type { CompletedRun, CompletionOptions } from './cron-completion.ts';
 export { planOccurrences } from './occurrence-plan.ts';
 export type { OccurrencePlan } from './occurrence-plan.ts';
+export { findSameCronJob } from './cron-lookup.ts';
+export type { CronJobIdentity } from './cron-lookup.ts';
+export { listCronRunJobs } from './cron-run-jobs.ts';

@@ -29,3 +29,4 @@ export { listFailedDeliveries, retryFailedDelivery, discardFailedDelivery } from
 export type { FailedDelivery } from './failed-deliveries.ts';
 export { deliveriesByKeyPrefix } from './keyed-deliveries.ts';
 export type { KeyedDelivery } from './keyed-deliveries.ts';
+export { listOutboxJobs } from './outbox-jobs.ts';

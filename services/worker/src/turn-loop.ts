@@ -8,7 +8,7 @@ import type { TurnDraft } from './turn-draft.ts';
 import { PriceTable } from '@herald/core';
 import { recordModelCost } from '@herald/telemetry';
 import type { Logger } from '@herald/core';
-import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
+import { appendMessages, checkBudgets, claimForTurn, fenced, limitPassed, pendingMessages, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Lease, LeasedSession, ModelCallRow } from '@herald/session';
 import type { Database, Db, QueueMode } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
@@ -61,24 +61,10 @@ type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promis
 function injectedMessages(db: Db, write: FencedWrite, sessionId: string, setup: TurnSetup): () => Promise<ChatMessage[]> {
   const { turnId, eventIds } = setup;
   return async () => {
-    const pending = await db
-      .selectFrom('inbound_events')
-      .select(['id', 'text', 'user_id'])
-      .where('session_id', '=', sessionId)
-      .where('status', '=', 'pending')
-      .where('kind', '=', 'message')
-      .orderBy('received_at')
-      .orderBy('id')
-      .execute();
+    const pending = await pendingMessages(db, sessionId);
     if (pending.length === 0) return [];
     return write(async (trx) => {
-      const claimed = await trx
-        .updateTable('inbound_events')
-        .set({ status: 'processing', turn_id: turnId })
-        .where('id', 'in', pending.map((event) => event.id))
-        .where('status', '=', 'pending')
-        .returning('id')
-        .execute();
+      const claimed = await claimForTurn(trx, pending.map((event) => event.id), turnId);
       const ids = new Set(claimed.map((row) => row.id));
       const joined = pending.filter((event) => ids.has(event.id));
       await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text, owner: event.user_id })));

@@ -3,7 +3,7 @@ import type { ProfileModels } from './profile-models.ts';
 import type { Config, Logger, PriceTable } from '@herald/core';
 import { toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider } from '@herald/agent';
-import { finishTurn, LeaseLostError, loadTranscript, suspendTurn, warnBudgets } from '@herald/session';
+import { finishTurn, ineffectiveCompressions, LeaseLostError, loadTranscript, suspendTurn, warnBudgets } from '@herald/session';
 import { isConnectionError } from '@herald/db';
 import { compactMidTurn } from './turn-compaction.ts';
 import { MAX_INEFFECTIVE } from './compaction.ts';
@@ -91,8 +91,7 @@ export interface TurnControl {
 /** Known already when compactBeforeTurn read the session's size this turn; read once otherwise. */
 async function compactionAllowed(db: Db, sessionId: string, ineffective: number | undefined): Promise<boolean> {
   if (ineffective !== undefined) return ineffective < MAX_INEFFECTIVE;
-  const row = await db.selectFrom('sessions').select('ineffective_compressions').where('id', '=', sessionId).executeTakeFirstOrThrow();
-  return row.ineffective_compressions < MAX_INEFFECTIVE;
+  return (await ineffectiveCompressions(db, sessionId)) < MAX_INEFFECTIVE;
 }
 
 type Finish = (text: string, outcome: TurnResult['outcome'], iterations: number, finalCall?: ModelCallRecord) => Promise<TurnResult>;
