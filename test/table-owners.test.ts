@@ -79,6 +79,18 @@ const DECLARED_READERS: Record<string, string[]> = {
   // reads the chats a person wrote in; a run's finish reads its event's reply and end in the join
   // that locks the run (and the sweep finds the runs whose event ended without one).
   'libs/cron': ['inbound_events'],
+  // The process's profile cache sits under every lib (each reads a profile's settings and hooks
+  // through it, LISTENing for changes), so it reads the rows itself; the owners write them.
+  'libs/db': ['profiles', 'profile_hooks'],
+  // Beside libs/profiles in the layers, so it cannot call it: a profile's memory limits and sharing,
+  // its context documents for the prompt, its skill-sharing switch, and the profiles to seed skills in.
+  'libs/knowledge': ['profiles', 'profile_documents'],
+  // A lease claim reads the profile's identity and tool policy in its one round trip (the same join
+  // that bumps the wake generation and opens the inbox).
+  'libs/session': ['profiles'],
+  // session_search's scroll, read and browse: one query each over messages under the search lib's
+  // visibility predicate (messageVisible), as the history search itself.
+  'libs/tools': ['messages'],
 };
 
 /**
@@ -87,23 +99,6 @@ const DECLARED_READERS: Record<string, string[]> = {
  * holds must leave it.
  */
 const NOT_YET_MOVED: string[] = [
-  // Libs still reading or writing another lib's tables: the next commit.
-  "libs/agent/src/recall.ts: messages",
-  "libs/agent/src/recall.ts: sessions",
-  "libs/db/src/profile-cache.ts: profile_hooks",
-  "libs/db/src/profile-cache.ts: profiles",
-  "libs/knowledge/src/builtin-skills.ts: profiles",
-  "libs/knowledge/src/memory-store.ts: profiles",
-  "libs/knowledge/src/prompt-sources.ts: profile_documents",
-  "libs/knowledge/src/skill-change.ts: profiles",
-  "libs/platforms/src/typing-indicator.ts: sessions",
-  "libs/session/src/leases.ts: profiles",
-  "libs/tools/src/cronjob-tool.ts: sessions",
-  "libs/tools/src/delegate-report.ts: model_calls",
-  "libs/tools/src/delegate-report.ts: messages",
-  "libs/tools/src/delegate-report.ts: inbound_events",
-  "libs/tools/src/session-search-tool.ts: messages",
-  "libs/tools/src/todo-tool.ts: session_todos",
   // A profile's copy (createProfile with `from`) copies its hooks and skills, and its deletion pauses
   // its cron jobs, in the one transaction with the profile row. libs/profiles sits beside libs/hooks
   // and libs/knowledge and below libs/cron, so it cannot call their functions: the copy and the

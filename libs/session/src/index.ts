@@ -106,4 +106,11 @@ export { claimForTurn, failOpenWork, oldestOpenEvent, pendingMessages } from './
 export { homeChatsOf } from './home-chat-list.ts';
 export { messagesForExport, sessionsForExport } from './session-export.ts';
 export type { ExportedMessage, ExportedSession } from './session-export.ts';
+export { saveSessionTodos, sessionTodos } from './session-todos.ts';
+export type { StoredTodos } from './session-todos.ts';
+export { sessionChat } from './session-chat.ts';
+export type { SessionChat } from './session-chat.ts';
+export { firstReply, sessionModelUsage, toolExchanges } from './child-report.ts';
+export { pastMessagesMatching } from './past-messages.ts';
+export type { PastMessagesQuery } from './past-messages.ts';
 export { listInboxJobs } from './inbox-jobs.ts';
