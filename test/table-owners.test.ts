@@ -150,6 +150,17 @@ export function tablesQueried(path: string, text: string): Set<string> {
  */
 const OTHER_DATABASES = ['cli/src/hermes-import/hermes-layout.ts', 'cli/src/hermes-import/hermes-state.ts', 'cli/src/hermes-export/hermes-state-writer.ts'];
 
+/** A file's string and template literals, joined: its SQL, without its comments. */
+function sqlText(text: string): string {
+  const chunks: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node)) chunks.push(node.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile('file.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS));
+  return chunks.join('\n');
+}
+
 function packageOf(path: string): string {
   return path.startsWith('cli/') ? 'cli' : path.split('/').slice(0, 2).join('/');
 }
@@ -185,5 +196,12 @@ describe('every table has one owner and only the owner queries it (issue 30, poi
     const found = outsideOwner();
     expect(found.filter((pair) => !NOT_YET_MOVED.includes(pair))).toEqual([]);
     expect(NOT_YET_MOVED.filter((pair) => !found.includes(pair))).toEqual([]);
+  });
+
+  it('calls herald_accept_message from one function only, the inbox lib\'s callAcceptMessage', () => {
+    const callers = ['libs', 'services', 'cli/src']
+      .flatMap(sourceFiles)
+      .filter((path) => /herald_accept_message\s*\(/.test(sqlText(readFileSync(join(ROOT, path), 'utf8'))));
+    expect(callers).toEqual(['libs/session/src/accept-call.ts']);
   });
 });
