@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSchedule } from '@herald/cron';
-import { planOccurrences } from '@herald/scheduler';
+import { planOccurrences } from '@herald/cron';
 
 const NOW = new Date('2026-11-30T12:00:00Z');
 

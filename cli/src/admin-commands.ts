@@ -4,6 +4,8 @@ import { apiUserId } from '@herald/core';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import { deleteMemoryEntry, readMemory } from '@herald/knowledge';
+import { profileDocuments, profileRecord, putProfileDocument, updateProfileSettings } from '@herald/profiles';
+import { sessionRecord } from '@herald/session';
 import type { Db } from '@herald/db';
 import { usageError } from './setup-error.ts';
 
@@ -45,15 +47,16 @@ async function memoryCommand(db: Db, { profileId, user, positionals }: Args): Pr
 
 async function promptCommand(db: Db, { positionals }: Args): Promise<void> {
   const id = positionals[0] ?? fail('prompt needs a session id');
-  const row = await db.selectFrom('sessions').select('system_prompt').where('id', '=', id).executeTakeFirst().catch(() => undefined);
-  if (!row) fail(`no session ${id}`);
-  out(row.system_prompt ?? '(not built yet: the session has had no turn)');
+  // An id that is no uuid is no session either.
+  const session = await sessionRecord(db, id).catch(() => undefined);
+  if (!session) fail(`no session ${id}`);
+  out(session.systemPrompt ?? '(not built yet: the session has had no turn)');
 }
 
 async function showProfile(db: Db, profileId: string): Promise<void> {
-  const profile = await db.selectFrom('profiles').selectAll().where('id', '=', profileId).executeTakeFirst();
+  const profile = await profileRecord(db, profileId);
   if (!profile) fail(`no profile ${profileId}`);
-  const documents = await db.selectFrom('profile_documents').select(['name', 'content']).where('profile_id', '=', profileId).execute();
+  const documents = await profileDocuments(db, profileId);
   out(`profile ${profile.id} (${profile.display_name}); memory limit ${profile.memory_char_limit}, user limit ${profile.user_char_limit}`);
   out(`identity: ${profile.identity === '' ? '(default)' : profile.identity}`);
   for (const document of documents) out(`document ${document.name}: ${document.content.length} chars`);
@@ -63,7 +66,7 @@ async function profileCommand(db: Db, { profileId, positionals }: Args): Promise
   const [action, ...rest] = positionals;
   if (action === 'identity') {
     const file = rest[0] ?? fail('profile identity needs a file');
-    await db.updateTable('profiles').set({ identity: await readFile(file, 'utf8') }).where('id', '=', profileId).execute();
+    await updateProfileSettings(db, profileId, { identity: await readFile(file, 'utf8') });
     out(`identity of ${profileId} set from ${file}; new sessions use it`);
     return;
   }
@@ -71,11 +74,7 @@ async function profileCommand(db: Db, { profileId, positionals }: Args): Promise
     const name = rest[0] ?? fail('profile doc needs a name');
     const file = rest[1] ?? fail('profile doc needs a file');
     const content = await readFile(file, 'utf8');
-    await db
-      .insertInto('profile_documents')
-      .values({ profile_id: profileId, name, content })
-      .onConflict((oc) => oc.columns(['profile_id', 'name']).doUpdateSet({ content, updated_at: new Date() }))
-      .execute();
+    await putProfileDocument(db, profileId, name, content);
     out(`document ${name} of ${profileId} set from ${file}; new sessions use it`);
     return;
   }

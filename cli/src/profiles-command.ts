@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import type { Db } from '@herald/db';
-import { bindingsOfProfile, createProfile, deleteProfile, listProfiles, profileModelSettings, profileNameSchema, profileState } from '@herald/profiles';
+import { bindingsOfProfile, createProfile, deleteProfile, listProfiles, profileDocuments, profileModelSettings, profileNameSchema, profileRecord, profileState } from '@herald/profiles';
 import type { ModelSettings } from '@herald/profiles';
 
 export const PROFILES_USAGE = `herald profiles list                       the profiles, their models and bindings
@@ -39,9 +39,9 @@ async function list(db: Db): Promise<void> {
 }
 
 async function show(db: Db, name: string): Promise<void> {
-  const row = await db.selectFrom('profiles').selectAll().where('id', '=', name).executeTakeFirst();
+  const row = await profileRecord(db, name);
   if (!row) throw new Refused(`no profile ${name}`);
-  const documents = await db.selectFrom('profile_documents').select('name').where('profile_id', '=', name).orderBy('name').execute();
+  const documents = await profileDocuments(db, name);
   out(`profile ${row.id} (${row.display_name})${row.deleted_at === null ? '' : `, deleted ${row.deleted_at.toISOString()}: read-only`}`);
   out(`model: ${modelLine(await profileModelSettings(db, name))}`);
   out(`identity: ${row.identity === '' ? '(default)' : row.identity}`);

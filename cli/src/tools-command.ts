@@ -5,6 +5,7 @@ import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import { BrowserSessions, openSandbox, ToolExposure, toolPolicySchema } from '@herald/tools';
 import type { CallerRole } from '@herald/tools';
+import { profileRecord, updateProfileSettings } from '@herald/profiles';
 import { buildToolRegistry } from './tool-registry.ts';
 import { usageError } from './setup-error.ts';
 
@@ -35,7 +36,7 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
   const db = createDb({ url: config.database.url, maxConnections: 2 });
   const out = (text: string) => process.stdout.write(`${text}\n`);
   try {
-    const profile = await db.selectFrom('profiles').select(['id', 'tool_policy']).where('id', '=', profileId).executeTakeFirst();
+    const profile = await profileRecord(db, profileId);
     if (!profile) fail(`no profile '${profileId}'`);
     if (positionals[0] === 'policy') {
       const file = positionals[1] ?? fail('tools policy needs a JSON file');
@@ -49,7 +50,7 @@ export async function runToolsCommand(argv: string[], config: Config): Promise<v
       if (!parsed.success) {
         fail(parsed.error.issues.map((issue) => `${['tool_policy', ...issue.path].join('.')}: ${issue.message}`).join('\n'));
       }
-      await db.updateTable('profiles').set({ tool_policy: JSON.stringify(parsed.data) }).where('id', '=', profileId).execute();
+      await updateProfileSettings(db, profileId, { tool_policy: parsed.data });
       out(`tool policy of ${profileId} updated`);
       return;
     }

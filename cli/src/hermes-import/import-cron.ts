@@ -1,8 +1,10 @@
 import { formatNamedChat, isChatPlatform, PLATFORM_FACTS } from '@herald/core';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createCronJob, CronJobInputError, DeliverSpecError, pauseCronJob, ScheduleError } from '@herald/cron';
+import { createCronJob, CronJobInputError, DeliverSpecError, findSameCronJob, pauseCronJob, ScheduleError } from '@herald/cron';
 import type { Db, CronOrigin } from '@herald/db';
+import { homeChatsOf } from '@herald/session';
+import type { HomeChat } from '@herald/session';
 import { readRegularFile } from '../safe-files.ts';
 import { HomeError } from './home-error.ts';
 import type { Skipped } from './import-knowledge.ts';
@@ -129,8 +131,8 @@ function countUnplaced(job: HermesJob, report: CronReport): void {
 async function deliverFor(db: Db, job: HermesJob, origin: CronOrigin | null, profileId: string): Promise<string[] | undefined> {
   if (job.deliver === null || job.deliver === undefined) return undefined;
   const items = (typeof job.deliver === 'string' ? job.deliver.split(',') : job.deliver).map((item) => item.trim()).filter((item) => item !== '');
-  const homes = await db.selectFrom('home_chats').select(['platform', 'chat_id', 'thread_id']).where('profile_id', '=', profileId).execute();
-  const named = (chat: (typeof homes)[number]) => formatNamedChat({ platform: chat.platform, chatId: chat.chat_id, threadId: chat.thread_id ?? undefined });
+  const homes = await homeChatsOf(db, profileId);
+  const named = (chat: HomeChat) => formatNamedChat({ platform: chat.platform, chatId: chat.chatId, threadId: chat.threadId ?? undefined });
   const home = (platform: string) => homes.filter((chat) => chat.platform === platform).map(named);
   return items.flatMap((item) => {
     const lower = item.toLowerCase();
@@ -149,15 +151,7 @@ async function importJob(db: Db, job: HermesJob, owner: CronOwner, report: CronR
     return;
   }
   const schedule = scheduleText(job);
-  const existing = await db
-    .selectFrom('cron_jobs')
-    .select('id')
-    .where('profile_id', '=', owner.profileId)
-    .where('creator_user_id', '=', owner.userId)
-    .where('name', '=', name)
-    .where('prompt', '=', prompt)
-    .where('schedule', '=', schedule)
-    .executeTakeFirst();
+  const existing = await findSameCronJob(db, { profileId: owner.profileId, creatorUserId: owner.userId, name, prompt, schedule });
   if (existing) {
     report.alreadyThere.push(name);
     return;

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { pastMessagesMatching } from '@herald/session';
 import type { Db } from '@herald/db';
 import type { ChatMessage } from './types.ts';
 
@@ -64,15 +64,8 @@ export class PastSessionsRecall implements RecallProvider {
   async recall(query: RecallQuery): Promise<string[]> {
     const terms = recallTerms(query.text);
     if (terms.length === 0) return [];
-    const patterns = terms.map((term) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    const rows = await sql<{ role: string; content: string; created_at: Date }>`
-      SELECT m.role, m.content, m.created_at
-      FROM messages m JOIN sessions s ON s.id = m.session_id
-      WHERE s.profile_id = ${query.profileId} AND s.origin_user_id = ${query.userId} AND s.id <> ${query.sessionId}
-        AND m.role IN ('user', 'assistant') AND m.content ILIKE ANY (${patterns}::text[])
-      ORDER BY m.created_at DESC
-      LIMIT ${this.#limit}`.execute(this.#db);
-    return rows.rows.map((row) => {
+    const rows = await pastMessagesMatching(this.#db, { profileId: query.profileId, userId: query.userId, excludeSessionId: query.sessionId, terms, limit: this.#limit });
+    return rows.map((row) => {
       const text = row.content.length > SNIPPET_CHARS ? `${row.content.slice(0, SNIPPET_CHARS)}...` : row.content;
       return `${row.created_at.toISOString().slice(0, 10)} ${row.role}: ${text.replace(/\s+/g, ' ')}`;
     });

@@ -5,9 +5,9 @@ export { redactSecrets } from './redact.ts';
 export type { Config } from './config.ts';
 export { PROVIDERS } from './config/model.ts';
 export type { ModelConfig, ModelEndpoint, ProviderName } from './config/model.ts';
-// PlatformsConfig and every platform's settings type, which its adapter reads (the registry names the platforms).
-export type * from './config/platforms.ts';
-export { platformAccountNames, slackAppIdOf } from './config/platforms.ts';
+// PlatformsConfig, every platform's settings type and the account helpers, which the adapters read
+// (the registry names the platforms; naming them here would be one more place to keep).
+export * from './config/platforms.ts';
 export type { SandboxConfig } from './config/sandbox.ts';
 export type { ToolsConfig } from './config/tools.ts';
 export type { McpConfig } from './config/mcp.ts';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { CronRunStatus, CronRunTrigger, Database, StoredFile } from '@herald/db';
+import { deliveriesByKeyPrefix } from '@herald/delivery';
 import { sendManualRun } from './cron-fires.ts';
 import { getCronJob, inTransaction } from './cron-store.ts';
 import type { CronScope } from './cron-store.ts';
@@ -83,26 +84,17 @@ export async function listCronRuns(db: Executor, jobId: string, limit = 20): Pro
 async function cronDeliveries(db: Executor, runIds: string[]): Promise<Map<string, CronDelivery[]>> {
   const byRun = new Map<string, CronDelivery[]>();
   if (runIds.length === 0) return byRun;
-  const rows = await sql<{
-    idempotency_key: string;
-    status: string;
-    attempts: number;
-    receipt: unknown;
-    last_error: string | null;
-    delivered_at: Date | null;
-  }>`SELECT idempotency_key, status, attempts, receipt, last_error, delivered_at FROM outbox
-      WHERE idempotency_key LIKE ANY (${runIds.map((id) => `cron:${id}:%`)}::text[])
-      ORDER BY created_at, idempotency_key`.execute(db);
-  for (const row of rows.rows) {
-    const [, runId = '', ...target] = row.idempotency_key.split(':');
+  const rows = await deliveriesByKeyPrefix(db, runIds.map((id) => `cron:${id}:`));
+  for (const row of rows) {
+    const [, runId = '', ...target] = row.idempotencyKey.split(':');
     const list = byRun.get(runId) ?? [];
     list.push({
       target: target.join(':'),
       status: row.status,
       attempts: row.attempts,
       receipt: row.receipt,
-      error: row.last_error,
-      deliveredAt: row.delivered_at,
+      error: row.lastError,
+      deliveredAt: row.deliveredAt,
     });
     byRun.set(runId, list);
   }

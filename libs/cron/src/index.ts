@@ -33,3 +33,12 @@ export {
   sendRunFinished,
 } from './cron-fires.ts';
 export type { CronClock, CronFireJob, CronFinishJob } from './cron-fires.ts';
+export { dispatchManualRun, fireOccurrence, scheduledRunText, sendOpenFires } from './cron-firing.ts';
+export type { DispatchedRun } from './cron-firing.ts';
+export { completeRun, failRun, isSilentAnswer, unfinishedRuns } from './cron-completion.ts';
+export type { CompletedRun, CompletionOptions } from './cron-completion.ts';
+export { planOccurrences } from './occurrence-plan.ts';
+export type { OccurrencePlan } from './occurrence-plan.ts';
+export { findSameCronJob } from './cron-lookup.ts';
+export type { CronJobIdentity } from './cron-lookup.ts';
+export { listCronRunJobs } from './cron-run-jobs.ts';

@@ -27,3 +27,6 @@ export { DeliveryConsumer, listenForOutbox } from './delivery-consumer.ts';
 export type { DeliveryConsumerOptions } from './delivery-consumer.ts';
 export { listFailedDeliveries, retryFailedDelivery, discardFailedDelivery } from './failed-deliveries.ts';
 export type { FailedDelivery } from './failed-deliveries.ts';
+export { deliveriesByKeyPrefix } from './keyed-deliveries.ts';
+export type { KeyedDelivery } from './keyed-deliveries.ts';
+export { listOutboxJobs } from './outbox-jobs.ts';

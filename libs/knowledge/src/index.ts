@@ -56,3 +56,4 @@ export {
 export type { CompletionOutcome, ReviewJob, ReviewResult, ReviewRow, ReviewRun, ReviewView, TurnCompletedEvent } from './review-store.ts';
 export { findInjection, scanForInjection, scanInPlace, promptSafe } from './injection-scan.ts';
 export type { InjectionFinding, ScanPlace } from './injection-scan.ts';
+export { listReviewJobs } from './review-jobs.ts';

@@ -2,6 +2,7 @@ import { storedTarget } from '@herald/core';
 import type { Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import type { OutboundSender } from '@herald/delivery';
+import { sessionChat } from '@herald/session';
 
 /** Telegram shows "typing" for about 5 s per call; Discord for about 10 s. */
 const DEFAULT_INTERVAL_MS = 4500;
@@ -33,18 +34,13 @@ export class TypingIndicator {
   }
 
   async #run(sender: OutboundSender, sessionId: string, signal: AbortSignal): Promise<void> {
-    const session = await this.#db
-      .selectFrom('sessions')
-      .select(['chat_id', 'chat_type', 'thread_id', 'account'])
-      .where('id', '=', sessionId)
-      .executeTakeFirst()
-      .catch(() => undefined);
+    const session = await sessionChat(this.#db, sessionId).catch(() => undefined);
     if (!session) return;
     const target = storedTarget({
       account: session.account ?? undefined,
-      chatId: session.chat_id,
-      chatType: session.chat_type,
-      threadId: session.thread_id ?? undefined,
+      chatId: session.chatId,
+      chatType: session.chatType,
+      threadId: session.threadId ?? undefined,
     });
     while (!signal.aborted) {
       try {

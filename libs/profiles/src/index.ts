@@ -18,3 +18,5 @@ export {
   setProfileModel,
 } from './profile-store.ts';
 export type { CreateOutcome, DeleteOutcome, ProfileSummary } from './profile-store.ts';
+export { deleteProfileDocument, profileDocuments, profileRecord, putProfileDocument, updateProfileSettings } from './profile-settings.ts';
+export type { ProfileDocument, ProfileRecord, ProfileSettings } from './profile-settings.ts';

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { isChatPlatform, parseUserId, storedTarget } from '@herald/core';
 import type { AttachmentsConfig, BudgetDefaults, Config, QuotaConfig, ResetRule } from '@herald/core';
-import type { Database, ProfileCache, QueueMode } from '@herald/db';
+import type { Database, ProfileCache } from '@herald/db';
 import { recordQuotaRefusal } from '@herald/telemetry';
 import { sessionKey } from './session-key.ts';
 import type { RouteAddress } from './session-key.ts';
@@ -18,6 +18,8 @@ import { checkReset } from './session-reset.ts';
 import { storableValue } from '@herald/core';
 import { attachToEvent } from '@herald/attachments';
 import type { Attachment } from '@herald/attachments';
+import { callAcceptMessage } from './accept-call.ts';
+import type { AcceptCallRow } from './accept-call.ts';
 
 export interface InboundMessage extends RouteAddress {
   userId: string;
@@ -276,16 +278,7 @@ async function acceptCommand(
   });
 }
 
-type AcceptRow = {
-  event_id: string | null;
-  session_id: string;
-  outcome: 'accepted' | 'duplicate' | 'backlog_full' | 'limited';
-  status: string | null;
-  wake_generation: string;
-  queue_mode: QueueMode;
-  limit_name: string | null;
-  retry_after: number | null;
-};
+type AcceptRow = AcceptCallRow;
 
 /**
  * herald_accept_message, and with files the links to them and their bytes on the person's day in
@@ -307,11 +300,21 @@ async function acceptRow(db: Kysely<Database>, key: string, message: InboundMess
 }
 
 async function callAccept(db: Kysely<Database> | Transaction<Database>, key: string, message: InboundMessage, options: AcceptOptions, fileBytes: number): Promise<AcceptRow | undefined> {
-  const result = await sql<AcceptRow>`SELECT * FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid, ${key}, ${message.profileId},
-       ${message.platform}, ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId},
-       ${message.userName ?? null}::text, ${message.text}, ${message.dedupeKey ?? null}::text, ${options.backlogLimit}::integer,
-       ${[...(options.operators ?? [])]}::text[], ${limitsArgument(options.limits, options.budgets, fileBytes)}::jsonb)`.execute(db);
-  return result.rows[0];
+  return callAcceptMessage(db, {
+    sessionKey: key,
+    profileId: message.profileId,
+    platform: message.platform,
+    chatType: message.chatType,
+    chatId: message.chatId,
+    threadId: message.threadId ?? null,
+    userId: message.userId,
+    userName: message.userName ?? null,
+    text: message.text,
+    dedupeKey: message.dedupeKey ?? null,
+    backlogLimit: options.backlogLimit,
+    operators: options.operators ?? [],
+    limits: limitsArgument(options.limits, options.budgets, fileBytes),
+  });
 }
 
 /** A plain message: one call of herald_accept_message (routing, lock, backlog, insert). */

@@ -3,6 +3,7 @@ import { CHAT_TARGET_SYNTAXES, DEFAULT_ACCOUNT, DELIVERY_ONLY_FACTS, DELIVERY_ON
 import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, getCronJob, listCronJobs, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, SCHEDULED_PLATFORM, updateCronJob } from '@herald/cron';
 import type { CronJobView, CronScope } from '@herald/cron';
 import type { CronOrigin } from '@herald/db';
+import { sessionChat } from '@herald/session';
 import { defineTool } from './tool.ts';
 import type { ToolContext } from './tool.ts';
 
@@ -59,18 +60,14 @@ function summary(job: CronJobView) {
 }
 
 async function originOf(context: ToolContext): Promise<CronOrigin | null> {
-  const session = await context.db
-    .selectFrom('sessions')
-    .select(['platform', 'account', 'chat_type', 'chat_id', 'thread_id'])
-    .where('id', '=', context.sessionId)
-    .executeTakeFirst();
+  const session = await sessionChat(context.db, context.sessionId);
   if (!session) return null;
   return {
     platform: session.platform,
     ...(session.account === null || session.account === DEFAULT_ACCOUNT ? {} : { account: session.account }),
-    chatType: session.chat_type,
-    chatId: session.chat_id,
-    ...(session.thread_id === null ? {} : { threadId: session.thread_id }),
+    chatType: session.chatType,
+    chatId: session.chatId,
+    ...(session.threadId === null ? {} : { threadId: session.threadId }),
   };
 }
 

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Db, SubagentExitReason } from '@herald/db';
+import { firstReply, sessionModelUsage, toolExchanges } from '@herald/session';
 import type { SubagentRun } from '@herald/session';
 
 /** One child's result, in Hermes' shape (../shared/reference/hermes.md §10). */
@@ -43,28 +43,12 @@ export function budgetSummary(text: string, budget: number, runId: string): stri
   return `${text.slice(0, head)}${marker}${text.slice(text.length - (keep - head))}`;
 }
 
-/**
- * The child's own calls (Hermes' api_calls and tokens): a compression's summary or a background
- * review of the child is priced and counted for the person (GET /v1/usage), not reported here, the
- * same as herald_subagent_settle adds to the parent's delegated tokens.
- */
 async function usageOf(db: Db, sessionId: string): Promise<{ calls: number; input: number; output: number; model: string | null }> {
-  const row = await sql<{ calls: string; input: string | null; output: string | null; model: string | null }>`
-    SELECT count(*) AS calls, sum(input_tokens) AS input, sum(output_tokens) AS output,
-           (SELECT m.model FROM model_calls m WHERE m.session_id = ${sessionId}::uuid AND m.kind = 'turn' ORDER BY m.id DESC LIMIT 1) AS model
-    FROM model_calls WHERE session_id = ${sessionId}::uuid AND kind = 'turn'`.execute(db);
-  const usage = row.rows[0];
-  return { calls: Number(usage?.calls ?? 0), input: Number(usage?.input ?? 0), output: Number(usage?.output ?? 0), model: usage?.model ?? null };
+  return sessionModelUsage(db, sessionId);
 }
 
 async function traceOf(db: Db, sessionId: string): Promise<ChildResult['tool_trace']> {
-  const rows = await db
-    .selectFrom('messages')
-    .select(['role', 'content', 'tool_calls', 'tool_call_id', 'tool_name'])
-    .where('session_id', '=', sessionId)
-    .where('role', 'in', ['assistant', 'tool'])
-    .orderBy('seq')
-    .execute();
+  const rows = await toolExchanges(db, sessionId);
   const argsBytes = new Map<string, number>();
   for (const row of rows) for (const call of row.tool_calls ?? []) argsBytes.set(call.id, bytes(call.arguments));
   return rows
@@ -82,7 +66,7 @@ export async function childResults(db: Db, runs: SubagentRun[], maxSummaryChars:
   const budget = Math.min(maxSummaryChars, Math.max(SUMMARY_FLOOR_CHARS, Math.floor(maxSummaryChars / Math.max(1, runs.length))));
   return Promise.all(
     runs.map(async (run): Promise<ChildResult> => {
-      const event = await db.selectFrom('inbound_events').select('reply_text').where('session_id', '=', run.childSessionId).orderBy('received_at').executeTakeFirst();
+      const reply = await firstReply(db, run.childSessionId);
       const usage = await usageOf(db, run.childSessionId);
       const exit = run.exitReason ?? 'interrupted';
       const started = run.startedAt ?? run.createdAt;
@@ -91,7 +75,7 @@ export async function childResults(db: Db, runs: SubagentRun[], maxSummaryChars:
         task_index: run.taskIndex,
         run_id: run.id,
         status: STATUS[exit],
-        summary: run.refusal ?? budgetSummary(event?.reply_text ?? '', budget, run.id),
+        summary: run.refusal ?? budgetSummary(reply ?? '', budget, run.id),
         api_calls: usage.calls,
         duration_seconds: Math.max(0, Math.round((ended.getTime() - started.getTime()) / 10) / 100),
         model: usage.model,

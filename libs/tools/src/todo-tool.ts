@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { saveSessionTodos, sessionTodos } from '@herald/session';
 import { defineTool } from './tool.ts';
 
 // Hermes' caps for the todo list.
@@ -46,24 +47,15 @@ export const todoTool = defineTool({
   replaySafe: true,
   async execute(args, context) {
     if (args.todos === undefined) {
-      const row = await context.db
-        .selectFrom('session_todos')
-        .select(['items', 'revision'])
-        .where('session_id', '=', context.sessionId)
-        .executeTakeFirst();
-      return view((row?.items as TodoItem[] | undefined) ?? [], row?.revision ?? 0);
+      const stored = await sessionTodos(context.db, context.sessionId);
+      return view(stored.items as TodoItem[], stored.revision);
     }
     const incoming = args.todos;
     return context.fencedWrite(async (trx) => {
-      const row = await trx
-        .selectFrom('session_todos')
-        .select(['items', 'revision'])
-        .where('session_id', '=', context.sessionId)
-        .forUpdate()
-        .executeTakeFirst();
+      const row = await sessionTodos(trx, context.sessionId, true);
       let items: TodoItem[] = incoming;
       if (args.merge === true) {
-        const current = [...((row?.items as TodoItem[] | undefined) ?? [])];
+        const current = [...(row.items as TodoItem[])];
         for (const update of incoming) {
           const at = current.findIndex((item) => item.id === update.id);
           if (at === -1) current.push(update);
@@ -79,14 +71,8 @@ export const todoTool = defineTool({
       if (items.length > TODO_MAX_ITEMS) {
         return `Error: the list would have ${items.length} items; the limit is ${TODO_MAX_ITEMS}. Remove completed items first.`;
       }
-      const revision = (row?.revision ?? 0) + 1;
-      await trx
-        .insertInto('session_todos')
-        .values({ session_id: context.sessionId, items: JSON.stringify(items), revision })
-        .onConflict((oc) =>
-          oc.column('session_id').doUpdateSet({ items: JSON.stringify(items), revision, updated_at: new Date() }),
-        )
-        .execute();
+      const revision = row.revision + 1;
+      await saveSessionTodos(trx, context.sessionId, items, revision);
       return view(items, revision);
     });
   },

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import { z } from 'zod';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -9,7 +8,10 @@ import type { Config } from '@herald/core';
 import type { Db } from '@herald/db';
 import { bullmqDepth } from '@herald/queue';
 import type { NoticeBus, RunQueue } from '@herald/queue';
-import { countDeadLetters, inboxDepth } from '@herald/session';
+import { listCronRunJobs } from '@herald/cron';
+import { listOutboxJobs } from '@herald/delivery';
+import { listReviewJobs } from '@herald/knowledge';
+import { countDeadLetters, inboxDepth, listInboxJobs } from '@herald/session';
 import { sendError } from './api-errors.ts';
 import { ADMIN_VIEW_PATH } from './api-auth.ts';
 import { firstIssue } from './message-body.ts';
@@ -26,12 +28,13 @@ export interface AdminDependencies {
 
 const ROLES = ['ingress', 'worker', 'reviewer', 'scheduler'] as const;
 
-// The Postgres-side queues, each a table with a status column and its own open states.
+// The Postgres-side queues, each a table with a status column and its own open states, each listed
+// by the lib that owns its table.
 const POSTGRES_QUEUES = {
-  inbox: { table: 'inbound_events', columns: 'id, session_id, platform, status, received_at AS created_at, error AS last_error', order: 'received_at' },
-  outbox: { table: 'outbox', columns: 'id, session_id, platform, status, attempts, next_attempt_at, created_at, last_error', order: 'created_at' },
-  reviews: { table: 'reviews', columns: 'id, session_id, status, attempts, next_attempt_at, created_at, error AS last_error', order: 'created_at' },
-  cron_runs: { table: 'cron_runs', columns: 'id, job_id, session_id, status, created_at, error AS last_error', order: 'created_at' },
+  inbox: listInboxJobs,
+  outbox: listOutboxJobs,
+  reviews: listReviewJobs,
+  cron_runs: listCronRunJobs,
 } as const;
 
 const jobsQuery = z.object({
@@ -92,9 +95,6 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDependencie
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const { queue, status, limit } = parsed.data;
-    const spec = POSTGRES_QUEUES[queue];
-    const where = status === undefined ? sql`` : sql`WHERE status = ${status}`;
-    const { rows } = await sql`SELECT ${sql.raw(spec.columns)} FROM ${sql.table(spec.table)} ${where} ORDER BY ${sql.raw(spec.order)} DESC LIMIT ${limit}`.execute(deps.db);
-    return { queue, jobs: rows };
+    return { queue, jobs: await POSTGRES_QUEUES[queue](deps.db, status, limit) };
   });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { listDeliveries } from '@herald/delivery';
 import type { Db } from '@herald/db';
+import { sessionExists } from '@herald/session';
 import { sendError } from './api-errors.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { idParams } from './contracts/common.ts';
@@ -9,9 +10,8 @@ import { deliveryList } from './contracts/session-views.ts';
 /** GET /v1/sessions/:id/deliveries: what the outbox sent to the chat, and what it could not. */
 export function registerDeliveryRoutes(app: FastifyInstance, db: Db): void {
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/deliveries', withContract({ summary: 'What the outbox sent to the chat, and what it could not', tags: ['sessions'], params: idParams, response: { 200: deliveryList } }), async (request, reply) => {
-    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
-    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
-    const deliveries = await listDeliveries(db, session.id);
+    if (!(await sessionExists(db, request.params.id))) return sendError(reply, 404, 'not_found', 'no such session');
+    const deliveries = await listDeliveries(db, request.params.id);
     return {
       deliveries: deliveries.map((delivery) => ({
         id: delivery.id,

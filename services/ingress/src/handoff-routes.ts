@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { apiUserId } from '@herald/core';
 import type { Db } from '@herald/db';
 import { CHAT_PLATFORMS } from '@herald/core';
-import { latestHandoff, requestHandoff } from '@herald/session';
+import { latestHandoff, requestHandoff, sessionExists } from '@herald/session';
 import type { HandoffView } from '@herald/session';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
@@ -31,10 +31,6 @@ export function handoffJson(handoff: HandoffView): Record<string, unknown> {
     requested_at: handoff.requestedAt.toISOString(),
     finished_at: handoff.finishedAt?.toISOString() ?? null,
   };
-}
-
-async function sessionExists(db: Db, id: string): Promise<boolean> {
-  return (await db.selectFrom('sessions').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
 
 export function registerHandoffRoutes(app: FastifyInstance, db: Db): void {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { withAudit } from '@herald/audit';
 import type { Db, ProfileCache } from '@herald/db';
-import { profileHooksSchema, saveProfileHooks } from '@herald/hooks';
+import { profileHooksOf, profileHooksSchema, saveProfileHooks } from '@herald/hooks';
 import { profileExists as profileExistsIn } from '@herald/profiles';
 import { sendError } from './api-errors.ts';
 import { firstIssue } from './message-body.ts';
@@ -23,8 +23,7 @@ export function registerHookRoutes(app: FastifyInstance, db: Db, options: { sign
 
   app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', withContract({ summary: 'A profile own hooks', tags: ['profiles'], params: profileParams, response: { 200: hooksView } }), async (request, reply) => {
     if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    const row = await db.selectFrom('profile_hooks').select('hooks').where('profile_id', '=', request.params.profile).executeTakeFirst();
-    return { hooks: row?.hooks ?? [] };
+    return { hooks: await profileHooksOf(db, request.params.profile) };
   });
 
   app.put<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', withContract({ summary: 'Replace a profile own hooks', tags: ['profiles'], params: profileParams, body: hooksBody, response: { 200: hooksView } }), async (request, reply) => {

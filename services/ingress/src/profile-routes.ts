@@ -6,7 +6,19 @@ import type { Db, ProfileCache } from '@herald/db';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { asActor, withAudit } from '@herald/audit';
 import type { AuditEntry } from '@herald/audit';
-import { modelSettingsSchema, profileExists, profileModelSettings, profileState, setProfileModel, unknownProvider } from '@herald/profiles';
+import {
+  deleteProfileDocument,
+  modelSettingsSchema,
+  profileDocuments,
+  profileExists,
+  profileModelSettings,
+  profileRecord,
+  profileState,
+  putProfileDocument,
+  setProfileModel,
+  unknownProvider,
+  updateProfileSettings,
+} from '@herald/profiles';
 import { DEFAULT_PROVIDERS } from './profile-exists.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { noContent, profileParams } from './contracts/common.ts';
@@ -49,14 +61,9 @@ function profileChange(profileId: string, patch: ProfilePatch): AuditEntry {
 const documentBody = z.object({ content: z.string().min(1).max(200_000) }).strict();
 
 async function profileView(db: Db, id: string) {
-  const profile = await db.selectFrom('profiles').selectAll().where('id', '=', id).executeTakeFirst();
+  const profile = await profileRecord(db, id);
   if (!profile) return undefined;
-  const documents = await db
-    .selectFrom('profile_documents')
-    .select(['name', 'content', 'updated_at'])
-    .where('profile_id', '=', profile.id)
-    .orderBy('name')
-    .execute();
+  const documents = await profileDocuments(db, profile.id);
   return {
     profile: profile.id,
     display_name: profile.display_name,
@@ -72,25 +79,17 @@ async function profileView(db: Db, id: string) {
     // Provider/model names only: keys stay in the environment and are never shown.
     model: await profileModelSettings(db, profile.id),
     deleted_at: profile.deleted_at === null ? null : profile.deleted_at.toISOString(),
-    documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updated_at.toISOString() })),
+    documents: documents.map((d) => ({ name: d.name, content: d.content, updated_at: d.updatedAt.toISOString() })),
   };
 }
 
 /** The change and its audit entry commit together (policies included). */
 async function updateProfile(db: Db, profileId: string, patch: ProfilePatch): Promise<void> {
-  const { tool_policy: policy, session_reset: reset, model, ...rest } = patch;
+  const { model, ...settings } = patch;
   if (model !== undefined) await setProfileModel(db, profileId, model, 'api');
-  if (Object.keys(rest).length === 0 && policy === undefined && reset === undefined) return;
+  if (Object.keys(settings).length === 0) return;
   await withAudit(db, async (trx) => {
-    await trx
-      .updateTable('profiles')
-      .set({
-        ...rest,
-        ...(policy === undefined ? {} : { tool_policy: JSON.stringify(policy) }),
-        ...(reset === undefined ? {} : { session_reset: JSON.stringify(reset) }),
-      })
-      .where('id', '=', profileId)
-      .execute();
+    await updateProfileSettings(trx, profileId, settings);
     return { result: undefined, audit: profileChange(profileId, patch) };
   });
 }
@@ -124,21 +123,13 @@ export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: P
     const parsed = documentBody.safeParse(request.body ?? {});
     if (!parsed.success) return sendInvalid(reply, parsed.error);
     if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    await asActor(db, 'api', (trx) =>
-      trx
-        .insertInto('profile_documents')
-        .values({ profile_id: request.params.profile, name: request.params.name, content: parsed.data.content })
-        .onConflict((oc) => oc.columns(['profile_id', 'name']).doUpdateSet({ content: parsed.data.content, updated_at: new Date() }))
-        .execute(),
-    );
+    await asActor(db, 'api', (trx) => putProfileDocument(trx, request.params.profile, request.params.name, parsed.data.content));
     return { profile: request.params.profile, name: request.params.name, content: parsed.data.content };
   });
 
   app.delete<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', withContract({ summary: 'Delete a context document', tags: ['profiles'], params: documentParams, response: { 204: noContent } }), async (request, reply) => {
-    const result = await asActor(db, 'api', (trx) =>
-      trx.deleteFrom('profile_documents').where('profile_id', '=', request.params.profile).where('name', '=', request.params.name).executeTakeFirst(),
-    );
-    if (Number(result.numDeletedRows) === 0) return sendError(reply, 404, 'not_found', 'no such document');
+    const deleted = await asActor(db, 'api', (trx) => deleteProfileDocument(trx, request.params.profile, request.params.name));
+    if (!deleted) return sendError(reply, 404, 'not_found', 'no such document');
     return reply.code(204).send();
   });
 }

@@ -5,7 +5,7 @@ import type { Db } from '@herald/db';
 import type { Logger } from '@herald/core';
 import { enqueueWake, publishSessionControl } from '@herald/queue';
 import type { NoticeBus, RunQueue } from '@herald/queue';
-import { cancelRuns, getRun, listRuns } from '@herald/session';
+import { cancelRuns, getRun, listRuns, turnStartedRuns, wakeGenerations } from '@herald/session';
 import type { SubagentRun } from '@herald/session';
 import { childResults } from '@herald/tools';
 import { sendError } from './api-errors.ts';
@@ -65,10 +65,9 @@ async function cancel(deps: RunRouteDeps, ids: string[]): Promise<string[]> {
     );
   }
   const parents = [...new Set(cancelled.map((run) => run.parentSessionId))];
-  const rows = parents.length === 0 ? [] : await deps.db.selectFrom('sessions').select(['id', 'wake_generation']).where('id', 'in', parents).execute();
-  for (const row of rows) {
-    await enqueueWake(deps.queue, row.id, String(row.wake_generation)).catch((error: unknown) =>
-      deps.logger.warn({ err: error, sessionId: row.id }, 'wake-up enqueue failed; the reconciler will retry'),
+  for (const row of await wakeGenerations(deps.db, parents)) {
+    await enqueueWake(deps.queue, row.sessionId, row.wakeGeneration).catch((error: unknown) =>
+      deps.logger.warn({ err: error, sessionId: row.sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
     );
   }
   return cancelled.map((run) => run.runId);
@@ -106,8 +105,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
     const id = request.params.id;
     if (!runId.safeParse(id).success) return sendError(reply, 400, 'invalid_request', 'id: expected a run id (uuid)', 'id');
     const run = await getRun(db, id);
-    const parentTurn = run ? undefined : await db.selectFrom('subagent_runs').select('id').where('parent_turn_id', '=', id).executeTakeFirst();
-    if (!run && !parentTurn) return sendError(reply, 404, 'not_found', 'no such run');
+    if (!run && !(await turnStartedRuns(db, id))) return sendError(reply, 404, 'not_found', 'no such run');
     const cancelled = await cancel(deps, [id]);
     return { cancelled };
   });

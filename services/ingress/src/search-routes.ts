@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { apiUserId, uuidSchema } from '@herald/core';
 import { MAX_HITS_PER_SESSION, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, SEARCH_SORTS, SearchQueryError, searchHistory } from '@herald/search';
 import type { ReadRouting } from '@herald/db';
+import { profileExists } from '@herald/profiles';
 import type { SearchResult } from '@herald/search';
 import { sendError } from './api-errors.ts';
 import { readDbFor } from './read-your-writes.ts';
@@ -78,8 +79,7 @@ export function registerSearchRoutes(app: FastifyInstance, reads: ReadRouting): 
       return sendError(reply, 400, 'invalid_request', 'to: must be after from', 'to');
     }
     const { db } = await readDbFor(reads, request);
-    const profile = await db.selectFrom('profiles').select('id').where('id', '=', query.profile).executeTakeFirst();
-    if (!profile) return sendError(reply, 404, 'not_found', 'no such profile', 'profile');
+    if (!(await profileExists(db, query.profile))) return sendError(reply, 404, 'not_found', 'no such profile', 'profile');
     try {
       const result = await searchHistory(db, { profileId: query.profile, userId: apiUserId(query.user_id), subagents: query.subagents === 'true' }, {
         query: query.q,

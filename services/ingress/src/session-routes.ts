@@ -1,7 +1,7 @@
 import { apiUserId, isUuid } from '@herald/core';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { listSessions, loadTranscript, loadTranscriptPage } from '@herald/session';
+import { listSessions, loadTranscript, loadTranscriptPage, sessionExists } from '@herald/session';
 import type { PageAnchor, SessionSummary, StoredMessage } from '@herald/session';
 import type { Db, ReadRouting } from '@herald/db';
 import { messageAttachments } from '@herald/attachments';
@@ -140,13 +140,13 @@ export function registerSessionRoutes(app: FastifyInstance, reads: ReadRouting):
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const { db } = await readDbFor(reads, request);
-    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
-    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
+    const sessionId = request.params.id;
+    if (!(await sessionExists(db, sessionId))) return sendError(reply, 404, 'not_found', 'no such session');
     const query = parsed.data;
     const paged = query.limit !== undefined || query.before !== undefined || query.after !== undefined || query.around !== undefined;
-    if (!paged) return { messages: await messageViews(db, session.id, await loadTranscript(db, session.id)) };
-    const page = await loadTranscriptPage(db, session.id, anchorOf(query), query.limit ?? 100);
+    if (!paged) return { messages: await messageViews(db, sessionId, await loadTranscript(db, sessionId)) };
+    const page = await loadTranscriptPage(db, sessionId, anchorOf(query), query.limit ?? 100);
     if (!page) return sendError(reply, 404, 'not_found', 'around: no such message in this session', 'around');
-    return { messages: await messageViews(db, session.id, page.messages), has_before: page.hasBefore, has_after: page.hasAfter };
+    return { messages: await messageViews(db, sessionId, page.messages), has_before: page.hasBefore, has_after: page.hasAfter };
   });
 }

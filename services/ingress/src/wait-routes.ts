@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Logger } from '@herald/core';
 import { apiUserId } from '@herald/core';
-import { getWait, listWaits, mayAnswerWait, NOT_YOURS_REPLY, resolveWait, sessionResourceOwner } from '@herald/session';
+import { getWait, listWaits, mayAnswerWait, NOT_YOURS_REPLY, resolveWait, sessionExists, sessionResourceOwner, wakeGenerations } from '@herald/session';
 import { mayAct, personKeyOf } from '@herald/people';
 import { principalOfRequest } from './api-auth.ts';
 import type { Db } from '@herald/db';
@@ -35,9 +35,8 @@ export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: 
   const { db } = deps;
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/waits', withContract({ summary: 'A session waits (approvals and questions)', tags: ['waits'], params: idParams, response: { 200: waitList } }), async (request, reply) => {
-    const session = await db.selectFrom('sessions').select('id').where('id', '=', request.params.id).executeTakeFirst();
-    if (!session) return sendError(reply, 404, 'not_found', 'no such session');
-    return { waits: (await listWaits(db, session.id)).map(waitView) };
+    if (!(await sessionExists(db, request.params.id))) return sendError(reply, 404, 'not_found', 'no such session');
+    return { waits: (await listWaits(db, request.params.id)).map(waitView) };
   });
 
   app.get<{ Params: { id: string } }>('/v1/waits/:id', withContract({ summary: 'A wait', tags: ['waits'], params: idParams, response: { 200: waitViewSchema } }), async (request, reply) => {
@@ -87,8 +86,9 @@ export function registerWaitRoutes(app: FastifyInstance, deps: { db: Db; queue: 
       const now = await getWait(db, wait.id);
       return sendError(reply, 409, 'not_pending', `this wait is already ${now?.status ?? wait.status}`);
     }
-    const session = await db.selectFrom('sessions').select('wake_generation').where('id', '=', sessionId).executeTakeFirstOrThrow();
-    await enqueueWake(deps.queue, sessionId, String(session.wake_generation)).catch((error: unknown) =>
+    const [session] = await wakeGenerations(db, [sessionId]);
+    if (!session) throw new Error(`session ${sessionId} of wait ${wait.id} is gone`);
+    await enqueueWake(deps.queue, sessionId, session.wakeGeneration).catch((error: unknown) =>
       deps.logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
     );
     const updated = await getWait(db, wait.id);

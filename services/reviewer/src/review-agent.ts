@@ -2,7 +2,7 @@ import type { Config, PriceTable } from '@herald/core';
 import { modelCallRow, runToolLoop, toChatMessages } from '@herald/agent';
 import type { ChatMessage, ModelCallRecord, Provider, ToolCall, ToolDefinition, ToolRunner } from '@herald/agent';
 import { fencedReviewWrite } from '@herald/knowledge';
-import { loadTranscript, recordModelCall } from '@herald/session';
+import { loadTranscript, recordModelCall, sessionRecord } from '@herald/session';
 import type { Db } from '@herald/db';
 import type { ReviewResult, ReviewRun } from '@herald/knowledge';
 import { ToolGate, toolSucceeded } from '@herald/tools';
@@ -74,8 +74,8 @@ function describeAction(call: ToolCall, result: string): ReviewAction | undefine
 
 /** The session's stored prompt and its transcript up to the reviewed turn, then the instruction. */
 async function reviewConversation(db: Db, review: ReviewRun['review']): Promise<{ system: string; platform: string; history: ChatMessage[] }> {
-  const session = await db.selectFrom('sessions').select(['system_prompt', 'platform']).where('id', '=', review.session_id).executeTakeFirst();
-  if (!session?.system_prompt) throw new ReviewRunError(`session ${review.session_id} has no stored system prompt`);
+  const session = await sessionRecord(db, review.session_id);
+  if (!session?.systemPrompt) throw new ReviewRunError(`session ${review.session_id} has no stored system prompt`);
   const transcript = await loadTranscript(db, review.session_id);
   let end = -1;
   transcript.forEach((message, index) => {
@@ -83,7 +83,7 @@ async function reviewConversation(db: Db, review: ReviewRun['review']): Promise<
   });
   if (end === -1) throw new ReviewRunError(`turn ${review.turn_id} has no messages in session ${review.session_id}`);
   const history: ChatMessage[] = [...toChatMessages(transcript.slice(0, end + 1)), { role: 'user', content: reviewInstruction(review.kinds) }];
-  return { system: session.system_prompt, platform: session.platform, history };
+  return { system: session.systemPrompt, platform: session.platform, history };
 }
 
 /** The session's tool definitions, byte for byte, of which only memory and skill tools execute. */

@@ -4,23 +4,23 @@ import {
   CRON_FINISH_QUEUE,
   CRON_FIRE_DEAD_LETTER_QUEUE,
   CRON_FIRE_QUEUE,
-  cronClock,
+  completeRun,
   cronQueues,
+  dispatchManualRun,
+  failRun,
+  fireOccurrence,
   pauseCronJob,
-  sendFire,
-  sendManualRun,
+  sendOpenFires,
   sendRunFinished,
+  unfinishedRuns,
 } from '@herald/cron';
-import type { CronFinishJob, CronFireJob } from '@herald/cron';
+import type { CronFinishJob, CronFireJob, DispatchedRun } from '@herald/cron';
 import type { Db } from '@herald/db';
 import { jobFailureMessage, JobRuntime } from '@herald/jobs';
 import type { Job } from '@herald/jobs';
 import { enqueueWake } from '@herald/queue';
 import { recordCronFire, recordDeadLetter } from '@herald/telemetry';
 import type { RunQueue } from '@herald/queue';
-import { dispatchManualRun, fireOccurrence } from './cron-firing.ts';
-import type { DispatchedRun } from './cron-firing.ts';
-import { completeRun, failRun, unfinishedRuns } from './cron-completion.ts';
 
 export interface CronServiceOptions {
   db: Db;
@@ -79,20 +79,10 @@ export class CronService {
     return this.#started;
   }
 
-  /**
-   * Sends the fire of every enabled job's next occurrence and of every pending manual run. Each is
-   * a no-op where the job exists (its id is derived from what it is about); it gives jobs created
-   * before the pg-boss scheduler (an upgraded database) their first fire.
-   */
+  /** Sends the fires of open jobs and runs that have none (an upgraded database; see sendOpenFires). */
   async #resendOpen(): Promise<void> {
-    const { db, logger } = this.#options;
-    const clock = await cronClock(db);
-    const jobs = await db.selectFrom('cron_jobs').select(['id', 'next_run_at']).where('enabled', '=', true).where('next_run_at', 'is not', null).execute();
-    let sent = 0;
-    for (const job of jobs) if (job.next_run_at && (await sendFire(db, job.id, job.next_run_at, clock))) sent++;
-    const pending = await db.selectFrom('cron_runs').select('id').where('status', '=', 'pending').execute();
-    for (const run of pending) if (await sendManualRun(db, run.id)) sent++;
-    if (sent > 0) logger.info({ sent }, 'sent fires for cron jobs and runs that had none');
+    const sent = await sendOpenFires(this.#options.db);
+    if (sent > 0) this.#options.logger.info({ sent }, 'sent fires for cron jobs and runs that had none');
   }
 
   async #fire(job: Job<CronFireJob>): Promise<void> {

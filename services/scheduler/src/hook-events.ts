@@ -1,8 +1,6 @@
-import { sql } from 'kysely';
-import { appendAudit } from '@herald/audit';
 import type { Logger } from '@herald/core';
-import type { Db, HookEventName } from '@herald/db';
-import { decisionAudit } from '@herald/hooks';
+import type { Db } from '@herald/db';
+import { fireNextHookEvent } from '@herald/hooks';
 import type { Hooks } from '@herald/hooks';
 
 export interface HookEventOptions {
@@ -11,15 +9,6 @@ export interface HookEventOptions {
   logger: Logger;
   /** How often the table is read for new events. */
   tickMs: number;
-}
-
-interface PendingEvent {
-  id: string;
-  event: HookEventName;
-  key: string;
-  profile_id: string | null;
-  session_id: string | null;
-  payload: Record<string, unknown>;
 }
 
 /**
@@ -62,23 +51,8 @@ export class HookEventService {
     return fired;
   }
 
-  async #fireOne(): Promise<boolean> {
-    const { db, hooks } = this.#options;
-    return db.transaction().execute(async (trx) => {
-      const { rows } = await sql<PendingEvent>`
-        SELECT id, event, key, profile_id, session_id, payload FROM hook_events
-        ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED`.execute(trx);
-      const row = rows[0];
-      if (row === undefined) return false;
-      const set = await hooks.forProfile(row.profile_id ?? '');
-      if (set.has(row.event)) {
-        const fired = await set.fire(row.event, row.payload, { key: row.key });
-        const actor = typeof row.payload.user_id === 'string' ? row.payload.user_id : null;
-        await appendAudit(trx, decisionAudit(row.event, fired.decisions, { actor, profileId: row.profile_id, sessionId: row.session_id }));
-      }
-      await trx.deleteFrom('hook_events').where('id', '=', row.id).execute();
-      return true;
-    });
+  #fireOne(): Promise<boolean> {
+    return fireNextHookEvent(this.#options.db, this.#options.hooks);
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Logger } from '@herald/core';
 import type { Db } from '@herald/db';
-import { failureReason, recordFailure } from '@herald/session';
+import { failOpenWork, failureReason, oldestOpenEvent, recordFailure } from '@herald/session';
 
 export const RUN_DEAD_LETTER_REPLY =
   'Sorry, I could not finish this: answering it failed twice the same way, so I stopped trying. The error is recorded for the operator; please send it again or rephrase.';
@@ -13,37 +13,13 @@ export const RUN_DEAD_LETTER_REPLY =
  * forever. True when that happened.
  */
 export async function deadLetterRun(db: Db, sessionId: string, error: unknown, logger: Logger): Promise<boolean> {
-  const oldest = await db
-    .selectFrom('inbound_events')
-    .select(['id', 'turn_id'])
-    .where('session_id', '=', sessionId)
-    .where('status', 'in', ['pending', 'processing'])
-    .orderBy('received_at')
-    .orderBy('id')
-    .executeTakeFirst();
+  const oldest = await oldestOpenEvent(db, sessionId);
   if (!oldest) return false;
-  const key = oldest.turn_id ?? oldest.id;
+  const key = oldest.turnId ?? oldest.id;
   const reason = failureReason(error);
   const strike = await recordFailure(db, { source: 'run', key, reason, sessionId });
   if (!strike.dead) return false;
-  await db.transaction().execute(async (trx) => {
-    const now = new Date();
-    await trx
-      .updateTable('inbound_events')
-      .set({ status: 'failed', error: `dead letter: ${reason}`, reply_text: RUN_DEAD_LETTER_REPLY, completed_at: now })
-      .where('session_id', '=', sessionId)
-      .where('status', 'in', ['pending', 'processing'])
-      .where((eb) => (oldest.turn_id === null ? eb('id', '=', oldest.id) : eb('turn_id', '=', oldest.turn_id)))
-      .execute();
-    if (oldest.turn_id !== null) {
-      await trx
-        .updateTable('turns')
-        .set({ status: 'failed', error: `dead letter: ${reason}`, ended_at: now })
-        .where('id', '=', oldest.turn_id)
-        .where('status', 'in', ['running', 'waiting'])
-        .execute();
-    }
-  });
+  await failOpenWork(db, sessionId, oldest, reason, RUN_DEAD_LETTER_REPLY);
   logger.error({ sessionId, key, reason }, 'run dead-lettered: failed twice the same way; the session goes on with its next message');
   return true;
 }

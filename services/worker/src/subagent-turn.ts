@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import type { Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { RunQueue } from '@herald/queue';
-import { runOfChildSession, SUBAGENT_PLATFORM } from '@herald/session';
+import { delegatingRoot, runOfChildSession, SUBAGENT_PLATFORM, wakeGenerations } from '@herald/session';
 import type { LeasedSession, SubagentRun } from '@herald/session';
 
 /** What the subagent hooks carry besides the turn's own fields (docs/hooks.md). */
@@ -27,18 +26,6 @@ function exitReasonOf(outcome: string): string {
   if (outcome === 'iteration_limit') return 'max_iterations';
   if (outcome === 'limited') return 'refused';
   return outcome === 'stopped' ? 'interrupted' : 'error';
-}
-
-/** The topmost session of a delegation chain: children work in its workspace. */
-async function delegatingRoot(db: Db, sessionId: string): Promise<string> {
-  const result = await sql<{ id: string }>`
-    WITH RECURSIVE up AS (
-      SELECT id, delegated_from, 0 AS hops FROM sessions WHERE id = ${sessionId}::uuid
-      UNION ALL
-      SELECT s.id, s.delegated_from, up.hops + 1 FROM sessions s JOIN up ON s.id = up.delegated_from WHERE up.hops < 20
-    )
-    SELECT id FROM up WHERE delegated_from IS NULL LIMIT 1`.execute(db);
-  return result.rows[0]?.id ?? sessionId;
 }
 
 /** A child of delegate_task (docs/subagents.md): its run, and the session whose workspace it works in. */
@@ -68,10 +55,9 @@ export async function wakeParentOf(db: Db, queue: RunQueue, platform: string, se
 
 export async function wakeSessions(db: Db, queue: RunQueue, sessionIds: string[], logger: Logger): Promise<void> {
   if (sessionIds.length === 0) return;
-  const rows = await db.selectFrom('sessions').select(['id', 'wake_generation']).where('id', 'in', sessionIds).execute();
-  for (const row of rows) {
-    await enqueueWake(queue, row.id, String(row.wake_generation)).catch((error: unknown) =>
-      logger.warn({ err: error, sessionId: row.id }, 'wake-up enqueue failed; the reconciler will retry'),
+  for (const row of await wakeGenerations(db, sessionIds)) {
+    await enqueueWake(queue, row.sessionId, row.wakeGeneration).catch((error: unknown) =>
+      logger.warn({ err: error, sessionId: row.sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
     );
   }
 }

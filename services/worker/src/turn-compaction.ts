@@ -1,6 +1,6 @@
 import { estimateRequestTokens, toChatMessages } from '@herald/agent';
 import type { ChatMessage } from '@herald/agent';
-import { answerCommand, compressCommandOf, loadTranscriptState, takeNotice } from '@herald/session';
+import { answerCommand, compressCommandOf, loadTranscriptState, parentSessionOf, takeNotice } from '@herald/session';
 import type { Lease, PendingEvent } from '@herald/session';
 import { autoTrigger, compressSession, contextBudget, MAX_INEFFECTIVE, sessionSize, THRASHING_NOTICE } from './compaction.ts';
 import type { CompactionDeps, CompactionOutcome } from './compaction.ts';
@@ -83,10 +83,10 @@ export function midTurnDue(tc: TurnCompaction, system: string): (messages: ChatM
 
 /** Compresses in the middle of a turn: the running turn moves into the child with its events. */
 export async function compactMidTurn(tc: TurnCompaction, overflow: boolean): Promise<CompactionOutcome> {
-  const session = await tc.deps.db.selectFrom('sessions').select('parent_session_id').where('id', '=', tc.lease.sessionId).executeTakeFirstOrThrow();
+  const parent = await parentSessionOf(tc.deps.db, tc.lease.sessionId);
   return compressSession(tc.deps, tc.lease, tc.model, {
     trigger: overflow ? 'overflow' : 'estimate',
-    firstCompaction: session.parent_session_id === null,
+    firstCompaction: parent === null,
     spentFor: { turnId: tc.turnId },
   });
 }

@@ -4,10 +4,10 @@ import type { ChatMessage, CompletionRequest, Provider, ToolCall, ToolRunner, To
 import { appendAudit, argumentDigest } from '@herald/audit';
 import type { AuditEntry } from '@herald/audit';
 import type { Database, Db } from '@herald/db';
-import { decisionAudit } from '@herald/hooks';
+import { decisionAudit, hookFiring, recordHookFiring } from '@herald/hooks';
 import type { Directive, HookEvent, Hooks, HookSet } from '@herald/hooks';
 import type { WaitRequest } from '@herald/tools';
-import { findWait } from '@herald/session';
+import { findWait, isOnlyTurnOfSession } from '@herald/session';
 
 /** A hook's `approve` directive: the call goes to the person like any call needing approval. */
 export interface HookApproval {
@@ -65,25 +65,17 @@ export class TurnHooks {
 
   /** Has this turn already fired `event` for `key` (a tool call id, or '' for the turn)? */
   async #firing(key: string, event: HookEvent): Promise<{ directive: Directive | null } | undefined> {
-    const row = await this.#scope.db
-      .selectFrom('hook_firings')
-      .select('directive')
-      .where('turn_id', '=', this.#scope.turnId)
-      .where('tool_call_id', '=', key)
-      .where('event', '=', event)
-      .executeTakeFirst();
-    return row === undefined ? undefined : { directive: (row.directive as Directive | null) ?? null };
+    return hookFiring(this.#scope.db, this.#scope.turnId, key, event);
   }
 
   /** on_session_start: on the session's first turn only, once (a resumed first turn does not fire it again). */
   async #sessionStart(): Promise<void> {
     if (!this.#set.has('on_session_start')) return;
     const { db, sessionId, turnId } = this.#scope;
-    const first = await db.selectFrom('turns').select('id').where('session_id', '=', sessionId).orderBy('started_at').orderBy('id').limit(2).execute();
-    if (first.length !== 1 || first[0]?.id !== turnId || (await this.#firing('', 'on_session_start'))) return;
+    if (!(await isOnlyTurnOfSession(db, sessionId, turnId)) || (await this.#firing('', 'on_session_start'))) return;
     await this.observe('on_session_start', {}, 'session_start');
     await this.#scope.write((trx) =>
-      trx.insertInto('hook_firings').values({ turn_id: turnId, tool_call_id: '', event: 'on_session_start', directive: null }).onConflict((c) => c.doNothing()).execute(),
+      recordHookFiring(trx, turnId, '', 'on_session_start'),
     );
   }
 
@@ -95,7 +87,7 @@ export class TurnHooks {
     if (!this.#set.has(event) || (await this.#firing('', event))) return;
     await this.observe(event, extra, event);
     await this.#scope.write((trx) =>
-      trx.insertInto('hook_firings').values({ turn_id: this.#scope.turnId, tool_call_id: '', event, directive: null }).onConflict((c) => c.doNothing()).execute(),
+      recordHookFiring(trx, this.#scope.turnId, '', event),
     );
   }
 
@@ -129,11 +121,7 @@ export class TurnHooks {
     const payload = this.#payload({ tool_name: call.name, tool_input: parsedArguments(call.arguments), tool_call_id: call.id });
     const fired = await this.#set.fire('pre_tool_call', payload, { key: `${turnId}:${call.id}`, signal });
     await this.#scope.write(async (trx) => {
-      await trx
-        .insertInto('hook_firings')
-        .values({ turn_id: turnId, tool_call_id: call.id, event: 'pre_tool_call', directive: JSON.stringify(fired.directive) })
-        .onConflict((conflict) => conflict.doNothing())
-        .execute();
+      await recordHookFiring(trx, turnId, call.id, 'pre_tool_call', fired.directive);
       await appendAudit(trx, decisionAudit('pre_tool_call', fired.decisions, this.#where(call.id)));
     });
     return fired.directive;
@@ -156,7 +144,7 @@ export class TurnHooks {
     if (!wait || wait.kind !== 'approval' || wait.status === 'pending' || (await this.#firing(call.id, 'post_approval_response'))) return;
     await this.observe('post_approval_response', { tool_name: call.name, tool_call_id: call.id, wait_id: wait.id, status: wait.status, answered_by: wait.answeredBy }, `${call.id}:answer`);
     await this.#scope.write((trx) =>
-      trx.insertInto('hook_firings').values({ turn_id: this.#scope.turnId, tool_call_id: call.id, event: 'post_approval_response', directive: null }).onConflict((c) => c.doNothing()).execute(),
+      recordHookFiring(trx, this.#scope.turnId, call.id, 'post_approval_response'),
     );
   }
 

@@ -5,7 +5,7 @@ import { StreamRelay, TurnStreamWriter } from '@herald/queue';
 import { openDraft } from './turn-draft.ts';
 import type { TurnDraft } from './turn-draft.ts';
 import { platformAccountNames } from '@herald/core';
-import { appendMessages, checkBudgets, fenced, limitPassed, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
+import { appendMessages, checkBudgets, claimForTurn, fenced, limitPassed, pendingMessages, recordStep, takeAnsweredWaits, tokenLimitsArgument } from '@herald/session';
 import type { Database, Db } from '@herald/db';
 import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
 import { modelTakesImages } from '@herald/attachments';
@@ -34,24 +34,10 @@ type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promis
  */
 function injectedMessages(db: Db, write: FencedWrite, sessionId: string, turnId: string, eventIds: string[]): () => Promise<ChatMessage[]> {
   return async () => {
-    const pending = await db
-      .selectFrom('inbound_events')
-      .select(['id', 'text', 'user_id'])
-      .where('session_id', '=', sessionId)
-      .where('status', '=', 'pending')
-      .where('kind', '=', 'message')
-      .orderBy('received_at')
-      .orderBy('id')
-      .execute();
+    const pending = await pendingMessages(db, sessionId);
     if (pending.length === 0) return [];
     return write(async (trx) => {
-      const claimed = await trx
-        .updateTable('inbound_events')
-        .set({ status: 'processing', turn_id: turnId })
-        .where('id', 'in', pending.map((event) => event.id))
-        .where('status', '=', 'pending')
-        .returning('id')
-        .execute();
+      const claimed = await claimForTurn(trx, pending.map((event) => event.id), turnId);
       const ids = new Set(claimed.map((row) => row.id));
       const joined = pending.filter((event) => ids.has(event.id));
       await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text, owner: event.user_id })));

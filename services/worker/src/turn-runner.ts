@@ -2,7 +2,7 @@ import type { ChatMessage, LoopResult } from '@herald/agent';
 import { toChatMessages } from '@herald/agent';
 import type { Db, QueueMode } from '@herald/db';
 import { isConnectionError } from '@herald/db';
-import { LeaseLostError, loadTranscript } from '@herald/session';
+import { ineffectiveCompressions, LeaseLostError, loadTranscript } from '@herald/session';
 import type { Lease, LeasedSession, PendingEvent } from '@herald/session';
 import type { WaitRequest } from '@herald/tools';
 import { MAX_INEFFECTIVE } from './compaction.ts';
@@ -28,8 +28,7 @@ export const INTERNAL_ERROR_REPLY =
 /** Known already when compactBeforeTurn read the session's size this turn; read once otherwise. */
 async function compactionAllowed(db: Db, sessionId: string, ineffective: number | undefined): Promise<boolean> {
   if (ineffective !== undefined) return ineffective < MAX_INEFFECTIVE;
-  const row = await db.selectFrom('sessions').select('ineffective_compressions').where('id', '=', sessionId).executeTakeFirstOrThrow();
-  return row.ineffective_compressions < MAX_INEFFECTIVE;
+  return (await ineffectiveCompressions(db, sessionId)) < MAX_INEFFECTIVE;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import { isDeliveryOnlyPlatform } from '@herald/core';
-import { describeTarget } from '@herald/cron';
+import { describeTarget } from './cron-targets.ts';
 import { enqueueOutbound } from '@herald/delivery';
 import type { CronOrigin, CronTarget, Database, Db, StoredFile } from '@herald/db';
 import { isChatPlatform, storedTarget } from '@herald/core';

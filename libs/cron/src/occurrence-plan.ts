@@ -1,6 +1,6 @@
-import { misfireGraceMs, nextOccurrence, previousOccurrence } from '@herald/cron';
+import { misfireGraceMs, nextOccurrence, previousOccurrence } from './cron-schedule.ts';
+import type { CronSchedule } from './cron-schedule.ts';
 import type { CronMissedPolicy } from '@herald/db';
-import type { CronSchedule } from '@herald/cron';
 
 /** What one tick does with a due job. */
 export interface OccurrencePlan {

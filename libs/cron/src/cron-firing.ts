@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Selectable, Transaction } from 'kysely';
-import { cronClock, describeTarget, scheduleOf, SCHEDULED_PLATFORM, sendFire } from '@herald/cron';
-import type { CronClock } from '@herald/cron';
-import { sessionKey } from '@herald/session';
+import { callAcceptMessage, sessionKey } from '@herald/session';
+import { cronClock, sendFire, sendManualRun } from './cron-fires.ts';
+import type { CronClock } from './cron-fires.ts';
+import { scheduleOf, SCHEDULED_PLATFORM } from './cron-store.ts';
+import { describeTarget } from './cron-targets.ts';
 import type { CronJobsTable, CronTarget, Database, Db } from '@herald/db';
 import { planOccurrences } from './occurrence-plan.ts';
 
@@ -130,12 +132,21 @@ async function acceptRunEvent(
     job.session_mode === 'named'
       ? { profileId: job.profile_id, platform: SCHEDULED_PLATFORM, chatType: 'named', chatId: job.session_name ?? job.id }
       : { profileId: job.profile_id, platform: SCHEDULED_PLATFORM, chatType: 'job', chatId: job.id, threadId: run.id };
-  const result = await sql<{ event_id: string | null; session_id: string; outcome: string; wake_generation: string }>`
-    SELECT event_id, session_id, outcome, wake_generation FROM herald_accept_message(${randomUUID()}::uuid, ${randomUUID()}::uuid,
-      ${sessionKey(address)}, ${address.profileId}, ${address.platform}, ${address.chatType}, ${address.chatId},
-      ${address.threadId ?? null}::text, ${job.creator_user_id}, ${'scheduler'}::text, ${job.text},
-      ${`cron:${run.id}`}::text, ${1_000_000}::integer, ${'{}'}::text[], NULL::jsonb)`.execute(trx);
-  const row = result.rows[0];
+  const row = await callAcceptMessage(trx, {
+    sessionKey: sessionKey(address),
+    profileId: address.profileId,
+    platform: address.platform,
+    chatType: address.chatType,
+    chatId: address.chatId,
+    threadId: address.threadId ?? null,
+    userId: job.creator_user_id,
+    userName: 'scheduler',
+    text: job.text,
+    dedupeKey: `cron:${run.id}`,
+    backlogLimit: 1_000_000,
+    operators: [],
+    limits: null,
+  });
   if (!row?.event_id) throw new Error(`the inbox did not take the event of cron run ${run.id}`);
   return { eventId: row.event_id, sessionId: row.session_id, wakeGeneration: String(row.wake_generation) };
 }
@@ -164,4 +175,19 @@ export async function dispatchManualRun(db: Db, runId: string): Promise<Dispatch
     if (!job) return null;
     return startRun(trx, run.id, job);
   });
+}
+
+/**
+ * Sends the fire of every enabled job's next occurrence and of every pending manual run; returns how
+ * many were sent anew. Each is a no-op where the pg-boss job exists (its id is derived from what it
+ * is about): it gives jobs created before the pg-boss scheduler (an upgraded database) their first fire.
+ */
+export async function sendOpenFires(db: Db): Promise<number> {
+  const clock = await cronClock(db);
+  const jobs = await db.selectFrom('cron_jobs').select(['id', 'next_run_at']).where('enabled', '=', true).where('next_run_at', 'is not', null).execute();
+  let sent = 0;
+  for (const job of jobs) if (job.next_run_at && (await sendFire(db, job.id, job.next_run_at, clock))) sent++;
+  const pending = await db.selectFrom('cron_runs').select('id').where('status', '=', 'pending').execute();
+  for (const run of pending) if (await sendManualRun(db, run.id)) sent++;
+  return sent;
 }
