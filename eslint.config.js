@@ -52,7 +52,9 @@ export default tseslint.config(
     ['core', 'queue'],
     ['db'],
     ['delivery', 'jobs', 'audit'],
-    ['session', 'knowledge', 'search', 'hooks', 'profiles'],
+    ['session', 'leases', 'transcript', 'waits', 'limits', 'knowledge', 'search', 'hooks', 'profiles'],
+    ['handoff', 'lineage', 'subagents'],
+    ['inbox'],
     // A cron run is a turn: it starts through the inbox and reports through the outbox.
     ['cron'],
     ['agent', 'tools', 'platforms'],

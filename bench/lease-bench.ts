@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { acceptInbound, claimLease, fenced, releaseLease } from '@herald/session';
+import { acceptInbound } from '@herald/inbox';
+import { claimLease, fenced, releaseLease } from '@herald/leases';
 import { createDb } from '@herald/db';
 import { percentile } from './machine.ts';
 

@@ -17,7 +17,7 @@ CREATE TABLE profiles (
   -- Chat types whose sessions everyone in the profile may search (e.g. '{group,channel}').
   -- Empty by default: a person searches only the sessions they started or wrote in.
   search_shared_chat_types text[] NOT NULL DEFAULT '{}',
-  -- The profile's tool policy (see libs/tools/src/tool-policy.ts): enabled/disabled toolsets, per
+  -- The profile's tool policy (see libs/tools/src/shared/tool-policy.ts): enabled/disabled toolsets, per
   -- platform and per person, and the profile's own toolsets.
   tool_policy jsonb NOT NULL DEFAULT '{}',
   -- How often a session is reviewed; 0 disables that kind of review for the profile.

@@ -29,5 +29,5 @@ CREATE TRIGGER inbound_events_chat BEFORE INSERT ON inbound_events
 
 -- Whether an operator asked for the handoff (the API, or a HERALD_OPERATORS member): only then, or
 -- when it is the requester's own, does the home chat's current session end; anyone else's is set
--- aside unended (libs/session/src/handoff.ts).
+-- aside unended (libs/handoff/src/handoff.ts).
 ALTER TABLE session_handoffs ADD COLUMN by_operator boolean NOT NULL DEFAULT false;

@@ -58,6 +58,6 @@ await build({
   // CommonJS packages inside the bundle call require() for Node's built-ins.
   banner: { js: "import { createRequire as __heraldRequire } from 'node:module'; const require = __heraldRequire(import.meta.url);" },
 });
-// The program file tool calls run as inside the sandbox (libs/tools/src/file-sandbox.ts looks for it
+// The program file tool calls run as inside the sandbox (libs/tools/src/files/file-sandbox.ts looks for it
 // beside its own code): one file of its own, since the sandbox shows it cli/dist/ and no node_modules.
-await build({ ...common, entryPoints: { 'file-sandbox-entry': `${root}libs/tools/dist/file-sandbox-entry.js` }, outdir });
+await build({ ...common, entryPoints: { 'file-sandbox-entry': `${root}libs/tools/dist/files/file-sandbox-entry.js` }, outdir });

@@ -12,7 +12,7 @@ import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { ScaledObject, TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1';
 import { loadConfig } from '@herald/core';
 import { createRedis, createRunQueue, enqueueWake, RUNS_QUEUE } from '@herald/queue';
-import { acceptInbound } from '@herald/session';
+import { acceptInbound } from '@herald/inbox';
 import { kustomizeBuild } from './support/kustomize.ts';
 import type { Manifest } from './support/kustomize.ts';
 import { createTestDatabase, uniquePrefix } from './support/test-database.ts';

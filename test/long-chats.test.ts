@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUMMARY_PREFIX } from '@herald/agent';
-import { COMPRESS_WHILE_WAITING_REPLY } from '@herald/session';
+import { COMPRESS_WHILE_WAITING_REPLY } from '@herald/inbox';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
 import { startStack } from './support/stack.ts';

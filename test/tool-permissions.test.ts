@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptInbound } from '@herald/session';
+import { acceptInbound } from '@herald/inbox';
 import { MAX_INVALID_TOOL_ROUNDS } from '@herald/agent';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { loadTranscript, loadTranscriptState, TranscriptCache } from '@herald/session';
+import { loadTranscript, loadTranscriptState, TranscriptCache } from '@herald/transcript';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeHandler, FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { startStack } from './support/stack.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatUsd } from '@herald/session';
+import { formatUsd } from '@herald/limits';
 import { metricsText } from '@herald/telemetry';
 import { metricValue } from './support/prometheus.ts';
 import { startFakeAnthropic, startFakeOpenAI } from './support/fake-llm.ts';

@@ -4,7 +4,7 @@ import type { Db } from '@herald/db';
 import { hostname } from 'node:os';
 import { bullmqDepth, openQueueTransport } from '@herald/queue';
 import type { RunQueue } from '@herald/queue';
-import { inboxDepth } from '@herald/session';
+import { inboxDepth } from '@herald/inbox';
 import { startOpsServer, watchQueueDepths } from '@herald/telemetry';
 import type { OpsServer } from '@herald/telemetry';
 import { SetupError } from './setup-error.ts';

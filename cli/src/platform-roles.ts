@@ -4,7 +4,7 @@ import { CHAT_PLATFORMS, DELIVERY_ONLY_PLATFORMS } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import { DeliveryConsumer, listenForOutbox } from '@herald/delivery';
 import type { Db, ProfileCache } from '@herald/db';
-import { acceptOptionsFrom } from '@herald/session';
+import { acceptOptionsFrom } from '@herald/inbox';
 import { routeProfile } from '@herald/profiles';
 import type { Hooks } from '@herald/hooks';
 import type { BindingFacts } from '@herald/profiles';

@@ -1,7 +1,7 @@
 import type { Config, Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import type { RunQueue } from '@herald/queue';
-import { postInternalEvent } from '@herald/session';
+import { postInternalEvent } from '@herald/inbox';
 import { BackgroundProcesses } from '@herald/tools';
 import type { BackgroundProcess, ExitNotice } from '@herald/tools';
 import { wakeSessions } from '@herald/worker';

@@ -1,4 +1,4 @@
--- Routes and accepts an inbound message in one round trip (see libs/session/src/inbox.ts for the
+-- Routes and accepts an inbound message in one round trip (see libs/inbox/src/inbox.ts for the
 -- invariants): the event is committed, deduplicated on its platform id, and refused past the
 -- session's backlog or past a limit (herald_check_limits, then the money budgets of herald_budget_status; outcome 'limited' with the limit's name
 -- and the seconds to wait; herald_audit_refusal records it in the audit trail in this same call).

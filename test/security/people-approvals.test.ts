@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NOT_YOURS_REPLY } from '@herald/session';
+import { NOT_YOURS_REPLY } from '@herald/waits';
 import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM, FakeRequest, FakeReply } from '../support/fake-llm.ts';
 import { startFakeTelegram } from '../support/fake-telegram.ts';

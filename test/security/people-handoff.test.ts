@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HANDOFF_NOT_YOURS_REPLY, SETHOME_OPERATORS_ONLY_REPLY } from '@herald/session';
+import { HANDOFF_NOT_YOURS_REPLY, SETHOME_OPERATORS_ONLY_REPLY } from '@herald/handoff';
 import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM } from '../support/fake-llm.ts';
 import { startFakeTelegram } from '../support/fake-telegram.ts';

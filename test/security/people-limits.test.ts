@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptInbound, LimitExceededError } from '@herald/session';
-import type { AcceptOptions } from '@herald/session';
+import { acceptInbound } from '@herald/inbox';
+import { LimitExceededError } from '@herald/limits';
+import type { AcceptOptions } from '@herald/inbox';
 import { metricsText } from '@herald/telemetry';
 import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from '../support/fake-llm.ts';

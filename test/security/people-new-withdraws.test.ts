@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WITHDRAWN_BY_NEW } from '@herald/session';
+import { WITHDRAWN_BY_NEW } from '@herald/waits';
 import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from '../support/fake-llm.ts';
 import { startFakeTelegram } from '../support/fake-telegram.ts';

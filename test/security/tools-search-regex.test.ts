@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SEARCH_TIME_BUDGET_MS } from '../../libs/tools/src/file-search.ts';
+import { SEARCH_TIME_BUDGET_MS } from '../../libs/tools/src/files/file-search.ts';
 import { startFakeOpenAI } from '../support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from '../support/fake-llm.ts';
 import { startStack, waitFor } from '../support/stack.ts';

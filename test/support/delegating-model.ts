@@ -1,6 +1,6 @@
 import type { FakeHandler, FakeRequest } from './fake-llm.ts';
 
-/** The first line of every child's prompt (libs/tools/src/subagent-prompt.ts). */
+/** The first line of every child's prompt (libs/tools/src/delegation/subagent-prompt.ts). */
 export const CHILD_PROMPT_MARK = 'You are a focused subagent';
 
 export interface DelegatingModel {

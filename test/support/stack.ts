@@ -9,7 +9,7 @@ import { openDb, openProfileCache, queueSettings, startIngress, startReviewer, s
 import type { Db, ProfileCache } from '@herald/db';
 import type { ChatInboundDependencies } from '@herald/platforms';
 import { openQueueTransport } from '@herald/queue';
-import { acceptOptionsFrom } from '@herald/session';
+import { acceptOptionsFrom } from '@herald/inbox';
 import type { FakeLLM } from './fake-llm.ts';
 import { createTestDatabase, uniquePrefix } from './test-database.ts';
 import type { TestDatabase } from './test-database.ts';

@@ -1,5 +1,5 @@
 import { PriceTable } from '@herald/core';
-import type { ModelCallRow } from '@herald/session';
+import type { ModelCallRow } from '@herald/inbox';
 import { recordModelCost } from '@herald/telemetry';
 import type { ModelCallRecord } from './tool-loop.ts';
 

@@ -1,4 +1,4 @@
-import type { StoredMessage } from '@herald/session';
+import type { StoredMessage } from '@herald/transcript';
 import type { ChatMessage } from './types.ts';
 
 /** A stored transcript as the provider-neutral messages the tool loop sends. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Selectable, Transaction } from 'kysely';
-import { callAcceptMessage, sessionKey } from '@herald/session';
+import { sessionKey } from '@herald/session';
+import { callAcceptMessage } from '@herald/inbox';
 import { cronClock, sendFire, sendManualRun } from './cron-fires.ts';
 import type { CronClock } from './cron-fires.ts';
 import { scheduleOf, SCHEDULED_PLATFORM } from './cron-store.ts';

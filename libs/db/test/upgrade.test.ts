@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { migrate, MIGRATIONS_DIR, withDefaultUser } from '@herald/db';
-import { acceptInbound } from '@herald/session';
+import { acceptInbound } from '@herald/inbox';
 import { createTestDatabase } from '../../../test/support/test-database.ts';
 import type { TestDatabase } from '../../../test/support/test-database.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHAT_PLATFORMS, silentLogger, storedTarget } from '@herald/core';
-import { acceptInbound, claimLease, finishTurn, LeaseLostError, openInbox, startTurn } from '@herald/session';
+import { acceptInbound, finishTurn, startTurn } from '@herald/inbox';
+import { claimLease, LeaseLostError, openInbox } from '@herald/leases';
 import { claimOutbound, DeliveryConsumer, DeliveryError, enqueueOutbound, listDeliveries } from '@herald/delivery';
 import type { OutboundDelivery, OutboundSender } from '@herald/delivery';
 import { useTestDatabase } from '../../../test/support/use-test-database.ts';

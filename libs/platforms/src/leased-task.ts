@@ -1,6 +1,6 @@
 import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { acquirePlatformLease, releasePlatformLease, renewPlatformLease } from '@herald/session';
+import { acquirePlatformLease, releasePlatformLease, renewPlatformLease } from '@herald/leases';
 import type { Db } from '@herald/db';
 
 export interface LeasedTaskOptions {

@@ -1,5 +1,5 @@
 import { isUuid } from '@herald/core';
-import { getWait } from '@herald/session';
+import { getWait } from '@herald/waits';
 import type { Db } from '@herald/db';
 
 export interface WaitButton {

@@ -1,4 +1,4 @@
-import type { CallContext } from '../src/tool.ts';
+import type { CallContext } from '../src/shared/tool.ts';
 
 /** A call context for tools that touch neither the database nor the person. */
 export function offlineContext(overrides: Partial<CallContext> = {}): CallContext {

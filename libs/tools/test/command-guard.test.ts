@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPath, checkCommand } from '../src/command-guard.ts';
+import { canonicalPath, checkCommand } from '../src/command-guard/command-guard.ts';
 
 const hardline = [
   'rm -rf /',

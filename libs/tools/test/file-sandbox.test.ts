@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@herald/core';
-import { offeredFileTools } from '../src/file-tools.ts';
-import { bubblewrapSandbox, openSandbox } from '../src/sandbox.ts';
-import type { CallContext, Tool } from '../src/tool.ts';
+import { offeredFileTools } from '../src/files/file-tools.ts';
+import { bubblewrapSandbox, openSandbox } from '../src/sandbox/sandbox.ts';
+import type { CallContext, Tool } from '../src/shared/tool.ts';
 import { offlineContext } from './call-context.ts';
 
 /*

@@ -2,12 +2,12 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { patchTool, readFileTool, searchFilesTool, writeFileTool } from '../src/file-tools.ts';
-import { SEARCH_MAX_MATCHES, searchFiles } from '../src/file-search.ts';
-import { resolveWorkspacePath } from '../src/workspace-paths.ts';
-import { ToolRegistry } from '../src/registry.ts';
-import { ToolGate } from '../src/tool-gate.ts';
-import type { CallContext, Tool } from '../src/tool.ts';
+import { patchTool, readFileTool, searchFilesTool, writeFileTool } from '../src/files/file-tools.ts';
+import { SEARCH_MAX_MATCHES, searchFiles } from '../src/files/file-search.ts';
+import { resolveWorkspacePath } from '../src/files/workspace-paths.ts';
+import { ToolRegistry } from '../src/shared/registry.ts';
+import { ToolGate } from '../src/shared/tool-gate.ts';
+import type { CallContext, Tool } from '../src/shared/tool.ts';
 import { offlineContext } from './call-context.ts';
 
 let base: string;

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@herald/core';
-import { createTerminalTool } from '../src/terminal-tool.ts';
-import { bubblewrapSandbox, openSandbox } from '../src/sandbox.ts';
-import { SANDBOX_PATH, sandboxEnv } from '../src/sandbox-env.ts';
-import type { CallContext, Tool } from '../src/tool.ts';
+import { createTerminalTool } from '../src/terminal/terminal-tool.ts';
+import { bubblewrapSandbox, openSandbox } from '../src/sandbox/sandbox.ts';
+import { SANDBOX_PATH, sandboxEnv } from '../src/sandbox/sandbox-env.ts';
+import type { CallContext, Tool } from '../src/shared/tool.ts';
 import { offlineContext } from './call-context.ts';
 import { noneRunning, running } from './host-processes.ts';
 

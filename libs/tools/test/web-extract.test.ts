@@ -1,13 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { htmlToText } from '../src/html-text.ts';
-import { Allowlist, blockedReason, embeddedIPv4 } from '../src/ssrf.ts';
-import type { CallContext, Tool } from '../src/tool.ts';
+import { htmlToText } from '../src/web/html-text.ts';
+import { Allowlist, blockedReason, embeddedIPv4 } from '../src/web/ssrf.ts';
+import type { CallContext, Tool } from '../src/shared/tool.ts';
 import { startFakeHttp } from '../../../test/support/fake-http.ts';
 import type { FakeHttpServer } from '../../../test/support/fake-http.ts';
 import { offlineContext } from './call-context.ts';
-import { createWebExtractTool } from '../src/web-extract-tool.ts';
+import { createWebExtractTool } from '../src/web/web-extract-tool.ts';
 
 const PAGE = `<!doctype html><html><head><title>Herald &amp; Friends</title>
 <style>body { color: red }</style><script>alert("x")</script></head>

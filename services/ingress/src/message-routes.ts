@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
-import { acceptInbound, acceptOptionsFrom, BacklogFullError, filesAdmission, getEvent, LimitExceededError, listOpenEvents, wasAccepted } from '@herald/session';
+import { getEvent, listOpenEvents } from '@herald/session';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, wasAccepted } from '@herald/inbox';
+import { filesAdmission, LimitExceededError } from '@herald/limits';
 import { AttachmentRefusedError, takeMessageFiles } from '@herald/attachments';
 import type { Attachment } from '@herald/attachments';
 import { apiFiles } from './api-attachments.ts';
-import type { AcceptedEvent, EventView, InboundMessage } from '@herald/session';
+import type { EventView } from '@herald/session';
+import type { AcceptedEvent, InboundMessage } from '@herald/inbox';
 import type { Db, ProfileCache } from '@herald/db';
 import { announceAccepted } from '@herald/queue';
 import { gatewayDispatch } from '@herald/hooks';

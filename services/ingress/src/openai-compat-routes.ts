@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
-import { BacklogFullError, eventUsage, getEvent, LimitExceededError } from '@herald/session';
-import type { AcceptedEvent } from '@herald/session';
+import { eventUsage, getEvent } from '@herald/session';
+import { BacklogFullError } from '@herald/inbox';
+import { LimitExceededError } from '@herald/limits';
+import type { AcceptedEvent } from '@herald/inbox';
 import { acceptApiMessage } from './message-routes.ts';
 import type { MessageRouteDependencies } from './message-routes.ts';
 import { chatCompletionBody, newestUserText } from './openai-compat-body.ts';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { suggestPeople } from '@herald/session';
+import { suggestPeople } from '@herald/inbox';
 import type { Db } from '@herald/db';
 import { sendInvalid } from './api-errors.ts';
 import { withContract } from './contracts/route-contract.ts';

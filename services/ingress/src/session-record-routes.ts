@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { QUEUE_MODES, sessionLineage, sessionRecord, setQueueMode } from '@herald/session';
+import { sessionRecord, setQueueMode } from '@herald/session';
+import { QUEUE_MODES } from '@herald/inbox';
+import { sessionLineage } from '@herald/lineage';
 import type { Db } from '@herald/db';
 import { sendError } from './api-errors.ts';
 import { withContract } from './contracts/route-contract.ts';

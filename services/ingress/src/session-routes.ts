@@ -1,8 +1,10 @@
 import { apiUserId, isUuid } from '@herald/core';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { listSessions, loadTranscript, loadTranscriptPage, sessionExists } from '@herald/session';
-import type { PageAnchor, SessionSummary, StoredMessage } from '@herald/session';
+import { listSessions, sessionExists } from '@herald/session';
+import { loadTranscript, loadTranscriptPage } from '@herald/transcript';
+import type { SessionSummary } from '@herald/session';
+import type { PageAnchor, StoredMessage } from '@herald/transcript';
 import type { Db, ReadRouting } from '@herald/db';
 import { messageAttachments } from '@herald/attachments';
 import type { Attachment } from '@herald/attachments';

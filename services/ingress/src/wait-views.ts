@@ -1,4 +1,5 @@
-import type { EventWaiting, WaitView } from '@herald/session';
+import type { EventWaiting } from '@herald/session';
+import type { WaitView } from '@herald/waits';
 
 /** What a person sees of a parked turn: the question or the call to approve, and until when. */
 export function waitingView(waiting: EventWaiting) {

@@ -1,5 +1,6 @@
 import type { Logger } from '@herald/core';
-import { expireWaits, findStrandedSessions } from '@herald/session';
+import { expireWaits } from '@herald/waits';
+import { findStrandedSessions } from '@herald/leases';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import { pruneAudit } from '@herald/audit';

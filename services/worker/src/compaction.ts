@@ -1,8 +1,11 @@
 import type { Config, Logger, PriceTable } from '@herald/core';
 import { compactTranscript, contextWindowFor, estimateRequestTokens, estimateTokens, modelCallRow, thresholdTokens, toChatMessages } from '@herald/agent';
 import type { ChatMessage, ModelCallRecord, Provider, ToolDefinition } from '@herald/agent';
-import { claimCompression, commitCompaction, loadTranscript, recordCompressionUnchanged, recordModelCall, takeNotice } from '@herald/session';
-import type { Lease, NewMessage, TranscriptCache, TranscriptState } from '@herald/session';
+import { recordModelCall } from '@herald/inbox';
+import { claimCompression, commitCompaction, recordCompressionUnchanged, takeNotice } from '@herald/lineage';
+import { loadTranscript } from '@herald/transcript';
+import type { Lease } from '@herald/leases';
+import type { NewMessage, TranscriptCache, TranscriptState } from '@herald/transcript';
 import type { CompressionTrigger, Db } from '@herald/db';
 import { recordCompression } from '@herald/telemetry';
 

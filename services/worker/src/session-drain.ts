@@ -1,8 +1,9 @@
 import { backoffMs, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
-import { claimLease, compressCommandOf, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/session';
+import { compressCommandOf } from '@herald/inbox';
+import { claimLease, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/leases';
 import { isConnectionError } from '@herald/db';
-import type { Inbox, Lease, LeasedSession, PendingEvent } from '@herald/session';
+import type { Inbox, Lease, LeasedSession, PendingEvent } from '@herald/leases';
 import type { QueueMode } from '@herald/db';
 import type { ControlAction } from '@herald/queue';
 import { recordTurn, setSpanAttributes, withSpan } from '@herald/telemetry';

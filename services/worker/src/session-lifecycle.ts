@@ -4,7 +4,8 @@ import type { Database, Db } from '@herald/db';
 import { appendAudit } from '@herald/audit';
 import { decisionAudit } from '@herald/hooks';
 import type { Hooks } from '@herald/hooks';
-import { claimHandoff, fireNextSessionEnd, runHandoff } from '@herald/session';
+import { fireNextSessionEnd } from '@herald/session';
+import { claimHandoff, runHandoff } from '@herald/handoff';
 import type { SessionEnd } from '@herald/session';
 
 // What the worker does between sessions' turns (docs/long-chats.md): it carries out /handoff

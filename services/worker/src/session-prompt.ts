@@ -3,7 +3,7 @@ import type { Config } from '@herald/core';
 import { buildSystemPrompt } from '@herald/agent';
 import { loadPromptSources, promptPerson, readContextFiles } from '@herald/knowledge';
 import type { Db } from '@herald/db';
-import type { LeasedSession } from '@herald/session';
+import type { LeasedSession } from '@herald/leases';
 import type { ToolRegistry } from '@herald/tools';
 
 /** The session's workspace directory: a delegated child works in its root parent's. */

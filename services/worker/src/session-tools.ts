@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from '@herald/core';
 import type { McpTools } from '@herald/mcp';
-import type { Lease, LeasedSession } from '@herald/session';
+import type { Lease, LeasedSession } from '@herald/leases';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 
 /** What the session's tools are added to: the part of the turn's dependencies they change (turn-runner.ts). */

@@ -2,8 +2,10 @@ import type { Logger } from '@herald/core';
 import type { Db } from '@herald/db';
 import { enqueueWake } from '@herald/queue';
 import type { RunQueue } from '@herald/queue';
-import { delegatingRoot, runOfChildSession, SUBAGENT_PLATFORM, wakeGenerations } from '@herald/session';
-import type { LeasedSession, SubagentRun } from '@herald/session';
+import { delegatingRoot, wakeGenerations } from '@herald/session';
+import { runOfChildSession, SUBAGENT_PLATFORM } from '@herald/subagents';
+import type { SubagentRun } from '@herald/subagents';
+import type { LeasedSession } from '@herald/leases';
 
 /** What the subagent hooks carry besides the turn's own fields (docs/hooks.md). */
 export function subagentEvent(run: SubagentRun, outcome?: string): Record<string, unknown> {

@@ -3,7 +3,7 @@ import type { Attachment, ImageLimits } from '@herald/attachments';
 import type { ChatMessage, ImageInput, Provider } from '@herald/agent';
 import type { Config, Logger } from '@herald/core';
 import type { Db } from '@herald/db';
-import type { PendingEvent } from '@herald/session';
+import type { PendingEvent } from '@herald/leases';
 import { resolveWorkspacePath, writeWorkspaceFile } from '@herald/tools';
 
 interface AttachmentDependencies {

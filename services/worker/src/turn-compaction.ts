@@ -1,7 +1,10 @@
 import { estimateRequestTokens, toChatMessages } from '@herald/agent';
 import type { ChatMessage } from '@herald/agent';
-import { answerCommand, compressCommandOf, loadTranscriptState, parentSessionOf, takeNotice } from '@herald/session';
-import type { Lease, PendingEvent } from '@herald/session';
+import { parentSessionOf } from '@herald/session';
+import { compressCommandOf } from '@herald/inbox';
+import { answerCommand, takeNotice } from '@herald/lineage';
+import { loadTranscriptState } from '@herald/transcript';
+import type { Lease, PendingEvent } from '@herald/leases';
 import { autoTrigger, compressSession, contextBudget, MAX_INEFFECTIVE, sessionSize, THRASHING_NOTICE } from './compaction.ts';
 import type { CompactionDeps, CompactionOutcome } from './compaction.ts';
 

@@ -5,7 +5,7 @@ import type { Db } from '@herald/db';
 import { publishTurnDone } from '@herald/queue';
 import type { NoticeBus, RunQueue } from '@herald/queue';
 import type { ToolRegistry } from '@herald/tools';
-import type { TurnCompletionCounts } from '@herald/session';
+import type { TurnCompletionCounts } from '@herald/inbox';
 import { wakeParentOf } from './subagent-turn.ts';
 import type { TurnResult } from './turn-context.ts';
 

@@ -1,5 +1,6 @@
 import type { LoopResult } from '@herald/agent';
-import { finishTurn, suspendTurn, warnBudgets } from '@herald/session';
+import { finishTurn, suspendTurn } from '@herald/inbox';
+import { warnBudgets } from '@herald/limits';
 import type { WaitRequest } from '@herald/tools';
 import { subagentEvent } from './subagent-turn.ts';
 import { completionCounts } from './turn-completion.ts';

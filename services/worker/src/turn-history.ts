@@ -1,6 +1,6 @@
 import { toChatMessages, withRecall } from '@herald/agent';
 import type { ChatMessage, Provider } from '@herald/agent';
-import { loadTranscript } from '@herald/session';
+import { loadTranscript } from '@herald/transcript';
 import { withAttachments } from './turn-attachments.ts';
 import type { TurnContext } from './turn-context.ts';
 

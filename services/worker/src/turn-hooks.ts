@@ -7,7 +7,8 @@ import type { Database, Db } from '@herald/db';
 import { decisionAudit, hookFiring, recordHookFiring } from '@herald/hooks';
 import type { Directive, HookEvent, Hooks, HookSet } from '@herald/hooks';
 import type { WaitRequest } from '@herald/tools';
-import { findWait, isOnlyTurnOfSession } from '@herald/session';
+import { isOnlyTurnOfSession } from '@herald/session';
+import { findWait } from '@herald/waits';
 
 /** A hook's `approve` directive: the call goes to the person like any call needing approval. */
 export interface HookApproval {

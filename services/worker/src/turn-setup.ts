@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { resumeTurn, startTurn } from '@herald/session';
+import { resumeTurn, startTurn } from '@herald/inbox';
 import { recordCrashRecovery } from '@herald/telemetry';
 import { planToolOffer } from '@herald/tools';
 import { turnModels } from './profile-models.ts';

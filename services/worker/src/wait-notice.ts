@@ -1,4 +1,4 @@
-import type { WaitButton } from '@herald/session';
+import type { WaitButton } from '@herald/inbox';
 import type { WaitRequest } from '@herald/tools';
 
 /** Telegram's callback_data holds at most 64 bytes: a prefix, the wait id and a short choice. */

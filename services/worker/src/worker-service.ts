@@ -14,7 +14,8 @@ import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/tele
 import { drainSession } from './session-drain.ts';
 import { deadLetterRun } from './run-dead-letter.ts';
 import { isConnectionError } from '@herald/db';
-import { LeaseLostError, TranscriptCache } from '@herald/session';
+import { LeaseLostError } from '@herald/leases';
+import { TranscriptCache } from '@herald/transcript';
 import { handOverTurn } from './turn-completion.ts';
 import type { ProfileModels } from './profile-models.ts';
 import type { AnswerDrafts } from './turn-draft.ts';

@@ -1,7 +1,8 @@
 import { backoffMs, sleep } from '@herald/core';
 import type { DiscordConfig } from '@herald/core';
 import { isConnectionError } from '@herald/db';
-import { CHAT_COMMANDS, failureReason, isDeadLetter, recordFailure } from '@herald/session';
+import { failureReason, isDeadLetter, recordFailure } from '@herald/session';
+import { CHAT_COMMANDS } from '@herald/inbox';
 import { ApplicationCommandOptionType, ChannelType, Client, Events, GatewayIntentBits, Partials, REST, Routes } from 'discord.js';
 import type { ButtonInteraction, ChatInputCommandInteraction, Message } from 'discord.js';
 import { handleChatInbound } from '../chat-inbound.ts';

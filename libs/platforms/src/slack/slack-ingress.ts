@@ -1,7 +1,8 @@
 import { DEFAULT_ACCOUNT, slackAppIdOf } from '@herald/core';
 import type { SlackConfig } from '@herald/core';
 import { isConnectionError } from '@herald/db';
-import { chatRouteExists, failureReason, isDeadLetter, mayAnswerWait, NOT_YOURS_REPLY, recordFailure } from '@herald/session';
+import { chatRouteExists, failureReason, isDeadLetter, recordFailure } from '@herald/session';
+import { mayAnswerWait, NOT_YOURS_REPLY } from '@herald/waits';
 import { LogLevel, SocketModeClient } from '@slack/socket-mode';
 import type { WebClient } from '@slack/web-api';
 import { handleChatInbound, routedProfile } from '../chat-inbound.ts';
