@@ -87,7 +87,7 @@ const DECLARED_READERS: Record<string, string[]> = {
   'libs/knowledge': ['profiles', 'profile_documents'],
   // A lease claim reads the profile's identity and tool policy in its one round trip (the same join
   // that bumps the wake generation and opens the inbox).
-  'libs/session': ['profiles'],
+  'libs/leases': ['profiles'],
   // session_search's scroll, read and browse: one query each over messages under the search lib's
   // visibility predicate (messageVisible), as the history search itself.
   'libs/tools': ['messages'],
