@@ -73,7 +73,7 @@ describe('loadConfig', () => {
   it('reads Slack: off without its bot token, the API base with one trailing slash', () => {
     expect(loadConfig({}).platforms.slack).toBeNull();
     expect(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1-a', SLACK_APP_TOKEN: 'xapp-1-A0APP-1-x', SLACK_ALLOWED_USERS: 'U1, U2', SLACK_ALLOWED_CHANNELS: 'C1', SLACK_API_URL: 'http://127.0.0.1:9/api' }).platforms.slack).toEqual({
-      botToken: 'xoxb-1-a', appToken: 'xapp-1-A0APP-1-x', signingSecret: undefined, allowedUsers: ['U1', 'U2'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/',
+      account: 'default', botToken: 'xoxb-1-a', appToken: 'xapp-1-A0APP-1-x', signingSecret: undefined, allowedUsers: ['U1', 'U2'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/',
     });
   });
 
