@@ -32,6 +32,9 @@ export const telegramAdapter: PlatformAdapter<TelegramConfig, TelegramInbound> =
     await ingress.registerWebhook().catch((error: unknown) => logger.error({ err: error }, 'setWebhook failed; set it by hand or restart once Telegram is reachable'));
     return { stop: async () => undefined, ingress, webhooks };
   },
+  // One route for every account: named accounts of HERALD_PLATFORMS_FILE always poll, so the route
+  // is the first account's (the default's when there is one), as it was before accounts existed.
+  joinWebhooks: (started) => started[0]?.webhooks ?? [],
   parseTarget: (text) => parseNamedChat(/^telegram[:@]/i.test(text) ? text : `telegram:${text}`),
   formatTarget: (chat) => formatNamedChat({ platform: 'telegram', ...chat }),
   readTarget: readStoredTarget,

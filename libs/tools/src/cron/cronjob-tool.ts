@@ -10,8 +10,9 @@ import type { ToolContext } from '../shared/tool.ts';
 const names = z.array(z.string().max(64)).max(32);
 
 /** Every platform's target syntax, from the registry: a platform added there is offered here. */
+// The account form once for all chat platforms, not in each syntax: the description is sent on every request.
 const DELIVERY_SYNTAXES = [...CHAT_TARGET_SYNTAXES, ...DELIVERY_ONLY_PLATFORMS.map((platform) => DELIVERY_ONLY_FACTS[platform].targetSyntax)]
-  .map((syntax) => `'${syntax}'`)
+  .map((syntax) => `'${syntax.replace('[@<account>]', '')}'`)
   .join(', ');
 
 const cronjobArgs = z.object({
@@ -27,15 +28,15 @@ const cronjobArgs = z.object({
     .string()
     .max(200)
     .optional()
-    .describe("'every 30m' | 'every 2h' | 'every 1d', a 5-field cron expression ('0 9 * * 1-5'), 'in 2h' / '30m' (once), or an ISO time (once)"),
+    .describe("'every 30m' | 'every 1d', a 5-field cron expression ('0 9 * * 1-5'), 'in 2h' / '30m' (once), or an ISO time (once)"),
   timezone: z.string().max(64).optional().describe("IANA time zone for cron expressions and ISO times, e.g. 'Europe/Berlin' (default UTC)"),
   deliver: z
     .union([z.string().max(2000), z.array(z.string().max(2000)).max(10)])
     .optional()
-    .describe(`Where reports go: 'origin' (this chat; the default), 'local' (nowhere), ${DELIVERY_SYNTAXES}, 'webhook:<url>'`),
+    .describe(`Where reports go: 'origin' (this chat; default), 'local' (nowhere), ${DELIVERY_SYNTAXES}, 'webhook:<url>'; '<platform>@<account>:...' for another bot`),
   skills: names.optional().describe('Skills the run should use'),
   enabled_toolsets: names.optional().describe('Toolsets the run may use'),
-  session: z.string().max(64).optional().describe('Keep one named session across runs (context carries over); omit for a fresh session per run'),
+  session: z.string().max(64).optional().describe('Keep one named session across runs; omit for a fresh one per run'),
   missed_policy: z.enum(CRON_MISSED_POLICIES).optional().describe('After downtime: skip missed runs, or run once (default)'),
 });
 
