@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { linkSignals } from '@herald/core';
 import { completeWithRetry } from './complete-with-retry.ts';
 import type { RetryOptions } from './complete-with-retry.ts';
 import { recordToolCall, setSpanAttributes, withSpan } from '@herald/telemetry';
@@ -231,7 +232,9 @@ export function describeProviderFailure(error: ProviderError): string {
 async function callModel<W>(options: LoopOptions<W>, messages: ChatMessage[]): Promise<ModelCallRecord | ProviderError | 'interrupted'> {
   const { provider, tools, signal } = options;
   const started = performance.now();
-  const callSignal = options.modelSignal ? AbortSignal.any([signal, options.modelSignal()]) : signal;
+  // Not AbortSignal.any: the SDK's listener would keep every call's signal alive (linked-signal.ts).
+  const link = options.modelSignal ? linkSignals([signal, options.modelSignal()]) : undefined;
+  const callSignal = link?.signal ?? signal;
   const stream = deltaStream(options.onProgress, messages.length, options.retry);
   let result: CompletionResult;
   try {
@@ -252,6 +255,8 @@ async function callModel<W>(options: LoopOptions<W>, messages: ChatMessage[]): P
     if (callSignal.aborted) return 'interrupted';
     if (!ProviderError.isInstance(error)) throw error;
     return error;
+  } finally {
+    link?.dispose();
   }
   return { provider: result.provider ?? provider.name, model: result.model, latencyMs: Math.round(performance.now() - started), result };
 }

@@ -28,6 +28,8 @@ export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
 export { Shutdown, exitOnSignals } from './shutdown.ts';
 export { backoffMs, sleep } from './backoff.ts';
+export { linkSignals } from './linked-signal.ts';
+export type { LinkedSignal } from './linked-signal.ts';
 export { apiUserId, parseUserId, qualifyUserId } from './user-id.ts';
 export { API_PLATFORM, CHAT_PLATFORMS, CHAT_TARGET_SYNTAXES, DEFAULT_ACCOUNT, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS, isChatPlatform, isDeliveryOnlyPlatform, PERSON_PLATFORMS, PLATFORM_EVENT_ROUTES, PLATFORM_FACTS, SIGN_IN_PLATFORM } from './platform-registry.ts';
 export type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, PlatformFacts } from './platform-registry.ts';

@@ -1,5 +1,5 @@
-import { backoffMs, sleep } from '@herald/core';
-import type { Logger } from '@herald/core';
+import { backoffMs, linkSignals, sleep } from '@herald/core';
+import type { LinkedSignal, Logger } from '@herald/core';
 import { compressCommandOf } from '@herald/inbox';
 import { claimLease, LeaseLostError, openInbox, releaseLease, renewLease } from '@herald/leases';
 import { isConnectionError } from '@herald/db';
@@ -50,14 +50,23 @@ export interface DrainOptions extends TurnDependencies {
 class RunControl {
   #stop = new AbortController();
   #interrupt = new AbortController();
+  #turn: LinkedSignal | undefined;
+  readonly #run: LinkedSignal;
   readonly #base: AbortSignal;
   readonly #ensureLease: () => Promise<void>;
   readonly #compacted: Set<string>;
 
-  constructor(base: AbortSignal, ensureLease: () => Promise<void>, compacted: Set<string>) {
-    this.#base = base;
+  constructor(run: LinkedSignal, ensureLease: () => Promise<void>, compacted: Set<string>) {
+    this.#run = run;
+    this.#base = run.signal;
     this.#ensureLease = ensureLease;
     this.#compacted = compacted;
+  }
+
+  /** The run is over: nothing listens on the worker's signals for it any more. */
+  close(): void {
+    this.#turn?.dispose();
+    this.#run.dispose();
   }
 
   handle(action: ControlAction): void {
@@ -68,8 +77,11 @@ class RunControl {
   forTurn(): TurnControl {
     this.#stop = new AbortController();
     const stop = this.#stop;
+    // The previous turn is over: its link lets go of the run's signal (linked-signal.ts).
+    this.#turn?.dispose();
+    this.#turn = linkSignals([this.#base, stop.signal]);
     return {
-      signal: AbortSignal.any([this.#base, stop.signal]),
+      signal: this.#turn.signal,
       stopRequested: () => stop.signal.aborted,
       modelSignal: () => {
         if (this.#interrupt.signal.aborted) this.#interrupt = new AbortController();
@@ -108,7 +120,8 @@ async function drainOne(
   const lease = await claimLease(db, sessionId, options.owner, config.roles.worker.leaseTtlMs);
   if (!lease) return { kind: 'busy' };
   const { lost, renew, ensureLease } = keepLease(config.roles.worker.leaseTtlMs, db, lease, logger);
-  const control = new RunControl(AbortSignal.any([lost.signal, options.hardStop]), ensureLease, compacted);
+  // A link, not AbortSignal.any: hardStop lives as long as the worker (linked-signal.ts).
+  const control = new RunControl(linkSignals([lost.signal, options.hardStop]), ensureLease, compacted);
   const unregister = options.registerControl(sessionId, (action) => control.handle(action));
   let turns = 0;
   let released = false;
@@ -155,6 +168,7 @@ async function drainOne(
     if (options.hardStop.aborted) return { kind: 'stopped', turns };
     throw error;
   } finally {
+    control.close();
     stopActivity?.();
     unregister();
     clearInterval(renew);
