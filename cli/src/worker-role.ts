@@ -58,6 +58,7 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
     mcp,
     profileModels: new ProfileModelCache(models, profiles),
     prices,
+    profiles,
   });
   await worker.start();
   // Leave a few seconds of the deadline for the steps after it.

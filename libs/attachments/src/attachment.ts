@@ -29,6 +29,15 @@ export function workspacePathOf(sha256: string, name: string): string {
   return `${ATTACHMENTS_DIR}/${sha256.slice(0, 8)}-${name}`;
 }
 
+/**
+ * Whether a message's text may come with files: every file taken in adds its describeAttachment line,
+ * which names its workspace path. A text without one has no files, so a turn need not look them up
+ * (one round trip per turn); a text that only looks like one costs that lookup, which finds none.
+ */
+export function mayCarryFiles(text: string): boolean {
+  return text.includes(`${ATTACHMENTS_DIR}/`);
+}
+
 /** A size for people: 512 B, 1.2 KB, 3.4 MB. */
 export function sizeText(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

@@ -1,5 +1,5 @@
 export { AttachmentRefusedError, megabytes } from './attachment-errors.ts';
-export { ATTACHMENTS_DIR, describeAttachment, safeFileName, sizeText, workspacePathOf } from './attachment.ts';
+export { ATTACHMENTS_DIR, describeAttachment, mayCarryFiles, safeFileName, sizeText, workspacePathOf } from './attachment.ts';
 export type { Attachment } from './attachment.ts';
 export { BLOB_GRACE_MS, blobStore, hasBlob, PostgresBlobStore, pruneBlobs, putBlob, readBlob, sha256Of, useBlobStorage } from './blob-store.ts';
 export type { BlobStore } from './blob-store.ts';

@@ -15,7 +15,7 @@ import type { Database } from './schema.ts';
 export const PROFILE_CHANGED_CHANNEL = 'herald_profile_changed';
 /** How the listener's connection shows in pg_stat_activity. */
 export const PROFILE_CACHE_APPLICATION_NAME = 'herald:profile-cache';
-/** Profiles are few; past this many (a bug or an attack) the cache starts over rather than grow. */
+/** Profiles are few; past this many (a bug or an attack) the cache starts over rather than grow. Also bounds the shared values. */
 const MAX_ENTRIES = 10_000;
 const RECONNECT_MAX_MS = 2000;
 
@@ -125,15 +125,21 @@ export class ProfileCache {
   }
 
   /**
-   * A value read across profiles (the bindings, @herald/profiles), kept like a profile's settings:
-   * only while the listener is live, and dropped by every notice, since any profile's change may
-   * concern it. `load` reads Postgres.
+   * A value read across profiles (the bindings, @herald/profiles; a sender's person key,
+   * @herald/people; whether any budget is on, @herald/limits), kept like a profile's settings: only
+   * while the listener is live, and dropped by every notice, since any profile's change may concern
+   * it (migrations/0088_shared_cache_notices.sql makes the people and budget tables notify too).
+   * `load` reads Postgres.
    */
   async shared<T>(key: string, load: () => Promise<T>): Promise<T> {
     if (this.#client !== undefined && this.#shared.has(key)) return this.#shared.get(key) as T;
     const generation = this.#generation;
     const value = await load();
-    if (this.#client !== undefined && generation === this.#generation) this.#shared.set(key, value);
+    if (this.#client !== undefined && generation === this.#generation) {
+      // Keys can come from outside (an identity per sender): past the bound the copies start over.
+      if (this.#shared.size >= MAX_ENTRIES) this.#shared.clear();
+      this.#shared.set(key, value);
+    }
     return value;
   }
 

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { isChatPlatform } from '@herald/core';
 import type { BudgetDefaults } from '@herald/core';
-import type { BudgetPeriod, BudgetScope, Database } from '@herald/db';
+import type { BudgetPeriod, BudgetScope, Database, ProfileCache } from '@herald/db';
 import { enqueueOutbound } from '@herald/delivery';
 import { budgetsArgument, LimitExceededError } from './limit-refusal.ts';
 
@@ -51,6 +51,30 @@ export async function budgetStates(db: Executor, userId: string, profileId: stri
   }));
 }
 
+/**
+ * Whether any money budget can apply to anyone: a HERALD_BUDGET_* default above 0, or a budgets row
+ * with an amount above 0. Kept in the process's profile cache (dropped when the budgets table
+ * changes, migrations/0088_shared_cache_notices.sql), so a deployment without budgets pays no round
+ * trip for them before and after each model call.
+ */
+export async function budgetsOn(db: Executor, defaults: BudgetDefaults | undefined, cache: ProfileCache): Promise<boolean> {
+  if (Object.values(budgetsArgument(defaults)).some((amount) => amount > 0)) return true;
+  return cache.shared('budgets:on', async () => {
+    const row = await db
+      .selectFrom('budgets')
+      .select('scope')
+      .where((eb) => eb.or([eb('per_day', '>', '0'), eb('per_month', '>', '0')]))
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  });
+}
+
+/** Budgets may apply to this context's calls: always without a cache (read them), else budgetsOn. */
+async function mayApply(db: Executor, context: WarningContext): Promise<boolean> {
+  return context.profiles === undefined || budgetsOn(db, context.budgets, context.profiles);
+}
+
 /** The spent budget that renews last, as the refusal names it, or undefined. */
 function firstSpent(states: readonly BudgetState[]): LimitExceededError | undefined {
   const spent = states.filter((state) => state.spentUsd >= state.budgetUsd);
@@ -70,6 +94,7 @@ export async function budgetPassed(db: Executor, userId: string, profileId: stri
  * spent budget that stops the call, if any.
  */
 export async function checkBudgets(db: Kysely<Database>, context: WarningContext): Promise<LimitExceededError | undefined> {
+  if (!(await mayApply(db, context))) return undefined;
   const states = await budgetStates(db, context.userId, context.profileId, context.budgets);
   await warnDue(db, context, states);
   return firstSpent(states);
@@ -89,6 +114,8 @@ export interface WarningContext {
   sessionId: string;
   turnId: string;
   budgets: BudgetDefaults | undefined;
+  /** The process's profile cache: with it, no budget is read while none is on (budgetsOn). */
+  profiles?: ProfileCache | undefined;
 }
 
 /**
@@ -97,6 +124,7 @@ export interface WarningContext {
  * the outbox, in the same transaction. Returns the lines written now (none when already warned).
  */
 export async function warnBudgets(db: Kysely<Database>, context: WarningContext): Promise<string[]> {
+  if (!(await mayApply(db, context))) return [];
   return warnDue(db, context, await budgetStates(db, context.userId, context.profileId, context.budgets));
 }
 

@@ -6,7 +6,7 @@ export { LimitExceededError, limitPassed, limitsArgument, tokenLimitsArgument } 
 export type { BudgetRef, LimitName } from './limit-refusal.ts';
 export { filesAdmission } from './attachment-allowance.ts';
 export type { FilesAdmission, FilesSender } from './attachment-allowance.ts';
-export { BUDGET_WARNING_SHARE, budgetPassed, budgetStates, checkBudgets, formatUsd, listBudgets, removeBudget, setBudget, turnWarnings, warnBudgets } from './budgets.ts';
+export { BUDGET_WARNING_SHARE, budgetPassed, budgetsOn, budgetStates, checkBudgets, formatUsd, listBudgets, removeBudget, setBudget, turnWarnings, warnBudgets } from './budgets.ts';
 export type { BudgetRow, BudgetState, WarningContext } from './budgets.ts';
 export { USAGE_GROUPS, usageReply, usageReport, utcDayStart, utcMonthStart } from './usage-report.ts';
 export type { UsageGroup, UsageQuery, UsageRow, UsageTotals } from './usage-report.ts';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import { apiUserId, parseUserId } from '@herald/core';
 import { withAudit } from '@herald/audit';
-import type { Database, Db, Role } from '@herald/db';
+import type { Database, Db, ProfileCache, Role } from '@herald/db';
 import type { Grant } from './roles.ts';
 import type { Principal } from './principal.ts';
 
@@ -89,16 +89,22 @@ export async function personOfIdentity(db: Executor, identity: string): Promise<
 /**
  * The user id a message from `userId` is stored under: the key of the person the identity is
  * linked to, or the identity itself when it belongs to no one. Called where a message arrives
- * (chat platforms, the API), so every table downstream sees one id per person.
+ * (chat platforms, the API), so every table downstream sees one id per person. With the process's
+ * profile cache the answer is kept until the people tables change.
  */
-export async function personKeyOf(db: Executor, userId: string): Promise<string> {
-  const row = await db
-    .selectFrom('person_identities as i')
-    .innerJoin('people as p', 'p.id', 'i.person_id')
-    .select('p.key')
-    .where('i.identity', '=', userId)
-    .executeTakeFirst();
-  return row?.key ?? userId;
+export async function personKeyOf(db: Executor, userId: string, cache?: ProfileCache): Promise<string> {
+  const read = async () => {
+    const row = await db
+      .selectFrom('person_identities as i')
+      .innerJoin('people as p', 'p.id', 'i.person_id')
+      .select('p.key')
+      .where('i.identity', '=', userId)
+      .executeTakeFirst();
+    return row?.key ?? userId;
+  };
+  // Per process, dropped when a link or a key changes (migrations/0088_shared_cache_notices.sql):
+  // without it every inbound message costs this round trip.
+  return cache === undefined ? read() : cache.shared(`person-key:${userId}`, read);
 }
 
 /**

@@ -151,7 +151,7 @@ async function acceptChatInbound(deps: ChatInboundDependencies, message: ChatInb
   }
   // A linked identity speaks as its person: memory, search, quotas and approvals read one id
   // (docs/decisions/2026-12-06-person-key.md).
-  inbound.userId = await personKeyOf(deps.db, identity);
+  inbound.userId = await personKeyOf(deps.db, identity, deps.accept.profiles);
   let withFiles;
   try {
     withFiles = await takeFiles(deps, message, inbound);

@@ -42,7 +42,7 @@ export function openQueueTransport(settings: QueueSettings, onError?: (error: Er
   return {
     store: 'redis',
     bus,
-    stream: new RedisTurnStreamStore(bus.connection, bus, settings.queuePrefix),
+    stream: new RedisTurnStreamStore(bus.connection, settings.queuePrefix),
     createRunQueue: () => createRunQueue(bus.connection, settings.queuePrefix),
     createRunWorker: (processor, concurrency) => {
       // BullMQ workers block on their connection and must wait out an outage: a connection of their own.

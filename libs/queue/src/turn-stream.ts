@@ -47,15 +47,17 @@ function parseEntry(raw: string): TurnStreamEntry | undefined {
   }
 }
 
-/** Redis: one stream per event (`<prefix>:stream:<event>`), trimmed and expiring. */
+/**
+ * Redis: one stream per event (`<prefix>:stream:<event>`), trimmed and expiring. `redis` is the
+ * notice bus's own connection (RedisNoticeBus.connection): the followers' wake-up is published in
+ * the same MULTI as the entries, one round trip per write.
+ */
 export class RedisTurnStreamStore implements TurnStreamStore {
   readonly #redis: Redis;
-  readonly #bus: NoticeBus;
   readonly #prefix: string;
 
-  constructor(redis: Redis, bus: NoticeBus, prefix: string) {
+  constructor(redis: Redis, prefix: string) {
     this.#redis = redis;
-    this.#bus = bus;
     this.#prefix = prefix;
   }
 
@@ -71,8 +73,8 @@ export class RedisTurnStreamStore implements TurnStreamStore {
       for (const entry of entries) batch.xadd(key, 'MAXLEN', '~', MAX_ENTRIES, '*', 'e', JSON.stringify(entry));
       batch.expire(key, STREAM_TTL_SECONDS);
     }
+    batch.publish(turnStreamChannel(this.#prefix), JSON.stringify({ eventIds }));
     await batch.exec();
-    await this.#bus.publish(turnStreamChannel(this.#prefix), JSON.stringify({ eventIds }));
   }
 
   async read(eventId: string, afterId: string | undefined, limit = 500): Promise<StoredStreamEntry[]> {

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { adminExists, BOOTSTRAP_PRINCIPAL, consoleSessionOf, getPerson, principalOf, verifyToken } from '@herald/people';
 import type { ConsoleSession, Principal } from '@herald/people';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import { CONSOLE_ROUTES } from './console-routes.ts';
 import { sendError } from './api-errors.ts';
 import { PLATFORM_EVENT_ROUTES } from '@herald/core';
@@ -106,6 +106,8 @@ export interface AuthOptions {
   bootstrapTokenDisabled: boolean;
   /** HERALD_OPERATORS: identities that hold an operator grant. */
   operators: readonly string[];
+  /** The process's profile cache: the person keys the guard resolves are kept there. */
+  profiles?: ProfileCache | undefined;
 }
 
 /** Who a credential names: the bootstrap token, a personal token, or nobody (undefined). */
@@ -185,6 +187,6 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): void {
     const pattern = request.routeOptions.url;
     if (pattern === undefined || request.principal === null) return undefined;
     const permission = permissionOf(request.method, pattern) ?? UNLISTED;
-    return guardRoute({ db: options.db, request, reply, permission, principal: request.principal });
+    return guardRoute({ db: options.db, profiles: options.profiles, request, reply, permission, principal: request.principal });
   });
 }

@@ -85,7 +85,7 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
     return503OnClosing: true,
   });
   app.setErrorHandler(errorHandler(app, options.logger));
-  installAuth(app, { db: options.db, token: options.config.api.token, bootstrapTokenDisabled: options.config.people.bootstrapTokenDisabled, operators: options.config.people.operators });
+  installAuth(app, { db: options.db, token: options.config.api.token, bootstrapTokenDisabled: options.config.people.bootstrapTokenDisabled, operators: options.config.people.operators, profiles: options.profiles });
   installInputHygiene(app, PLATFORM_EVENT_ROUTES);
   installOpenApi(app, options.config.api.token);
   if (options.checkResponses) installResponseCheck(app);

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import { getCronJob } from '@herald/cron';
 import { memoryEntryOwner } from '@herald/knowledge';
 import { getToken, listScope, mayAct, mayUse, personKeyOf } from '@herald/people';
@@ -11,6 +11,8 @@ import type { ResourceKind, RoutePermission } from './route-permissions.ts';
 
 export interface GuardContext {
   db: Db;
+  /** Where resolved person keys are kept (personKeyOf); read from Postgres without it. */
+  profiles?: ProfileCache | undefined;
   request: FastifyRequest;
   reply: FastifyReply;
   permission: RoutePermission;
@@ -28,15 +30,15 @@ const isGlobalAdmin = (principal: Principal) => mayAct(principal, 'admin', {});
 const notFound = (reply: FastifyReply, what: string) => sendError(reply, 404, 'not_found', `no such ${what}`);
 
 /** The person key a user id names (a linked identity is its person's key), as stored everywhere. */
-async function keyOf(db: Db, userId: string): Promise<string> {
-  return personKeyOf(db, apiUserId(userId));
+async function keyOf(context: Pick<GuardContext, 'db' | 'profiles'>, userId: string): Promise<string> {
+  return personKeyOf(context.db, apiUserId(userId), context.profiles);
 }
 
 /** Replaces a user id the bootstrap token names by its person's key, only when it is linked: otherwise the route sees what was sent. */
-async function resolveField(db: Db, record: Fields, field: string): Promise<void> {
+async function resolveField(context: GuardContext, record: Fields, field: string): Promise<void> {
   const given = text(record[field]);
   if (given === undefined) return;
-  const key = await keyOf(db, given);
+  const key = await keyOf(context, given);
   if (key !== apiUserId(given)) record[field] = key;
 }
 
@@ -70,7 +72,7 @@ async function narrowList(context: GuardContext, need: Need, defaultProfile?: st
     }
   }
   if (scope.kind === 'own') query.user_id = scope.ownerKey;
-  else await resolveField(context.db, query, 'user_id');
+  else await resolveField(context, query, 'user_id');
   return undefined;
 }
 
@@ -81,7 +83,7 @@ async function asCaller(context: GuardContext, need: Need, profileField: string,
   const record = body as Fields;
   const profileId = text(record[profileField]) ?? defaultProfile;
   if (context.principal.kind === 'person') record[userField] = context.principal.key;
-  else await resolveField(context.db, record, userField);
+  else await resolveField(context, record, userField);
   const ownerKey = typeof record[userField] === 'string' ? apiUserId(record[userField]) : undefined;
   if (mayAct(context.principal, need, { profileId, ownerKey })) return undefined;
   return notFound(context.reply, 'profile');
@@ -113,7 +115,7 @@ const GUARDS: Readonly<Record<ResourceKind, Guard>> = {
   },
   'user-memory': async (context, need) => {
     const params = fields(context.request.params);
-    const ownerKey = await keyOf(context.db, text(params.user) ?? '');
+    const ownerKey = await keyOf(context, text(params.user) ?? '');
     params.user = ownerKey;
     return mayAct(context.principal, need, { profileId: text(params.profile), ownerKey }) ? undefined : notFound(context.reply, 'person');
   },
@@ -124,7 +126,7 @@ const GUARDS: Readonly<Record<ResourceKind, Guard>> = {
       // The profile's shared notes are in every member's prompt already.
       return mayAct(context.principal, 'read', { profileId }) || mayAct(context.principal, 'chat', { profileId }) ? undefined : notFound(context.reply, 'profile');
     }
-    const ownerKey = await keyOf(context.db, String(query.user_id));
+    const ownerKey = await keyOf(context, String(query.user_id));
     query.user_id = ownerKey;
     return mayAct(context.principal, need, { profileId, ownerKey }) ? undefined : notFound(context.reply, 'person');
   },

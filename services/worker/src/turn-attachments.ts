@@ -1,4 +1,4 @@
-import { eventAttachments, fitImageForModel, imageLimitsFor, modelTakesImages, readBlob } from '@herald/attachments';
+import { eventAttachments, fitImageForModel, imageLimitsFor, mayCarryFiles, modelTakesImages, readBlob } from '@herald/attachments';
 import type { Attachment, ImageLimits } from '@herald/attachments';
 import type { ChatMessage, ImageInput, Provider } from '@herald/agent';
 import type { Config, Logger } from '@herald/core';
@@ -25,7 +25,7 @@ export async function withAttachments(
   events: readonly PendingEvent[],
   history: ChatMessage[],
 ): Promise<ChatMessage[]> {
-  const byEvent = await eventAttachments(deps.db, events.map((event) => event.id));
+  const byEvent = await eventAttachments(deps.db, events.filter((event) => mayCarryFiles(event.text)).map((event) => event.id));
   if (byEvent.size === 0) return history;
   // Images go scaled down to the provider's limits; without vision, none go at all.
   const limits = modelTakesImages(provider.model, deps.config.attachments.vision) ? imageLimitsFor(provider.name) : undefined;

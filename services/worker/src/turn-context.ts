@@ -1,6 +1,6 @@
 import type { Config, Logger, PriceTable } from '@herald/core';
 import type { ChatMessage, LoopResult, ModelCallRecord, Provider, RecallProvider } from '@herald/agent';
-import type { Db, QueueMode } from '@herald/db';
+import type { Db, ProfileCache, QueueMode } from '@herald/db';
 import type { Hooks } from '@herald/hooks';
 import type { McpTools } from '@herald/mcp';
 import type { TurnStreamStore } from '@herald/queue';
@@ -48,6 +48,8 @@ export interface TurnDependencies {
   prices?: PriceTable | undefined;
   /** This worker's parsed transcripts between turns; every turn reads them whole without it. */
   transcripts?: TranscriptCache | undefined;
+  /** The process's profile cache: budgets are not read while none is on (@herald/limits budgetsOn). */
+  profiles?: ProfileCache | undefined;
 }
 
 export interface TurnResult {

@@ -37,7 +37,7 @@ export async function endTurn(turn: TurnContext, opened: OpenedTurn, ending: End
     modelCall: modelCallRow(ending.finalCall, deps.prices),
     completion: completionCounts(outcome, done),
   });
-  await warnAfterTurn(deps, { userId: turn.callerId, profileId: session.profileId, sessionId: lease.sessionId, turnId, budgets: deps.config.usage.budgets });
+  await warnAfterTurn(deps, { userId: turn.callerId, profileId: session.profileId, sessionId: lease.sessionId, turnId, budgets: deps.config.usage.budgets, profiles: deps.profiles });
   return { eventIds, outcome, turn: done, next };
 }
 

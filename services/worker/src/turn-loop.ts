@@ -27,7 +27,7 @@ import type { OpenedTurn, TurnContext, TurnDependencies } from './turn-context.t
  */
 async function budgetsBeforeCall(turn: TurnContext) {
   const { deps, lease, session, callerId, turnId } = turn;
-  return checkBudgets(deps.db, { userId: callerId, profileId: session.profileId, sessionId: lease.sessionId, turnId, budgets: deps.config.usage.budgets });
+  return checkBudgets(deps.db, { userId: callerId, profileId: session.profileId, sessionId: lease.sessionId, turnId, budgets: deps.config.usage.budgets, profiles: deps.profiles });
 }
 
 type FencedWrite = <T>(fn: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;

@@ -4,7 +4,7 @@ import { DelayedError } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Config, Logger, PriceTable } from '@herald/core';
 import type { Provider, RecallProvider } from '@herald/agent';
-import type { Db } from '@herald/db';
+import type { Db, ProfileCache } from '@herald/db';
 import type { Hooks } from '@herald/hooks';
 import type { McpTools } from '@herald/mcp';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
@@ -48,6 +48,8 @@ export interface WorkerServiceOptions {
   drafts?: AnswerDrafts | undefined;
   /** What model calls cost (HERALD_PRICES_FILE and the built-in table). */
   prices?: PriceTable | undefined;
+  /** The process's profile cache: whether any money budget is on is kept there; read per call without it. */
+  profiles?: ProfileCache | undefined;
 }
 
 // A busy lease means another worker is on the session (or died holding it): look again soon.
