@@ -36,19 +36,23 @@ async function setTracking(on: boolean): Promise<void> {
 interface StatementRow {
   calls: string;
   total_ms: number;
+  wal_bytes: string;
   query: string;
 }
 
 async function report(databaseUrl: string, turns: number): Promise<void> {
   const database = new URL(databaseUrl).pathname.slice(1);
   const statements = await admin<StatementRow>(
-    `SELECT s.calls::text, s.total_exec_time + s.total_plan_time AS total_ms, regexp_replace(s.query, '\\s+', ' ', 'g') AS query
+    `SELECT s.calls::text, s.total_exec_time + s.total_plan_time AS total_ms, s.wal_bytes::text, regexp_replace(s.query, '\\s+', ' ', 'g') AS query
        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
       WHERE d.datname = $1 ORDER BY total_ms DESC LIMIT 40`,
     [database],
   );
   console.log(`\n${turns} turns. Statements by total time (nested included, so a function's callees are counted again inside it), per turn:`);
-  for (const s of statements) console.log(`${(s.total_ms / turns).toFixed(3).padStart(8)} ms  ${(Number(s.calls) / turns).toFixed(2).padStart(6)} calls  ${s.query.slice(0, 150)}`);
+  for (const s of statements) {
+    const wal = `${(Number(s.wal_bytes) / turns).toFixed(0).padStart(6)} B WAL`;
+    console.log(`${(s.total_ms / turns).toFixed(3).padStart(8)} ms  ${(Number(s.calls) / turns).toFixed(2).padStart(6)} calls ${wal}  ${s.query.slice(0, 140)}`);
+  }
   const functions = await admin<{ funcname: string; calls: string; total_time: number; self_time: number }>(
     'SELECT funcname, calls::text, total_time, self_time FROM pg_stat_user_functions ORDER BY self_time DESC LIMIT 30',
     [],
@@ -72,7 +76,10 @@ async function main(): Promise<void> {
     await setTracking(true);
     await admin('SELECT pg_stat_statements_reset()');
     await admin('SELECT pg_stat_reset()', [], bench.databaseUrl);
+    const [walBefore] = await admin<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
     const result = await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: seconds * 1000, chatPrefix }, 'profile');
+    const [wal] = await admin<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::text AS bytes', [walBefore?.lsn]);
+    console.log(`WAL written by the whole cluster during the run: ${(Number(wal?.bytes) / result.turns).toFixed(0)} bytes per turn`);
     await report(bench.databaseUrl, result.turns);
   } finally {
     await setTracking(false);
