@@ -32,18 +32,29 @@ export async function appendAudit(executor: Executor, entries: AuditEntry | read
   if (rows.length === 0) return;
   await executor
     .insertInto('audit_log')
-    .values(
-      rows.map((entry) => ({
-        kind: entry.kind,
-        actor: entry.actor ?? null,
-        profile_id: entry.profileId ?? null,
-        session_id: entry.sessionId ?? null,
-        turn_id: entry.turnId ?? null,
-        subject: entry.subject,
-        detail: JSON.stringify(entry.detail ?? {}),
-      })),
-    )
+    .values(rows.map((entry) => ({ ...auditRow(entry), detail: JSON.stringify(entry.detail ?? {}) })))
     .execute();
+}
+
+/** An entry as an audit_log row. */
+function auditRow(entry: AuditEntry) {
+  return {
+    kind: entry.kind,
+    actor: entry.actor ?? null,
+    profile_id: entry.profileId ?? null,
+    session_id: entry.sessionId ?? null,
+    turn_id: entry.turnId ?? null,
+    subject: entry.subject,
+    detail: entry.detail ?? {},
+  };
+}
+
+/**
+ * Entries as the JSON array herald_append_audit takes, for a SQL function that writes a change and
+ * its entries in one statement (herald_record_results).
+ */
+export function auditRowsJson(entries: readonly AuditEntry[]): string {
+  return JSON.stringify(entries.map(auditRow));
 }
 
 /**

@@ -19,7 +19,7 @@ export {
   CHAT_COMMANDS,
   HELP_REPLY,
 } from './chat-commands.ts';
-export { startTurn, resumeTurn, recordStep, finishTurn, suspendTurn } from './turn-store.ts';
+export { startTurn, resumeTurn, recordStep, recordResults, finishTurn, suspendTurn } from './turn-store.ts';
 export type { FinishedTurn, ModelCallRow, NewWait, TurnCompletionCounts, TurnEnd, WaitButton } from './turn-store.ts';
 export { recordModelCall } from './model-calls.ts';
 export type { SideModelCall } from './model-calls.ts';

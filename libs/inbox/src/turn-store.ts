@@ -6,6 +6,8 @@ import { currentTraceParent, recordFencingRejection } from '@herald/telemetry';
 import { LeaseLostError, INBOX_LIMIT, inboxOf } from '@herald/leases';
 import type { Lease, InboxEntry, NextInbox } from '@herald/leases';
 import { messagesJson, storableJson } from '@herald/transcript';
+import { auditRowsJson } from '@herald/audit';
+import type { AuditEntry } from '@herald/audit';
 import type { NewMessage } from '@herald/transcript';
 
 /** The usage of one model call, as stored in model_calls (whom it counts for and its profile: herald_record_model_call). */
@@ -72,6 +74,19 @@ export async function recordStep(
     lease,
     sql`SELECT herald_record_step(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid,
           ${messagesJson(messages)}::jsonb, ${modelCall === null ? null : storableJson(modelCall)}::jsonb)`,
+  );
+}
+
+/**
+ * A tool step's results, with the audit entries of the calls that made them, in one statement
+ * (herald_record_results): both commit or neither, without a transaction's BEGIN and COMMIT.
+ */
+export async function recordResults(db: Executor, lease: Lease, turnId: string, messages: NewMessage[], audit: readonly AuditEntry[]): Promise<void> {
+  await call(
+    db,
+    lease,
+    sql`SELECT herald_record_results(${lease.sessionId}::uuid, ${lease.token}::bigint, ${turnId}::uuid,
+          ${messagesJson(messages)}::jsonb, ${audit.length === 0 ? null : auditRowsJson(audit)}::jsonb)`,
   );
 }
 

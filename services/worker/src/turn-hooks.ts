@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Logger } from '@herald/core';
 import type { ChatMessage, CompletionRequest, Provider, ToolCall, ToolRunner, ToolRunOutcome } from '@herald/agent';
 import { appendAudit, argumentDigest } from '@herald/audit';
@@ -44,7 +44,7 @@ function parsedArguments(raw: string): unknown {
 /**
  * The hooks of one turn: wraps the tool runner (pre_tool_call, transform_tool_result,
  * post_tool_call, approvals) and the provider (pre_llm_call, post_llm_call), and keeps the audit
- * entries of the tool calls until their results are stored, in that same transaction (recordResults).
+ * entries of the tool calls until their results are stored, in the same statement (takeAudit, @herald/inbox recordResults).
  */
 export class TurnHooks {
   readonly #set: HookSet;
@@ -178,13 +178,9 @@ export class TurnHooks {
     return { ...runner, execute: (call, signal) => this.#execute(runner, call, signal) };
   }
 
-  /** Stores the step's results and the audit entries of their calls in one transaction. */
-  recordResults(store: (executor: Kysely<Database>) => Promise<void>): Promise<void> {
-    const audit = this.#pendingAudit.splice(0);
-    return this.#scope.db.transaction().execute(async (trx) => {
-      await store(trx);
-      await appendAudit(trx, audit);
-    });
+  /** The audit entries of the calls whose results are stored next (recordResults, in the same statement). */
+  takeAudit(): AuditEntry[] {
+    return this.#pendingAudit.splice(0);
   }
 
   #contextFor(request: CompletionRequest): Promise<string | null> {
@@ -211,11 +207,6 @@ export class TurnHooks {
     };
     return { name: provider.name, model: provider.model, complete };
   }
-}
-
-/** Stores tool results: with the turn's audit entries when it has hooks, as a plain write otherwise. */
-export function recordWithAudit(turnHooks: TurnHooks | null, db: Db, store: (executor: Kysely<Database>) => Promise<void>): Promise<void> {
-  return turnHooks ? turnHooks.recordResults(store) : store(db);
 }
 
 /**

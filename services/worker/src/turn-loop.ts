@@ -6,7 +6,7 @@ import { openDraft } from './turn-draft.ts';
 import type { TurnDraft } from './turn-draft.ts';
 import { platformAccountNames } from '@herald/core';
 import { claimForTurn, pendingMessages } from '@herald/session';
-import { recordStep } from '@herald/inbox';
+import { recordResults, recordStep } from '@herald/inbox';
 import { takeAnsweredWaits } from '@herald/waits';
 import { checkBudgets, limitPassed, tokenLimitsArgument } from '@herald/limits';
 import { fenced } from '@herald/leases';
@@ -16,7 +16,7 @@ import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
 import { modelTakesImages } from '@herald/attachments';
 import type { WaitRequest } from '@herald/tools';
 import { midTurnDue } from './turn-compaction.ts';
-import { recordWithAudit, TurnHooks } from './turn-hooks.ts';
+import { TurnHooks } from './turn-hooks.ts';
 import type { GatedRunner } from './turn-hooks.ts';
 import { subagentEvent } from './subagent-turn.ts';
 import type { OpenedTurn, TurnContext, TurnDependencies } from './turn-context.ts';
@@ -171,9 +171,7 @@ function loopOptions(
       ...(pollInjected ? { pollInjected } : {}),
       onToolStep: (step, call) => recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call, deps.prices)),
       onToolResults: (results) =>
-        recordWithAudit(hooks, db, (executor) =>
-          recordStep(executor, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), null),
-        ),
+        recordResults(db, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), hooks?.takeAudit() ?? []),
     },
   };
 }
