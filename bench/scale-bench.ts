@@ -18,6 +18,8 @@ export const SCALE_RESULTS_FILE = new URL('./results/scale.json', import.meta.ur
 const WORKER_COUNTS = [1, 2, 4, 8];
 const SESSIONS_PER_WORKER = 8;
 const MODEL_MS = 200;
+/** Each Herald role's HERALD_DB_POOL_SIZE in this bench (reported in scale.json). */
+const SCALE_POOL_SIZE = 4;
 
 export interface ScalePoint {
   workers: number;
@@ -89,6 +91,8 @@ export function saturation(points: ScalePoint[]): { workers: number | null; post
 export interface ScaleResult {
   method: string;
   worker_cpu_cores: number;
+  /** HERALD_DB_POOL_SIZE of the Herald roles. */
+  db_pool_size: number;
   reference: ScalePoint[];
   herald: ScalePoint[];
 }
@@ -101,8 +105,10 @@ export async function runScaleBench(progress: (message: string) => void, seconds
   const env = { REDIS_URL: redis.url, ...counter.env };
   try {
     const reference = await runTarget('reference', new ReferenceBench(env), meters, cores, seconds, progress);
-    const herald = await runTarget('herald', new PipelineBench({ env }), meters, cores, seconds, progress);
-    return { method: herald.method, worker_cpu_cores: cores, reference: reference.points, herald: herald.points };
+    // Eight workers at the default pool of 10 (plus each one's listeners) pass Postgres' default
+    // max_connections of 100; a worker held to a quarter core never keeps more than a few busy.
+    const herald = await runTarget('herald', new PipelineBench({ env: { ...env, HERALD_DB_POOL_SIZE: String(SCALE_POOL_SIZE) } }), meters, cores, seconds, progress);
+    return { method: herald.method, worker_cpu_cores: cores, db_pool_size: SCALE_POOL_SIZE, reference: reference.points, herald: herald.points };
   } finally {
     await counter.close();
     await redis.stop();
