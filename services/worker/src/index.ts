@@ -6,3 +6,4 @@ export type { SessionLifecycleOptions } from './session-lifecycle.ts';
 export { wakeSessions } from './subagent-turn.ts';
 export type { ProfileModels, ProfileModelSet } from './profile-models.ts';
 export type { AnswerDrafts, TurnDraft } from './turn-draft.ts';
+export { BUSY_RETRY_MAX_MS, BUSY_RETRY_MS, busyRetryMs } from './busy-retry.ts';

@@ -19,6 +19,7 @@ import { TranscriptCache } from '@herald/transcript';
 import { handOverTurn } from './turn-completion.ts';
 import type { ProfileModels } from './profile-models.ts';
 import type { AnswerDrafts } from './turn-draft.ts';
+import { busyRetryMs } from './busy-retry.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -52,9 +53,6 @@ export interface WorkerServiceOptions {
   profiles?: ProfileCache | undefined;
 }
 
-// A busy lease means another worker is on the session (or died holding it): look again soon.
-// Short, because the usual holder is a live worker finishing its last turn.
-const BUSY_RETRY_MS = 50;
 
 export class WorkerService {
   readonly #options: WorkerServiceOptions;
@@ -113,7 +111,7 @@ export class WorkerService {
     }
     if (result.kind === 'busy' || result.kind === 'stopped') {
       // Hand the wake-up back: it keeps its id, so messages arriving meanwhile still collapse into it.
-      await job.moveToDelayed(Date.now() + (result.kind === 'busy' ? BUSY_RETRY_MS : 0), token);
+      await job.moveToDelayed(Date.now() + (result.kind === 'busy' ? busyRetryMs(job.attemptsStarted) : 0), token);
       throw new DelayedError();
     }
   }
