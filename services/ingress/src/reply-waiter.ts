@@ -3,8 +3,12 @@ import type { Db } from '@herald/db';
 import type { EventView } from '@herald/session';
 import type { TurnDoneListener } from '@herald/queue';
 
-// Pub/sub is the fast path; polling covers a lost notice (Redis restart, subscriber reconnect).
-const POLL_MS = 500;
+// Pub/sub is the fast path; polling covers a lost notice (Redis restart, subscriber reconnect),
+// which is rare: a subscribed connection gets every notice. So the poll starts at POLL_MS and
+// doubles up to POLL_MAX_MS: under load a waiter used to read its event every 500 ms (about three
+// reads per turn that waits behind others, for nothing), and a lost notice now costs at most 4 s.
+export const POLL_MS = 500;
+export const POLL_MAX_MS = 4000;
 
 /** Done, or parked on a question for the person: either way the caller has something to show. */
 function finished(event: EventView | undefined): boolean {
@@ -31,6 +35,7 @@ export async function waitForReply(
   try {
     const deadline = Date.now() + timeoutMs;
     let skip = knownPending;
+    let pollMs = POLL_MS;
     for (;;) {
       notified = false;
       const event = skip ? undefined : await getEvent(db, eventId);
@@ -47,9 +52,10 @@ export async function waitForReply(
           clearTimeout(timer);
           resolve();
         };
-        const timer = setTimeout(done, Math.min(POLL_MS, left));
+        const timer = setTimeout(done, Math.min(pollMs, left));
         wake = done;
       });
+      pollMs = Math.min(POLL_MAX_MS, pollMs * 2);
     }
   } finally {
     unwatch();
