@@ -4,7 +4,8 @@
  * statement tallied by text (count-statements.mjs). Prints the top functions by self time per role
  * and the statements per turn. `npx tsx bench/turns/profile.ts [clients] [long]` after `npm run build`;
  * `long`: each client's session seeded to 1,000 messages first (issue 41 point 6); `realistic`: turns
- * of four model steps, three `todo` calls and the answer (issue 41 point 5).
+ * of four model steps, three `todo` calls and the answer (issue 41 point 5). BENCH_MODEL_MS=200 BENCH_SESSIONS=8 with 64
+ * clients profiles the scaling point (where the ingress's `?wait` poll showed).
  */
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -49,7 +50,9 @@ async function main(): Promise<void> {
     if (process.argv[3] === 'long') await seedSessions(bench.databaseUrl, chatPrefix, LONG_SESSION_MESSAGES - 2);
     await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: 1000, chatPrefix, steps }, 'warm');
     const before = await counter.total([bench.pids.ingress, ...bench.pids.workers]);
-    const result = await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: seconds * 1000, chatPrefix, steps }, 'profile');
+    // BENCH_MODEL_MS and BENCH_SESSIONS: the turns bench's scaling point (200 ms, 8 sessions at a time) instead of an instant model.
+    const slow = { concurrency: Number(process.env.BENCH_SESSIONS ?? 64), modelLatencyMs: Number(process.env.BENCH_MODEL_MS ?? 0) };
+    const result = await bench.run({ workers: 1, ...slow, clients, durationMs: seconds * 1000, chatPrefix, steps }, 'profile');
     const statements = (await counter.total([bench.pids.ingress, ...bench.pids.workers])) - before;
     console.log(`${result.turns} turns, ${(statements / result.turns).toFixed(1)} statements per turn (counts below include the warm-up)`);
     for (const [role, pid] of [['ingress', bench.pids.ingress], ['worker', bench.pids.workers[0] ?? 0]] as const) {
