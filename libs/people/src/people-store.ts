@@ -104,7 +104,8 @@ export async function personKeyOf(db: Executor, userId: string, cache?: ProfileC
   };
   // Per process, dropped when a link or a key changes (migrations/0088_shared_cache_notices.sql):
   // without it every inbound message costs this round trip.
-  return cache === undefined ? read() : cache.shared(`person-key:${userId}`, read);
+  // Never from inside a transaction: what it reads may not commit.
+  return cache === undefined || db.isTransaction ? read() : cache.shared(`person-key:${userId}`, read);
 }
 
 /**
