@@ -4,6 +4,9 @@ import { waitFor } from '../../../test/support/wait.ts';
 import { uniquePrefix } from '../../../test/support/test-database.ts';
 
 const delta = (offset: number, text: string) => ({ type: 'delta' as const, step: 0, attempt: 'a', offset, text });
+const failOn = (error: unknown) => {
+  throw error;
+};
 
 describe("a turn's stream writer", () => {
   const prefix = uniquePrefix();
@@ -12,33 +15,31 @@ describe("a turn's stream writer", () => {
   afterAll(async () => {
     await bus.close();
   });
+  const entries = async (eventId: string) => (await store.read(eventId, undefined)).map((e) => e.entry);
 
-  it('sends a burst of deltas as one entry, woken followers see it, and a flush ends the window at once', async () => {
+  it('sends the first piece at once, gathers the ones after it into one entry, and a flush ends the window', async () => {
     const listener = new TurnStreamListener(bus, prefix);
     await listener.start();
     let woken = 0;
     listener.watch('event-burst', () => woken++);
-    const writer = new TurnStreamWriter(store, ['event-burst'], (error) => {
-      throw error;
-    }, 60_000);
-    for (const [offset, text] of [[0, 'Hel'], [3, 'lo, '], [7, 'world']] as const) writer.write(delta(offset, text));
-    // The window is a minute long: only the flush sends it, and it sends it once.
-    expect(await store.read('event-burst', undefined)).toEqual([]);
-    await writer.flush();
-    const entries = await store.read('event-burst', undefined);
-    expect(entries.map((e) => e.entry)).toEqual([delta(0, 'Hello, world')]);
+    const writer = new TurnStreamWriter(store, ['event-burst'], failOn, 60_000);
+    writer.write(delta(0, 'Hel'));
+    await waitFor(async () => (await entries('event-burst')).length === 1, { what: 'the first piece, without waiting for the window' });
     await waitFor(async () => woken > 0, { what: "the followers' wake-up, published with the entry" });
+    for (const [offset, text] of [[3, 'lo, '], [7, 'world']] as const) writer.write(delta(offset, text));
+    // The window is a minute long: only the flush sends the rest, and it sends it as one entry.
+    expect(await entries('event-burst')).toEqual([delta(0, 'Hel')]);
+    await writer.flush();
+    expect(await entries('event-burst')).toEqual([delta(0, 'Hel'), delta(3, 'lo, world')]);
   });
 
   it('writes on its own when the window ends, keeping tool lines apart and in order', async () => {
-    const writer = new TurnStreamWriter(store, ['event-window'], (error) => {
-      throw error;
-    }, 5);
+    const writer = new TurnStreamWriter(store, ['event-window'], failOn, 5);
     writer.write(delta(0, 'Looking'));
+    await writer.flush();
     writer.write({ type: 'tool', name: 'web_search', status: 'start' });
     writer.write(delta(7, ' it up'));
-    await waitFor(async () => (await store.read('event-window', undefined)).length === 3, { what: 'the window to end' });
-    const entries = (await store.read('event-window', undefined)).map((e) => e.entry);
-    expect(entries).toEqual([delta(0, 'Looking'), { type: 'tool', name: 'web_search', status: 'start' }, delta(7, ' it up')]);
+    await waitFor(async () => (await entries('event-window')).length === 3, { what: 'the window to end' });
+    expect(await entries('event-window')).toEqual([delta(0, 'Looking'), { type: 'tool', name: 'web_search', status: 'start' }, delta(7, ' it up')]);
   });
 });
