@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import { likePattern, longestWordRun, SearchQueryError, tsqueryOperand } from './search-query.ts';
 import type { ParsedQuery, SearchTerm, SubstringTerm, WordTerm } from './search-query.ts';
-import { operandShare } from './term-shares.ts';
+import { operandShare, prefixPostingsShare } from './term-shares.ts';
 import type { MessageStats } from './term-shares.ts';
 
 /**
@@ -27,6 +27,11 @@ export interface Plan {
    * statistics; null when unknown (no statistics, or a substring or stop-word term).
    */
   share: number | null;
+  /**
+   * The share of all messages whose postings every GIN scan of the condition collects for its
+   * prefixes (prefixPostingsShare, summed over the word operands); null without statistics.
+   */
+  prefixPostings: number | null;
 }
 
 /** What the english configuration makes of one word operand: its lexemes, as tsquery text. */
@@ -62,10 +67,12 @@ interface Alternative {
   indexed: boolean;
   /** The alternative's share of messages, at most: its rarest positive word's; null when unknown. */
   share: number | null;
+  /** Plan.prefixPostings of this alternative's words. */
+  prefixPostings: number | null;
 }
 
 function emptyAlternative(): Alternative {
-  return { parts: [], ranks: [], headline: [], substrings: [], usesWords: false, usesSubstrings: false, indexed: false, share: null };
+  return { parts: [], ranks: [], headline: [], substrings: [], usesWords: false, usesSubstrings: false, indexed: false, share: null, prefixPostings: null };
 }
 
 /**
@@ -87,22 +94,45 @@ function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Le
     return;
   }
   const unstemmed = positive.filter((term) => !term.phrase && lexemes.get(term)?.query === `'${term.text.toLowerCase()}':*`);
+  // The rarest positive word alone drives the index scan; the others are checked on its rows.
+  const lead = stats === null ? null : rarestWord(stats, positive, lexemes);
+  const indexed = (term: WordTerm) => lead === null || term === lead;
   const together = words.filter((term) => !unstemmed.includes(term));
-  if (together.some((term) => !term.negated)) {
-    alt.parts.push(sql`m.search_vector @@ to_tsquery('english'::regconfig, ${together.map(tsqueryOperand).join(' & ')})`);
-  } else if (together.length > 0) {
-    alt.parts.push(sql`NOT (m.search_vector @@ to_tsquery('english'::regconfig, ${together.map((t) => tsqueryOperand({ ...t, negated: false })).join(' | ')}))`);
+  const driving = together.filter((term) => indexed(term) && (lead === null || !term.negated));
+  const checked = together.filter((term) => !driving.includes(term));
+  if (driving.some((term) => !term.negated)) {
+    alt.parts.push(sql`m.search_vector @@ to_tsquery('english'::regconfig, ${driving.map(tsqueryOperand).join(' & ')})`);
+  } else if (driving.length > 0) {
+    alt.parts.push(sql`NOT (m.search_vector @@ to_tsquery('english'::regconfig, ${driving.map((t) => tsqueryOperand({ ...t, negated: false })).join(' | ')}))`);
+  }
+  if (checked.length > 0) {
+    // ts_match_vq is @@ spelled as a function: the same test, which the planner does not take to an index.
+    alt.parts.push(sql`ts_match_vq(m.search_vector, to_tsquery('english'::regconfig, ${checked.map(tsqueryOperand).join(' & ')}))`);
   }
   for (const term of unstemmed) {
-    alt.parts.push(sql`(m.search_vector @@ to_tsquery('english'::regconfig, ${tsqueryOperand(term)})
-      OR (${SEARCH_TEXT} ILIKE ${likePattern(term.text)} AND ${SEARCH_TEXT} ~* ${wordStartRegex(term.text)}))`);
+    const stems = indexed(term)
+      ? sql`m.search_vector @@ to_tsquery('english'::regconfig, ${tsqueryOperand(term)})`
+      : sql`ts_match_vq(m.search_vector, to_tsquery('english'::regconfig, ${tsqueryOperand(term)}))`;
+    alt.parts.push(sql`(${stems} OR (${SEARCH_TEXT} ILIKE ${likePattern(term.text)} AND ${SEARCH_TEXT} ~* ${wordStartRegex(term.text)}))`);
   }
+  const scanned = lead === null ? words : [lead];
+  alt.prefixPostings = stats === null ? null : scanned.reduce((sum, term) => sum + prefixPostingsShare(stats, lexemes.get(term)?.query ?? ''), 0);
   alt.share = stats === null ? null : wordsShare(stats, positive, lexemes);
   const operands = positive.map((term) => tsqueryOperand(term));
   alt.ranks.push(sql`ts_rank(m.search_vector, to_tsquery('english'::regconfig, ${operands.join(' & ')}))`);
   alt.headline.push(...operands);
   alt.usesWords = true;
   alt.indexed = true;
+}
+
+/** The positive word with the least share of messages (the first when none is known). */
+function rarestWord(stats: MessageStats, positive: WordTerm[], lexemes: Map<WordTerm, Lexemes>): WordTerm | null {
+  let best: { term: WordTerm; share: number } | null = null;
+  for (const term of positive) {
+    const share = operandShare(stats, lexemes.get(term)?.query ?? '') ?? 1;
+    if (best === null || share < best.share) best = { term, share };
+  }
+  return best?.term ?? null;
 }
 
 /**
@@ -208,5 +238,6 @@ export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[], stats:
     substrings: alternatives.flatMap((alt) => alt.substrings),
     // OR: the alternatives' shares add up; one unknown makes the whole unknown.
     share: alternatives.some((alt) => alt.share === null) ? null : Math.min(1, alternatives.reduce((sum, alt) => sum + (alt.share ?? 0), 0)),
+    prefixPostings: stats === null ? null : alternatives.reduce((sum, alt) => sum + (alt.prefixPostings ?? 0), 0),
   };
 }
