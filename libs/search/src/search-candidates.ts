@@ -45,6 +45,9 @@ export interface CandidateQuery {
   oldestFirst: boolean;
   /** How many candidates: candidateRows(). */
   rows: number;
+  /** Sessions returned, and hits shown per session, of the ranked candidates. */
+  sessions: number;
+  hitsPerSession: number;
   /**
    * The most the query can be of the person's messages, from the column statistics
    * (ownerDensityBound); null when unknown. Below walkPays' threshold the walk is left out.

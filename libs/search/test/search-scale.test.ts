@@ -174,11 +174,11 @@ describe('history search at scale: the scope inside the index, a bounded candida
   it('reads a term too sparse for the walk period by period, newest first, and finds the same newest and oldest matches', async () => {
     const { nodes } = await explain(database.db, 'middling', { limit: 50, hitsPerSession: 10 });
     const byPeriod = nodes.filter(
-      (node) => node['Index Name'] === 'messages_scope_vector_idx' && (node['Actual Loops'] ?? 0) > 0 && /= p\.p\)/.test(node['Index Cond'] ?? ''),
+      (node) => node['Index Name'] === 'messages_scope_vector_idx' && (node['Actual Loops'] ?? 0) > 0 && /= p(_\d+)?\.p\)/.test(node['Index Cond'] ?? ''),
     );
     // The newest periods first, one GIN scan each with the owner, the period and the term in its condition.
     expect(byPeriod.length).toBeGreaterThan(0);
-    expect(byPeriod.every((node) => /owner_id = 'u0'.*= p\.p\).*search_vector @@/.test(node['Index Cond'] ?? ''))).toBe(true);
+    expect(byPeriod.every((node) => /owner_id = 'u0'.*= p(_\d+)?\.p\).*search_vector @@/.test(node['Index Cond'] ?? ''))).toBe(true);
     const periodScans = byPeriod.reduce((sum, node) => sum + (node['Actual Loops'] ?? 0), 0);
     expect(periodScans).toBeLessThanOrEqual(FIRST_PERIODS + MORE_PERIODS_MAX);
     expect(periodScans).toBeLessThan(Math.ceil((MESSAGES * SPACING_SECONDS) / SEARCH_PERIOD_SECONDS));
