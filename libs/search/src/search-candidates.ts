@@ -95,6 +95,8 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   const recent = plan.route === 'recent-scan';
   const walkRows = recent ? RECENT_SCAN_WINDOW : walkPays(query.densityBound, query.rows) ? CANDIDATE_WALK_ROWS : 0;
   const matches = and([plan.condition, ...query.filters]);
+  // One scan of every period (and of the sessions seen without being owned): every term indexable.
+  const everyMatch = and([plan.everyTermIndexed, ...query.filters]);
   const within = and(query.timeRange);
   const periodScan = { scope, rows: query.rows, oldestFirst: query.oldestFirst, prefixPostings: plan.prefixPostings, matches, within };
   const others = sql`m.session_id = ANY (${sessionsOfChats(query.others)}::uuid[]) AND ${inVisibleChats(query.others)}`;
@@ -102,7 +104,7 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   const otherHits = recent
     ? sql`SELECT m.id, m.created_at FROM (SELECT * FROM messages m WHERE ${others} AND ${within}
             ORDER BY m.created_at ${dir} LIMIT ${walkRows}) m WHERE ${matches}`
-    : sql`SELECT m.id, m.created_at FROM messages m WHERE ${others} AND ${within} AND ${matches}`;
+    : sql`SELECT m.id, m.created_at FROM messages m WHERE ${others} AND ${within} AND ${everyMatch}`;
   const walk = sql`
       SELECT m.id, m.created_at FROM (
         SELECT * FROM messages m WHERE ${ownedBy(scope)} AND ${within} ORDER BY m.created_at ${dir} LIMIT ${walkRows}) m
@@ -114,7 +116,7 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   ];
   return sql`
     walk AS MATERIALIZED (${walk}),
-    ${recent ? sql`` : sql`${periodCtes(periodScan)} own_hits AS MATERIALIZED (${allAtOnce(query, matches, within)}),`}
+    ${recent ? sql`` : sql`${periodCtes(periodScan)} own_hits AS MATERIALIZED (${allAtOnce(query, everyMatch, within)}),`}
     ${query.others.length > 0 ? sql`other_hits AS MATERIALIZED (${otherHits}),` : sql``}
     candidates AS (
       ${sql.join(branches, sql` UNION `)}
