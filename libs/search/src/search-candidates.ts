@@ -27,12 +27,13 @@ export function candidateRows(limit: number, hitsPerSession: number): number {
  * How many of the person's own newest messages the walk reads, through the
  * (owner_id, profile_id, created_at) btree, before the periods take over: a term matching at least
  * 1.25 * CANDIDATE_ROWS / CANDIDATE_WALK_ROWS of recent messages (a common word) is answered by
- * this walk alone, whatever its count over all history. Below that density a period's matches read
- * through the GIN index (own_hits) cost fewer rows than the walk (docs/decisions/2026-12-06-search-periods.md).
+ * this walk alone, whatever its count over all history. Below that density the matches are read
+ * period by period through the GIN indexes (search-periods.ts, docs/decisions/2026-12-06-search-periods.md).
  */
 export const CANDIDATE_WALK_ROWS = 4000;
 /** The recent-scan route (nothing an index serves) reads at most this many of a person's newest messages. */
 export const RECENT_SCAN_WINDOW = 50_000;
+
 export interface CandidateQuery {
   scope: SearchScope;
   /** What the person sees of sessions they did not start, `<session id> <chat key>` (otherVisibleChats), read before planning. */
