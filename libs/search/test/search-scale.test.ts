@@ -198,6 +198,20 @@ describe('history search at scale: the scope inside the index, a bounded candida
     expect(oldest.sessions[0]?.hits[0]?.messageId).toBe(first.rows[0]?.id);
   });
 
+  it('drives each period scan by the rarest word alone and checks the others on its rows', async () => {
+    const { nodes } = await explain(database.db, 'middling deployment', { limit: 50, hitsPerSession: 10 });
+    const byPeriod = nodes.filter((node) => (node['Index Name'] ?? '').startsWith('messages_scope_') && (node['Actual Loops'] ?? 0) > 0 && /= p(_\d+)?\.p\)/.test(node['Index Cond'] ?? ''));
+    expect(byPeriod.length).toBeGreaterThan(0);
+    // middling is 1 in 100 messages, deployment 1 in 17: only the rarer is an index condition.
+    expect(byPeriod.every((node) => (node['Index Cond'] ?? '').includes('middl') && !(node['Index Cond'] ?? '').includes('deploy'))).toBe(true);
+    const both = await sql<{ n: string }>`
+      SELECT count(*)::text AS n FROM messages
+      WHERE owner_id = 'u0' AND search_vector @@ to_tsquery('english', 'middling:* & deployment:*')`.execute(database.db);
+    const expected = Number(both.rows[0]?.n);
+    expect(expected).toBeGreaterThan(0);
+    expect((await search('middling deployment', { limit: 50, hitsPerSession: 10 })).matched).toBe(expected);
+  });
+
   it('looks up the sessions seen without being owned through indexes, and leaves that branch out when there are none', async () => {
     const plan = await sql<{ 'QUERY PLAN': { Plan: PlanNode }[] }>`
       EXPLAIN (ANALYZE, FORMAT JSON) SELECT ${otherVisibleChats({ profileId: 'main', userId: 'u0' })} AS ids`.execute(database.db);
