@@ -99,7 +99,7 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   // One scan of every period (and of the sessions seen without being owned): every term indexable.
   const everyMatch = and([plan.everyTermIndexed, ...query.filters]);
   const within = and(query.timeRange);
-  const periodScan = { scope, rows: query.rows, oldestFirst: query.oldestFirst, prefixPostings: plan.prefixPostings, matches, within };
+  const periodScan = { scope, rows: query.rows, oldestFirst: query.oldestFirst, prefixPostings: plan.prefixPostings, matches, within, walked: walkRows > 0 };
   const others = sql`m.session_id = ANY (${sessionsOfChats(query.others)}::uuid[]) AND ${inVisibleChats(query.others)}`;
   // Nothing indexes the recent-scan condition: the other sessions are read newest first up to the window.
   const otherHits = recent

@@ -47,15 +47,20 @@ export interface PeriodScan {
   matches: RawBuilder<unknown>;
   /** Conditions on m.created_at. */
   within: RawBuilder<unknown>;
+  /** Whether the walk (a CTE `walk`) read the person's newest messages. */
+  walked: boolean;
 }
 
 /**
- * Whether the first periods are read: always when the condition's prefixes are cheap to gather per
- * scan; for common prefixes only when the walk's matches project the candidates within FIRST_PERIODS.
+ * Whether the first periods are read. Not when the walk read the newest messages and found no
+ * match at all: the term has few matches in all, which one scan of every period gathers once (as
+ * before periods). Otherwise always when the condition's prefixes are cheap to gather per scan;
+ * for common prefixes only when the walk's matches project the candidates within FIRST_PERIODS.
  */
 function firstPeriodsGate(scan: PeriodScan): RawBuilder<unknown> {
-  if (scan.prefixPostings === null || scan.prefixPostings <= PERIODIC_MAX_PREFIX_POSTINGS) return sql`true`;
-  return sql`(SELECT count(*) >= 2 AND ${scan.rows} * extract(epoch FROM max(created_at) - min(created_at)) / ${SEARCH_PERIOD_SECONDS}
+  const found = scan.walked ? sql`(SELECT count(*) > 0 FROM walk)` : sql`true`;
+  if (scan.prefixPostings === null || scan.prefixPostings <= PERIODIC_MAX_PREFIX_POSTINGS) return found;
+  return sql`${found} AND (SELECT count(*) >= 2 AND ${scan.rows} * extract(epoch FROM max(created_at) - min(created_at)) / ${SEARCH_PERIOD_SECONDS}
       <= ${FIRST_PERIODS} * (count(*) - 1) FROM walk)`;
 }
 
