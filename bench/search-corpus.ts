@@ -106,10 +106,11 @@ function* copyChunks(rows: Iterable<(string | null)[]>, every: number, progress:
   if (chunk !== '') yield chunk;
 }
 
-/** The search indexes of migrations/0024_search_scope.sql, dropped for the load and built after it, timed. */
+/** The search indexes of migrations/0024_search_scope.sql and 0085_search_periods.sql, dropped for the load and built after it, timed. */
 const SEARCH_INDEXES = {
-  fulltext: sql`CREATE INDEX messages_scope_vector_idx ON messages USING gin (owner_id, session_id, search_vector)`,
-  trigram: sql`CREATE INDEX messages_scope_trgm_idx ON messages USING gin (owner_id, session_id, (content || coalesce(' ' || tool_text, '')) gin_trgm_ops)`,
+  fulltext: sql`CREATE INDEX messages_scope_vector_idx ON messages USING gin (owner_id, session_id, (floor(extract(epoch FROM created_at - timestamptz '2000-01-01 00:00:00+00') / 2419200)::int), search_vector)`,
+  trigram: sql`CREATE INDEX messages_scope_trgm_idx ON messages
+    USING gin (owner_id, session_id, (floor(extract(epoch FROM created_at - timestamptz '2000-01-01 00:00:00+00') / 2419200)::int), (content || coalesce(' ' || tool_text, '')) gin_trgm_ops)`,
   ownerTime: sql`CREATE INDEX messages_scope_time_idx ON messages (owner_id, profile_id, created_at)`,
 } as const;
 

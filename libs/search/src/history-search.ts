@@ -3,16 +3,20 @@ import type { RawBuilder } from 'kysely';
 import type { Db } from '@herald/db';
 import type { MessageRole } from '@herald/db';
 import { recordSearch } from '@herald/telemetry';
-import { candidateCtes, CANDIDATE_ROWS, candidateRows } from './search-candidates.ts';
+import { CANDIDATE_ROWS, candidateRows } from './search-candidates.ts';
 import type { CandidateQuery } from './search-candidates.ts';
-import { planQuery, queryLexemesSql, SEARCH_TEXT } from './search-plan.ts';
-import type { Lexemes, Plan, SearchRoute } from './search-plan.ts';
+import { planQuery, queryLexemesSql } from './search-plan.ts';
+import type { Lexemes, SearchRoute } from './search-plan.ts';
 import { messageStats, ownerDensityBound } from './term-shares.ts';
 import { parseSearchQuery } from './search-query.ts';
 import { otherVisibleChats } from './search-scope.ts';
 import type { SearchScope } from './search-scope.ts';
+import { HIGHLIGHT_END, HIGHLIGHT_START, searchSql } from './search-statement.ts';
+import type { HitRow, SearchSort } from './search-statement.ts';
 
-export type SearchSort = 'relevance' | 'newest' | 'oldest';
+export { HIGHLIGHT_END, HIGHLIGHT_START, searchSql };
+export type { HitRow, SearchSort };
+
 export const SEARCH_SORTS = ['relevance', 'newest', 'oldest'] as const satisfies readonly SearchSort[];
 
 export interface SearchOptions {
@@ -62,25 +66,10 @@ export const MAX_HITS_PER_SESSION = 10;
 const DEFAULT_LIMIT = 5;
 const DEFAULT_HITS = 3;
 const SNIPPET_RADIUS = 80;
-export const HIGHLIGHT_START = '>>>';
-export const HIGHLIGHT_END = '<<<';
 
 function clamp(value: number | undefined, fallback: number, max: number): number {
   if (value === undefined || !Number.isFinite(value)) return fallback;
   return Math.min(max, Math.max(1, Math.floor(value)));
-}
-
-export interface HitRow {
-  id: string;
-  session_id: string;
-  seq: number;
-  role: MessageRole;
-  tool_name: string | null;
-  created_at: Date;
-  platform: string;
-  chat_type: string;
-  session_created_at: Date;
-  rank: number;
 }
 
 function escapeRegExp(text: string): string {
@@ -144,52 +133,30 @@ export async function candidateQuery(db: Db, scope: SearchScope, options: Search
   const timeRange: RawBuilder<unknown>[] = [];
   if (options.from) timeRange.push(sql`m.created_at >= ${options.from}`);
   if (options.to) timeRange.push(sql`m.created_at < ${options.to}`);
-  const rows = candidateRows(clamp(options.limit, DEFAULT_LIMIT, MAX_SEARCH_LIMIT), clamp(options.hitsPerSession, DEFAULT_HITS, MAX_HITS_PER_SESSION));
+  const sessions = clamp(options.limit, DEFAULT_LIMIT, MAX_SEARCH_LIMIT);
+  const hitsPerSession = clamp(options.hitsPerSession, DEFAULT_HITS, MAX_HITS_PER_SESSION);
+  const rows = candidateRows(sessions, hitsPerSession);
   const sparse = plan.share !== null && stats !== null ? ownerDensityBound(stats, scope.userId, plan.share) : null;
-  return { scope, others: row?.others ?? [], plan, filters, timeRange, oldestFirst: options.sort === 'oldest', rows, densityBound: sparse };
-}
-
-/** The whole search statement: the candidate set, ranked or ordered in time, with its sessions. */
-export function searchSql(query: CandidateQuery, sort: SearchSort): RawBuilder<HitRow> {
-  const order =
-    sort === 'newest'
-      ? sql`m.created_at DESC, m.id DESC`
-      : sort === 'oldest'
-        ? sql`m.created_at ASC, m.id ASC`
-        : // Rounded so that near-equal scores fall back to recency.
-          sql`round((${query.plan.rank})::numeric, 4) DESC, m.created_at DESC, m.id DESC`;
-  return sql<HitRow>`
-    WITH ${candidateCtes(query)}
-    SELECT m.id::text AS id, m.session_id, m.seq, m.role, m.tool_name, m.created_at,
-           s.platform, s.chat_type, s.created_at AS session_created_at, (${query.plan.rank})::float8 AS rank
-    FROM candidates c JOIN messages m ON m.id = c.id JOIN sessions s ON s.id = m.session_id
-    ORDER BY ${order}
-    LIMIT ${query.rows}`;
+  return { scope, others: row?.others ?? [], plan, filters, timeRange, oldestFirst: options.sort === 'oldest', rows, sessions, hitsPerSession, densityBound: sparse };
 }
 
 async function runSearch(db: Db, scope: SearchScope, options: SearchOptions): Promise<SearchResult> {
   const query = await candidateQuery(db, scope, options);
-  const limit = clamp(options.limit, DEFAULT_LIMIT, MAX_SEARCH_LIMIT);
-  const hitsPerSession = clamp(options.hitsPerSession, DEFAULT_HITS, MAX_HITS_PER_SESSION);
   // One statement, no transaction: its plan costs stay under jit_above_cost and parallel setup
   // (the walk is bounded, and the GIN branch is costed by its matches) on a million messages;
-  // see docs/decisions/2026-12-02-search-latency.md for where that stops holding.
+  // see docs/decisions/2026-12-02-search-latency.md for where that stops holding. It returns only
+  // the hits shown, grouped and with their headlines (search-statement.ts).
   const rows = (await searchSql(query, options.sort ?? 'relevance').execute(db)).rows;
   const grouped = new Map<string, { row: HitRow; hits: HitRow[] }>();
   for (const row of rows) {
-    let group = grouped.get(row.session_id);
-    if (!group) {
-      if (grouped.size >= limit) continue;
-      group = { row, hits: [] };
-      grouped.set(row.session_id, group);
-    }
-    if (group.hits.length < hitsPerSession) group.hits.push(row);
+    const group = grouped.get(row.session_id) ?? { row, hits: [] };
+    grouped.set(row.session_id, group);
+    group.hits.push(row);
   }
-  const chosen = [...grouped.values()].flatMap((group) => group.hits.map((hit) => hit.id));
-  const snippets = await snippetsFor(db, chosen, query.plan);
+  const substrings = query.plan.substrings;
   return {
     route: query.plan.route,
-    matched: rows.length,
+    matched: rows[0]?.matched ?? 0,
     sessions: [...grouped.values()].map(({ row, hits }) => ({
       sessionId: row.session_id,
       platform: row.platform,
@@ -201,26 +168,14 @@ async function runSearch(db: Db, scope: SearchScope, options: SearchOptions): Pr
         role: hit.role,
         toolName: hit.tool_name,
         createdAt: hit.created_at,
-        snippet: snippets.get(hit.id) ?? '',
+        snippet: snippetOf(hit, substrings),
       })),
     })),
   };
 }
 
-async function snippetsFor(db: Db, ids: string[], searchPlan: Plan): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map();
-  const headline =
-    searchPlan.headlineQuery === null
-      ? sql<string | null>`NULL`
-      : sql<string | null>`ts_headline('english'::regconfig, ${SEARCH_TEXT}, to_tsquery('english'::regconfig, ${searchPlan.headlineQuery}),
-          ${`StartSel=${HIGHLIGHT_START}, StopSel=${HIGHLIGHT_END}, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" ... "`})`;
-  const rows = await sql<{ id: string; text: string; headline: string | null }>`
-    SELECT m.id::text AS id, ${SEARCH_TEXT} AS text, ${headline} AS headline
-    FROM messages m WHERE m.id = ANY (${ids}::bigint[])`.execute(db);
-  const result = new Map<string, string>();
-  for (const row of rows.rows) {
-    const marked = row.headline !== null && row.headline.includes(HIGHLIGHT_START);
-    result.set(row.id, marked ? row.headline!.replace(/\s+/g, ' ').trim() : substringSnippet(row.text, searchPlan.substrings));
-  }
-  return result;
+/** ts_headline's fragment when it marked a word, else a window around the first substring. */
+function snippetOf(hit: HitRow, substrings: readonly string[]): string {
+  const marked = hit.headline !== null && hit.headline.includes(HIGHLIGHT_START);
+  return marked ? hit.headline!.replace(/\s+/g, ' ').trim() : substringSnippet(hit.text, substrings);
 }

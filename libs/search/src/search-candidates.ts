@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import type { Plan } from './search-plan.ts';
 import { inVisibleChats, ownedBy, sessionsOfChats } from './search-scope.ts';
+import { periodCtes } from './search-periods.ts';
 import type { SearchScope } from './search-scope.ts';
 
 /**
@@ -23,20 +24,13 @@ export function candidateRows(limit: number, hitsPerSession: number): number {
   return Math.min(CANDIDATE_ROWS, Math.max(MIN_CANDIDATE_ROWS, 4 * limit * hitsPerSession));
 }
 /**
- * How many of the person's own newest messages the first phase reads, through the
- * (owner_id, profile_id, created_at) btree, before it hands over to the composite GIN indexes: a
- * term matching at least CANDIDATE_ROWS / CANDIDATE_WALK_ROWS of recent messages (a common word)
- * is answered by this walk alone, whatever its count over all history.
+ * How many of the person's own newest messages the walk reads, through the
+ * (owner_id, profile_id, created_at) btree, before the periods take over: a term matching at least
+ * 1.25 * CANDIDATE_ROWS / CANDIDATE_WALK_ROWS of recent messages (a common word) is answered by
+ * this walk alone, whatever its count over all history. Below that density the matches are read
+ * period by period through the GIN indexes (search-periods.ts, docs/decisions/2026-12-06-search-periods.md).
  */
 export const CANDIDATE_WALK_ROWS = 4000;
-/**
- * The most rows the walk reads in all. When the first CANDIDATE_WALK_ROWS hold some matches but
- * too few, their density says how far back CANDIDATE_ROWS would lie; the walk goes on that far
- * (with a quarter to spare) if it is within this bound. Reading a person's messages in time order
- * costs several times less per row than fetching scattered matches from the GIN index's bitmap, so
- * a term with a few hundred matches per ten thousand messages is cheaper walked than looked up.
- */
-export const CANDIDATE_WALK_MAX_ROWS = 20_000;
 /** The recent-scan route (nothing an index serves) reads at most this many of a person's newest messages. */
 export const RECENT_SCAN_WINDOW = 50_000;
 
@@ -52,6 +46,9 @@ export interface CandidateQuery {
   oldestFirst: boolean;
   /** How many candidates: candidateRows(). */
   rows: number;
+  /** Sessions returned, and hits shown per session, of the ranked candidates. */
+  sessions: number;
+  hitsPerSession: number;
   /**
    * The most the query can be of the person's messages, from the column statistics
    * (ownerDensityBound); null when unknown. Below walkPays' threshold the walk is left out.
@@ -61,11 +58,11 @@ export interface CandidateQuery {
 
 /**
  * Whether walking the person's newest messages can find `rows` candidates within
- * CANDIDATE_WALK_MAX_ROWS: not when even every match of the term being theirs leaves them sparser
- * than walk_on's own threshold. Unknown (no statistics) walks, as a term may be common.
+ * CANDIDATE_WALK_ROWS: not when even every match of the term being theirs leaves them sparser
+ * than that. Unknown (no statistics) walks, as a term may be common.
  */
 export function walkPays(densityBound: number | null | undefined, rows: number): boolean {
-  return densityBound === null || densityBound === undefined || densityBound * CANDIDATE_WALK_MAX_ROWS >= 1.25 * rows;
+  return densityBound === null || densityBound === undefined || densityBound * CANDIDATE_WALK_ROWS >= 1.25 * rows;
 }
 
 function and(conditions: RawBuilder<unknown>[]): RawBuilder<unknown> {
@@ -73,12 +70,23 @@ function and(conditions: RawBuilder<unknown>[]): RawBuilder<unknown> {
 }
 
 /**
- * Common CTEs `walk`, `walk_on`, `own_hits`, `other_hits` and `candidates` (id, created_at). The
- * walk reads the owner's messages in time order and stops after CANDIDATE_ROWS matches or
+ * Every one of the person's matches through the composite GIN indexes in one scan: when the walk
+ * and the periods (search-periods.ts) fall short, the term has few matches in all.
+ */
+function allAtOnce(query: CandidateQuery, matches: RawBuilder<unknown>, within: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`SELECT m.id, m.created_at FROM messages m
+    WHERE (SELECT count(*) FROM walk) < ${query.rows}
+      AND (SELECT count(*) FROM (SELECT id FROM periods UNION SELECT id FROM periods_on) w) < ${query.rows}
+      AND ${ownedBy(query.scope)} AND ${within} AND ${matches}`;
+}
+
+/**
+ * Common CTEs `walk`, `periods`, `periods_on`, `own_hits`, `other_hits` and `candidates` (id,
+ * created_at). The walk reads the owner's messages in time order and stops after `rows` matches or
  * CANDIDATE_WALK_ROWS rows (the inner LIMIT keeps the condition from being pushed into an index
- * choice the planner might get wrong); walk_on reads further when the walk's density puts the
- * candidates within CANDIDATE_WALK_MAX_ROWS; only when both fall short does own_hits ask the composite
- * GIN index (owner_id first) for every match, which a term rare in recent history has few of.
+ * choice the planner might get wrong); only when it falls short are the matches read period by period
+ * through the composite GIN indexes (search-periods.ts), and only when those fall short all at once
+ * (own_hits). A term the statistics show too sparse for the walk skips it.
  * Sessions seen without being owned are searched through the same indexes by session_id, given
  * as a literal array; with none (the common case) that branch is left out of the statement.
  */
@@ -86,37 +94,30 @@ export function candidateCtes(query: CandidateQuery): RawBuilder<unknown> {
   const { scope, plan } = query;
   const dir = query.oldestFirst ? sql`ASC` : sql`DESC`;
   const recent = plan.route === 'recent-scan';
-  // A term the statistics show too sparse for the walk goes straight to the GIN index (own_hits).
   const walkRows = recent ? RECENT_SCAN_WINDOW : walkPays(query.densityBound, query.rows) ? CANDIDATE_WALK_ROWS : 0;
   const matches = and([plan.condition, ...query.filters]);
+  // One scan of every period (and of the sessions seen without being owned): every term indexable.
+  const everyMatch = and([plan.everyTermIndexed, ...query.filters]);
   const within = and(query.timeRange);
+  const periodScan = { scope, rows: query.rows, oldestFirst: query.oldestFirst, prefixPostings: plan.prefixPostings, matches, within, walked: walkRows > 0 };
   const others = sql`m.session_id = ANY (${sessionsOfChats(query.others)}::uuid[]) AND ${inVisibleChats(query.others)}`;
   // Nothing indexes the recent-scan condition: the other sessions are read newest first up to the window.
   const otherHits = recent
     ? sql`SELECT m.id, m.created_at FROM (SELECT * FROM messages m WHERE ${others} AND ${within}
             ORDER BY m.created_at ${dir} LIMIT ${walkRows}) m WHERE ${matches}`
-    : sql`SELECT m.id, m.created_at FROM messages m WHERE ${others} AND ${within} AND ${matches}`;
-  const ownHits = recent
-    ? null
-    : sql`SELECT m.id, m.created_at FROM messages m
-          WHERE (SELECT count(*) FROM walk) < ${query.rows} AND (SELECT count(*) FROM walk_on) < ${query.rows} AND ${ownedBy(scope)} AND ${within} AND ${matches}`;
-  // The second stage's length from the first's density; 0 (nothing read) when the first found
-  // enough or the matches are too sparse for the walk to be the cheaper way.
-  const further = sql`(SELECT CASE WHEN n >= ${query.rows} OR n = 0 THEN 0
-      WHEN ceil(${CANDIDATE_WALK_ROWS * 1.25 * query.rows}::numeric / n) <= ${CANDIDATE_WALK_MAX_ROWS}
-      THEN ceil(${CANDIDATE_WALK_ROWS * 1.25 * query.rows}::numeric / n)::int ELSE 0 END FROM (SELECT count(*) AS n FROM walk) w)`;
-  const walkSql = (rows: RawBuilder<unknown>) => sql`
+    : sql`SELECT m.id, m.created_at FROM messages m WHERE ${others} AND ${within} AND ${everyMatch}`;
+  const walk = sql`
       SELECT m.id, m.created_at FROM (
-        SELECT * FROM messages m WHERE ${ownedBy(scope)} AND ${within} ORDER BY m.created_at ${dir} LIMIT ${rows}) m
+        SELECT * FROM messages m WHERE ${ownedBy(scope)} AND ${within} ORDER BY m.created_at ${dir} LIMIT ${walkRows}) m
       WHERE ${matches} ORDER BY m.created_at ${dir} LIMIT ${query.rows}`;
   const branches = [
     sql`SELECT id, created_at FROM walk`,
-    ...(ownHits ? [sql`SELECT id, created_at FROM walk_on`, sql`SELECT id, created_at FROM own_hits`] : []),
+    ...(recent ? [] : ['periods', 'periods_on', 'own_hits'].map((cte) => sql`SELECT id, created_at FROM ${sql.id(cte)}`)),
     ...(query.others.length > 0 ? [sql`SELECT id, created_at FROM other_hits`] : []),
   ];
   return sql`
-    walk AS MATERIALIZED (${walkSql(sql`${walkRows}`)}),
-    ${ownHits ? sql`walk_on AS MATERIALIZED (${walkSql(further)}), own_hits AS MATERIALIZED (${ownHits}),` : sql``}
+    walk AS MATERIALIZED (${walk}),
+    ${recent ? sql`` : sql`${periodCtes(periodScan)} own_hits AS MATERIALIZED (${allAtOnce(query, everyMatch, within)}),`}
     ${query.others.length > 0 ? sql`other_hits AS MATERIALIZED (${otherHits}),` : sql``}
     candidates AS (
       ${sql.join(branches, sql` UNION `)}

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import { likePattern, longestWordRun, SearchQueryError, tsqueryOperand } from './search-query.ts';
 import type { ParsedQuery, SearchTerm, SubstringTerm, WordTerm } from './search-query.ts';
-import { operandShare } from './term-shares.ts';
+import { operandShare, prefixPostingsShare } from './term-shares.ts';
 import type { MessageStats } from './term-shares.ts';
 
 /**
@@ -16,8 +16,13 @@ export const SEARCH_TEXT = sql`(m.content || coalesce(' ' || m.tool_text, ''))`;
 
 export interface Plan {
   route: SearchRoute;
-  /** A condition on `messages m`. */
+  /**
+   * A condition on `messages m` for scans of one period: one term drives the index scan (the
+   * rarest word, or a CJK substring), the others are checked on its rows.
+   */
   condition: RawBuilder<unknown>;
+  /** The same condition with every term indexable, for the one scan of every period, where the planner may intersect them. */
+  everyTermIndexed: RawBuilder<unknown>;
   rank: RawBuilder<unknown>;
   /** For ts_headline: every positive word operand ORed, or null when there is none. */
   headlineQuery: string | null;
@@ -27,6 +32,11 @@ export interface Plan {
    * statistics; null when unknown (no statistics, or a substring or stop-word term).
    */
   share: number | null;
+  /**
+   * The share of all messages whose postings every GIN scan of the condition collects for its
+   * prefixes (prefixPostingsShare, summed over the word operands); null without statistics.
+   */
+  prefixPostings: number | null;
 }
 
 /** What the english configuration makes of one word operand: its lexemes, as tsquery text. */
@@ -62,10 +72,12 @@ interface Alternative {
   indexed: boolean;
   /** The alternative's share of messages, at most: its rarest positive word's; null when unknown. */
   share: number | null;
+  /** Plan.prefixPostings of this alternative's words. */
+  prefixPostings: number | null;
 }
 
 function emptyAlternative(): Alternative {
-  return { parts: [], ranks: [], headline: [], substrings: [], usesWords: false, usesSubstrings: false, indexed: false, share: null };
+  return { parts: [], ranks: [], headline: [], substrings: [], usesWords: false, usesSubstrings: false, indexed: false, share: null, prefixPostings: null };
 }
 
 /**
@@ -76,7 +88,7 @@ function emptyAlternative(): Alternative {
  * (`server` in `src/server/index.ts`, one `file` lexeme to the parser), as FTS5 does; a tsvector
  * prefix alone lost those (docs/decisions/2026-12-02-search-latency.md).
  */
-function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Lexemes>, stats: MessageStats | null): void {
+function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Lexemes>, stats: MessageStats | null, substringDrives = false): void {
   const positive = words.filter((term) => !term.negated);
   if (positive.length === 0) {
     if (words.length > 0) {
@@ -87,22 +99,46 @@ function addWords(alt: Alternative, words: WordTerm[], lexemes: Map<WordTerm, Le
     return;
   }
   const unstemmed = positive.filter((term) => !term.phrase && lexemes.get(term)?.query === `'${term.text.toLowerCase()}':*`);
+  // The rarest positive word alone drives the index scan, or none when a CJK substring of three or
+  // more characters does (through the trigram index); the others are checked on its rows.
+  const lead = substringDrives || stats === null ? null : rarestWord(stats, positive, lexemes);
+  const indexed = (term: WordTerm) => !substringDrives && (lead === null || term === lead);
   const together = words.filter((term) => !unstemmed.includes(term));
-  if (together.some((term) => !term.negated)) {
-    alt.parts.push(sql`m.search_vector @@ to_tsquery('english'::regconfig, ${together.map(tsqueryOperand).join(' & ')})`);
-  } else if (together.length > 0) {
-    alt.parts.push(sql`NOT (m.search_vector @@ to_tsquery('english'::regconfig, ${together.map((t) => tsqueryOperand({ ...t, negated: false })).join(' | ')}))`);
+  const driving = together.filter((term) => indexed(term) && (lead === null || !term.negated));
+  const checked = together.filter((term) => !driving.includes(term));
+  if (driving.some((term) => !term.negated)) {
+    alt.parts.push(sql`m.search_vector @@ to_tsquery('english'::regconfig, ${driving.map(tsqueryOperand).join(' & ')})`);
+  } else if (driving.length > 0) {
+    alt.parts.push(sql`NOT (m.search_vector @@ to_tsquery('english'::regconfig, ${driving.map((t) => tsqueryOperand({ ...t, negated: false })).join(' | ')}))`);
+  }
+  if (checked.length > 0) {
+    // ts_match_vq is @@ spelled as a function: the same test, which the planner does not take to an index.
+    alt.parts.push(sql`ts_match_vq(m.search_vector, to_tsquery('english'::regconfig, ${checked.map(tsqueryOperand).join(' & ')}))`);
   }
   for (const term of unstemmed) {
-    alt.parts.push(sql`(m.search_vector @@ to_tsquery('english'::regconfig, ${tsqueryOperand(term)})
-      OR (${SEARCH_TEXT} ILIKE ${likePattern(term.text)} AND ${SEARCH_TEXT} ~* ${wordStartRegex(term.text)}))`);
+    const stems = indexed(term)
+      ? sql`m.search_vector @@ to_tsquery('english'::regconfig, ${tsqueryOperand(term)})`
+      : sql`ts_match_vq(m.search_vector, to_tsquery('english'::regconfig, ${tsqueryOperand(term)}))`;
+    alt.parts.push(sql`(${stems} OR (${SEARCH_TEXT} ILIKE ${likePattern(term.text)} AND ${SEARCH_TEXT} ~* ${wordStartRegex(term.text)}))`);
   }
+  const scanned = substringDrives ? [] : lead === null ? words : [lead];
+  alt.prefixPostings = stats === null ? null : scanned.reduce((sum, term) => sum + prefixPostingsShare(stats, lexemes.get(term)?.query ?? ''), 0);
   alt.share = stats === null ? null : wordsShare(stats, positive, lexemes);
   const operands = positive.map((term) => tsqueryOperand(term));
   alt.ranks.push(sql`ts_rank(m.search_vector, to_tsquery('english'::regconfig, ${operands.join(' & ')}))`);
   alt.headline.push(...operands);
   alt.usesWords = true;
   alt.indexed = true;
+}
+
+/** The positive word with the least share of messages (the first when none is known). */
+function rarestWord(stats: MessageStats, positive: WordTerm[], lexemes: Map<WordTerm, Lexemes>): WordTerm | null {
+  let best: { term: WordTerm; share: number } | null = null;
+  for (const term of positive) {
+    const share = operandShare(stats, lexemes.get(term)?.query ?? '') ?? 1;
+    if (best === null || share < best.share) best = { term, share };
+  }
+  return best?.term ?? null;
 }
 
 /**
@@ -157,17 +193,22 @@ function addSubstrings(alt: Alternative, terms: SubstringTerm[]): void {
   }
 }
 
-function alternativeOf(terms: SearchTerm[], lexemes: Map<WordTerm, Lexemes>, stats: MessageStats | null): Alternative | null {
+function alternativeOf(terms: SearchTerm[], lexemes: Map<WordTerm, Lexemes>, stats: MessageStats | null, oneDriver = true): Alternative | null {
   const alt = emptyAlternative();
   const words = terms.filter((term): term is WordTerm => term.kind === 'word');
   // A negated stop word cannot be excluded by the index and excludes almost everything.
   const stop = words.filter((term) => lexemes.get(term)?.nodes === 0 && !term.negated);
-  addWords(alt, words.filter((term) => lexemes.get(term)?.nodes !== 0), lexemes, stats);
+  const substringDrives = oneDriver && terms.some((term) => term.kind === 'substring' && !term.negated && longestWordRun(term.text) >= 3);
+  addWords(alt, words.filter((term) => lexemes.get(term)?.nodes !== 0), lexemes, oneDriver ? stats : null, substringDrives);
   addStopWords(alt, stop);
   addSubstrings(alt, terms.filter((term): term is SubstringTerm => term.kind === 'substring'));
   // A substring or stop-word term has no share in the statistics: the alternative's is unknown.
   if (alt.usesSubstrings) alt.share = null;
   return alt.usesWords || alt.usesSubstrings ? alt : null;
+}
+
+function conditionOf(alternatives: Alternative[]): RawBuilder<unknown> {
+  return sql`(${sql.join(alternatives.map((alt) => sql`(${sql.join(alt.parts, sql` AND `)})`), sql` OR `)})`;
 }
 
 /** The word terms of a query, in the order queryLexemesSql reports on them. */
@@ -202,11 +243,13 @@ export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[], stats:
   const headline = alternatives.flatMap((alt) => alt.headline);
   return {
     route,
-    condition: sql`(${sql.join(alternatives.map((alt) => sql`(${sql.join(alt.parts, sql` AND `)})`), sql` OR `)})`,
+    condition: conditionOf(alternatives),
+    everyTermIndexed: conditionOf(parsed.alternatives.map((terms) => alternativeOf(terms, lexemes, stats, false)).filter((alt): alt is Alternative => alt !== null)),
     rank: ranks.length > 0 ? sql`(${sql.join(ranks, sql` + `)})` : sql`0`,
     headlineQuery: headline.length > 0 ? headline.join(' | ') : null,
     substrings: alternatives.flatMap((alt) => alt.substrings),
     // OR: the alternatives' shares add up; one unknown makes the whole unknown.
     share: alternatives.some((alt) => alt.share === null) ? null : Math.min(1, alternatives.reduce((sum, alt) => sum + (alt.share ?? 0), 0)),
+    prefixPostings: stats === null ? null : alternatives.reduce((sum, alt) => sum + (alt.prefixPostings ?? 0), 0),
   };
 }

@@ -86,6 +86,24 @@ export function operandShare(stats: MessageStats, tsquery: string): number | nul
 }
 
 /**
+ * The share of all messages in the postings a GIN scan collects for the prefix lexemes of
+ * `tsquery` (a prefix is a partial match: every scan gathers all of its lexemes' postings, of
+ * every person and week, before it intersects them with the owner and the week). Exact lexemes
+ * are read lazily and count 0; a prefix too short to bound counts 1.
+ */
+export function prefixPostingsShare(stats: MessageStats, tsquery: string): number {
+  let sum = 0;
+  for (const [, quoted, prefix] of tsquery.matchAll(LEXEME)) {
+    if (prefix === undefined) continue;
+    const lexeme = (quoted ?? '').replace(/''/g, "'");
+    if (lexeme.length < MIN_PREFIX) return 1;
+    const listed = [...stats.lexemes].filter(([elem]) => elem.startsWith(lexeme)).reduce((total, [, freq]) => total + freq, 0);
+    sum += Math.max(listed, stats.leastLexemeShare / 2);
+  }
+  return Math.min(1, sum);
+}
+
+/**
  * The most a term of global share `share` can be of one person's messages: all of its matches
  * theirs. Null (no bound) for a person the statistics do not list among the most common owners,
  * whose history is small enough for the walk to be cheap anyway.
