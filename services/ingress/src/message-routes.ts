@@ -203,6 +203,12 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     return eventAnswer(reply, ids, event);
   });
 
+  registerEventRoutes(app, deps);
+}
+
+/** An accepted message's event: its status and reply, the stream of its turn, and a session's open ones. */
+function registerEventRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
+  const { db } = deps;
   const streamContract = { summary: "Follow an event's turn as server-sent events (delta, tool, waiting, done, error)", tags: ['messages'], params: idParams, produces: 'text/event-stream', response: { 200: eventStream } };
   app.get<{ Params: { id: string } }>('/v1/events/:id/stream', withContract(streamContract), async (request, reply) => {
     const event = await getEvent(db, request.params.id);
