@@ -32,9 +32,6 @@ const NOT_YET_MOVED = [
   'libs/db/src/schema.ts',
   // The package's entry re-exports each platform folder's public names (its tests reach them there).
   'libs/platforms/src/index.ts',
-  // The browser console's platform filter: its bundle cannot reach libs/core (rootDir services/ingress);
-  // the move is an API answer listing the platforms.
-  'services/ingress/console/src/pages/sessions.ts',
 ];
 
 function sourceFiles(dir: string): string[] {
