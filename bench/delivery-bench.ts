@@ -8,7 +8,7 @@ import { createDb, withDefaultUser } from '@herald/db';
 import type { Db, InFlightPart } from '@herald/db';
 import { JobRuntime, prepareJobs, sendJob } from '@herald/jobs';
 import type { QueueSpec } from '@herald/jobs';
-import { TelegramSender } from '@herald/platforms';
+import { TelegramSender } from '@herald/platforms/telegram';
 import { startFakeTelegram } from '../test/support/fake-telegram.ts';
 import type { FakeTelegram } from '../test/support/fake-telegram.ts';
 import { createTestDatabase } from '../test/support/test-database.ts';

@@ -6,7 +6,7 @@ import { readSse } from '../test/support/sse-client.ts';
 import { startFakeTelegram } from '../test/support/fake-telegram.ts';
 import type { FakeTelegram } from '../test/support/fake-telegram.ts';
 import type { FakeLLM } from '../test/support/fake-llm.ts';
-import { telegramChunks } from '@herald/platforms';
+import { telegramChunks } from '@herald/platforms/telegram';
 import { machineLine, percentile, table } from './machine.ts';
 
 /** bench/results/streaming.json: time to first streamed delta beside the time to a whole reply. */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { z } from 'zod';
 import { silentLogger } from '@herald/core';
+import { modelSettingsSchema } from '@herald/profiles';
 import { createIngressServer, openApiPath, recordedRoutes, withContract } from '@herald/ingress';
 import type { FastifyInstance } from 'fastify';
 import { TurnDoneListener } from '@herald/queue';
@@ -69,6 +70,23 @@ describe('route contracts and GET /v1/openapi.json (issue 30, point 5)', () => {
     expect(bare).toEqual([]);
     const post = document.paths['/v1/messages']?.post as unknown as { requestBody: { content: Record<string, { schema: { required: string[] } }> } };
     expect(post.requestBody.content['application/json']?.schema.required).toEqual(expect.arrayContaining(['chat_id', 'user_id', 'text']));
+  });
+
+  it("shows a profile's models with the fields @herald/profiles' rules have (the view the console reads is zod alone)", () => {
+    // The first object schema with a `primary` property: the model settings, however nullable wraps them.
+    const modelFields = (schema: unknown): string[] | undefined => {
+      if (typeof schema !== 'object' || schema === null) return undefined;
+      const properties = (schema as { properties?: Record<string, unknown> }).properties;
+      if (properties && 'primary' in properties) return Object.keys(properties).sort();
+      for (const value of Object.values(schema)) {
+        const found = modelFields(value);
+        if (found) return found;
+      }
+      return undefined;
+    };
+    const rules = Object.keys(modelSettingsSchema.shape).sort();
+    expect(modelFields(document.paths['/v1/profiles']?.get)).toEqual(rules);
+    expect(modelFields(document.paths['/v1/profiles/{profile}']?.get)).toEqual(rules);
   });
 
   it('keeps the document behind the token when there is one, and open when the API is open', async () => {

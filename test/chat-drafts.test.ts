@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DRAFT_CURSOR, splitMarkdown, telegramChunks } from '@herald/platforms';
+import { DRAFT_CURSOR, splitMarkdown } from '@herald/platforms';
+import { telegramChunks } from '@herald/platforms/telegram';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHAT_PLATFORMS } from '@herald/core';
 import { sendJob } from '@herald/jobs';
 import { REVIEW_DEAD_LETTER_QUEUE } from '@herald/knowledge';
 import { startStack } from './support/stack.ts';
@@ -40,6 +41,9 @@ describe('the routes the console reads through', () => {
     expect(ids((await stack.get('/v1/sessions?state=live&chat_id=room-1')).body)).toEqual([next.session_id]);
     expect(ids((await stack.get('/v1/sessions?platform=telegram')).body)).toEqual([]);
     expect(ids((await stack.get('/v1/sessions?platform=api&user_id=carol')).body)).toEqual([other.session_id]);
+    // The platforms the console's filter offers come from the registry: every chat platform, the API and cron.
+    const offered = (await stack.get('/v1/sessions')).body.platforms.map((platform: { name: string }) => platform.name);
+    expect(offered.toSorted()).toEqual(['api', 'cron', ...CHAT_PLATFORMS].toSorted());
 
     const row = (await stack.get(`/v1/sessions?chat_id=room-1&state=ended`)).body.sessions[0];
     expect(row).toMatchObject({ platform: 'api', chat_type: 'dm', chat_id: 'room-1', live: false, origin_user_id: 'api:alice', pending_waits: 0 });

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHAT_PLATFORMS, PLATFORM_FACTS } from '@herald/core';
 import { CONSOLE_CSP } from '@herald/ingress';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
@@ -136,6 +137,9 @@ describe('the web console, in headless Chromium against a running Herald', () =>
     await shot('sessions');
 
     await page.getByLabel('Chat').fill('ops-room');
+    // The platform choices are the server's (GET /v1/sessions names the registry's), not the console's own list.
+    expect(await page.getByLabel('Platform').locator('option').allTextContents()).toEqual(['any', 'API', ...CHAT_PLATFORMS.map((platform) => PLATFORM_FACTS[platform].label), 'Cron']);
+    await page.getByLabel('Platform').selectOption({ label: 'API' });
     await page.getByLabel('State').selectOption('live');
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => page.locator('ul.rows > li').count()).toBe(1);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployDiscordCommands, DiscordIngress } from '@herald/platforms';
+import { deployDiscordCommands, DiscordIngress } from '@herald/platforms/discord';
 import { addPerson, createLinkCode, getPerson } from '@herald/people';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';

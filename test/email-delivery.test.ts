@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { DeliveryError } from '@herald/delivery';
-import { EmailSender } from '@herald/platforms';
+import { EmailSender } from '@herald/platforms/email';
 import { startTestSmtp } from './support/smtp-server.ts';
 import type { TestSmtp } from './support/smtp-server.ts';
 import { HERALD_BIN, PROCESS_START_MS, startStack, waitFor } from './support/stack.ts';

@@ -171,12 +171,16 @@ describe('profiles: managed, each with its own models', () => {
 
   it('deletes softly: sessions stay readable, new messages are refused, main is kept', async () => {
     const before = await send('ops-two', 'c-6', 'last words');
+    const job = await stack.post('/v1/cron/jobs', { user_id: 'alice', profile: 'ops-two', prompt: 'tidy up', schedule: 'every 1h', deliver: 'local' });
+    expect(job.status, JSON.stringify(job.body)).toBe(201);
     const refused = await stack.delete('/v1/profiles/main');
     expect(refused.status).toBe(409);
     expect(refused.body.error.message).toMatch(/main/);
     expect((await stack.delete('/v1/profiles/ops-two')).status).toBe(200);
     expect((await stack.delete('/v1/profiles/ops-two')).status).toBe(404);
     expect((await stack.get('/v1/profiles')).body.profiles.map((p: any) => p.profile)).not.toContain('ops-two');
+    // Its cron jobs stop with it (libs/cron's pauseProfileJobs, in the deletion's transaction) and stay listed.
+    expect((await stack.get(`/v1/cron/jobs/${job.body.job_id}`)).body).toMatchObject({ enabled: false, paused_reason: 'profile deleted' });
 
     const after = await stack.post('/v1/messages', { chat_id: 'c-6', user_id: 'alice', text: 'still there?', profile: 'ops-two' });
     expect(after.status).toBe(400);

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InFlightPart } from '@herald/db';
 import { DeliveryError } from '@herald/delivery';
 import type { OutboundDelivery } from '@herald/delivery';
-import { DRAFT_CURSOR, markdownToSlackMrkdwn, SlackSender, slackWebClient } from '@herald/platforms';
+import { DRAFT_CURSOR } from '@herald/platforms';
+import { markdownToSlackMrkdwn, SlackSender, slackWebClient } from '@herald/platforms/slack';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { BOT_ID, BOT_TOKEN, BOT_USER, buttonPayload, messageEnvelope, SIGNING_SECRET, slackSignatureHeaders, startFakeSlack, TEAM } from './support/fake-slack.ts';
@@ -293,7 +294,7 @@ describe('Slack over the Events API, end to end: the official clients against a 
   });
 
   it('edits a posted message with chat.update (the live-turn edits use it)', async () => {
-    const { slackAdapter } = await import('@herald/platforms');
+    const { slackAdapter } = await import('@herald/platforms/slack');
     const sender = slackAdapter.senderFor(stack.config.platforms) as unknown as { edit(target: Record<string, string>, ts: string, text: string, signal: AbortSignal): Promise<void> };
     const [message] = slack.botMessages(DM) as PostedMessage[];
     await sender.edit({ chatId: DM }, message!.ts, 'now **edited**', AbortSignal.timeout(5000));

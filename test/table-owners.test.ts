@@ -117,14 +117,6 @@ const SESSION_FAMILY_SHARES: Record<string, string[]> = {
  * holds must leave it.
  */
 const NOT_YET_MOVED: string[] = [
-  // A profile's copy (createProfile with `from`) copies its hooks and skills, and its deletion pauses
-  // its cron jobs, in the one transaction with the profile row. libs/profiles sits beside libs/hooks
-  // and libs/knowledge and below libs/cron, so it cannot call their functions: the copy and the
-  // delete move to a module above them.
-  "libs/profiles/src/profile-store.ts: profile_hooks",
-  "libs/profiles/src/profile-store.ts: skills",
-  "libs/profiles/src/profile-store.ts: skill_versions",
-  "libs/profiles/src/profile-store.ts: cron_jobs",
   // The Hermes import's bulk load: COPY on the import's one pg connection into a staging table and
   // messages, with the search indexes set aside and rebuilt (bulk-indexes.ts). Behind libs/session
   // it needs a bulk-write API taking a raw client and row streams, a change of its own.

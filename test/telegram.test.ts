@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@herald/core';
 import { DeliveryConsumer, enqueueOutbound } from '@herald/delivery';
-import { REFUSAL_TEXT, TelegramIngress, TelegramSender } from '@herald/platforms';
+import { REFUSAL_TEXT } from '@herald/platforms';
+import { TelegramIngress, TelegramSender } from '@herald/platforms/telegram';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';

@@ -3,7 +3,19 @@ import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
 import type { Db } from '@herald/db';
 import { bindingsOfProfile, createProfile, deleteProfile, listProfiles, profileDocuments, profileModelSettings, profileNameSchema, profileRecord, profileState } from '@herald/profiles';
-import type { ModelSettings } from '@herald/profiles';
+import type { ModelSettings, ProfileCompanions } from '@herald/profiles';
+import { copyProfileHooks } from '@herald/hooks';
+import { copyProfileSkills } from '@herald/knowledge';
+import { pauseProfileJobs } from '@herald/cron';
+
+/** A profile's hooks and skills go with its copy, its cron jobs stop with its deletion (each lib's own function). */
+const COMPANIONS: ProfileCompanions = {
+  async copy(trx, name, from) {
+    await copyProfileHooks(trx, name, from);
+    await copyProfileSkills(trx, name, from);
+  },
+  retire: (trx, name) => pauseProfileJobs(trx, name),
+};
 
 export const PROFILES_USAGE = `herald profiles list                       the profiles, their models and bindings
 herald profiles show NAME                  one profile: identity, models, bindings, documents
@@ -59,7 +71,7 @@ function checkedName(name: string | undefined): string {
 
 async function create(db: Db, name: string | undefined, from: string | undefined): Promise<void> {
   const checked = checkedName(name);
-  const outcome = await createProfile(db, checked, from, 'cli');
+  const outcome = await createProfile(db, checked, from, 'cli', COMPANIONS);
   if (outcome.kind === 'exists') throw new Refused(`a profile ${checked} exists (or existed: deleted names stay taken)`);
   if (outcome.kind === 'no_source') throw new Refused(`--from: no profile ${from ?? ''}`);
   out(from === undefined ? `created profile ${checked}` : `created profile ${checked} from ${from} (identity, documents, tools, hooks, skills, models; no memory or sessions)`);
@@ -67,7 +79,7 @@ async function create(db: Db, name: string | undefined, from: string | undefined
 
 async function remove(db: Db, name: string | undefined): Promise<void> {
   if (name === undefined) throw new Refused('a profile name is needed', 2);
-  const outcome = await deleteProfile(db, name, 'cli');
+  const outcome = await deleteProfile(db, name, 'cli', COMPANIONS);
   if (outcome.kind === 'main') throw new Refused('the profile main cannot be deleted: unbound traffic goes to it');
   if (outcome.kind === 'missing') throw new Refused(`no profile ${name}`);
   if (outcome.kind === 'bound') throw new Refused(`profile ${name} still has ${outcome.bindings.length} binding(s); remove them first (herald bindings remove)`);

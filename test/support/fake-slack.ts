@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
-import { signSlackBody } from '@herald/platforms';
+import { signSlackBody } from '@herald/platforms/slack';
 import { sendJson, startFakeHttp } from './fake-http.ts';
 import { parseMultipart } from './multipart.ts';
 import type { FakeHttpRequest } from './fake-http.ts';

@@ -29,6 +29,15 @@ export const PERSON_PLATFORMS = [...CHAT_PLATFORMS, API_PLATFORM, SIGN_IN_PLATFO
  */
 export const DEFAULT_ACCOUNT = 'default';
 
+/**
+ * The dead-letter kind each chat platform records its failed inbound updates under. The CHECK on
+ * dead_letters.source lists the same (libs/db's ALLOWED_VALUES reads them from here, and
+ * libs/db/test/generated-types.test.ts holds them to the database): a new platform needs its kind
+ * added there by a migration.
+ */
+const DEAD_LETTER_KINDS = { telegram: 'telegram_update', discord: 'discord_event', slack: 'slack_event' } as const satisfies Record<ChatPlatform, string>;
+export type PlatformDeadLetterKind = (typeof DEAD_LETTER_KINDS)[ChatPlatform];
+
 export interface PlatformFacts {
   /** How its delivery target is written: `<platform>[@<account>]:<chat_id>[:<thread_id>]`. */
   targetSyntax: string;
@@ -38,7 +47,7 @@ export interface PlatformFacts {
    */
   connection: 'poller-or-webhook' | 'gateway' | 'socket-or-events';
   /** The dead-letter kind its failed inbound updates are recorded under (herald_dead_letters). */
-  deadLetterKind: string;
+  deadLetterKind: PlatformDeadLetterKind;
   /** The name people read (logs, the console). */
   label: string;
   /**
@@ -66,13 +75,13 @@ export interface PlatformFacts {
 }
 
 export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
-  telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: 'telegram_update', label: 'Telegram', eventRoutes: ['/telegram/webhook'], negativeIdIsGroup: true, dmChatIdIsUserId: true,
+  telegram: { targetSyntax: 'telegram[@<account>]:<chat_id>[:<topic_id>]', connection: 'poller-or-webhook', deadLetterKind: DEAD_LETTER_KINDS.telegram, label: 'Telegram', eventRoutes: ['/telegram/webhook'], negativeIdIsGroup: true, dmChatIdIsUserId: true,
     secretSettings: ['botToken', 'webhookSecret'], secretHeaders: ['x-telegram-bot-api-secret-token'], slashCommands: false, tokenVariable: 'TELEGRAM_BOT_TOKEN',
     promptHint: 'Replies are shown in Telegram: keep them short, use simple Markdown.' },
-  discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: 'discord_event', label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false,
+  discord: { targetSyntax: 'discord[@<account>]:<channel_id>[:<thread_id>]', connection: 'gateway', deadLetterKind: DEAD_LETTER_KINDS.discord, label: 'Discord', eventRoutes: [], negativeIdIsGroup: false, dmChatIdIsUserId: false,
     secretSettings: ['botToken'], secretHeaders: [], slashCommands: true, tokenVariable: 'DISCORD_BOT_TOKEN',
     promptHint: 'Replies are shown in Discord: Markdown works; keep messages under 2,000 characters.' },
-  slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: 'slack_event', label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false,
+  slack: { targetSyntax: 'slack[@<account>]:<channel>[:<thread_ts>]', connection: 'socket-or-events', deadLetterKind: DEAD_LETTER_KINDS.slack, label: 'Slack', eventRoutes: ['/v1/slack/events', '/v1/slack/interactions'], negativeIdIsGroup: false, dmChatIdIsUserId: false,
     secretSettings: ['botToken', 'appToken', 'signingSecret'], secretHeaders: ['x-slack-signature'], slashCommands: false },
 };
 
@@ -101,6 +110,9 @@ export const DELIVERY_ONLY_FACTS: Readonly<Record<DeliveryOnlyPlatform, Delivery
 export function isDeliveryOnlyPlatform(platform: string): platform is DeliveryOnlyPlatform {
   return (DELIVERY_ONLY_PLATFORMS as readonly string[]).includes(platform);
 }
+/** Every chat platform's dead-letter kind, in the registry's order. */
+export const PLATFORM_DEAD_LETTER_KINDS: readonly PlatformDeadLetterKind[] = CHAT_PLATFORMS.map((platform) => PLATFORM_FACTS[platform].deadLetterKind);
+
 /** Every platform's event routes: public, their requests signed by the platform. */
 export const PLATFORM_EVENT_ROUTES: readonly string[] = CHAT_PLATFORMS.flatMap((platform) => PLATFORM_FACTS[platform].eventRoutes);
 

@@ -38,6 +38,7 @@ export type { DispatchedRun } from './cron-firing.ts';
 export { completeRun, failRun, isSilentAnswer, unfinishedRuns } from './cron-completion.ts';
 export type { CompletedRun, CompletionOptions } from './cron-completion.ts';
 export { planOccurrences } from './occurrence-plan.ts';
+export { pauseProfileJobs } from './profile-jobs.ts';
 export type { OccurrencePlan } from './occurrence-plan.ts';
 export { findSameCronJob } from './cron-lookup.ts';
 export type { CronJobIdentity } from './cron-lookup.ts';

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 import type * as Tables from './generated/tables.ts';
+import { PLATFORM_DEAD_LETTER_KINDS } from '@herald/core';
 
 // The table types come from the database (generated/tables.ts, written by `npm run db:types` from a
 // freshly migrated database and verified against one in libs/db/test/generated-types.test.ts).
@@ -43,7 +44,8 @@ export const ALLOWED_VALUES = {
   'cron_runs.status': ['pending', 'running', 'succeeded', 'silent', 'failed', 'skipped'],
   'outbox.status': ['pending', 'sending', 'delivered', 'failed'],
   'audit_log.kind': ['tool_call', 'approval_request', 'approval_answer', 'hook_decision', 'admin_change', 'refusal'],
-  'dead_letters.source': ['telegram_update', 'discord_event', 'slack_event', 'run'],
+  // Each chat platform's kind, from the registry (a new platform's needs a migration), and failed runs.
+  'dead_letters.source': [...PLATFORM_DEAD_LETTER_KINDS, 'run'],
   'hook_events.event': ['cron_fire', 'delivery_failed'],
   'dead_letters.status': ['failing', 'dead'],
   'role_grants.role': ['admin', 'operator', 'member', 'viewer'],

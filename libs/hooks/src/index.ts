@@ -12,6 +12,6 @@ export { HOOK_DELIVERY_DEAD_LETTER, HOOK_DELIVERY_QUEUE, hookQueues, SIGNATURE_H
 export type { HookDeliveryJob } from './url-hooks.ts';
 export { gatewayDispatch } from './gateway-dispatch.ts';
 export type { DispatchMessage, DispatchVerdict } from './gateway-dispatch.ts';
-export { profileHooksOf } from './profile-hooks.ts';
+export { copyProfileHooks, profileHooksOf } from './profile-hooks.ts';
 export { fireNextHookEvent } from './hook-event-rows.ts';
 export { hookFiring, recordHookFiring } from './hook-firings.ts';

@@ -34,6 +34,7 @@ export {
 } from './skill-store.ts';
 export type { SkillOrigin, SkillSummary, SkillViewer } from './skill-store.ts';
 export { applySkillChange } from './skill-change.ts';
+export { copyProfileSkills } from './skill-copy.ts';
 export type { SkillChange, SkillWriteOptions, SkillWriteResult } from './skill-change.ts';
 export { importSkills } from './skill-import.ts';
 export type { SkillBundle, SkillImportResult } from './skill-import.ts';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { discordNonce, markdownToTelegramHtml, splitMarkdown, telegramChunks } from '@herald/platforms';
+import { splitMarkdown } from '@herald/platforms';
+import { discordNonce } from '@herald/platforms/discord';
+import { markdownToTelegramHtml, telegramChunks } from '@herald/platforms/telegram';
 
 describe('splitting and formatting', () => {
   it('keeps short text whole and splits long text on paragraph boundaries first', () => {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { CHAT_PLATFORMS, parseNamedChat, readStoredTarget, storedTarget, TargetSyntaxError } from '@herald/core';
 import type { PlatformsConfig } from '@herald/core';
-import { discordAdapter, PLATFORM_ADAPTERS, slackAdapter, telegramAdapter } from '../src/index.ts';
+import { PLATFORM_ADAPTERS } from '../src/index.ts';
+import { discordAdapter } from '../src/discord/index.ts';
+import { slackAdapter } from '../src/slack/index.ts';
+import { telegramAdapter } from '../src/telegram/index.ts';
 
 const NONE: PlatformsConfig = { telegram: null, discord: null, slack: null, email: null, mailAllowedDomains: [], accounts: { telegram: [], discord: [], slack: [] }, platformsFile: undefined, deliveryPollMs: 1000, streaming: { telegram: true, discord: true, slack: true } };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseNamedChat, TargetSyntaxError } from '@herald/core';
-import { markdownToSlackMrkdwn, matchSlackSignature, signSlackBody, slackAdapter, SlackRateGate, slackTextToPlain, verifySlackSignature } from '../src/index.ts';
+import { markdownToSlackMrkdwn, matchSlackSignature, signSlackBody, slackAdapter, SlackRateGate, slackTextToPlain, verifySlackSignature } from '../src/slack/index.ts';
 
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 

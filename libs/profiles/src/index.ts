@@ -17,6 +17,6 @@ export {
   profileState,
   setProfileModel,
 } from './profile-store.ts';
-export type { CreateOutcome, DeleteOutcome, ProfileSummary } from './profile-store.ts';
+export type { CreateOutcome, DeleteOutcome, ProfileCompanions, ProfileSummary } from './profile-store.ts';
 export { deleteProfileDocument, profileDocuments, profileRecord, putProfileDocument, updateProfileSettings } from './profile-settings.ts';
 export type { ProfileDocument, ProfileRecord, ProfileSettings } from './profile-settings.ts';

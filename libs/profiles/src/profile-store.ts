@@ -76,8 +76,19 @@ export async function setProfileModel(db: Db, id: string, model: ModelSettings |
 
 export type CreateOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: 'no_source' };
 
-/** Copies what makes `from` the agent it is: settings, identity, models, documents, hooks and skills. */
-async function copyProfile(trx: Transaction<Database>, name: string, from: string): Promise<void> {
+/**
+ * What other libs keep per profile, copied with it and stopped with it in the profile's own
+ * transaction: its hooks and skills (libs/hooks, libs/knowledge), its cron jobs (libs/cron). Those
+ * libs own their tables and sit beside or above this one, so the caller composes their functions
+ * (`COMPANIONS` in the ingress's profile routes and the CLI's profiles command); required, so no caller copies half a profile.
+ */
+export interface ProfileCompanions {
+  copy(trx: Transaction<Database>, name: string, from: string): Promise<void>;
+  retire(trx: Transaction<Database>, name: string): Promise<void>;
+}
+
+/** Copies what makes `from` the agent it is: settings, identity, models, documents, then the companions' rows (hooks and skills). */
+async function copyProfile(trx: Transaction<Database>, name: string, from: string, companions: ProfileCompanions): Promise<void> {
   await sql`INSERT INTO profiles (id, display_name, identity, memory_char_limit, user_char_limit, search_shared_chat_types,
       tool_policy, memory_review_interval, skill_review_interval, memory_shared, session_reset, model)
     SELECT ${name}, ${name}, identity, memory_char_limit, user_char_limit, search_shared_chat_types,
@@ -85,22 +96,14 @@ async function copyProfile(trx: Transaction<Database>, name: string, from: strin
     FROM profiles WHERE id = ${from}`.execute(trx);
   await sql`INSERT INTO profile_documents (profile_id, name, content)
     SELECT ${name}, name, content FROM profile_documents WHERE profile_id = ${from}`.execute(trx);
-  await sql`INSERT INTO profile_hooks (profile_id, hooks) SELECT ${name}, hooks FROM profile_hooks WHERE profile_id = ${from}`.execute(trx);
-  // Live skills with their history; files are shared by hash (skill_blobs), so nothing is duplicated.
-  await sql`INSERT INTO skills (profile_id, name, version, description, category, tags, pinned, created_by, created_at, updated_at)
-    SELECT ${name}, name, version, description, category, tags, pinned, created_by, created_at, updated_at
-    FROM skills WHERE profile_id = ${from} AND deleted_at IS NULL`.execute(trx);
-  await sql`INSERT INTO skill_versions (profile_id, name, version, files, action, author, note, created_at)
-    SELECT ${name}, v.name, v.version, v.files, v.action, v.author, v.note, v.created_at
-    FROM skill_versions v JOIN skills s ON s.profile_id = v.profile_id AND s.name = v.name
-    WHERE v.profile_id = ${from} AND s.deleted_at IS NULL`.execute(trx);
+  await companions.copy(trx, name, from);
 }
 
 /**
  * Creates `name`, empty or as a copy of `from` (never its memory, sessions or history). A name
  * taken by a deleted profile stays taken: that profile's sessions still carry it.
  */
-export async function createProfile(db: Db, name: string, from: string | undefined, actor: string): Promise<CreateOutcome> {
+export async function createProfile(db: Db, name: string, from: string | undefined, actor: string, companions: ProfileCompanions): Promise<CreateOutcome> {
   return withAudit<CreateOutcome>(db, async (trx) => {
     const audit = { kind: 'admin_change' as const, actor, profileId: name, subject: `profile:${name}`, detail: { action: 'create', from: from ?? null } };
     const taken = await trx.selectFrom('profiles').select('id').where('id', '=', name).forUpdate().executeTakeFirst();
@@ -108,7 +111,7 @@ export async function createProfile(db: Db, name: string, from: string | undefin
     if (from !== undefined) {
       const source = await trx.selectFrom('profiles').select('id').where('id', '=', from).where('deleted_at', 'is', null).executeTakeFirst();
       if (!source) return { result: { kind: 'no_source' as const }, audit: [] };
-      await copyProfile(trx, name, from);
+      await copyProfile(trx, name, from, companions);
     } else {
       await trx.insertInto('profiles').values({ id: name, display_name: name }).execute();
     }
@@ -130,7 +133,7 @@ export type DeleteOutcome =
  * Deletes softly: the profile takes no new messages and is not listed, while its sessions,
  * transcripts, memory and skills stay readable. `main` and a profile traffic is bound to stay.
  */
-export async function deleteProfile(db: Db, name: string, actor: string): Promise<DeleteOutcome> {
+export async function deleteProfile(db: Db, name: string, actor: string, companions: ProfileCompanions): Promise<DeleteOutcome> {
   if (name === MAIN_PROFILE) return { kind: 'main' };
   if ((await profileState(db, name)) !== 'active') return { kind: 'missing' };
   const bindings = await bindingsOfProfile(db, name);
@@ -139,7 +142,7 @@ export async function deleteProfile(db: Db, name: string, actor: string): Promis
     const result = await trx.updateTable('profiles').set({ deleted_at: new Date() }).where('id', '=', name).where('deleted_at', 'is', null).executeTakeFirst();
     const deleted = Number(result.numUpdatedRows) > 0;
     // Its cron jobs would start new turns: they stop with it (and stay listed, paused).
-    if (deleted) await trx.updateTable('cron_jobs').set({ enabled: false, paused_reason: 'profile deleted' }).where('profile_id', '=', name).execute();
+    if (deleted) await companions.retire(trx, name);
     const audit = deleted ? { kind: 'admin_change' as const, actor, profileId: name, subject: `profile:${name}`, detail: { action: 'delete' } } : [];
     return { result: deleted ? { kind: 'deleted' as const } : { kind: 'missing' as const }, audit };
   });

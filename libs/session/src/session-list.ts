@@ -37,9 +37,9 @@ export interface SessionSummary {
   pendingWaits: number;
 }
 
-/** Sessions newest first, `limit` per page, by keyset on (created_at, id). */
-export async function listSessions(db: Kysely<Database>, filter: SessionFilter, limit: number): Promise<{ sessions: SessionSummary[]; more: boolean }> {
-  let query = db
+/** A session's columns and the counts a list shows beside them, before any filter. */
+function summaryQuery(db: Kysely<Database>) {
+  return db
     .selectFrom('sessions as s')
     .select([
       's.id', 's.session_key', 's.profile_id', 's.platform', 's.chat_type', 's.chat_id', 's.thread_id', 's.origin_user_id', 's.parent_session_id', 's.created_at', 's.updated_at',
@@ -48,6 +48,11 @@ export async function listSessions(db: Kysely<Database>, filter: SessionFilter, 
       sql<string>`(SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id)`.as('children'),
       sql<string>`(SELECT count(*) FROM tool_waits w WHERE w.session_id = s.id AND w.status = 'pending')`.as('pending_waits'),
     ]);
+}
+
+/** Sessions newest first, `limit` per page, by keyset on (created_at, id). */
+export async function listSessions(db: Kysely<Database>, filter: SessionFilter, limit: number): Promise<{ sessions: SessionSummary[]; more: boolean }> {
+  let query = summaryQuery(db);
   if (filter.profileId !== undefined) query = query.where('s.profile_id', '=', filter.profileId);
   if (filter.platform !== undefined) query = query.where('s.platform', '=', filter.platform);
   if (filter.chatId !== undefined) query = query.where('s.chat_id', '=', filter.chatId);

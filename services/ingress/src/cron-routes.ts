@@ -150,10 +150,27 @@ function registerPreviewRoute(app: FastifyInstance, db: Db): void {
   });
 }
 
+const noJob = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'no such cron job');
+
+/** A job's runs: one started now, and the history with delivery receipts. */
+function registerRunRoutes(app: FastifyInstance, db: Db): void {
+  app.post<{ Params: { id: string } }>('/v1/cron/jobs/:id/run', withContract({ summary: 'Run a cron job now', tags: ['cron'], params: idParams, response: { 202: cronRunView } }), async (request, reply) => {
+    const run = await requestCronRun(db, request.params.id);
+    return run ? reply.code(202).send(runJson(run)) : noJob(reply);
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id/runs', withContract({ summary: 'A cron job runs with their delivery receipts', tags: ['cron'], params: idParams, querystring: runsQuery, response: { 200: cronRunList } }), async (request, reply) => {
+    const query = runsQuery.safeParse(request.query);
+    if (!query.success) return sendInvalid(reply, query.error);
+    const job = await getCronJob(db, request.params.id);
+    if (!job) return noJob(reply);
+    return { runs: (await listCronRuns(db, job.id, query.data.limit)).map(runJson) };
+  });
+}
+
 /** People's view of cron jobs: CRUD, a run-now trigger and run history with delivery receipts. */
 export function registerCronRoutes(app: FastifyInstance, db: Db, rules: CronTargetRules): void {
   registerPreviewRoute(app, db);
-  const noJob = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'no such cron job');
 
   app.get('/v1/cron/jobs', withContract({ summary: 'Cron jobs', tags: ['cron'], querystring: listQuery, response: { 200: cronJobList } }), async (request, reply) => {
     const query = listQuery.safeParse(request.query);
@@ -192,16 +209,5 @@ export function registerCronRoutes(app: FastifyInstance, db: Db, rules: CronTarg
     return reply.code(204).send();
   });
 
-  app.post<{ Params: { id: string } }>('/v1/cron/jobs/:id/run', withContract({ summary: 'Run a cron job now', tags: ['cron'], params: idParams, response: { 202: cronRunView } }), async (request, reply) => {
-    const run = await requestCronRun(db, request.params.id);
-    return run ? reply.code(202).send(runJson(run)) : noJob(reply);
-  });
-
-  app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id/runs', withContract({ summary: 'A cron job runs with their delivery receipts', tags: ['cron'], params: idParams, querystring: runsQuery, response: { 200: cronRunList } }), async (request, reply) => {
-    const query = runsQuery.safeParse(request.query);
-    if (!query.success) return sendInvalid(reply, query.error);
-    const job = await getCronJob(db, request.params.id);
-    if (!job) return noJob(reply);
-    return { runs: (await listCronRuns(db, job.id, query.data.limit)).map(runJson) };
-  });
+  registerRunRoutes(app, db);
 }

@@ -26,9 +26,8 @@ import { followTurn } from './turn-follow.ts';
 import type { TurnStreamFollow } from './turn-follow.ts';
 import { lastEventId, openEventStream, wantsEventStream } from './sse.ts';
 import { withContract } from './contracts/route-contract.ts';
-import { z } from 'zod';
 import { idParams } from './contracts/common.ts';
-import { eventStream, eventView, messageAccepted, messageSkipped, openEventList } from './contracts/message-views.ts';
+import { eventStream, eventView, messageAccepted, messageAnswer, openEventList } from './contracts/message-views.ts';
 
 export interface MessageRouteDependencies {
   config: Config;
@@ -178,7 +177,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     tags: ['messages'],
     querystring: waitQuery,
     body: messageBody,
-    response: { 200: z.union([messageAccepted, messageSkipped]), 202: messageAccepted },
+    response: { 200: messageAnswer, 202: messageAccepted },
   };
   app.post('/v1/messages', withContract(postMessage), async (request, reply) => {
     const query = waitQuery.safeParse(request.query);
@@ -203,6 +202,12 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     return eventAnswer(reply, ids, event);
   });
 
+  registerEventRoutes(app, deps);
+}
+
+/** An accepted message's event: its status and reply, the stream of its turn, and a session's open ones. */
+function registerEventRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
+  const { db } = deps;
   const streamContract = { summary: "Follow an event's turn as server-sent events (delta, tool, waiting, done, error)", tags: ['messages'], params: idParams, produces: 'text/event-stream', response: { 200: eventStream } };
   app.get<{ Params: { id: string } }>('/v1/events/:id/stream', withContract(streamContract), async (request, reply) => {
     const event = await getEvent(db, request.params.id);

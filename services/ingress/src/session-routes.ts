@@ -1,4 +1,5 @@
-import { apiUserId, isUuid } from '@herald/core';
+import { API_PLATFORM, apiUserId, CHAT_PLATFORMS, isUuid, PLATFORM_FACTS } from '@herald/core';
+import { SCHEDULED_PLATFORM } from '@herald/cron';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { listSessions, sessionExists } from '@herald/session';
@@ -16,6 +17,17 @@ import { idParams } from './contracts/common.ts';
 import { sessionList, transcriptPage } from './contracts/session-views.ts';
 
 const MAX_PAGE = 500;
+
+/**
+ * The platforms a session can be on, for the list's platform filter: the API, each chat platform
+ * of the registry, and scheduled runs. The console offers these instead of a list of its own, so a
+ * platform added to the registry shows up there without a change to the console.
+ */
+const SESSION_PLATFORMS = [
+  { name: API_PLATFORM, label: 'API' },
+  ...CHAT_PLATFORMS.map((platform) => ({ name: platform, label: PLATFORM_FACTS[platform].label })),
+  { name: SCHEDULED_PLATFORM, label: 'Cron' },
+];
 
 const name = z.string().trim().min(1).max(256);
 const listQuery = z.strictObject({
@@ -131,7 +143,7 @@ export function registerSessionRoutes(app: FastifyInstance, reads: ReadRouting):
     const { db } = await readDbFor(reads, request);
     const page = await listSessions(db, filter, query.limit);
     const last = page.sessions.at(-1);
-    return { sessions: page.sessions.map(summaryView), next_before: page.more && last ? last.id : null };
+    return { sessions: page.sessions.map(summaryView), next_before: page.more && last ? last.id : null, platforms: SESSION_PLATFORMS };
   });
 
   app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', withContract({ summary: 'A session transcript, whole or by keyset pages on seq', tags: ['sessions'], params: idParams, querystring: pageQuery, response: { 200: transcriptPage } }), async (request, reply) => {

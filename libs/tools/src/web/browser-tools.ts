@@ -73,12 +73,14 @@ async function screenshot(page: Page, context: CallContext): Promise<string> {
   return `${saved} This model cannot be shown images, so read the page with browser_snapshot instead.`;
 }
 
-/** Hermes' browser tools on playwright-core and the system's Chromium; toolset `browser`, off by default. */
-export function createBrowserTools(sessions: BrowserSessions): Tool[] {
-  const after = async (page: Page, what: string) => `${what}.\n${await snapshot(page)}`;
+/** The page's snapshot after an action, so the model sees what the action did. */
+async function after(page: Page, what: string): Promise<string> {
+  return `${what}.\n${await snapshot(page)}`;
+}
+
+/** Actions on the open page: each answers with the snapshot that follows it. */
+function inputTools(sessions: BrowserSessions): Tool[] {
   return [
-    browserTool(sessions, { name: 'browser_navigate', description: 'Open a URL in your browser and return the page snapshot. Private addresses are refused.', schema: z.object({ url: z.string().min(1).max(4000) }), run: (page, args) => navigate(sessions, page, args.url) }),
-    browserTool(sessions, { name: 'browser_snapshot', description: "The page's accessibility tree with element refs (@e1...) to click or type into.", schema: z.object({ full: z.boolean().optional() }), replaySafe: true, run: (page) => snapshot(page) }),
     browserTool(sessions, { name: 'browser_click', description: 'Click an element by ref.', schema: z.object({ ref: refSchema }), run: async (page, args) => {
       await locate(page, args.ref).click({ timeout: ACTION_TIMEOUT_MS });
       await page.waitForLoadState('domcontentloaded', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined);
@@ -101,6 +103,15 @@ export function createBrowserTools(sessions: BrowserSessions): Tool[] {
       await page.goBack({ timeout: ACTION_TIMEOUT_MS, waitUntil: 'domcontentloaded' });
       return after(page, 'Went back');
     } }),
+  ];
+}
+
+/** Hermes' browser tools on playwright-core and the system's Chromium; toolset `browser`, off by default. */
+export function createBrowserTools(sessions: BrowserSessions): Tool[] {
+  return [
+    browserTool(sessions, { name: 'browser_navigate', description: 'Open a URL in your browser and return the page snapshot. Private addresses are refused.', schema: z.object({ url: z.string().min(1).max(4000) }), run: (page, args) => navigate(sessions, page, args.url) }),
+    browserTool(sessions, { name: 'browser_snapshot', description: "The page's accessibility tree with element refs (@e1...) to click or type into.", schema: z.object({ full: z.boolean().optional() }), replaySafe: true, run: (page) => snapshot(page) }),
+    ...inputTools(sessions),
     defineTool({ name: 'browser_close', toolset: 'browser', description: 'Close your browser (cookies and pages of this conversation).', guidance: '', schema: z.object({}), replaySafe: true,
       ...(sessions.unavailable === undefined ? {} : { unavailable: sessions.unavailable }),
       execute: async (_args, context) => ((await sessions.close(context.sessionId)) ? 'Browser closed.' : 'No browser was open.') }),

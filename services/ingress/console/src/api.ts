@@ -3,6 +3,9 @@
 // only ever travels in the Authorization header, never in a URL; a person's session is an HttpOnly
 // cookie the page never sees, with a CSRF token sent on every change.
 
+import type { ErrorBody } from '../../src/contracts/common.ts';
+import type { SignedInView, SignInMethods } from '../../src/contracts/signin-views.ts';
+
 const TOKEN_KEY = 'herald.token';
 
 export class ApiError extends Error {
@@ -46,14 +49,7 @@ export function currentCookieSession(): CookieSession | null {
   return cookieSession;
 }
 
-interface SessionAnswer {
-  person: { display_name: string } | null;
-  grants: { role: string }[];
-  csrf_token: string | null;
-  via: string;
-}
-
-function remember(answer: SessionAnswer): CookieSession | null {
+function remember(answer: SignedInView): CookieSession | null {
   cookieSession = answer.csrf_token === null || answer.person === null ? null : { csrf: answer.csrf_token, name: answer.person.display_name, roles: answer.grants.map((grant) => grant.role) };
   return cookieSession;
 }
@@ -62,7 +58,7 @@ function remember(answer: SessionAnswer): CookieSession | null {
 export async function probeCookieSession(): Promise<CookieSession | null> {
   try {
     const response = await fetch('/v1/auth/session', { headers: { accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
-    return response.ok ? remember((await response.json()) as SessionAnswer) : null;
+    return response.ok ? remember((await response.json()) as SignedInView) : null;
   } catch {
     return null;
   }
@@ -70,7 +66,7 @@ export async function probeCookieSession(): Promise<CookieSession | null> {
 
 /** Signs in with a personal token: the server answers with the session cookie and its CSRF token. */
 export async function signInWithPersonalToken(token: string): Promise<CookieSession | null> {
-  return remember(await callWith<SessionAnswer>('', 'POST', '/v1/auth/sign-in', { token }));
+  return remember(await callWith<SignedInView>('', 'POST', '/v1/auth/sign-in', { token }));
 }
 
 /** Ends the console session on the server (the cookie stops working everywhere at once). */
@@ -84,7 +80,7 @@ export async function endCookieSession(): Promise<void> {
 export async function singleSignOnOffered(): Promise<boolean> {
   try {
     const response = await fetch('/v1/auth/methods', { headers: { accept: 'application/json' }, cache: 'no-store' });
-    return response.ok && ((await response.json()) as { oidc: boolean }).oidc;
+    return response.ok && ((await response.json()) as SignInMethods).oidc;
   } catch {
     return false;
   }
@@ -110,7 +106,8 @@ export function whenUnauthorized(handler: (message: string) => void): void {
 
 async function errorOf(response: Response): Promise<ApiError> {
   try {
-    const body = (await response.json()) as { error?: { code?: string; message?: string; field?: string } };
+    // Partial: a proxy or a load balancer in front may answer with a body of its own.
+    const body = (await response.json()) as Partial<ErrorBody>;
     return new ApiError(response.status, body.error?.code ?? 'error', body.error?.message ?? response.statusText, body.error?.field);
   } catch {
     return new ApiError(response.status, 'error', `${response.status} ${response.statusText}`);

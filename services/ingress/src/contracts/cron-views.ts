@@ -70,3 +70,5 @@ export const cronPreview = z.object({
 export type CronJobView = z.infer<typeof cronJobView>;
 export type CronPreview = z.infer<typeof cronPreview>;
 export type CronRunView = z.infer<typeof cronRunView>;
+export type CronJobList = z.infer<typeof cronJobList>;
+export type CronRunList = z.infer<typeof cronRunList>;

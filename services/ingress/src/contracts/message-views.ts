@@ -29,6 +29,10 @@ export const messageAccepted = z.object({
 
 export const messageSkipped = z.object({ status: z.literal('skipped'), reason: z.string() });
 
+/** POST /v1/messages' 200: accepted (a reply already there, or waited for), or skipped by a hook. */
+export const messageAnswer = z.union([messageAccepted, messageSkipped]);
+export type MessageAnswer = z.infer<typeof messageAnswer>;
+
 export const eventView = z.object({
   event_id: z.string(),
   session_id: z.string(),
@@ -60,6 +64,7 @@ export const waitList = z.object({ waits: z.array(waitView) });
 
 export type WaitingView = z.infer<typeof waitingView>;
 export type WaitView = z.infer<typeof waitView>;
+export type WaitList = z.infer<typeof waitList>;
 
 /**
  * GET /v1/events/:id/stream, and POST /v1/messages with Accept: text/event-stream: server-sent

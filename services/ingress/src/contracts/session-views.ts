@@ -49,7 +49,11 @@ export const sessionSummary = z.object({
   updated_at: isoTime,
 });
 
-export const sessionList = z.object({ sessions: z.array(sessionSummary), next_before: z.string().nullable() });
+/** A platform a session can be on: `name` is what the list's `platform` filter takes, `label` what people read. */
+export const sessionPlatform = z.object({ name: z.string(), label: z.string() });
+
+/** GET /v1/sessions: a page of sessions, the next page's cursor, and the platforms to filter by (from the registry). */
+export const sessionList = z.object({ sessions: z.array(sessionSummary), next_before: z.string().nullable(), platforms: z.array(sessionPlatform) });
 
 const toolCall = z.object({
   id: z.string(),
@@ -147,6 +151,7 @@ export const runsCancelled = z.object({ cancelled: z.array(z.string()) });
 export type SessionRecord = z.infer<typeof sessionRecord>;
 export type SessionSummary = z.infer<typeof sessionSummary>;
 export type SessionList = z.infer<typeof sessionList>;
+export type SessionPlatform = z.infer<typeof sessionPlatform>;
 export type TranscriptMessage = z.infer<typeof transcriptMessage>;
 export type MessageAttachment = z.infer<typeof messageAttachment>;
 export type TranscriptPage = z.infer<typeof transcriptPaged>;

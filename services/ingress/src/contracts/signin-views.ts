@@ -13,3 +13,6 @@ export const signedInView = z.object({
   csrf_token: z.string().nullable(),
   via: z.enum(['token', 'oidc', 'bootstrap']),
 });
+
+export type SignInMethods = z.infer<typeof signInMethods>;
+export type SignedInView = z.infer<typeof signedInView>;

@@ -52,3 +52,4 @@ export const budgetList = z.object({
 export type UsageReportView = z.infer<typeof usageReportView>;
 export type UsageRowView = z.infer<typeof usageRow>;
 export type BudgetView = z.infer<typeof budgetView>;
+export type BudgetList = z.infer<typeof budgetList>;

@@ -1,13 +1,13 @@
 import { api, ApiError, openStream, query, segment } from '../api.ts';
 import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
-import type { ProfileList } from './profiles.ts';
 import { field, h, input, notice, replace, select } from '../dom.ts';
 import { followEvent, followTurn } from '../turn-stream.ts';
 import { turnView } from '../turn-view.ts';
 import { attachmentList } from '../attachments-view.ts';
 import type { TranscriptMessage, TranscriptPage } from '../../../src/contracts/session-views.ts';
-import type { OpenEventList } from '../../../src/contracts/message-views.ts';
+import type { MessageAnswer, OpenEventList } from '../../../src/contracts/message-views.ts';
+import type { ProfileList } from '../../../src/contracts/profile-views.ts';
 
 
 // Who writes from this browser: kept across visits (it is a name, not a secret; the token is not here).
@@ -99,8 +99,9 @@ async function stopTurn(state: ChatState, log: HTMLElement, who: () => string, r
   const timer = window.setTimeout(() => running.abort(), STOP_GRACE_MS);
   running.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   try {
-    const answer = await api<{ reply?: { text: string } }>('POST', '/v1/messages?wait=10', { chat_id: state.chat, user_id: who(), text: '/stop', profile: state.profile });
-    log.append(bubble('assistant', h('div', { class: 'text muted', role: 'status' }, answer.reply?.text ?? 'Stop sent.')));
+    const answer = await api<MessageAnswer>('POST', '/v1/messages?wait=10', { chat_id: state.chat, user_id: who(), text: '/stop', profile: state.profile });
+    const reply = 'reply' in answer ? answer.reply?.text : undefined;
+    log.append(bubble('assistant', h('div', { class: 'text muted', role: 'status' }, reply ?? 'Stop sent.')));
   } catch (error) {
     log.append(notice((error as Error).message, 'error'));
   }

@@ -1,11 +1,11 @@
 import { api, ApiError, query, segment } from '../api.ts';
 import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
-import type { ProfileList } from './profiles.ts';
 import { h, input, notice, replace, select } from '../dom.ts';
 import { browserTimeZone, formatInZone } from '../time.ts';
 import { personInput } from '../people.ts';
 import type { CronJobView, CronPreview } from '../../../src/contracts/cron-views.ts';
+import type { ProfileList } from '../../../src/contracts/profile-views.ts';
 
 
 type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;

@@ -3,7 +3,7 @@ import { confirmAction, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { h, notice, replace } from '../dom.ts';
 import { browserTimeZone, duration, formatTime, relative, timeElement } from '../time.ts';
-import type { CronJobView as CronJob, CronRunView as CronRun } from '../../../src/contracts/cron-views.ts';
+import type { CronJobList, CronJobView as CronJob, CronRunList, CronRunView as CronRun } from '../../../src/contracts/cron-views.ts';
 
 function nextFire(job: CronJob): HTMLElement {
   if (job.next_run_at === null) return h('span', { class: 'muted' }, job.enabled ? 'no further runs' : 'paused');
@@ -68,8 +68,8 @@ export async function cronPage(ctx: PageContext): Promise<void> {
   const list = h('ol', { class: 'cards', 'aria-label': 'Cron jobs' });
   const status = h('div', { 'aria-live': 'polite' });
   const draw = async () => {
-    const { jobs } = await api<{ jobs: CronJob[] }>('GET', '/v1/cron/jobs');
-    const runs = await Promise.all(jobs.map((job) => api<{ runs: CronRun[] }>('GET', `/v1/cron/jobs/${segment(job.job_id)}/runs?limit=5`)));
+    const { jobs } = await api<CronJobList>('GET', '/v1/cron/jobs');
+    const runs = await Promise.all(jobs.map((job) => api<CronRunList>('GET', `/v1/cron/jobs/${segment(job.job_id)}/runs?limit=5`)));
     if (!ctx.current()) return;
     replace(list, ...jobs.map((job, index) => jobCard(job, runs[index]?.runs ?? [], (target, action) => void act(target, action))));
     if (jobs.length === 0) replace(status, notice('No cron jobs yet. Create one here, in chat, with herald cron, or POST /v1/cron/jobs.'));

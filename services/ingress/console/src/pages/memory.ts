@@ -3,6 +3,7 @@ import { confirmAction, go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace } from '../dom.ts';
 import type { MemoryView as Memory } from '../../../src/contracts/knowledge-views.ts';
+import type { ProfileView } from '../../../src/contracts/profile-views.ts';
 
 type Remove = (id: string, content: string) => void;
 
@@ -68,7 +69,7 @@ export async function memoryPage(ctx: PageContext): Promise<void> {
     }
   };
   const onRemove: Remove = (id, content) => void remove(id, content);
-  const [settings, shared, person] = await Promise.all([api<{ memory_shared: boolean }>('GET', base), api<Memory>('GET', `${base}/memory`), personSections(base, userId, onRemove)]);
+  const [settings, shared, person] = await Promise.all([api<ProfileView>('GET', base), api<Memory>('GET', `${base}/memory`), personSections(base, userId, onRemove)]);
   if (!ctx.current()) return;
   replace(
     ctx.main,

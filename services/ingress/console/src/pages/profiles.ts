@@ -2,29 +2,7 @@ import { api } from '../api.ts';
 import { link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { h, notice, replace } from '../dom.ts';
-
-interface ModelSettings {
-  primary: string;
-  fallbacks?: string[];
-  summary?: string;
-  delegation?: string;
-  context_tokens?: number;
-}
-
-/**
- * One row of GET /v1/profiles, written here once for the console: its schema lives beside the route
- * (profile-admin-routes.ts), built on @herald/profiles' model rules, which a browser bundle cannot import.
- */
-export interface ProfileSummary {
-  profile: string;
-  display_name: string;
-  model: ModelSettings | null;
-  bindings: { index: number; match: Record<string, string> }[];
-}
-
-export interface ProfileList {
-  profiles: ProfileSummary[];
-}
+import type { ModelSettingsView as ModelSettings, ProfileList, ProfileSummary } from '../../../src/contracts/profile-views.ts';
 
 function models(model: ModelSettings | null): string {
   if (model === null) return "the deployment's models (HERALD_MODEL)";

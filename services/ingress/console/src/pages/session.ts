@@ -4,14 +4,12 @@ import type { PageContext } from '../app.ts';
 import { h, replace } from '../dom.ts';
 import { timeElement } from '../time.ts';
 import { sessionRow } from './sessions.ts';
-import type { SessionSummary } from './sessions.ts';
 import { transcriptSection } from './transcript.ts';
-import type { DeliveryList, RunView, SessionRecord } from '../../../src/contracts/session-views.ts';
-import type { WaitView } from '../../../src/contracts/message-views.ts';
+import type { DeliveryList, RunList, RunView, SessionList, SessionRecord } from '../../../src/contracts/session-views.ts';
+import type { WaitList, WaitView } from '../../../src/contracts/message-views.ts';
 
 type SessionView = SessionRecord;
 type Wait = WaitView;
-type Delivery = DeliveryList['deliveries'][number];
 /** A child run of delegate_task (GET /v1/runs?session_id=): its task, state and child session. */
 type RunSummary = RunView;
 
@@ -42,8 +40,8 @@ async function lineageSection(session: SessionView): Promise<HTMLElement> {
     parent = view.parent_session_id;
   }
   const [children, runs] = await Promise.all([
-    api<{ sessions: SessionSummary[] }>('GET', `/v1/sessions${query({ parent_id: session.session_id, limit: 50 })}`),
-    api<{ runs: RunSummary[] }>('GET', `/v1/runs${query({ session_id: session.session_id, limit: 50 })}`),
+    api<SessionList>('GET', `/v1/sessions${query({ parent_id: session.session_id, limit: 50 })}`),
+    api<RunList>('GET', `/v1/runs${query({ session_id: session.session_id, limit: 50 })}`),
   ]);
   const steps = [
     ...chain.map((view) => h('li', {}, h('a', { href: link('session', [view.session_id]) }, view.session_key), ' · ', timeElement(view.created_at))),
@@ -85,7 +83,7 @@ function waitElement(wait: Wait, refresh: () => void): HTMLElement {
 async function waitsSection(ctx: PageContext, sessionId: string): Promise<HTMLElement> {
   const section = h('section', { 'aria-labelledby': 'waits-title', 'aria-live': 'polite' });
   const draw = async () => {
-    const { waits } = await api<{ waits: Wait[] }>('GET', `/v1/sessions/${segment(sessionId)}/waits`);
+    const { waits } = await api<WaitList>('GET', `/v1/sessions/${segment(sessionId)}/waits`);
     const pending = waits.filter((wait) => wait.status === 'pending');
     replace(
       section,
@@ -99,7 +97,7 @@ async function waitsSection(ctx: PageContext, sessionId: string): Promise<HTMLEl
 }
 
 async function deliveriesSection(sessionId: string): Promise<HTMLElement | null> {
-  const { deliveries } = await api<{ deliveries: Delivery[] }>('GET', `/v1/sessions/${segment(sessionId)}/deliveries`);
+  const { deliveries } = await api<DeliveryList>('GET', `/v1/sessions/${segment(sessionId)}/deliveries`);
   if (deliveries.length === 0) return null;
   const rows = deliveries.slice(0, 10).map((delivery) =>
     h('li', {}, h('span', { class: `badge ${delivery.status === 'failed' ? 'bad' : delivery.status === 'delivered' ? 'ok' : 'muted'}` }, delivery.status), ' ', timeElement(delivery.created_at), delivery.last_error ? ` · ${delivery.last_error}` : ''),

@@ -3,11 +3,10 @@ import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace, select } from '../dom.ts';
 import { timeElement } from '../time.ts';
-import type { SessionList, SessionSummary } from '../../../src/contracts/session-views.ts';
+import type { SessionList, SessionPlatform, SessionSummary } from '../../../src/contracts/session-views.ts';
 
 export type { SessionSummary };
 
-const PLATFORMS = [['', 'any'], ['api', 'API'], ['telegram', 'Telegram'], ['discord', 'Discord'], ['cron', 'Cron']] as const;
 const STATES = [['', 'live and ended'], ['live', 'live'], ['ended', 'ended']] as const;
 const FILTERS = ['platform', 'user_id', 'chat_id', 'state'] as const;
 
@@ -32,9 +31,24 @@ export function sessionRow(session: SessionSummary): HTMLElement {
   );
 }
 
-function filterForm(params: URLSearchParams): HTMLFormElement {
+/**
+ * The platform filter's choices come with the first page (the server's registry); until then it
+ * offers "any" and the platform already chosen, so a filtered page shows its filter at once.
+ */
+function platformChoices(platforms: readonly SessionPlatform[], chosen: string): [string, string][] {
+  const choices: [string, string][] = [['', 'any'], ...platforms.map((platform): [string, string] => [platform.name, platform.label])];
+  return chosen === '' || choices.some(([name]) => name === chosen) ? choices : [...choices, [chosen, chosen]];
+}
+
+function offerPlatforms(control: HTMLSelectElement, platforms: readonly SessionPlatform[]): void {
+  const chosen = control.value;
+  control.replaceChildren(...platformChoices(platforms, chosen).map(([name, label]) => h('option', { value: name }, label)));
+  control.value = chosen;
+}
+
+function filterForm(params: URLSearchParams, platform: HTMLSelectElement): HTMLFormElement {
   const controls = {
-    platform: select('platform', PLATFORMS, params.get('platform') ?? ''),
+    platform,
     user_id: input('user_id', params.get('user_id') ?? '', { placeholder: 'user id' }),
     chat_id: input('chat_id', params.get('chat_id') ?? '', { placeholder: 'chat id' }),
     state: select('state', STATES, params.get('state') ?? ''),
@@ -64,9 +78,13 @@ export async function sessionsPage(ctx: PageContext): Promise<void> {
   const more = h('div', { class: 'more' });
   const status = h('div', { 'aria-live': 'polite' });
   let pages = 1;
+  const platform = select('platform', platformChoices([], filters.platform ?? ''), filters.platform ?? '');
+  let offered = false;
   const load = async (before: string | null): Promise<void> => {
     const page = await api<SessionList>('GET', `/v1/sessions${query({ ...filters, before, limit: 50 })}`);
     if (!ctx.current()) return;
+    if (!offered) offerPlatforms(platform, page.platforms);
+    offered = true;
     if (before === null) replace(list);
     for (const session of page.sessions) list.append(sessionRow(session));
     if (list.childElementCount === 0) replace(status, notice('No session matches these filters.'));
@@ -74,7 +92,7 @@ export async function sessionsPage(ctx: PageContext): Promise<void> {
     const next = page.next_before;
     replace(more, next ? h('button', { type: 'button', on: { click: () => void load(next).then(() => pages++) } }, 'More') : null);
   };
-  replace(ctx.main, h('h1', {}, 'Sessions'), filterForm(ctx.route.params), status, list, more);
+  replace(ctx.main, h('h1', {}, 'Sessions'), filterForm(ctx.route.params, platform), status, list, more);
   await load(null);
   // Live: new sessions show up on the first page without a reload (later pages stay as read).
   ctx.every(5000, async () => {

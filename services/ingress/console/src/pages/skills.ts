@@ -3,7 +3,7 @@ import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace } from '../dom.ts';
 import { timeElement } from '../time.ts';
-import type { SkillDetail, SkillSummary } from '../../../src/contracts/knowledge-views.ts';
+import type { SkillDetail, SkillList, SkillSummary } from '../../../src/contracts/knowledge-views.ts';
 
 /** Herald's own skill and its state, or who in the profile made it. */
 function originText(skill: SkillSummary): string {
@@ -70,7 +70,7 @@ export async function skillsPage(ctx: PageContext): Promise<void> {
   const profile = ctx.route.params.get('profile') || 'main';
   const name = ctx.route.parts[0];
   if (name !== undefined) return skillDetail(ctx, profile, name);
-  const { skills } = await api<{ skills: SkillSummary[] }>('GET', `/v1/profiles/${segment(profile)}/skills`);
+  const { skills } = await api<SkillList>('GET', `/v1/profiles/${segment(profile)}/skills`);
   replace(
     ctx.main,
     h('h1', {}, 'Skills'),

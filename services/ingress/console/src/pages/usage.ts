@@ -2,13 +2,8 @@ import { api, query } from '../api.ts';
 import { go, link } from '../app.ts';
 import type { PageContext } from '../app.ts';
 import { field, h, input, notice, replace } from '../dom.ts';
-import type { BudgetView, UsageReportView, UsageRowView } from '../../../src/contracts/usage-views.ts';
+import type { BudgetList as Budgets, UsageReportView, UsageRowView } from '../../../src/contracts/usage-views.ts';
 import { costChart, dollars } from './usage-chart.ts';
-
-interface Budgets {
-  defaults: { person_day: number; person_month: number; profile_day: number; profile_month: number };
-  budgets: BudgetView[];
-}
 
 const count = (value: number) => value.toLocaleString('en-US');
 
