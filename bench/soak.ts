@@ -15,6 +15,7 @@ import { startFakeTelegram } from '../test/support/fake-telegram.ts';
 import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
 import { HERALD_BUILT_BIN, PROCESS_START_MS, spawnHerald, stopProcess, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
+import { statementCounters, statementTrends, trackStatements } from './soak-statements.ts';
 
 const WINDOW_MS = 5 * 60_000;
 
@@ -118,6 +119,7 @@ async function main(): Promise<void> {
   const model = await startFakeOpenAI({ handler: modelHandler, latencyMs: 50, retainRequests: 20 });
   const telegram = await startFakeTelegram();
   const database = await createTestDatabase();
+  const tracking = await trackStatements(database.db, database.name);
   const env: Record<string, string> = {
     DATABASE_URL: database.url,
     REDIS_URL: 'redis://127.0.0.1:6379',
@@ -215,7 +217,16 @@ async function main(): Promise<void> {
       await sleep(sampleMs);
     }
   };
-  await Promise.all([...Array.from({ length: 4 }, (_, index) => client(index)), longChat(), telegramChat(), sampler()]);
+  // pg_stat_statements' counters at the start and the end of every window.
+  const counters = tracking ? [await statementCounters(database.db)] : [];
+  const statements = async () => {
+    for (let index = 1; tracking; index++) {
+      await sleep(Math.max(0, Math.min(started + index * WINDOW_MS, ends) - Date.now()));
+      counters.push(await statementCounters(database.db));
+      if (started + index * WINDOW_MS >= ends) return;
+    }
+  };
+  await Promise.all([...Array.from({ length: 4 }, (_, index) => client(index)), longChat(), telegramChat(), sampler(), statements()]);
 
   // Drain: everything accepted is answered before counting.
   const db = database.db;
@@ -246,6 +257,8 @@ async function main(): Promise<void> {
     roles: roles.map((role, index) => `${role.name}-${index}`),
     samples,
     windows,
+    // Per window, the mean time and pages per call of the statements that took the most time.
+    statements: tracking ? statementTrends(counters) : null,
     totals: {
       turns: turns.length,
       errors: turns.filter((t) => !t.ok).length,
