@@ -22,8 +22,9 @@ export interface StatementTrend {
 export async function trackStatements(db: Kysely<any>, databaseName: string): Promise<boolean> {
   try {
     await sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`.execute(db);
-    // Read by the role processes' connections, which open after this.
-    await sql.raw(`ALTER DATABASE "${databaseName.replaceAll('"', '""')}" SET pg_stat_statements.track = 'top'`).execute(db);
+    // Read by the role processes' connections, which open after this. 'all': the statements inside
+    // Herald's SQL functions (migrations/functions) are where a turn's writes spend their time.
+    await sql.raw(`ALTER DATABASE "${databaseName.replaceAll('"', '""')}" SET pg_stat_statements.track = 'all'`).execute(db);
     await sql`SELECT 1 FROM pg_stat_statements LIMIT 1`.execute(db);
     return true;
   } catch {
@@ -44,7 +45,7 @@ export async function statementCounters(db: Kysely<any>): Promise<Map<string, Co
  * The `top` statements by time over the run, each with its per-window figures, from the counters
  * taken at the start and at the end of every window.
  */
-export function statementTrends(snapshots: Map<string, Counters>[], top = 10): StatementTrend[] {
+export function statementTrends(snapshots: Map<string, Counters>[], top = 16): StatementTrend[] {
   const last = snapshots.at(-1) ?? new Map<string, Counters>();
   const ids = [...last.keys()].sort((a, b) => last.get(b)!.totalMs - last.get(a)!.totalMs).slice(0, top);
   return ids.map((id) => ({

@@ -257,7 +257,7 @@ async function main(): Promise<void> {
     roles: roles.map((role, index) => `${role.name}-${index}`),
     samples,
     windows,
-    // Per window, the mean time and pages per call of the statements that took the most time.
+    // Per window, the mean time and pages per call of the 16 statements that took the most time.
     statements: tracking ? statementTrends(counters) : null,
     totals: {
       turns: turns.length,
