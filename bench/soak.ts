@@ -15,6 +15,7 @@ import { startFakeTelegram } from '../test/support/fake-telegram.ts';
 import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
 import { HERALD_BUILT_BIN, PROCESS_START_MS, spawnHerald, stopProcess, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
+import { statementCounters, statementTrends, trackStatements } from './soak-statements.ts';
 
 const WINDOW_MS = 5 * 60_000;
 
@@ -50,15 +51,17 @@ interface Role {
 }
 
 async function startRole(role: string, env: Record<string, string>): Promise<Role> {
-  const child = spawnHerald(role, { ...env, LOG_LEVEL: 'info' }, HERALD_BUILT_BIN);
+  // The output's tail is enough to find the start line; half an hour of logs is not kept.
+  const child = spawnHerald(role, { ...env, LOG_LEVEL: 'info' }, HERALD_BUILT_BIN, [], 1_000_000);
   const ready = role === 'ingress' ? /ingress listening on (\S+)"/ : /metrics and health on port (\d+)/;
   const found = await waitFor(async () => ready.exec(child.output())?.[1], { timeoutMs: PROCESS_START_MS, what: `${role} start` });
   const metricsUrl = role === 'ingress' ? `${found.replace('0.0.0.0', '127.0.0.1')}/metrics` : `http://127.0.0.1:${found}/metrics`;
   return { name: role, process: child, metricsUrl };
 }
 
-function metric(text: string, name: string): number | null {
-  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+function metric(text: string, name: string, label?: string): number | null {
+  const labels = label === undefined ? '(?:\\{[^}]*\\})?' : `\\{[^}]*${label}[^}]*\\}`;
+  const match = new RegExp(`^${name}${labels} ([0-9.e+]+)$`, 'm').exec(text);
   return match ? Number(match[1]) : null;
 }
 
@@ -87,7 +90,8 @@ function verdict(samples: Record<string, any>[], roleNames: string[], windows: {
   );
   const first = windows[0]?.p99Ms ?? null;
   const last = windows.at(-1)?.p99Ms ?? null;
-  return { roles, p99LastOverFirst: first && last ? last / first : null };
+  const driverHeap = slopePer10Minutes(warm.map((sample) => [sample.atMs / 60_000, sample.driver.heapUsedMb] as [number, number]));
+  return { roles, p99LastOverFirst: first && last ? last / first : null, driverHeapMbPer10Min: driverHeap };
 }
 
 /** One sample of a role: RSS and open file descriptors from /proc, heap and active handles from its /metrics. */
@@ -101,6 +105,9 @@ async function sampleRole(role: Role) {
   return {
     rssMb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024,
     heapUsedMb: (metric(metrics, 'nodejs_heap_size_used_bytes') ?? NaN) / 1024 / 1024,
+    // What V8 has reserved, and its young generation's share: RSS follows these, live or garbage.
+    heapTotalMb: (metric(metrics, 'nodejs_heap_size_total_bytes') ?? NaN) / 1024 / 1024,
+    newSpaceMb: (metric(metrics, 'nodejs_heap_space_size_total_bytes', 'space="new"') ?? NaN) / 1024 / 1024,
     activeHandles: metric(metrics, 'nodejs_active_handles_total'),
     openFds: fds,
   };
@@ -109,9 +116,10 @@ async function sampleRole(role: Role) {
 async function main(): Promise<void> {
   const minutes = option('minutes', 30);
   const sampleMs = option('sample-seconds', 30) * 1000;
-  const model = await startFakeOpenAI({ handler: modelHandler, latencyMs: 50, retainRequests: 200 });
+  const model = await startFakeOpenAI({ handler: modelHandler, latencyMs: 50, retainRequests: 20 });
   const telegram = await startFakeTelegram();
   const database = await createTestDatabase();
+  const tracking = await trackStatements(database.db, database.name);
   const env: Record<string, string> = {
     DATABASE_URL: database.url,
     REDIS_URL: 'redis://127.0.0.1:6379',
@@ -201,12 +209,24 @@ async function main(): Promise<void> {
     for (;;) {
       const row: Record<string, unknown> = { atMs: Date.now() - started };
       for (const [index, role] of roles.entries()) row[`${role.name}-${index}`] = await sampleRole(role);
+      // The driver's own memory: a driver that grows slows down and measures itself.
+      const own = process.memoryUsage();
+      row.driver = { rssMb: own.rss / 1024 / 1024, heapUsedMb: own.heapUsed / 1024 / 1024 };
       samples.push(row);
       if (Date.now() + sampleMs > ends) return;
       await sleep(sampleMs);
     }
   };
-  await Promise.all([...Array.from({ length: 4 }, (_, index) => client(index)), longChat(), telegramChat(), sampler()]);
+  // pg_stat_statements' counters at the start and the end of every window.
+  const counters = tracking ? [await statementCounters(database.db)] : [];
+  const statements = async () => {
+    for (let index = 1; tracking; index++) {
+      await sleep(Math.max(0, Math.min(started + index * WINDOW_MS, ends) - Date.now()));
+      counters.push(await statementCounters(database.db));
+      if (started + index * WINDOW_MS >= ends) return;
+    }
+  };
+  await Promise.all([...Array.from({ length: 4 }, (_, index) => client(index)), longChat(), telegramChat(), sampler(), statements()]);
 
   // Drain: everything accepted is answered before counting.
   const db = database.db;
@@ -237,6 +257,8 @@ async function main(): Promise<void> {
     roles: roles.map((role, index) => `${role.name}-${index}`),
     samples,
     windows,
+    // Per window, the mean time and pages per call of the 16 statements that took the most time.
+    statements: tracking ? statementTrends(counters) : null,
     totals: {
       turns: turns.length,
       errors: turns.filter((t) => !t.ok).length,

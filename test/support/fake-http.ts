@@ -35,7 +35,7 @@ export interface FakeHttpServer {
   /** `http://<host>:<port>`, no trailing slash. */
   origin: string;
   port: number;
-  /** Every request, in arrival order. */
+  /** Every request, in arrival order (the newest `retainRequests` when that is given). */
   requests: LoggedRequest[];
   close(): Promise<void>;
 }
@@ -70,8 +70,10 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
 }
 
 /** Starts a server whose handler gets each request with its body read; a throwing handler answers 500. */
-export async function startFakeHttp(handler: FakeHttpHandler, options: { host?: string } = {}): Promise<FakeHttpServer> {
+export async function startFakeHttp(handler: FakeHttpHandler, options: { host?: string; retainRequests?: number } = {}): Promise<FakeHttpServer> {
   const host = options.host ?? '127.0.0.1';
+  // A fake that keeps its own record (the model's) logs nothing here: a soak sends it thousands of long bodies.
+  const retain = options.retainRequests ?? Number.POSITIVE_INFINITY;
   const sockets = new Set<Socket>();
   const requests: LoggedRequest[] = [];
   const server = createServer((incoming, response) => {
@@ -87,6 +89,7 @@ export async function startFakeHttp(handler: FakeHttpHandler, options: { host?: 
         at: performance.now(),
       };
       requests.push(logged);
+      if (requests.length > retain) requests.splice(0, requests.length - retain);
       await handler({ ...logged, raw, bytes }, response);
     })().catch((error: unknown) => {
       if (!response.headersSent) sendJson(response, 500, { error: { message: String(error) } });

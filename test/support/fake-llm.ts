@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson, startFakeHttp } from './fake-http.ts';
 import type { FakeHttpRequest } from './fake-http.ts';
 import { waitFor } from './wait.ts';
+import { AnthropicPrefixCache, bytes, OpenAIPrefixCache, tokens } from './prompt-cache.ts';
 
 /**
  * Local stand-ins for the OpenAI and Anthropic HTTP APIs. They speak the real wire formats so the
@@ -110,9 +111,6 @@ export interface FakeLLM {
 
 export const echoHandler: FakeHandler = (request) => ({ text: `echo: ${request.lastUserText}` });
 
-/** Token counts are approximated as one token per 4 bytes of serialized JSON, rounded up. */
-const tokens = (bytes: number) => Math.ceil(bytes / 4);
-const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -166,91 +164,6 @@ function neutralAnthropic(body: any): { system: string; messages: NeutralMessage
     if (text !== '') messages.push({ role: 'user', content: text });
   }
   return { system, messages };
-}
-
-/**
- * OpenAI's automatic prefix cache, approximately: the longest byte prefix of the serialized
- * model + tools + messages this request shares with an earlier request of the same
- * prompt_cache_key (requests without one share the '' bucket), in 4-byte tokens rounded down to
- * 128-token steps, and only from 1,024 tokens on. The real cache is hashed per 128-token block and
- * routed by key; there is no eviction or TTL here (the last 64 requests per key are remembered).
- */
-class OpenAIPrefixCache {
-  readonly #seen = new Map<string, Buffer[]>();
-  account(key: string, serialized: string): number {
-    const current = Buffer.from(serialized, 'utf8');
-    const previous = this.#seen.get(key) ?? [];
-    let best = 0;
-    for (const earlier of previous) {
-      const limit = Math.min(earlier.length, current.length);
-      let i = 0;
-      while (i < limit && earlier[i] === current[i]) i++;
-      best = Math.max(best, i);
-    }
-    previous.push(current);
-    if (previous.length > 64) previous.shift();
-    this.#seen.set(key, previous);
-    const cached = Math.floor(Math.floor(best / 4) / 128) * 128;
-    return cached >= 1024 ? Math.min(cached, tokens(current.length)) : 0;
-  }
-}
-
-/**
- * Anthropic's explicit cache, approximately. The prompt is a sequence of blocks in cache order:
- * tools, then system blocks, then each message's content blocks, each serialized without its
- * cache_control (a moving breakpoint must not change the bytes before it), under the model's name.
- * - A write happens at each cache_control breakpoint: the whole prefix up to it is cached.
- * - A read is the longest previously written prefix found at a block boundary at or up to 20
- *   blocks before one of this request's breakpoints (the API's lookback), so last turn's rolling
- *   tail breakpoint is read back when the conversation has grown by a turn.
- * - cache_creation_input_tokens is the rest up to the request's last breakpoint;
- *   input_tokens is everything after it.
- * Prefixes under 1,024 tokens are neither written nor read, as on the real API (the exact minimum
- * depends on the model). No TTL, no eviction, one cache per fake server (the real one is per
- * workspace, not per session).
- */
-class AnthropicPrefixCache {
-  static readonly LOOKBACK_BLOCKS = 20;
-  static readonly MIN_TOKENS = 1024;
-  readonly #written = new Set<string>();
-  account(body: any): { read: number; write: number; total: number } {
-    const parts: { text: string; breakpoint: boolean }[] = [];
-    const strip = (block: any) => JSON.stringify({ ...block, cache_control: undefined });
-    for (const tool of body.tools ?? []) parts.push({ text: `tool:${strip(tool)}`, breakpoint: !!tool.cache_control });
-    const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : (body.system ?? []);
-    for (const block of system) parts.push({ text: `system:${strip(block)}`, breakpoint: !!block.cache_control });
-    (body.messages ?? []).forEach((message: any, index: number) => {
-      const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content ?? []);
-      for (const block of blocks) {
-        parts.push({ text: `${index}:${message.role}:${strip(block)}`, breakpoint: !!block.cache_control });
-      }
-    });
-    // Cumulative hash and token length at every block boundary.
-    const hash = createHash('sha256').update(`model:${String(body.model)}\n`);
-    let size = 0;
-    const boundaries = parts.map((part) => {
-      hash.update(part.text);
-      size += bytes(part.text);
-      return { key: hash.copy().digest('hex'), tokens: tokens(size), breakpoint: part.breakpoint };
-    });
-    const cacheable = (boundary: { tokens: number }) => boundary.tokens >= AnthropicPrefixCache.MIN_TOKENS;
-    let read = 0;
-    let lastBreakpoint = 0;
-    boundaries.forEach((boundary, index) => {
-      if (!boundary.breakpoint || !cacheable(boundary)) return;
-      lastBreakpoint = boundary.tokens;
-      for (let j = index; j >= 0 && j >= index - AnthropicPrefixCache.LOOKBACK_BLOCKS; j--) {
-        const candidate = boundaries[j];
-        if (candidate && cacheable(candidate) && this.#written.has(candidate.key)) {
-          read = Math.max(read, candidate.tokens);
-          break;
-        }
-      }
-    });
-    for (const boundary of boundaries) if (boundary.breakpoint && cacheable(boundary)) this.#written.add(boundary.key);
-    const total = tokens(size);
-    return { read, write: Math.max(0, lastBreakpoint - read), total };
-  }
 }
 
 function id(prefix: string): string {
@@ -564,7 +477,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     } catch (error) {
       if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: 'server_error' } });
     }
-  }, options.host === undefined ? {} : { host: options.host });
+  }, { retainRequests: 0, ...(options.host === undefined ? {} : { host: options.host }) });
   const fake: FakeLLM = {
     provider,
     url: provider === 'openai' ? `${http.origin}/v1` : http.origin,

@@ -264,16 +264,29 @@ export interface HeraldProcess {
   exited: Promise<number | string>;
 }
 
-/** A real `herald <role>` process, as a deployment would run it (from source unless `bin` says). */
-export function spawnHerald(role: string, env: Record<string, string>, bin: string = HERALD_BIN, nodeArgs: string[] = []): HeraldProcess {
+/**
+ * A real `herald <role>` process, as a deployment would run it (from source unless `bin` says).
+ * `keepOutputChars` keeps only the output's tail: a soak's roles log for half an hour.
+ */
+export function spawnHerald(
+  role: string,
+  env: Record<string, string>,
+  bin: string = HERALD_BIN,
+  nodeArgs: string[] = [],
+  keepOutputChars = Number.POSITIVE_INFINITY,
+): HeraldProcess {
   const child = spawn(process.execPath, [...nodeArgs, bin, role], {
     // Worker, reviewer and scheduler processes serve /metrics; several run side by side here.
     env: { ...process.env, HERALD_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const append = (chunk: Buffer) => {
+    output += chunk.toString();
+    if (output.length > keepOutputChars) output = output.slice(-keepOutputChars);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
   const exited = new Promise<number | string>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? signal ?? -1));
   });

@@ -1,5 +1,5 @@
 import type PgBoss from 'pg-boss';
-import { sleep } from '@herald/core';
+import { linkSignals, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
 import { JOBS_SCHEMA } from './boss-db.ts';
 
@@ -107,9 +107,12 @@ export class JobConsumer<T> {
     const wake = new AbortController();
     const waker = () => wake.abort();
     this.#wakers.add(waker);
+    // A link, not AbortSignal.any: Node 20 keeps a WeakRef in the long-lived source per composite (linked-signal.ts).
+    const link = linkSignals([wake.signal, this.#stopping.signal]);
     try {
-      await sleep(this.#options.pollMs, AbortSignal.any([wake.signal, this.#stopping.signal])).catch(() => undefined);
+      await sleep(this.#options.pollMs, link.signal).catch(() => undefined);
     } finally {
+      link.dispose();
       this.#wakers.delete(waker);
     }
   }
@@ -117,12 +120,21 @@ export class JobConsumer<T> {
   async #run(job: Job<T>): Promise<void> {
     const logger = this.#logger.child({ jobId: job.id, retryCount: job.retryCount });
     const deadline = Math.max(1000, job.expireInSeconds * 1000 - EXPIRY_MARGIN_MS);
-    const signal = AbortSignal.any([this.#abortRuns.signal, AbortSignal.timeout(deadline)]);
+    // A link and a timer, not AbortSignal.any over AbortSignal.timeout: the model SDKs add an abort
+    // listener to the handler's signal and never remove it, which kept every run's composite alive
+    // in the reviewer (the soak's heap snapshots of 2026-12-06; linked-signal.ts). Both go at the end.
+    const expiry = new AbortController();
+    const timer = setTimeout(() => expiry.abort(new DOMException('the job reached its deadline', 'TimeoutError')), deadline);
+    timer.unref();
+    const link = linkSignals([this.#abortRuns.signal, expiry.signal]);
     let failure: unknown;
     try {
-      await this.#handler(job, signal);
+      await this.#handler(job, link.signal);
     } catch (error) {
       failure = error;
+    } finally {
+      clearTimeout(timer);
+      link.dispose();
     }
     try {
       if (failure === undefined) await this.#boss.complete(this.#queue, job.id);

@@ -10,7 +10,8 @@ type Executor = Kysely<Database> | Transaction<Database>;
 export async function sessionModelUsage(db: Executor, sessionId: string): Promise<{ calls: number; input: number; output: number; model: string | null }> {
   const row = await sql<{ calls: string; input: string | null; output: string | null; model: string | null }>`
     SELECT count(*) AS calls, sum(input_tokens) AS input, sum(output_tokens) AS output,
-           (SELECT m.model FROM model_calls m WHERE m.session_id = ${sessionId}::uuid AND m.kind = 'turn' ORDER BY m.id DESC LIMIT 1) AS model
+           -- The session's index order, not id alone (decisions/2026-12-06-last-turn-call.md).
+           (SELECT m.model FROM model_calls m WHERE m.session_id = ${sessionId}::uuid AND m.kind = 'turn' ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS model
     FROM model_calls WHERE session_id = ${sessionId}::uuid AND kind = 'turn'`.execute(db);
   const usage = row.rows[0];
   return { calls: Number(usage?.calls ?? 0), input: Number(usage?.input ?? 0), output: Number(usage?.output ?? 0), model: usage?.model ?? null };

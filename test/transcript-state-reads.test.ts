@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { loadTranscriptState } from '@herald/transcript';
+import { createTestDatabase } from './support/test-database.ts';
+import type { TestDatabase } from './support/test-database.ts';
+
+// What the soak of 2026-12-06 found in the read at the start of every turn: the last turn call's
+// size was looked up by `ORDER BY id DESC LIMIT 1`, which the planner served by walking the
+// primary key of model_calls backwards through every session's calls, so a session with no call
+// yet (a chat's first turn, every subagent, every cron run) read the whole table. The rows it reads
+// must not depend on how many calls other sessions have made.
+
+const sessionId = (n: number) => `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`;
+
+/** Rows of model_calls this transaction has read so far (index fetches and sequential reads). */
+async function modelCallRowsRead(db: TestDatabase['db']): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) AS n FROM pg_stat_xact_user_tables WHERE relname = 'model_calls'`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+describe('the transcript read at the start of a turn', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const db = database.db;
+    await sql`INSERT INTO profiles (id, display_name) VALUES ('p', 'p') ON CONFLICT DO NOTHING`.execute(db);
+    await sql`INSERT INTO sessions (id, profile_id, session_key, platform, chat_type, chat_id)
+      SELECT ('00000000-0000-0000-0000-' || lpad(s::text, 12, '0'))::uuid, 'p', 'k' || s, 'api', 'dm', 'c' || s FROM generate_series(1, 101) s`.execute(db);
+    // 100 sessions' calls, interleaved in time as many chats' turns are; session 101 has none yet.
+    await sql`INSERT INTO model_calls (session_id, kind, provider, model, latency_ms, finish_reason, input_tokens, output_tokens)
+      SELECT ('00000000-0000-0000-0000-' || lpad(s::text, 12, '0'))::uuid, CASE WHEN n % 5 = 0 THEN 'review' ELSE 'turn' END,
+             'openai', 'm', 10, 'stop', 1000 + n, 10
+      FROM generate_series(1, 200) n, generate_series(1, 100) s ORDER BY n, s`.execute(db);
+    await sql`ANALYZE model_calls`.execute(db);
+  });
+  afterAll(() => database.drop());
+
+  it("finds a session's last turn call, or that it has none, without reading other sessions' calls", async () => {
+    const read = await database.db.transaction().execute(async (trx) => {
+      const fresh = await loadTranscriptState(trx, sessionId(101));
+      const afterFresh = await modelCallRowsRead(trx);
+      const busy = await loadTranscriptState(trx, sessionId(7));
+      return { fresh, busy, afterFresh, afterBusy: (await modelCallRowsRead(trx)) - afterFresh };
+    });
+    expect(read.fresh.lastInputTokens).toBeNull();
+    // The newest of the session's turn calls (n = 199; n = 200 was a review).
+    expect(read.busy.lastInputTokens).toBe(1199);
+    // 20,000 calls of other sessions in the table: the old plan read all of them for the new session.
+    expect(read.afterFresh).toBeLessThan(10);
+    expect(read.afterBusy).toBeLessThan(10);
+  });
+});
