@@ -105,14 +105,9 @@ export default tseslint.config(
     // build SQL. Types (a Transaction passed through) are fine. Wiring files that build a client are
     // the exception (below: the Hermes import's one connection offered as a Kysely transaction).
     files: ['services/*/src/**/*.ts', 'cli/src/**/*.ts'],
-    ignores: [
-      'cli/src/hermes-import/single-client.ts',
-    ],
+    ignores: ['cli/src/hermes-import/single-client.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        { paths: [{ name: 'kysely', message: 'query through the table owner\'s lib (test/table-owners.test.ts)', allowTypeImports: true }] },
-      ],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'kysely', message: "query through the table owner's lib (test/table-owners.test.ts)", allowTypeImports: true }] }],
     },
   },
 );

@@ -46,9 +46,7 @@ export async function measureCacheShare(naive: boolean): Promise<CacheShare> {
       SELECT count(*) AS calls, sum(input_tokens) AS input, sum(cached_input_tokens) AS cached
       FROM model_calls WHERE session_id = ${sessionId}`.execute(stack.database.db);
     const row = totals.rows[0];
-    const prefixes = new Set(
-      fake.requests.filter((r) => r.sessionKey === sessionId).map((r) => JSON.stringify([(r.body as any).messages[0], (r.body as any).tools])),
-    );
+    const prefixes = new Set(fake.requests.filter((r) => r.sessionKey === sessionId).map((r) => JSON.stringify([(r.body as any).messages[0], (r.body as any).tools])));
     return {
       variant: naive ? 'naive: prompt rebuilt every turn' : 'Herald: prompt frozen per session',
       calls: Number(row?.calls),

@@ -21,26 +21,32 @@ export class HermesSearch {
       if (cjkTokens.every((t) => [...t.replace(/[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu, '')].length >= 3)) {
         const match = tokens.map((t) => (['OR', 'AND', 'NOT'].includes(t) ? t : `"${t.replace(/"/g, '')}"`)).join(' ');
         rows = this.#db
-          .prepare(`SELECT m.session_id, snippet(messages_fts_trigram, 0, '>>>', '<<<', '...', 40) AS snippet
+          .prepare(
+            `SELECT m.session_id, snippet(messages_fts_trigram, 0, '>>>', '<<<', '...', 40) AS snippet
             FROM messages_fts_trigram JOIN messages m ON m.id = messages_fts_trigram.rowid JOIN sessions s ON s.id = m.session_id
-            WHERE messages_fts_trigram MATCH ? AND s.user_id = ? ORDER BY ${order} LIMIT 300`)
+            WHERE messages_fts_trigram MATCH ? AND s.user_id = ? ORDER BY ${order} LIMIT 300`,
+          )
           .all(match, userId) as { session_id: string }[];
         route = 'trigram';
       } else {
         const like = words.map(() => '(m.content LIKE ? OR m.tool_name LIKE ? OR m.tool_calls LIKE ?)').join(' OR ');
         const params = words.flatMap((w) => [`%${w}%`, `%${w}%`, `%${w}%`]);
         rows = this.#db
-          .prepare(`SELECT m.session_id, substr(m.content, max(1, instr(m.content, ?) - 60), 120) AS snippet
+          .prepare(
+            `SELECT m.session_id, substr(m.content, max(1, instr(m.content, ?) - 60), 120) AS snippet
             FROM messages m JOIN sessions s ON s.id = m.session_id
-            WHERE (${like}) AND s.user_id = ? ORDER BY m.timestamp DESC LIMIT 300`)
+            WHERE (${like}) AND s.user_id = ? ORDER BY m.timestamp DESC LIMIT 300`,
+          )
           .all(words[0] ?? '', ...params, userId) as { session_id: string }[];
         route = 'like';
       }
     } else {
       rows = this.#db
-        .prepare(`SELECT m.session_id, snippet(messages_fts, 0, '>>>', '<<<', '...', 40) AS snippet
+        .prepare(
+          `SELECT m.session_id, snippet(messages_fts, 0, '>>>', '<<<', '...', 40) AS snippet
           FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN sessions s ON s.id = m.session_id
-          WHERE messages_fts MATCH ? AND s.user_id = ? ORDER BY ${order} LIMIT 300`)
+          WHERE messages_fts MATCH ? AND s.user_id = ? ORDER BY ${order} LIMIT 300`,
+        )
         .all(query, userId) as { session_id: string }[];
       route = 'fts5';
     }
@@ -56,4 +62,3 @@ export class HermesSearch {
     this.#db.close();
   }
 }
-

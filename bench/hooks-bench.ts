@@ -43,7 +43,10 @@ export async function runHooksBench(turns: number, progress: (message: string) =
   try {
     progress('hooks: starting two stacks (no hooks, ten no-op module hooks)');
     stacks.push(['no hooks', await startStack({ testTools: true, env: { OPENAI_BASE_URL: fake.url, HERALD_MODEL: 'openai/gpt-test', OPENAI_API_KEY: 'sk-test' } })]);
-    stacks.push(['ten no-op module hooks', await startStack({ testTools: true, env: { OPENAI_BASE_URL: fake.url, HERALD_MODEL: 'openai/gpt-test', OPENAI_API_KEY: 'sk-test', HERALD_HOOKS_FILE: tenNoOpHooks() } })]);
+    stacks.push([
+      'ten no-op module hooks',
+      await startStack({ testTools: true, env: { OPENAI_BASE_URL: fake.url, HERALD_MODEL: 'openai/gpt-test', OPENAI_API_KEY: 'sk-test', HERALD_HOOKS_FILE: tenNoOpHooks() } }),
+    ]);
     const samples = new Map<string, number[]>(stacks.map(([name]) => [name, []]));
     for (let i = 0; i < turns + 5; i++) {
       for (const [name, stack] of stacks) {

@@ -34,7 +34,10 @@ export async function runImportBench(messages: number, progress: (message: strin
   progress(`building a Hermes state.db with ${messages.toLocaleString('en')} messages`);
   let started = performance.now();
   const sqlite = await newHermesDb();
-  addSessions(sqlite, Array.from({ length: sessions }, (_, s) => ({ id: `s${s}`, source: 'telegram', userId: '42', startedAt: t0 + s * 3600 })));
+  addSessions(
+    sqlite,
+    Array.from({ length: sessions }, (_, s) => ({ id: `s${s}`, source: 'telegram', userId: '42', startedAt: t0 + s * 3600 })),
+  );
   addMessages(sqlite, corpus(sessions, perSession, t0));
   const home = await writeHermesHome(sqlite);
   sqlite.close();
@@ -51,7 +54,12 @@ export async function runImportBench(messages: number, progress: (message: strin
     started = performance.now();
     await importHermesHome(config, home, target);
     const againSeconds = (performance.now() - started) / 1000;
-    const hit = await database.db.selectFrom('messages').select('id').where('search_vector', '@@', (eb) => eb.fn('websearch_to_tsquery', [eb.val('english'), eb.val('marigold')])).limit(1).execute();
+    const hit = await database.db
+      .selectFrom('messages')
+      .select('id')
+      .where('search_vector', '@@', (eb) => eb.fn('websearch_to_tsquery', [eb.val('english'), eb.val('marigold')]))
+      .limit(1)
+      .execute();
     return { messages: first.history?.messages.imported ?? 0, sessions, buildSeconds, importSeconds, againSeconds, searchable: hit.length > 0 };
   } finally {
     await database.drop();
@@ -61,11 +69,23 @@ export async function runImportBench(messages: number, progress: (message: strin
 
 export function printImportBench(result: ImportBenchResult): void {
   console.log('\n## Importing a Hermes home\n');
-  console.log('`herald import hermes`: state.db read with sql.js (WASM), messages COPYed straight into messages with the scope of their sessions, search indexes built once after the rows when the import outgrows the table (docs/decisions/2026-12-02-import-speed.md). Target: 1,000,000 messages in < 60 s, idempotent, searchable at once.\n');
+  console.log(
+    '`herald import hermes`: state.db read with sql.js (WASM), messages COPYed straight into messages with the scope of their sessions, search indexes built once after the rows when the import outgrows the table (docs/decisions/2026-12-02-import-speed.md). Target: 1,000,000 messages in < 60 s, idempotent, searchable at once.\n',
+  );
   console.log(
     table(
       ['messages', 'sessions', 'build state.db s', 'import s', 'messages/s', 'second import s', 'searchable at once'],
-      [[result.messages, result.sessions, result.buildSeconds.toFixed(1), result.importSeconds.toFixed(1), Math.round(result.messages / result.importSeconds), result.againSeconds.toFixed(1), result.searchable ? 'yes' : 'no']],
+      [
+        [
+          result.messages,
+          result.sessions,
+          result.buildSeconds.toFixed(1),
+          result.importSeconds.toFixed(1),
+          Math.round(result.messages / result.importSeconds),
+          result.againSeconds.toFixed(1),
+          result.searchable ? 'yes' : 'no',
+        ],
+      ],
     ),
   );
 }

@@ -30,8 +30,7 @@ export async function measureLeaseCost(databaseUrl: string, rounds = 400): Promi
     const pairs: number[] = [];
     const fencedWrites: number[] = [];
     const plainWrites: number[] = [];
-    const write = (trx: Parameters<Parameters<typeof fenced>[2]>[0]) =>
-      sql`UPDATE sessions SET updated_at = now() WHERE id = ${accepted.sessionId}`.execute(trx);
+    const write = (trx: Parameters<Parameters<typeof fenced>[2]>[0]) => sql`UPDATE sessions SET updated_at = now() WHERE id = ${accepted.sessionId}`.execute(trx);
     for (let i = 0; i < rounds; i++) {
       let t = performance.now();
       const lease = await claimLease(db, accepted.sessionId, 'bench', 10_000);

@@ -18,7 +18,13 @@ export interface PromptSize {
 }
 
 /** A sandbox that is never run: it only makes the terminal and file tools count as offered. */
-const COUNTING_SANDBOX = { kind: 'none', run: () => Promise.reject(new Error('not run')), start: () => { throw new Error('not run'); } } as unknown as Sandbox;
+const COUNTING_SANDBOX = {
+  kind: 'none',
+  run: () => Promise.reject(new Error('not run')),
+  start: () => {
+    throw new Error('not run');
+  },
+} as unknown as Sandbox;
 
 /**
  * The fixed prefix of a new API chat session on a worker with everything configured (a sandbox, a

@@ -76,10 +76,7 @@ async function importBench(): Promise<void> {
 async function deliveryBench(): Promise<void> {
   const results = await runDeliveryBench(progress);
   console.log('\n## 6. Delivery latency: transactional outbox against pg-boss jobs\n');
-  console.log(
-    'Reply committed to the fake Telegram confirming it, open-loop sends over 16 chats (bench/delivery-bench.ts). ' +
-      'The decision this informs: docs/decisions/2026-12-01-pg-boss.md.\n',
-  );
+  console.log('Reply committed to the fake Telegram confirming it, open-loop sends over 16 chats (bench/delivery-bench.ts). ' + 'The decision this informs: docs/decisions/2026-12-01-pg-boss.md.\n');
   console.log(
     table(
       ['path', 'replies/s', 'replies', 'p50 ms', 'p99 ms', 'max ms'],
@@ -104,7 +101,7 @@ async function compressionBench(): Promise<void> {
   console.log(
     'One chat through ingress and a worker against the fake OpenAI server (bench/compression-bench.ts); tokens are the ' +
       "prompt sizes the fake provider counted, per model call. A compression's time runs from its claim to its commit; " +
-      'the summariser call is the fake answering at once, so the rest is Herald\'s own share.\n',
+      "the summariser call is the fake answering at once, so the rest is Herald's own share.\n",
   );
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
   console.log(
@@ -126,14 +123,24 @@ async function compressionBench(): Promise<void> {
   // Input tokens per turn: the first model call of every 25th turn, each variant a row.
   const marks = [1, ...Array.from({ length: Math.floor(turns / 25) }, (_, i) => (i + 1) * 25)].filter((turn) => turn <= turns);
   console.log('\nInput tokens of the first model call of a turn, by turn:\n');
-  console.log(table(['variant', ...marks.map((turn) => `turn ${turn}`)], runs.map((r) => [r.variant, ...marks.map((turn) => fmt(r.perTurn[turn - 1] ?? Number.NaN, 0))])));
+  console.log(
+    table(
+      ['variant', ...marks.map((turn) => `turn ${turn}`)],
+      runs.map((r) => [r.variant, ...marks.map((turn) => fmt(r.perTurn[turn - 1] ?? Number.NaN, 0))]),
+    ),
+  );
   const compressing = runs.find((r) => r.compressions > 0);
   if (compressing) {
     console.log('\nEach compression, claim to commit, beside its summariser call (ms):\n');
-    console.log(table(['compression', 'whole', 'summariser call', 'Herald\'s own share'], compressing.compressionMs.map((ms, i) => {
-      const summary = compressing.summaryMs[i] ?? Number.NaN;
-      return [i + 1, fmt(ms), fmt(summary), fmt(ms - summary)];
-    })));
+    console.log(
+      table(
+        ['compression', 'whole', 'summariser call', "Herald's own share"],
+        compressing.compressionMs.map((ms, i) => {
+          const summary = compressing.summaryMs[i] ?? Number.NaN;
+          return [i + 1, fmt(ms), fmt(summary), fmt(ms - summary)];
+        }),
+      ),
+    );
   }
 }
 
@@ -142,7 +149,12 @@ async function hooksBench(): Promise<void> {
   console.log('\n## 7. Lifecycle hooks: ten no-op module hooks per turn against none\n');
   console.log('One client, turns of one tool call and two model calls, sent alternately to two stacks in this process (bench/hooks-bench.ts).\n');
   const base = rows[0]?.p50 ?? Number.NaN;
-  console.log(table(['variant', 'turns', 'latency p50 ms', 'p99 ms', 'mean ms', 'p50 vs none'], rows.map((r) => [r.variant, r.turns, fmt(r.p50), fmt(r.p99), fmt(r.mean), `${fmt(r.p50 - base)} ms`])));
+  console.log(
+    table(
+      ['variant', 'turns', 'latency p50 ms', 'p99 ms', 'mean ms', 'p50 vs none'],
+      rows.map((r) => [r.variant, r.turns, fmt(r.p50), fmt(r.p99), fmt(r.mean), `${fmt(r.p50 - base)} ms`]),
+    ),
+  );
 }
 
 /** Sections 1 and 2: Herald against the bare reference pipeline, written to bench/results/turns.json. */
@@ -157,7 +169,11 @@ async function turnsBench(): Promise<void> {
 /** Issue 41 points 5 and 6: a turn of four model steps, and a turn at message 1,000 against one at 10. */
 async function turnShapesBench(): Promise<void> {
   const bench = await import('./turn-shapes-bench.ts');
-  console.log(`# Herald benchmarks: realistic turns and long sessions\n\n${machineLine()}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  console.log(
+    `# Herald benchmarks: realistic turns and long sessions\n\n${machineLine()}, load average ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
   if (process.argv.slice(2).includes('realistic')) {
     const result = await bench.runRealisticBench(progress, seconds);
     console.log(`\n## Realistic turns\n\n${bench.realisticMarkdown(result)}`);
@@ -168,12 +184,22 @@ async function turnShapesBench(): Promise<void> {
     console.log(`\n## Long sessions\n\n${bench.longSessionMarkdown(result)}`);
     await bench.addToTurnsResults('long_session', result);
   }
-  console.log(`load average at the end ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average at the end ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
   progress(`wrote ${TURNS_RESULTS_FILE.pathname}`);
 }
 
 async function consoleBench(): Promise<void> {
-  const result = await runConsoleBench(progress, () => `load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  const result = await runConsoleBench(
+    progress,
+    () =>
+      `load average ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}`,
+  );
   printConsoleBench(result);
   await writeConsoleJson(result, machineLine());
   progress(`wrote ${CONSOLE_RESULTS_FILE.pathname}`);
@@ -217,7 +243,11 @@ async function main(): Promise<void> {
   // `npm run bench -- turns`: only Herald against the reference pipeline (sections 1 and 2).
   if (process.argv.slice(2).includes('scale')) {
     const bench = await import('./scale-bench.ts');
-    console.log(`# Herald benchmarks: workers as machines\n\n${machineLine()}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+    console.log(
+      `# Herald benchmarks: workers as machines\n\n${machineLine()}, load average ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}`,
+    );
     const result = await bench.runScaleBench(progress, seconds);
     bench.printScaleBench(result);
     await bench.writeScaleJson(result);
@@ -254,7 +284,9 @@ async function main(): Promise<void> {
     console.log(`# Herald benchmarks: delivery latency\n\n${machineLine()}`);
     return deliveryBench();
   }
-  console.log(`# Herald benchmarks\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS). Everything shares this machine: ingress, workers, Postgres, Redis, the fake model and the clients.\n`);
+  console.log(
+    `# Herald benchmarks\n\n${machineLine()}\nEach scenario runs ${seconds} s (BENCH_SECONDS). Everything shares this machine: ingress, workers, Postgres, Redis, the fake model and the clients.\n`,
+  );
   await turnsBench();
 
   progress('lease cost');

@@ -119,7 +119,20 @@ const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) :
 
 export function printScaleBench(result: ScaleResult): void {
   const rows = (name: string, points: ScalePoint[]) =>
-    points.map((p) => [name, p.workers, fmt(p.turns_per_s), fmt(p.ideal_turns_per_s), `${fmt(p.vs_linear, 2)}x`, fmt(p.overhead_p50_ms), fmt(p.cpu_ms_per_turn.worker, 2), fmt(p.cpu_ms_per_turn.postgres, 2), fmt(p.cpu_ms_per_turn.total, 2), fmt(p.postgres_cores, 2), fmt(p.turns_per_s_per_postgres_core, 0), p.worker_throttled]);
+    points.map((p) => [
+      name,
+      p.workers,
+      fmt(p.turns_per_s),
+      fmt(p.ideal_turns_per_s),
+      `${fmt(p.vs_linear, 2)}x`,
+      fmt(p.overhead_p50_ms),
+      fmt(p.cpu_ms_per_turn.worker, 2),
+      fmt(p.cpu_ms_per_turn.postgres, 2),
+      fmt(p.cpu_ms_per_turn.total, 2),
+      fmt(p.postgres_cores, 2),
+      fmt(p.turns_per_s_per_postgres_core, 0),
+      p.worker_throttled,
+    ]);
   console.log(`\n## Workers as machines: each held to ${result.worker_cpu_cores} core (${result.method}), ${MODEL_MS} ms model, ${SESSIONS_PER_WORKER} sessions per worker\n`);
   console.log(
     table(

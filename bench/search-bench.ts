@@ -39,18 +39,15 @@ export const QUERY_CLASSES: QueryClass[] = [
   { name: 'English, phrase', queries: common.slice(0, 8).map((w, i) => same(`"${w} ${common[(i + 1) % common.length]}"`)) },
   {
     name: 'English, OR / exclusion',
-    queries: mid.slice(0, 8).map((w, i) =>
-      i % 2 === 0
-        ? same(`${w} OR ${rare[i % rare.length]}`)
-        : { herald: `${w} -${common[i % common.length]}`, fts5: `${w} NOT ${common[i % common.length]}` },
-    ),
+    queries: mid.slice(0, 8).map((w, i) => (i % 2 === 0 ? same(`${w} OR ${rare[i % rare.length]}`) : { herald: `${w} -${common[i % common.length]}`, fts5: `${w} NOT ${common[i % common.length]}` })),
   },
   { name: 'English, prefix', queries: mid.slice(0, 8).map((w) => ({ herald: w.slice(0, 4), fts5: `${w.slice(0, 4)}*` })) },
   {
     name: 'code identifiers and paths',
-    queries: ['getUserById', 'parseConfig', 'ECONNREFUSED', 'NullPointerException', 'retryWithBackoff', 'fetchJson', 'src/server/index.ts', 'package.json'].map(
-      (q) => ({ herald: q, fts5: /[./_-]/.test(q) ? `"${q}"` : q }),
-    ),
+    queries: ['getUserById', 'parseConfig', 'ECONNREFUSED', 'NullPointerException', 'retryWithBackoff', 'fetchJson', 'src/server/index.ts', 'package.json'].map((q) => ({
+      herald: q,
+      fts5: /[./_-]/.test(q) ? `"${q}"` : q,
+    })),
   },
   {
     name: 'tool names and arguments',
@@ -64,7 +61,9 @@ export const QUERY_CLASSES: QueryClass[] = [
   { name: 'CJK, 1-2 characters', queries: ['北京', '会议', '部署', '東京', '会議', '서버', '회의', '京'].map(same) },
   {
     name: 'mixed Latin + CJK',
-    queries: CHINESE_WORDS.filter((w) => w.length >= 3).slice(0, 8).map((w, i) => same(`${ENGLISH_WORDS[1 + (i * 7) % 59]} ${w}`)),
+    queries: CHINESE_WORDS.filter((w) => w.length >= 3)
+      .slice(0, 8)
+      .map((w, i) => same(`${ENGLISH_WORDS[1 + ((i * 7) % 59)]} ${w}`)),
   },
 ];
 
@@ -208,7 +207,10 @@ async function prepareCorpus(db: Db, url: string, file: string, messages: number
     const postgres = await buildPostgresCorpus(db, url, messages, progress);
     const sqlite = await buildSqliteCorpus(db, file, progress);
     await sql`CREATE TABLE IF NOT EXISTS bench_search_build (engine text PRIMARY KEY, times jsonb NOT NULL)`.execute(db);
-    for (const [engine, times] of [['postgres', postgres], ['sqlite', sqlite]] as const) {
+    for (const [engine, times] of [
+      ['postgres', postgres],
+      ['sqlite', sqlite],
+    ] as const) {
       await sql`INSERT INTO bench_search_build VALUES (${engine}, ${JSON.stringify(times)}::jsonb)
         ON CONFLICT (engine) DO UPDATE SET times = excluded.times`.execute(db);
     }
@@ -323,9 +325,19 @@ export function printSearchBench(result: SearchBenchResult): void {
     table(
       ['query class', 'example', 'Herald route', 'Herald p50', 'p95', 'max', 'FTS5 route', 'FTS5 p50', 'p95', 'max', 'sessions found Herald / FTS5', 'overlap, relevance', 'overlap, newest'],
       result.classes.map((c) => [
-        c.class, c.example, c.herald.route, f(c.herald.p50_ms), f(c.herald.p95_ms), f(c.herald.max_ms),
-        c.fts5.route, f(c.fts5.p50_ms), f(c.fts5.p95_ms), f(c.fts5.max_ms),
-        `${c.herald.sessions_found.toFixed(1)} / ${c.fts5.sessions_found.toFixed(1)}`, `${c.overlap_relevance.toFixed(0)}%`, `${c.overlap_newest.toFixed(0)}%`,
+        c.class,
+        c.example,
+        c.herald.route,
+        f(c.herald.p50_ms),
+        f(c.herald.p95_ms),
+        f(c.herald.max_ms),
+        c.fts5.route,
+        f(c.fts5.p50_ms),
+        f(c.fts5.p95_ms),
+        f(c.fts5.max_ms),
+        `${c.herald.sessions_found.toFixed(1)} / ${c.fts5.sessions_found.toFixed(1)}`,
+        `${c.overlap_relevance.toFixed(0)}%`,
+        `${c.overlap_newest.toFixed(0)}%`,
       ]),
     ),
   );

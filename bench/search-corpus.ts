@@ -57,8 +57,7 @@ const EPOCH = Date.parse('2025-01-01T00:00:00Z');
  */
 export function* corpusRows(messages: number): Generator<(string | null)[]> {
   const random = seededRandom(42);
-  const draw = (list: readonly string[], count: number, joiner: string, skew = 2.5) =>
-    Array.from({ length: count }, () => list[Math.floor(random() ** skew * list.length)] ?? '').join(joiner);
+  const draw = (list: readonly string[], count: number, joiner: string, skew = 2.5) => Array.from({ length: count }, () => list[Math.floor(random() ** skew * list.length)] ?? '').join(joiner);
   for (let g = 1; g <= messages; g++) {
     const session = Math.floor((g - 1) / MESSAGES_PER_SESSION);
     const seq = ((g - 1) % MESSAGES_PER_SESSION) + 1;
@@ -225,7 +224,15 @@ export async function buildSqliteCorpus(db: Db, file: string, progress: (line: s
       progress(`sqlite corpus: ${copied.toLocaleString('en-US')} messages copied`);
     }
     const loadSeconds = (performance.now() - started) / 1000;
-    const size = () => statSync(file).size + (() => { try { return statSync(`${file}-wal`).size; } catch { return 0; } })();
+    const size = () =>
+      statSync(file).size +
+      (() => {
+        try {
+          return statSync(`${file}-wal`).size;
+        } catch {
+          return 0;
+        }
+      })();
     lite.pragma('wal_checkpoint(TRUNCATE)');
     const base = size();
     // Hermes' index text: content, tool name and tool calls in one column.

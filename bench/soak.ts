@@ -85,7 +85,16 @@ function verdict(samples: Record<string, any>[], roleNames: string[], windows: {
     roleNames.map((name) => {
       const series = (field: string) => warm.map((sample) => [sample.atMs / 60_000, sample[name][field]] as [number, number]);
       const rss = slopePer10Minutes(series('rssMb'));
-      return [name, { rssMbPer10Min: rss, heapMbPer10Min: slopePer10Minutes(series('heapUsedMb')), handlesAfterWarmUp: warm[0]?.[name].activeHandles ?? null, handlesLast: warm.at(-1)?.[name].activeHandles ?? null, rssUnder1Mb: rss !== null && rss < 1 }];
+      return [
+        name,
+        {
+          rssMbPer10Min: rss,
+          heapMbPer10Min: slopePer10Minutes(series('heapUsedMb')),
+          handlesAfterWarmUp: warm[0]?.[name].activeHandles ?? null,
+          handlesLast: warm.at(-1)?.[name].activeHandles ?? null,
+          rssUnder1Mb: rss !== null && rss < 1,
+        },
+      ];
     }),
   );
   const first = windows[0]?.p99Ms ?? null;
@@ -176,10 +185,13 @@ async function main(): Promise<void> {
     if (result.body?.waiting?.kind === 'approval') await call('POST', `/v1/waits/${result.body.waiting.id}`, { decision: 'approve', user_id: 'soak' });
     // Parked on an approval or on its subagents: the answer comes later, and counts from the send.
     if (result.status === 202 && result.body?.event_id) {
-      result = await waitFor(async () => {
-        const event = await call('GET', `/v1/events/${result.body.event_id}`);
-        return event.body?.status === 'done' ? event : undefined;
-      }, { timeoutMs: 60_000, what: 'the approved turn' }).catch(() => ({ status: 0, body: {} }));
+      result = await waitFor(
+        async () => {
+          const event = await call('GET', `/v1/events/${result.body.event_id}`);
+          return event.body?.status === 'done' ? event : undefined;
+        },
+        { timeoutMs: 60_000, what: 'the approved turn' },
+      ).catch(() => ({ status: 0, body: {} }));
     }
     const kind = text.split(' ')[0]!;
     turns.push({ at: at - started, ms: Date.now() - at, ok: result.status === 200 && typeof result.body?.reply?.text === 'string', kind, status: result.status });
@@ -230,10 +242,13 @@ async function main(): Promise<void> {
 
   // Drain: everything accepted is answered before counting.
   const db = database.db;
-  await waitFor(async () => {
-    const open = await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE status IN ('pending', 'processing')`.execute(db);
-    return Number(open.rows[0]?.n) === 0;
-  }, { timeoutMs: 120_000, what: 'the backlog drained' }).catch(() => undefined);
+  await waitFor(
+    async () => {
+      const open = await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE status IN ('pending', 'processing')`.execute(db);
+      return Number(open.rows[0]?.n) === 0;
+    },
+    { timeoutMs: 120_000, what: 'the backlog drained' },
+  ).catch(() => undefined);
   await waitFor(async () => telegram.botMessages(4242).length >= telegramSent || undefined, { timeoutMs: 30_000, what: 'telegram answers' }).catch(() => undefined);
   const lost = await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE status <> 'done'`.execute(db);
   const doubled = await sql<{ n: string }>`
@@ -251,7 +266,11 @@ async function main(): Promise<void> {
   const result = {
     when: new Date().toISOString(),
     loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0] },
-    verdict: verdict(samples, roles.map((role, index) => `${role.name}-${index}`), windows),
+    verdict: verdict(
+      samples,
+      roles.map((role, index) => `${role.name}-${index}`),
+      windows,
+    ),
     minutes,
     sampleSeconds: sampleMs / 1000,
     roles: roles.map((role, index) => `${role.name}-${index}`),

@@ -47,7 +47,11 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'info',
   };
   const nodeArgs = (process.env.STARTUP_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  console.log(`load before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}; node args: ${nodeArgs.join(' ') || '(none)'}`);
+  console.log(
+    `load before: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; node args: ${nodeArgs.join(' ') || '(none)'}`,
+  );
   try {
     for (const role of roles) {
       const samples: { readyMs: number; cpuMs: number; rssMb: number; rss1sMb: number }[] = [];
@@ -72,7 +76,11 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    console.log(`load after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `load after: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     await database.drop();
     await fake.close();
   }

@@ -96,7 +96,9 @@ export async function runStreamingBench(progress: (message: string) => void, tur
     streamedDoneMs: summary(streamedDone),
     wholeReplyMs: summary(whole),
     target: 'first delta p95 <= 150 ms after the model sends it (one client, API and Telegram)',
-    load: `load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`,
+    load: `load average ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
     machine: machineLine(),
     telegram,
   };

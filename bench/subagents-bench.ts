@@ -29,11 +29,13 @@ const MODEL_MS = 200;
  */
 export async function runSubagentsBench(progress: (line: string) => void, rounds: number): Promise<SubagentsRow[]> {
   const model = delegatingModel({ childMs: MODEL_MS });
-  const fake = await startFakeOpenAI({ handler: async (request) => {
-    // Parent calls take the same 200 ms as the children's.
-    if (!request.system.includes('focused subagent')) await new Promise((resolve) => setTimeout(resolve, MODEL_MS));
-    return model.handler(request);
-  } });
+  const fake = await startFakeOpenAI({
+    handler: async (request) => {
+      // Parent calls take the same 200 ms as the children's.
+      if (!request.system.includes('focused subagent')) await new Promise((resolve) => setTimeout(resolve, MODEL_MS));
+      return model.handler(request);
+    },
+  });
   const stack = await startStack({
     model: fake,
     workerProcesses: true,
@@ -58,7 +60,15 @@ export async function runSubagentsBench(progress: (line: string) => void, rounds
       }
       const ideal = 2 * MODEL_MS + Math.ceil(CHILDREN / count) * MODEL_MS;
       const p50 = percentile(walls, 50);
-      rows.push({ worker_processes: count, slots: count, rounds, wall_ms_p50: Math.round(p50), wall_ms_max: Math.round(Math.max(...walls)), ideal_ms: ideal, overhead_ms_p50: Math.round(p50 - ideal) });
+      rows.push({
+        worker_processes: count,
+        slots: count,
+        rounds,
+        wall_ms_p50: Math.round(p50),
+        wall_ms_max: Math.round(Math.max(...walls)),
+        ideal_ms: ideal,
+        overhead_ms_p50: Math.round(p50 - ideal),
+      });
       progress(`${count} worker process(es): p50 ${Math.round(p50)} ms (ideal ${ideal} ms)`);
     }
   } finally {
@@ -73,7 +83,12 @@ export async function subagentsBench(progress: (line: string) => void): Promise<
   const rows = await runSubagentsBench(progress, rounds);
   console.log(`\n## Subagents: a fan-out of ${CHILDREN} children, ${MODEL_MS} ms model, on 1, 2 and 4 worker processes\n`);
   console.log(`One slot per worker process (HERALD_WORKER_CONCURRENCY=1); ${rounds} rounds each after one warm-up; load average at start ${load.join(' ')} (bench/subagents-bench.ts).\n`);
-  console.log(table(['worker processes', 'slots', 'wall p50 ms', 'wall max ms', 'ideal ms', 'p50 over ideal ms', 'p50 / ideal'], rows.map((r) => [r.worker_processes, r.slots, r.wall_ms_p50, r.wall_ms_max, r.ideal_ms, r.overhead_ms_p50, (r.wall_ms_p50 / r.ideal_ms).toFixed(2)])));
+  console.log(
+    table(
+      ['worker processes', 'slots', 'wall p50 ms', 'wall max ms', 'ideal ms', 'p50 over ideal ms', 'p50 / ideal'],
+      rows.map((r) => [r.worker_processes, r.slots, r.wall_ms_p50, r.wall_ms_max, r.ideal_ms, r.overhead_ms_p50, (r.wall_ms_p50 / r.ideal_ms).toFixed(2)]),
+    ),
+  );
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'subagents.json');
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify({ machine: machineLine(), load_average: load, children: CHILDREN, model_latency_ms: MODEL_MS, rows }, null, 2)}\n`);

@@ -31,7 +31,13 @@ const round = (n: number) => Number(n.toFixed(2));
 
 export function perStep(point: TurnsPoint, steps: number): StepFigures {
   const cpu = Object.fromEntries(Object.entries(point.cpu_ms_per_turn).map(([k, v]) => [k, round(v / steps)])) as TurnsPoint['cpu_ms_per_turn'];
-  return { steps, overhead_p50_ms_per_step: round(point.overhead_p50_ms / steps), overhead_p99_ms_per_step: round(point.overhead_p99_ms / steps), cpu_ms_per_step: cpu, sql_per_step: round(point.sql_per_turn / steps) };
+  return {
+    steps,
+    overhead_p50_ms_per_step: round(point.overhead_p50_ms / steps),
+    overhead_p99_ms_per_step: round(point.overhead_p99_ms / steps),
+    cpu_ms_per_step: cpu,
+    sql_per_step: round(point.sql_per_turn / steps),
+  };
 }
 
 async function withMeters<T>(run: (meters: Meters, env: Record<string, string>) => Promise<T>): Promise<T> {
@@ -55,7 +61,10 @@ export async function runRealisticBench(progress: (message: string) => void, sec
   const scenario: Scenario = { workers: 1, concurrency: 8, clients: 8, modelLatencyMs: 200, durationMs: seconds * 1000, steps: REALISTIC_STEPS };
   return withMeters(async (meters, env) => {
     const points: (TurnsPoint & StepFigures)[] = [];
-    for (const [name, target] of [['reference', new ReferenceBench(env)], ['herald', new PipelineBench({ env })]] as const) {
+    for (const [name, target] of [
+      ['reference', new ReferenceBench(env)],
+      ['herald', new PipelineBench({ env })],
+    ] as const) {
       progress(`${name}: ${REALISTIC_STEPS} model steps per turn, 200 ms model, 8 clients`);
       await target.start();
       try {
@@ -75,7 +84,10 @@ export async function seedSessions(databaseUrl: string, chatPrefix: string, coun
   const db = createDb({ url: databaseUrl, maxConnections: 2 });
   try {
     const sessions = await db.selectFrom('sessions').select('id').where('chat_id', 'like', `${chatPrefix}-%`).execute();
-    const messages = Array.from({ length: count }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `seeded message ${i}: what the person and the agent said earlier in this long conversation` }));
+    const messages = Array.from({ length: count }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `seeded message ${i}: what the person and the agent said earlier in this long conversation`,
+    }));
     for (const { id } of sessions) await sql`SELECT herald_append_messages(${id}::uuid, NULL, ${JSON.stringify(messages)}::jsonb)`.execute(db);
   } finally {
     await db.destroy();
@@ -133,7 +145,19 @@ const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) :
 export function realisticMarkdown(result: RealisticResult): string {
   const rows = [result.reference, result.herald].map((p, i) => {
     const c = p.cpu_ms_per_step;
-    return [i === 0 ? 'reference' : 'herald', p.turns, fmt(p.turns_per_s, 1), fmt(p.overhead_p50_ms_per_step), fmt(p.overhead_p99_ms_per_step), fmt(c.ingress), fmt(c.worker), fmt(c.postgres), fmt(c.redis), fmt(c.total), fmt(p.sql_per_step)];
+    return [
+      i === 0 ? 'reference' : 'herald',
+      p.turns,
+      fmt(p.turns_per_s, 1),
+      fmt(p.overhead_p50_ms_per_step),
+      fmt(p.overhead_p99_ms_per_step),
+      fmt(c.ingress),
+      fmt(c.worker),
+      fmt(c.postgres),
+      fmt(c.redis),
+      fmt(c.total),
+      fmt(p.sql_per_step),
+    ];
   });
   const ratio = result.herald.cpu_ms_per_step.total / result.reference.cpu_ms_per_step.total;
   return [
@@ -153,7 +177,10 @@ export function longSessionMarkdown(result: LongSessionResult): string {
     `${name}: turn at message ~${pair.long.at_message} against ~${pair.short.at_message}: CPU ${fmt(pair.long.cpu_ms_per_turn.total / pair.short.cpu_ms_per_turn.total)}x (worker ${fmt(pair.long.cpu_ms_per_turn.worker / pair.short.cpu_ms_per_turn.worker)}x, postgres ${fmt(pair.long.cpu_ms_per_turn.postgres / pair.short.cpu_ms_per_turn.postgres)}x), statements ${fmt(pair.long.sql_per_turn / pair.short.sql_per_turn)}x (target <= 1.2x).`;
   return [
     `Herald, 1 worker, ${SESSIONS} sessions one turn at a time, instant model; the long sessions seeded to ${LONG_SESSION_MESSAGES} messages. Transcript cache on (as deployed), then off (HERALD_TRANSCRIPT_CACHE_MESSAGES=0).\n`,
-    table(['transcript cache', 'at message', 'turns', 'overhead p50 ms', 'p99 ms', 'CPU ms/turn ingress', 'worker', 'postgres', 'total', 'SQL/turn'], [...rows('on', result.cached), ...rows('off', result.uncached)]),
+    table(
+      ['transcript cache', 'at message', 'turns', 'overhead p50 ms', 'p99 ms', 'CPU ms/turn ingress', 'worker', 'postgres', 'total', 'SQL/turn'],
+      [...rows('on', result.cached), ...rows('off', result.uncached)],
+    ),
     '',
     ratios('cache on', result.cached),
     ratios('cache off', result.uncached),

@@ -14,9 +14,7 @@ export const TURNS_TABLE_FILE = new URL('./results/turns.md', import.meta.url);
 /** The points of issue 18: an instant model at 1 and 32 clients on 1 and 2 workers, then a 200 ms model with 8 sessions per worker on 1, 2 and 4. */
 export function turnsScenarios(seconds: number): { label: string; scenario: Scenario }[] {
   const durationMs = seconds * 1000;
-  const instant = [1, 2].flatMap((workers) =>
-    [1, 32].map((clients) => ({ label: `z${workers}-${clients}`, scenario: { workers, concurrency: 64, clients, modelLatencyMs: 0, durationMs } })),
-  );
+  const instant = [1, 2].flatMap((workers) => [1, 32].map((clients) => ({ label: `z${workers}-${clients}`, scenario: { workers, concurrency: 64, clients, modelLatencyMs: 0, durationMs } })));
   const scaling = [1, 2, 4].map((workers) => ({ label: `s${workers}`, scenario: { workers, concurrency: 8, clients: 64, modelLatencyMs: 200, durationMs } }));
   return [...instant, ...scaling];
 }
@@ -79,25 +77,86 @@ export function turnsMarkdown(result: TurnsBenchResult): string {
       const p = m.point;
       const c = p.cpu_ms_per_turn;
       const ref = refOf(m);
-      return [name, p.workers, p.clients, p.model_ms, p.turns, fmt(p.turns_per_s), ref ? `${fmt(p.turns_per_s / ref.point.turns_per_s, 2)}x` : '', fmt(p.client_p50_ms), fmt(p.client_p99_ms), fmt(p.overhead_p50_ms), fmt(p.overhead_p99_ms), fmt(c.ingress, 2), fmt(c.worker, 2), fmt(c.postgres, 2), fmt(c.redis, 2), fmt(c.total, 2), fmt(m.driverCpuMsPerTurn, 2), fmt(p.sql_per_turn), fmt(p.redis_per_turn), fmt(p.rss_mb.ingress, 0), fmt(p.rss_mb.worker, 0)];
+      return [
+        name,
+        p.workers,
+        p.clients,
+        p.model_ms,
+        p.turns,
+        fmt(p.turns_per_s),
+        ref ? `${fmt(p.turns_per_s / ref.point.turns_per_s, 2)}x` : '',
+        fmt(p.client_p50_ms),
+        fmt(p.client_p99_ms),
+        fmt(p.overhead_p50_ms),
+        fmt(p.overhead_p99_ms),
+        fmt(c.ingress, 2),
+        fmt(c.worker, 2),
+        fmt(c.postgres, 2),
+        fmt(c.redis, 2),
+        fmt(c.total, 2),
+        fmt(m.driverCpuMsPerTurn, 2),
+        fmt(p.sql_per_turn),
+        fmt(p.redis_per_turn),
+        fmt(p.rss_mb.ingress, 0),
+        fmt(p.rss_mb.worker, 0),
+      ];
     });
-  const headers = ['pipeline', 'workers', 'clients', 'model ms', 'turns', 'turns/s', 'vs reference', 'client p50 ms', 'client p99 ms', 'overhead p50 ms', 'overhead p99 ms', 'CPU ms/turn ingress', 'worker', 'postgres', 'redis', 'total', 'driver', 'SQL/turn', 'Redis cmds/turn', 'RSS MB ingress', 'worker (max)'];
+  const headers = [
+    'pipeline',
+    'workers',
+    'clients',
+    'model ms',
+    'turns',
+    'turns/s',
+    'vs reference',
+    'client p50 ms',
+    'client p99 ms',
+    'overhead p50 ms',
+    'overhead p99 ms',
+    'CPU ms/turn ingress',
+    'worker',
+    'postgres',
+    'redis',
+    'total',
+    'driver',
+    'SQL/turn',
+    'Redis cmds/turn',
+    'RSS MB ingress',
+    'worker (max)',
+  ];
   const scaling = (name: string, points: MeasuredPoint[]) => {
     const slow = points.filter((p) => p.point.model_ms > 0);
     const one = slow.find((p) => p.point.workers === 1)?.point.turns_per_s ?? Number.NaN;
-    return slow.map((m) => [name, m.point.workers, fmt(m.point.turns_per_s), fmt((m.point.workers * 8 * 1000) / m.point.model_ms), `${fmt(m.point.turns_per_s / (one * m.point.workers), 2)}x`, fmt(m.point.client_p50_ms), fmt(m.point.client_p99_ms)]);
+    return slow.map((m) => [
+      name,
+      m.point.workers,
+      fmt(m.point.turns_per_s),
+      fmt((m.point.workers * 8 * 1000) / m.point.model_ms),
+      `${fmt(m.point.turns_per_s / (one * m.point.workers), 2)}x`,
+      fmt(m.point.client_p50_ms),
+      fmt(m.point.client_p99_ms),
+    ]);
   };
   const ready = result.readyMs.map((r) => `${r.role} ${fmt(r.ms, 0)} ms`).join(', ');
   return [
     '## 1. Turns per second, overhead and CPU per turn against the bare reference pipeline\n',
-    'Same run, same machine: the reference pipeline (bench/reference-pipeline: fastify, commit the message, BullMQ job, worker commits the reply, Redis notice, answer) and Herald\'s compiled roles, driven by the same closed-loop clients against the same fake model. ' +
-      'Overhead = message committed to reply committed, minus the fake model\'s service time. CPU from /proc per process: ingress and workers with their children, the Postgres backends of the point\'s database, a redis-server of the benchmark\'s own; total = those four; driver = the benchmark process (clients and fake model), not in total. ' +
+    "Same run, same machine: the reference pipeline (bench/reference-pipeline: fastify, commit the message, BullMQ job, worker commits the reply, Redis notice, answer) and Herald's compiled roles, driven by the same closed-loop clients against the same fake model. " +
+      "Overhead = message committed to reply committed, minus the fake model's service time. CPU from /proc per process: ingress and workers with their children, the Postgres backends of the point's database, a redis-server of the benchmark's own; total = those four; driver = the benchmark process (clients and fake model), not in total. " +
       'SQL/turn: statements the role processes sent (node-postgres query calls, each one round trip); Redis cmds/turn: INFO commandstats of the private Redis. Each point follows a 1 s warm-up.\n',
     table(headers, [...rows('reference', instant(result.reference)), ...rows('herald', instant(result.herald))]),
     '\n## 2. Horizontal scaling with a 200 ms model, 8 sessions per worker, 64 clients\n',
     table(['pipeline', 'workers', 'turns/s', 'ideal turns/s', 'vs linear', 'client p50 ms', 'p99 ms'], [...scaling('reference', result.reference), ...scaling('herald', result.herald)]),
     '\nCPU, round trips and RSS of the scaling points:\n',
-    table(headers, [...rows('reference', result.reference.filter((p) => p.point.model_ms > 0)), ...rows('herald', result.herald.filter((p) => p.point.model_ms > 0))]),
+    table(headers, [
+      ...rows(
+        'reference',
+        result.reference.filter((p) => p.point.model_ms > 0),
+      ),
+      ...rows(
+        'herald',
+        result.herald.filter((p) => p.point.model_ms > 0),
+      ),
+    ]),
     `\nHerald roles, spawn to ready: ${ready} (target <= 1000 ms).`,
   ].join('\n');
 }

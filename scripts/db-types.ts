@@ -12,10 +12,7 @@ const CODEGEN = fileURLToPath(new URL('../node_modules/.bin/kysely-codegen', imp
 /** Runs kysely-codegen against `url`: writes the file, or with `verify` fails when it differs. */
 export function runCodegen(url: string, verify: boolean): void {
   // Herald's tables only: pg-boss's schema (pgboss) is pg-boss's own, read through its API.
-  const args = [
-    '--dialect', 'postgres', '--url', withDefaultUser(url), '--include-pattern', 'public.*', '--exclude-pattern', 'schema_*',
-    '--out-file', GENERATED_TYPES, '--log-level', 'error',
-  ];
+  const args = ['--dialect', 'postgres', '--url', withDefaultUser(url), '--include-pattern', 'public.*', '--exclude-pattern', 'schema_*', '--out-file', GENERATED_TYPES, '--log-level', 'error'];
   execFileSync(CODEGEN, verify ? [...args, '--verify'] : args, { stdio: 'inherit' });
 }
 

@@ -63,10 +63,12 @@ describe('route contracts and GET /v1/openapi.json (issue 30, point 5)', () => {
   });
 
   it('gives every /v1 route and the probes a contract with a response schema', () => {
-    const bare = ingress.routes.filter((route) => !route.url.startsWith('/admin/queues') && !route.url.startsWith('/ui')).filter((route) => {
-      const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
-      return operation === undefined || Object.keys(operation.responses).every((status) => status === 'default');
-    });
+    const bare = ingress.routes
+      .filter((route) => !route.url.startsWith('/admin/queues') && !route.url.startsWith('/ui'))
+      .filter((route) => {
+        const operation = document.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
+        return operation === undefined || Object.keys(operation.responses).every((status) => status === 'default');
+      });
     expect(bare).toEqual([]);
     const post = document.paths['/v1/messages']?.post as unknown as { requestBody: { content: Record<string, { schema: { required: string[] } }> } };
     expect(post.requestBody.content['application/json']?.schema.required).toEqual(expect.arrayContaining(['chat_id', 'user_id', 'text']));
@@ -107,7 +109,16 @@ describe('route contracts and GET /v1/openapi.json (issue 30, point 5)', () => {
   it('answers routes within their schemas, and turns an answer outside its schema into a 500 that says why', async () => {
     const created = await stack.post('/v1/messages', { chat_id: 'contracts', user_id: 'u1', text: 'hello' });
     expect(created.status).toBe(202);
-    for (const path of [`/v1/sessions/${created.body.session_id}`, '/v1/sessions', `/v1/sessions/${created.body.session_id}/messages`, '/v1/profiles/main', '/v1/admin/status', '/v1/cron/jobs', '/v1/audit', '/v1/runs']) {
+    for (const path of [
+      `/v1/sessions/${created.body.session_id}`,
+      '/v1/sessions',
+      `/v1/sessions/${created.body.session_id}/messages`,
+      '/v1/profiles/main',
+      '/v1/admin/status',
+      '/v1/cron/jobs',
+      '/v1/audit',
+      '/v1/runs',
+    ]) {
       const answer = await stack.get(path);
       expect(answer.status, `${path}: ${JSON.stringify(answer.body)}`).toBe(200);
     }

@@ -100,11 +100,7 @@ describe('API input handling', () => {
     expect(fresh.body.reply.text).toMatch(/new session/i);
     const after = await stack.post('/v1/messages', { chat_id: 'c-new', user_id: 'u1', text: 'hello new' });
     expect(after.body.session_id).toBe(fresh.body.session_id);
-    const route = await stack.database.db
-      .selectFrom('session_routes')
-      .selectAll()
-      .where('session_key', '=', 'agent:main:api:dm:c-new')
-      .executeTakeFirstOrThrow();
+    const route = await stack.database.db.selectFrom('session_routes').selectAll().where('session_key', '=', 'agent:main:api:dm:c-new').executeTakeFirstOrThrow();
     expect(route.session_id).toBe(fresh.body.session_id);
   });
 

@@ -70,9 +70,16 @@ describe('attachments through Telegram (issue 36)', () => {
 
   const post = (update: unknown) => stack.post('/telegram/webhook', update, { 'x-telegram-bot-api-secret-token': SECRET });
   const botTexts = (chatId: number) => telegram.botMessages(chatId).map((message) => message.text);
-  const waitForText = (chatId: number, pattern: RegExp) =>
-    waitFor(async () => botTexts(chatId).find((text) => pattern.test(text)), { what: `a bot message matching ${pattern}` });
-  const blobCount = async () => Number((await stack.database.db.selectFrom('blobs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const waitForText = (chatId: number, pattern: RegExp) => waitFor(async () => botTexts(chatId).find((text) => pattern.test(text)), { what: `a bot message matching ${pattern}` });
+  const blobCount = async () =>
+    Number(
+      (
+        await stack.database.db
+          .selectFrom('blobs')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('gives a photo to the model as image content, and a redelivered update stores and downloads nothing twice', async () => {
     llm.handler = (request) => ({ text: `saw ${imageUrls(request).length} image(s)` });
@@ -171,7 +178,13 @@ describe('attachments through POST /v1/messages (issue 36)', () => {
     const loopback = await send('api-refusals', { text: 'look', attachments: [{ name: 'health.json', url: `${stack.url}/healthz` }] });
     expect(loopback.status).toBe(400);
     expect(loopback.body.error.message).toMatch(/loopback/);
-    const big = await send('api-refusals', { text: 'log', attachments: [{ name: 'PNG.png', data: PNG.toString('base64') }, { name: 'big.log', data: Buffer.alloc(1_200_000, 'a').toString('base64') }] });
+    const big = await send('api-refusals', {
+      text: 'log',
+      attachments: [
+        { name: 'PNG.png', data: PNG.toString('base64') },
+        { name: 'big.log', data: Buffer.alloc(1_200_000, 'a').toString('base64') },
+      ],
+    });
     expect(big.status).toBe(413);
     expect(big.body.error.field).toBe('attachments.1');
     const lying = await send('api-refusals', { text: 'invoice', attachments: [{ name: 'invoice.pdf', data: PNG.toString('base64') }] });
@@ -187,7 +200,10 @@ describe('attachments through POST /v1/messages (issue 36)', () => {
     const db = stack.database.db;
     const orphan = Buffer.from('nobody refers to me');
     await putBlob(db, orphan, 'text/plain');
-    await db.updateTable('blobs').set({ created_at: new Date(Date.now() - 2 * BLOB_GRACE_MS) }).execute();
+    await db
+      .updateTable('blobs')
+      .set({ created_at: new Date(Date.now() - 2 * BLOB_GRACE_MS) })
+      .execute();
     expect(await pruneBlobs(db)).toBe(1);
     const left = (await db.selectFrom('blobs').select('sha256').execute()).map((row) => row.sha256).sort();
     expect(left).toEqual([sha256(PNG), sha256(CSV)].sort());
@@ -267,10 +283,13 @@ describe('files out: send_file (issue 36)', () => {
     expect(sent.file?.name).toBe('latency.csv');
     expect(sent.file?.bytes.equals(report)).toBe(true);
     expect(sent.text).toBe('p99 by host');
-    const row = await waitFor(async () => {
-      const found = await stack.database.db.selectFrom('outbox').select(['status', 'receipt', 'file']).where('source', '=', 'file').executeTakeFirst();
-      return found?.status === 'delivered' ? found : undefined;
-    }, { what: 'the file row delivered' });
+    const row = await waitFor(
+      async () => {
+        const found = await stack.database.db.selectFrom('outbox').select(['status', 'receipt', 'file']).where('source', '=', 'file').executeTakeFirst();
+        return found?.status === 'delivered' ? found : undefined;
+      },
+      { what: 'the file row delivered' },
+    );
     expect(row.file).toMatchObject({ sha256: sha256(report), name: 'latency.csv', mime: 'text/csv' });
     expect(row.receipt).toEqual({ messageIds: [String(sent.message_id)] });
   });
@@ -284,7 +303,7 @@ describe('files out: send_file (issue 36)', () => {
   });
 });
 
-describe('a session\'s files over the API, for the console (issue 36 point 4)', () => {
+describe("a session's files over the API, for the console (issue 36 point 4)", () => {
   let llm: FakeLLM;
   let stack: Stack;
   beforeAll(async () => {
@@ -298,10 +317,16 @@ describe('a session\'s files over the API, for the console (issue 36 point 4)', 
 
   const send = (chat: string, body: Record<string, unknown>) => stack.post('/v1/messages?wait=20', { chat_id: chat, user_id: 'u1', text: '', ...body });
 
-  it('serves a session\'s files for the console: images typed for blob: display, other files as downloads, never rendered', async () => {
+  it("serves a session's files for the console: images typed for blob: display, other files as downloads, never rendered", async () => {
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
     llm.handler = () => ({ text: 'ok' });
-    const response = await send('api-serve', { text: 'files', attachments: [{ name: 'dash.png', data: PNG.toString('base64') }, { name: 'logo.svg', data: svg.toString('base64') }] });
+    const response = await send('api-serve', {
+      text: 'files',
+      attachments: [
+        { name: 'dash.png', data: PNG.toString('base64') },
+        { name: 'logo.svg', data: svg.toString('base64') },
+      ],
+    });
     expect(response.status).toBe(200);
     const path = (bytes: Buffer, session = response.body.session_id as string) => `${stack.url}/v1/sessions/${session}/attachments/${sha256(bytes)}`;
     const fetchFile = (url: string) => fetch(url, { headers: { authorization: `Bearer ${stack.env.HERALD_API_TOKEN}` } });

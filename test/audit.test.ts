@@ -106,14 +106,14 @@ describe('the audit trail', () => {
     expect(created.status).toBe(201);
     const jobId = created.body.job_id;
     expect((await stack.delete(`/v1/cron/jobs/${jobId}`)).status).toBe(204);
-    const memory = await stack.database.db
-      .insertInto('memory_entries')
-      .values({ profile_id: 'main', store: 'memory', content: 'the backup host is db-2' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const memory = await stack.database.db.insertInto('memory_entries').values({ profile_id: 'main', store: 'memory', content: 'the backup host is db-2' }).returning('id').executeTakeFirstOrThrow();
     expect((await stack.delete(`/v1/profiles/main/memory/${memory.id}`)).status).toBe(204);
     const { entries } = await audit('kind=admin_change&limit=500');
-    const about = (subject: string) => entries.filter((entry) => entry.subject === subject).map((entry) => [entry.detail.op, entry.actor]).reverse();
+    const about = (subject: string) =>
+      entries
+        .filter((entry) => entry.subject === subject)
+        .map((entry) => [entry.detail.op, entry.actor])
+        .reverse();
     // Changes through the API token name 'api' (asActor sets herald.actor for the triggers).
     expect(about(`cron:${jobId}`)).toEqual([
       ['insert', 'api:dave'],
@@ -137,13 +137,22 @@ describe('the audit trail', () => {
     const created = await stack.post('/v1/cron/jobs', { user_id: 'erin', prompt: 'rotate the logs', schedule: 'every 2h' });
     expect((await stack.patch(`/v1/cron/jobs/${created.body.job_id}`, { enabled: false })).status).toBe(200);
     const { entries } = await audit('kind=admin_change&limit=500');
-    const about = (subject: string) => entries.filter((entry) => entry.subject === subject).map((entry) => [entry.detail.op, entry.actor]).reverse();
+    const about = (subject: string) =>
+      entries
+        .filter((entry) => entry.subject === subject)
+        .map((entry) => [entry.detail.op, entry.actor])
+        .reverse();
     expect(about('skill:audit-pin')).toEqual([
       ['import', 'api'],
       ['pin', 'api'],
       ['unpin', 'api'],
     ]);
-    expect(entries.filter((entry) => entry.detail.document === 'AGENTS.md').map((entry) => [entry.detail.op, entry.actor]).reverse()).toEqual([
+    expect(
+      entries
+        .filter((entry) => entry.detail.document === 'AGENTS.md')
+        .map((entry) => [entry.detail.op, entry.actor])
+        .reverse(),
+    ).toEqual([
       ['insert', 'api'],
       ['delete', 'api'],
     ]);
@@ -176,7 +185,13 @@ describe('the audit trail', () => {
   it('cannot be changed or deleted through any route or statement; only the retention prune removes old entries', async () => {
     const before = (await audit('limit=500')).entries;
     const id = before[0].id;
-    for (const [method, path] of [['PUT', `/v1/audit/${id}`], ['PATCH', `/v1/audit/${id}`], ['DELETE', `/v1/audit/${id}`], ['DELETE', '/v1/audit'], ['POST', '/v1/audit']] as const) {
+    for (const [method, path] of [
+      ['PUT', `/v1/audit/${id}`],
+      ['PATCH', `/v1/audit/${id}`],
+      ['DELETE', `/v1/audit/${id}`],
+      ['DELETE', '/v1/audit'],
+      ['POST', '/v1/audit'],
+    ] as const) {
       const response = await fetch(`${stack.url}${path}`, { method, headers: { authorization: `Bearer ${TEST_TOKEN}` } });
       expect(response.status, `${method} ${path}`).toBe(404);
     }
@@ -186,7 +201,10 @@ describe('the audit trail', () => {
     await expect(sql`TRUNCATE audit_log`.execute(db)).rejects.toThrow(/append-only: TRUNCATE refused/);
     expect((await audit('limit=500')).entries).toEqual(before);
 
-    await db.insertInto('audit_log').values({ kind: 'admin_change', actor: 'api', subject: 'old', detail: '{}', at: new Date(Date.now() - 400 * 86_400_000) }).execute();
+    await db
+      .insertInto('audit_log')
+      .values({ kind: 'admin_change', actor: 'api', subject: 'old', detail: '{}', at: new Date(Date.now() - 400 * 86_400_000) })
+      .execute();
     expect(await pruneAudit(db, 365)).toBe(1);
     expect((await audit('limit=500')).entries).toEqual(before);
   });
@@ -208,7 +226,10 @@ describe('the audit trail', () => {
     expect(pruned.rows[0]!.removed).toBe('0');
     expect((await audit('limit=500')).entries).toEqual(before);
     // Past the minimum age an entry can go, as the retention prune removes it; younger ones never.
-    await db.insertInto('audit_log').values({ kind: 'admin_change', actor: 'api', subject: 'aged', detail: '{}', at: new Date(Date.now() - 31 * 86_400_000) }).execute();
+    await db
+      .insertInto('audit_log')
+      .values({ kind: 'admin_change', actor: 'api', subject: 'aged', detail: '{}', at: new Date(Date.now() - 31 * 86_400_000) })
+      .execute();
     expect((await sql<{ removed: string }>`SELECT herald_prune_audit(0) AS removed`.execute(db)).rows[0]!.removed).toBe('1');
     expect((await audit('limit=500')).entries).toEqual(before);
     // The config and the SQL name the same minimum.

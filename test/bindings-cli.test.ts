@@ -25,7 +25,13 @@ describe('herald bindings', { timeout: 4 * PROCESS_START_MS }, () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     env = { DATABASE_URL: database.url };
-    await database.db.insertInto('profiles').values([{ id: 'ops', display_name: 'ops' }, { id: 'research', display_name: 'research' }]).execute();
+    await database.db
+      .insertInto('profiles')
+      .values([
+        { id: 'ops', display_name: 'ops' },
+        { id: 'research', display_name: 'research' },
+      ])
+      .execute();
   });
   afterAll(async () => {
     await database.drop();

@@ -60,8 +60,18 @@ describe('bindings route each bot, channel and chat to its profile', () => {
     opsBot = await startFakeTelegram({ token: KEYS.TELEGRAM_OPS_TOKEN, username: 'ops_bot' });
     researchBot = await startFakeTelegram({ token: KEYS.TELEGRAM_RESEARCH_TOKEN, username: 'research_bot' });
     discord = await startFakeDiscord();
-    const providers = writeFile('providers.yaml', ['providers:', '  fast:', '    type: openai', `    base_url: ${fast.url}`, '    api_key_env: FAST_KEY',
-      '  strong:', '    type: anthropic', `    base_url: ${strong.url}`, '    api_key_env: STRONG_KEY', '']);
+    const providers = writeFile('providers.yaml', [
+      'providers:',
+      '  fast:',
+      '    type: openai',
+      `    base_url: ${fast.url}`,
+      '    api_key_env: FAST_KEY',
+      '  strong:',
+      '    type: anthropic',
+      `    base_url: ${strong.url}`,
+      '    api_key_env: STRONG_KEY',
+      '',
+    ]);
     const platforms = writeFile('platforms.yaml', [
       'telegram:',
       '  - account: ops',
@@ -103,7 +113,12 @@ describe('bindings route each bot, channel and chat to its profile', () => {
     waitFor(async () => bot.botMessages(chatId).find((message) => pattern.test(message.text)), { timeoutMs: 30_000, what: `a reply matching ${pattern}` });
 
   it('refuses a PUT naming a missing profile with a 400 naming the rule, and writes nothing', async () => {
-    const refused = await stack.put('/v1/bindings', { bindings: [{ platform: 'telegram', profile: 'ops' }, { chat_id: '1', profile: 'ghost' }] });
+    const refused = await stack.put('/v1/bindings', {
+      bindings: [
+        { platform: 'telegram', profile: 'ops' },
+        { chat_id: '1', profile: 'ghost' },
+      ],
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error.field).toBe('bindings.1.profile');
     expect(refused.body.error.message).toContain('ghost');
@@ -135,7 +150,10 @@ describe('bindings route each bot, channel and chat to its profile', () => {
 
     await discord.ready();
     discord.userMessage({ channelId: CHANNEL_ID, userId: '555', content: 'what is new?', mentionBot: true });
-    await waitFor(async () => discord.botMessages(CHANNEL_ID).find((message) => message.content.startsWith('strong (claude-research) as Sage: what is new?')), { timeoutMs: 30_000, what: 'the Discord reply' });
+    await waitFor(async () => discord.botMessages(CHANNEL_ID).find((message) => message.content.startsWith('strong (claude-research) as Sage: what is new?')), {
+      timeoutMs: 30_000,
+      what: 'the Discord reply',
+    });
 
     const room = await stack.post('/v1/messages?wait=60', { chat_id: 'ops-room', user_id: 'bob', text: 'status' });
     expect(room.body.reply.text).toBe('fast (gpt-ops) as Opsy: status');
@@ -224,7 +242,11 @@ describe('bindings route each bot, channel and chat to its profile', () => {
     const app = createIngressServer({ config: stack.config, db: stack.database.db, queue: replica.deps.queue, notices: replica.deps.notices, listener, logger: silentLogger, profiles: cache });
     const url = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('0.0.0.0', '127.0.0.1');
     const send = async (text: string) => {
-      const response = await fetch(`${url}/v1/messages?wait=60`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ chat_id: 'night-desk', user_id: 'carol', text }) });
+      const response = await fetch(`${url}/v1/messages?wait=60`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ chat_id: 'night-desk', user_id: 'carol', text }),
+      });
       return ((await response.json()) as { reply: { text: string } }).reply.text;
     };
     try {

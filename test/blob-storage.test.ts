@@ -19,7 +19,11 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 describe('HERALD_BLOB_URL', () => {
   it('takes s3://bucket/prefix with endpoint, region and path style, and refuses what it cannot use', () => {
     expect(parseBlobUrl('s3://my-bucket/herald/blobs/?endpoint=http%3A%2F%2F127.0.0.1%3A9000&region=eu-west-1&force_path_style=true')).toEqual({
-      bucket: 'my-bucket', prefix: 'herald/blobs', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', forcePathStyle: true,
+      bucket: 'my-bucket',
+      prefix: 'herald/blobs',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'eu-west-1',
+      forcePathStyle: true,
     });
     expect(parseBlobUrl('s3://my-bucket')).toEqual({ bucket: 'my-bucket', prefix: '', endpoint: null, region: 'us-east-1', forcePathStyle: false });
     expect(parseBlobUrl('https://my-bucket/x')).toMatch(/s3:\/\//);
@@ -105,7 +109,10 @@ describe('blobs in an S3-compatible bucket (issue 36)', () => {
     const db = stack.database.db;
     const orphan = Buffer.from('nobody refers to me');
     const sha256 = await putBlob(db, orphan, 'text/plain');
-    await db.updateTable('blobs').set({ created_at: new Date(Date.now() - 2 * BLOB_GRACE_MS) }).execute();
+    await db
+      .updateTable('blobs')
+      .set({ created_at: new Date(Date.now() - 2 * BLOB_GRACE_MS) })
+      .execute();
     const orphans = await db.selectFrom('blobs as b').select('b.sha256').where('b.sha256', '!=', sha256Of(PNG)).execute();
     expect(await pruneBlobs(db)).toBe(orphans.length);
     expect(await readBlob(db, sha256)).toBeUndefined();

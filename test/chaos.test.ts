@@ -40,9 +40,7 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
       const admin = new pg.Client({ connectionString: withDefaultUser(ADMIN_URL) });
       await admin.connect();
       for (let round = 0; round < 3; round++) {
-        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-          database,
-        ]);
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
         await sleep(300);
       }
       await admin.end();
@@ -79,9 +77,7 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
     await waitFor(async () => running.processes().every(ready), { timeoutMs: PROCESS_START_MS, what: 'workers started' });
     const total = SESSIONS * MESSAGES;
     const answered = async () => {
-      const rows = await sql<{ done: string }>`SELECT count(*) AS done FROM inbound_events WHERE status = 'done'`.execute(
-        running.database.db,
-      );
+      const rows = await sql<{ done: string }>`SELECT count(*) AS done FROM inbound_events WHERE status = 'done'`.execute(running.database.db);
       return Number(rows.rows[0]?.done);
     };
 
@@ -129,10 +125,7 @@ describe('chaos: many sessions, several worker processes, SIGKILL at random', ()
     const kills = await chaos;
     expect(kills).toBeGreaterThanOrEqual(4);
 
-    await waitFor(
-      async () => (await answered()) === total,
-      { timeoutMs: 120_000, intervalMs: 250, what: 'every message answered' },
-    );
+    await waitFor(async () => (await answered()) === total, { timeoutMs: 120_000, intervalMs: 250, what: 'every message answered' });
 
     const resumed = await sql<{ n: string }>`SELECT count(*) AS n FROM turns WHERE attempts > 1`.execute(running.database.db);
     process.stderr.write(`chaos ${disruption}: ${kills} kills, ${resumed.rows[0]?.n} resumed turns\n`);

@@ -47,7 +47,13 @@ describe('a chat answer whose worker is SIGKILLed mid-stream', { timeout: 4 * PR
     llm.handler = () => ({ text: LONG, chunkDelayMs: 5 });
     await stack.startProcess('worker');
     await waitFor(
-      () => stack.database.db.selectFrom('outbox').select('id').where(sql<string>`target ->> 'chatId'`, '=', '42').where('status', '=', 'delivered').executeTakeFirst(),
+      () =>
+        stack.database.db
+          .selectFrom('outbox')
+          .select('id')
+          .where(sql<string>`target ->> 'chatId'`, '=', '42')
+          .where('status', '=', 'delivered')
+          .executeTakeFirst(),
       { what: 'the reply delivered', timeoutMs: 60_000 },
     );
     const messages = telegram.botMessages(42);

@@ -25,16 +25,19 @@ function words(chars: number, seed = 'word'): string {
 }
 
 async function committedReply(stack: Stack, sessionPlatform: string): Promise<string> {
-  return waitFor(async () => {
-    const row = await stack.database.db
-      .selectFrom('outbox')
-      .select(['text', 'status'])
-      .where('platform', '=', sessionPlatform)
-      .where('status', '=', 'delivered')
-      .orderBy('created_at', 'desc')
-      .executeTakeFirst();
-    return row?.text;
-  }, { what: 'a delivered reply' });
+  return waitFor(
+    async () => {
+      const row = await stack.database.db
+        .selectFrom('outbox')
+        .select(['text', 'status'])
+        .where('platform', '=', sessionPlatform)
+        .where('status', '=', 'delivered')
+        .orderBy('created_at', 'desc')
+        .executeTakeFirst();
+      return row?.text;
+    },
+    { what: 'a delivered reply' },
+  );
 }
 
 describe('Telegram: the answer grows in one message', () => {
@@ -57,9 +60,17 @@ describe('Telegram: the answer grows in one message', () => {
     const chatId = ++chat;
     llm.handler = () => ({ text: reply, chunkDelayMs });
     telegram.userMessage({ chatId, from: { ...ALICE, id: chatId }, text });
-    await waitFor(async () => {
-      return stack.database.db.selectFrom('outbox').select('id').where(sql<string>`target ->> 'chatId'`, '=', String(chatId)).where('status', '=', 'delivered').executeTakeFirst();
-    }, { what: `the reply in chat ${chatId} delivered`, timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        return stack.database.db
+          .selectFrom('outbox')
+          .select('id')
+          .where(sql<string>`target ->> 'chatId'`, '=', String(chatId))
+          .where('status', '=', 'delivered')
+          .executeTakeFirst();
+      },
+      { what: `the reply in chat ${chatId} delivered`, timeoutMs: 30_000 },
+    );
     return chatId;
   }
   const callsIn = (chatId: number, method: string) => telegram.calls.filter((call) => call.method === method && String(call.body.chat_id) === String(chatId));
@@ -150,10 +161,13 @@ describe('Telegram: a turn that stops to ask the person', () => {
       return { text: 'Let me move the money for the rent now.', toolCalls: [{ name: 'wire_transfer', arguments: { label: 'rent', amount: 900 } }], chunkDelayMs: 10 };
     };
     telegram.userMessage({ chatId: 42, from: ALICE, text: 'pay the rent' });
-    const [notice] = await waitFor(async () => {
-      const messages = telegram.botMessages(42);
-      return messages.length === 1 && messages[0]!.reply_markup ? messages : undefined;
-    }, { what: 'only the approval question in the chat', timeoutMs: 30_000 });
+    const [notice] = await waitFor(
+      async () => {
+        const messages = telegram.botMessages(42);
+        return messages.length === 1 && messages[0]!.reply_markup ? messages : undefined;
+      },
+      { what: 'only the approval question in the chat', timeoutMs: 30_000 },
+    );
     expect(notice!.text).toContain('transfer 900 (rent)');
     // The draft was in the chat before the question, and is gone.
     expect(telegram.calls.filter((call) => call.method === 'deleteMessage')).toHaveLength(1);
@@ -212,17 +226,21 @@ describe('Discord: the answer grows in one message', () => {
     await discord.close();
   });
 
-  const edits = (messageId?: string) => discord.requests.filter((r) => r.method === 'PATCH' && r.path.startsWith(`/channels/${CHANNEL_ID}/messages/`) && (messageId === undefined || r.path.endsWith(messageId)));
+  const edits = (messageId?: string) =>
+    discord.requests.filter((r) => r.method === 'PATCH' && r.path.startsWith(`/channels/${CHANNEL_ID}/messages/`) && (messageId === undefined || r.path.endsWith(messageId)));
   const posts = () => discord.requests.filter((r) => r.method === 'POST' && r.path === `/channels/${CHANNEL_ID}/messages`);
 
   async function askInChannel(reply: string, chunkDelayMs: number): Promise<void> {
     llm.handler = () => ({ text: reply, chunkDelayMs });
     const before = discord.botMessages(CHANNEL_ID).length;
     discord.userMessage({ channelId: CHANNEL_ID, userId: DISCORD_ALICE, content: `<@${BOT_ID}> go on`, mentionBot: true });
-    await waitFor(async () => {
-      const row = await stack.database.db.selectFrom('outbox').select('id').where('status', '=', 'delivered').where('text', '=', reply).executeTakeFirst();
-      return row;
-    }, { what: 'the reply delivered', timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        const row = await stack.database.db.selectFrom('outbox').select('id').where('status', '=', 'delivered').where('text', '=', reply).executeTakeFirst();
+        return row;
+      },
+      { what: 'the reply delivered', timeoutMs: 30_000 },
+    );
     expect(discord.botMessages(CHANNEL_ID).length).toBeGreaterThan(before);
   }
 
@@ -249,6 +267,11 @@ describe('Discord: the answer grows in one message', () => {
     const reply = words(4500, 'more');
     await askInChannel(reply, 1);
     const parts = splitMarkdown(reply, 2000);
-    expect(discord.botMessages(CHANNEL_ID).slice(before).map((m) => m.content)).toEqual(parts);
+    expect(
+      discord
+        .botMessages(CHANNEL_ID)
+        .slice(before)
+        .map((m) => m.content),
+    ).toEqual(parts);
   });
 });

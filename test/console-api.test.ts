@@ -142,7 +142,17 @@ describe('the routes the console reads through', () => {
     const insert = (key: string, status: 'failed' | 'delivered') =>
       stack.database.db
         .insertInto('outbox')
-        .values({ idempotency_key: key, platform: 'telegram', target: JSON.stringify({ chatId: '77' }), text: 'the reply', session_id: sessionId, source: 'reply', status, attempts: 8, last_error: 'Forbidden: bot was blocked by the user' })
+        .values({
+          idempotency_key: key,
+          platform: 'telegram',
+          target: JSON.stringify({ chatId: '77' }),
+          text: 'the reply',
+          session_id: sessionId,
+          source: 'reply',
+          status,
+          attempts: 8,
+          last_error: 'Forbidden: bot was blocked by the user',
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
     const failed = await insert('reply:dl-1', 'failed');
@@ -165,7 +175,11 @@ describe('the routes the console reads through', () => {
     expect(await stack.database.db.selectFrom('outbox').select('id').where('id', '=', failed.id).executeTakeFirst()).toBeUndefined();
     expect((await stack.delete(`/v1/admin/dead-letters/deliveries/${failed.id}`)).status).toBe(404);
     // Malformed ids are refused by the shared id check; '..' resolves to no route at all.
-    for (const [bad, status] of [['nope', 400], ['%2e%2e', 404], [`${failed.id}%00`, 400]] as const) {
+    for (const [bad, status] of [
+      ['nope', 400],
+      ['%2e%2e', 404],
+      [`${failed.id}%00`, 400],
+    ] as const) {
       expect((await stack.post(`/v1/admin/dead-letters/deliveries/${bad}/retry`, {})).status, bad).toBe(status);
     }
   });

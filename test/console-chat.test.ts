@@ -175,11 +175,22 @@ describe('the console chat, in headless Chromium', () => {
   });
 
   it("draws a message's picture from a blob: URL, and offers its CSV and its SVG as downloads, never drawn", async () => {
-    const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#c0392b' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#c0392b' } })
+      .png()
+      .toBuffer();
     const csv = Buffer.from('service,errors\napi,12\nweb,3\n');
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="red"/></svg>');
-    const files = [{ name: 'dash.png', bytes: png }, { name: 'errors.csv', bytes: csv }, { name: 'logo.svg', bytes: svg }];
-    const sent = await stack.post('/v1/messages?wait=20', { chat_id: 'console-files', user_id: 'console', text: 'the dashboard and its numbers', attachments: files.map((file) => ({ name: file.name, data: file.bytes.toString('base64') })) });
+    const files = [
+      { name: 'dash.png', bytes: png },
+      { name: 'errors.csv', bytes: csv },
+      { name: 'logo.svg', bytes: svg },
+    ];
+    const sent = await stack.post('/v1/messages?wait=20', {
+      chat_id: 'console-files',
+      user_id: 'console',
+      text: 'the dashboard and its numbers',
+      attachments: files.map((file) => ({ name: file.name, data: file.bytes.toString('base64') })),
+    });
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     const session = sent.body.session_id as string;
     // The transcript API names each message's files; the console draws from it.

@@ -129,7 +129,9 @@ describe('the console cron editor and person field, in headless Chromium', () =>
     await page.getByRole('button', { name: 'Create job' }).click();
     await page.getByText('Saved.').waitFor();
     const jobs = (await stack.get('/v1/cron/jobs')).body.jobs;
-    expect(jobs).toMatchObject([{ name: 'tokyo-standup', schedule: '30 8 * * 1-5', timezone: 'Asia/Tokyo', prompt: 'Post the stand-up notes', user_id: 'api:console', targets: [], next_run_at: expected[0] }]);
+    expect(jobs).toMatchObject([
+      { name: 'tokyo-standup', schedule: '30 8 * * 1-5', timezone: 'Asia/Tokyo', prompt: 'Post the stand-up notes', user_id: 'api:console', targets: [], next_run_at: expected[0] },
+    ]);
     jobId = jobs[0].job_id;
     await page.locator(`[data-job="${jobId}"]`).getByText('zone Asia/Tokyo').waitFor();
   });

@@ -22,7 +22,11 @@ describe('the console usage page', () => {
     llm = await startFakeOpenAI();
     stack = await startStack({ model: llm });
     expect((await stack.post('/v1/profiles', { name: 'ops' })).status).toBe(201);
-    for (const [profile, user] of [['main', 'ana'], ['ops', 'bob'], ['ops', 'ana']] as const) {
+    for (const [profile, user] of [
+      ['main', 'ana'],
+      ['ops', 'bob'],
+      ['ops', 'ana'],
+    ] as const) {
       const sent = await stack.post('/v1/messages?wait=30', { chat_id: `${profile}-${user}`, user_id: user, text: 'hello', profile });
       expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     }
@@ -68,7 +72,7 @@ describe('the console usage page', () => {
     expect(consoleErrors.filter((text) => /Content Security Policy|Refused/.test(text))).toEqual([]);
   });
 
-  it('keeps the first page\'s script under 200 KB', () => {
+  it("keeps the first page's script under 200 KB", () => {
     const assets = fileURLToPath(new URL('../services/ingress/console/dist/assets/', import.meta.url));
     const dist = readdirSync(assets).filter((name) => name.endsWith('.js'));
     expect(dist.length).toBeGreaterThan(0);

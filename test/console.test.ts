@@ -69,7 +69,15 @@ describe('the web console, in headless Chromium against a running Herald', () =>
     stack = await startStack({
       model: llm,
       scheduler: true,
-      env: { ...telegram.env, TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_SECRET: 'console-secret', TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook', TELEGRAM_ALLOWED_USERS: String(ALICE.id), HERALD_DELIVERY_POLL_MS: '100', HERALD_STREAMING_TELEGRAM: 'off' },
+      env: {
+        ...telegram.env,
+        TELEGRAM_MODE: 'webhook',
+        TELEGRAM_WEBHOOK_SECRET: 'console-secret',
+        TELEGRAM_WEBHOOK_URL: 'https://herald.example.com/telegram/webhook',
+        TELEGRAM_ALLOWED_USERS: String(ALICE.id),
+        HERALD_DELIVERY_POLL_MS: '100',
+        HERALD_STREAMING_TELEGRAM: 'off',
+      },
     });
     // The agent's notes are the writer's own unless the operator shares them profile-wide; this
     // profile shares them, so the Memory page shows one profile store and one person's profile.
@@ -90,7 +98,8 @@ describe('the web console, in headless Chromium against a running Herald', () =>
     expect((await stack.post(`/v1/cron/jobs/${jobId}/run`, {})).status).toBe(202);
     await waitFor(async () => ((await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs?.[0]?.status === 'succeeded' ? true : undefined), { what: 'the manual run', timeoutMs: 30_000 });
 
-    const skill = '---\nname: weekly-report\ndescription: How to write the Monday zeppelin report.\ncategory: reports\n---\n# Weekly report\n\n1. Gather the numbers from the dashboard.\n2. Write three lines: done, next, blocked.\n3. Post it in #ops before 09:00.\n';
+    const skill =
+      '---\nname: weekly-report\ndescription: How to write the Monday zeppelin report.\ncategory: reports\n---\n# Weekly report\n\n1. Gather the numbers from the dashboard.\n2. Write three lines: done, next, blocked.\n3. Post it in #ops before 09:00.\n';
     expect((await stack.post('/v1/profiles/main/skills/_import', { skills: [{ files: { 'SKILL.md': skill } }] })).status).toBeLessThan(300);
 
     browser = await launchChromium();
@@ -295,10 +304,13 @@ describe('the web console, in headless Chromium against a running Herald', () =>
       const response = await stack.post('/v1/messages?wait=60', { chat_id: 'delegation-room', user_id: 'alice', text: 'Delegate the zeppelin check' });
       // The parent parks on its child (`?wait` returns at once on a waiting turn), then resumes.
       expect([200, 202], JSON.stringify(response.body)).toContain(response.status);
-      const done = await waitFor(async () => {
-        const event = (await stack.get(`/v1/events/${response.body.event_id}`)).body;
-        return event.status === 'done' ? event : undefined;
-      }, { what: 'the parent resumed with its child run' });
+      const done = await waitFor(
+        async () => {
+          const event = (await stack.get(`/v1/events/${response.body.event_id}`)).body;
+          return event.status === 'done' ? event : undefined;
+        },
+        { what: 'the parent resumed with its child run' },
+      );
       expect(done.reply?.text ?? done.reply_text).toBe('The check is done.');
       const runs = (await stack.get(`/v1/runs?session_id=${response.body.session_id}`)).body.runs;
       expect(runs.map((run: any) => [run.goal, run.status])).toEqual([['Check the zeppelin numbers', 'done']]);

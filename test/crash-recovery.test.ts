@@ -13,11 +13,7 @@ describe('a worker killed with SIGKILL mid-turn', { timeout: 3 * PROCESS_START_M
 
   /** Kills the worker process that holds the session's lease, and starts another in its place. */
   const killHolder = async (sessionId: string) => {
-    const lease = await stack.database.db
-      .selectFrom('session_leases')
-      .select('owner')
-      .where('session_id', '=', sessionId)
-      .executeTakeFirstOrThrow();
+    const lease = await stack.database.db.selectFrom('session_leases').select('owner').where('session_id', '=', sessionId).executeTakeFirstOrThrow();
     const pid = Number(lease.owner.split(':')[1]);
     const victim = stack.processes().find((worker) => worker.child.pid === pid);
     if (!victim) throw new Error(`no worker with pid ${pid}`);

@@ -58,7 +58,7 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     expect(response.body.error.message).toMatch(message);
   });
 
-  it("runs a job with its own toolsets, narrowed for unattended use", async () => {
+  it('runs a job with its own toolsets, narrowed for unattended use', async () => {
     const created = await stack.post('/v1/cron/jobs', { user_id: 'u1', prompt: 'tidy up', schedule: 'every 1h', toolsets: ['todo', 'clarify'], deliver: 'local' });
     expect(created.status).toBe(201);
     const before = llm.requests.length;
@@ -135,16 +135,15 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     // The job's own prompt tries cronjob again: a scheduled run may not create or change jobs.
     const run = await ask('alice', { action: 'run', job_id: jobId });
     expect(run).toMatchObject({ success: true, run_id: expect.any(String) });
-    const finished = await waitFor(async () => {
-      const runs = (await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs;
-      return runs[0]?.status === 'succeeded' ? runs[0] : undefined;
-    }, { what: 'the scheduled run' });
+    const finished = await waitFor(
+      async () => {
+        const runs = (await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs;
+        return runs[0]?.status === 'succeeded' ? runs[0] : undefined;
+      },
+      { what: 'the scheduled run' },
+    );
     expect(finished.output).toMatch(/Tool 'cronjob' is not permitted here \(it is not enabled for this cron run/);
-    const event = await stack.database.db
-      .selectFrom('inbound_events')
-      .select(['platform', 'user_id', 'text'])
-      .where('dedupe_key', '=', `cron:${finished.run_id}`)
-      .executeTakeFirstOrThrow();
+    const event = await stack.database.db.selectFrom('inbound_events').select(['platform', 'user_id', 'text']).where('dedupe_key', '=', `cron:${finished.run_id}`).executeTakeFirstOrThrow();
     expect(event).toMatchObject({ platform: 'cron', user_id: 'api:alice' });
     expect(event.text).toMatch(/^\[IMPORTANT: You are running as the scheduled job "nested"/);
     expect((await ask('alice', { action: 'remove', job_id: jobId })).success).toBe(true);
@@ -157,10 +156,13 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     for (const job of [named, fresh]) {
       for (let i = 0; i < 2; i++) {
         const runId = (await stack.post(`/v1/cron/jobs/${job.job_id}/run`, {})).body.run_id as string;
-        const run = await waitFor(async () => {
-          const found = (await stack.get(`/v1/cron/jobs/${job.job_id}/runs`)).body.runs.find((r: any) => r.run_id === runId);
-          return found?.status === 'succeeded' ? found : undefined;
-        }, { what: `run ${i} of ${job.name}` });
+        const run = await waitFor(
+          async () => {
+            const found = (await stack.get(`/v1/cron/jobs/${job.job_id}/runs`)).body.runs.find((r: any) => r.run_id === runId);
+            return found?.status === 'succeeded' ? found : undefined;
+          },
+          { what: `run ${i} of ${job.name}` },
+        );
         sessions.set(job.job_id, [...(sessions.get(job.job_id) ?? []), run.session_id]);
       }
     }
@@ -168,29 +170,29 @@ describe('cron jobs through the API, the CLI and the cronjob tool', () => {
     expect(new Set(sessions.get(fresh.job_id)).size).toBe(2);
     const transcript = (await stack.get(`/v1/sessions/${sessions.get(named.job_id)?.[0]}/messages`)).body.messages;
     expect(transcript.filter((m: any) => m.role === 'user')).toHaveLength(2);
-    const event = await stack.database.db
-      .selectFrom('cron_runs')
-      .select('event_id')
-      .where('job_id', '=', named.job_id)
-      .executeTakeFirstOrThrow();
+    const event = await stack.database.db.selectFrom('cron_runs').select('event_id').where('job_id', '=', named.job_id).executeTakeFirstOrThrow();
     expect(await scheduledRunFor(stack.database.db, event.event_id ?? '')).toMatchObject({ jobId: named.job_id, toolsets: ['web'] });
   });
 
-  it('herald cron adds, lists, runs and shows run history', async () => {
-    const env = { ...process.env, ...stack.env, LOG_LEVEL: 'silent' };
-    const cli = (...args: string[]) => exec(process.execPath, [HERALD_BIN, 'cron', ...args], { env });
-    const added = await cli('add', '--user', 'carol', '--schedule', 'every 1h', '--prompt', 'ping', '--name', 'pinger');
-    const id = /created ([0-9a-f-]{36})/.exec(added.stdout)?.[1] ?? '';
-    expect(id).not.toBe('');
-    expect((await cli('list', '--user', 'carol')).stdout).toMatch(new RegExp(`${id}  scheduled .*"every 1h" UTC  -> local  pinger`));
-    await expect(cli('add', '--user', 'carol', '--schedule', 'sometimes', '--prompt', 'x')).rejects.toMatchObject({
-      code: 2,
-      stderr: expect.stringMatching(/schedule: cannot read the schedule 'sometimes'/),
-    });
-    expect((await cli('run', id)).stdout).toMatch(/requested run/);
-    await waitFor(async () => /succeeded/.test((await cli('runs', id)).stdout), { what: 'the CLI run', timeoutMs: 90_000 });
-    expect((await cli('runs', id)).stdout).toMatch(/manual {2}succeeded {2}\d+\.\ds\n {4}output: done/);
-    expect((await cli('pause', id)).stdout).toMatch(/paused .* paused \(paused by an operator\)/);
-    expect((await cli('remove', id)).stdout).toMatch(`removed ${id}`);
-  }, 3 * PROCESS_START_MS);
+  it(
+    'herald cron adds, lists, runs and shows run history',
+    async () => {
+      const env = { ...process.env, ...stack.env, LOG_LEVEL: 'silent' };
+      const cli = (...args: string[]) => exec(process.execPath, [HERALD_BIN, 'cron', ...args], { env });
+      const added = await cli('add', '--user', 'carol', '--schedule', 'every 1h', '--prompt', 'ping', '--name', 'pinger');
+      const id = /created ([0-9a-f-]{36})/.exec(added.stdout)?.[1] ?? '';
+      expect(id).not.toBe('');
+      expect((await cli('list', '--user', 'carol')).stdout).toMatch(new RegExp(`${id}  scheduled .*"every 1h" UTC  -> local  pinger`));
+      await expect(cli('add', '--user', 'carol', '--schedule', 'sometimes', '--prompt', 'x')).rejects.toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/schedule: cannot read the schedule 'sometimes'/),
+      });
+      expect((await cli('run', id)).stdout).toMatch(/requested run/);
+      await waitFor(async () => /succeeded/.test((await cli('runs', id)).stdout), { what: 'the CLI run', timeoutMs: 90_000 });
+      expect((await cli('runs', id)).stdout).toMatch(/manual {2}succeeded {2}\d+\.\ds\n {4}output: done/);
+      expect((await cli('pause', id)).stdout).toMatch(/paused .* paused \(paused by an operator\)/);
+      expect((await cli('remove', id)).stdout).toMatch(`removed ${id}`);
+    },
+    3 * PROCESS_START_MS,
+  );
 });

@@ -85,15 +85,16 @@ describe('cron runs deliver their reports', { timeout: 3 * PROCESS_START_MS }, (
     expect(response.status).toBe(202);
     return response.body.run_id as string;
   };
-  const runOf = async (jobId: string, runId: string) =>
-    (await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs.find((run: any) => run.run_id === runId);
+  const runOf = async (jobId: string, runId: string) => (await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs.find((run: any) => run.run_id === runId);
   const waitForRun = (jobId: string, runId: string, done: (run: any) => boolean, what: string) =>
-    waitFor(async () => {
-      const run = await runOf(jobId, runId);
-      return run && done(run) ? run : undefined;
-    }, { timeoutMs: 40_000, what });
-  const outboxRow = (key: string) =>
-    stack.database.db.selectFrom('outbox').selectAll().where('idempotency_key', '=', key).executeTakeFirst();
+    waitFor(
+      async () => {
+        const run = await runOf(jobId, runId);
+        return run && done(run) ? run : undefined;
+      },
+      { timeoutMs: 40_000, what },
+    );
+  const outboxRow = (key: string) => stack.database.db.selectFrom('outbox').selectAll().where('idempotency_key', '=', key).executeTakeFirst();
 
   it('posts one Telegram message per run, even when the delivery consumer dies mid-send', async () => {
     // Telegram only lets a bot post where it has been talked to.
@@ -104,26 +105,30 @@ describe('cron runs deliver their reports', { timeout: 3 * PROCESS_START_MS }, (
     expect(delivered.status).toBe('succeeded');
     expect(delivered.output).toBe('digest 1');
     expect(delivered.duration_ms).toBeGreaterThanOrEqual(0);
-    expect(delivered.deliveries).toEqual([
-      expect.objectContaining({ target: 'telegram:70', status: 'delivered', attempts: 1, receipt: { messageIds: ['2'] } }),
-    ]);
+    expect(delivered.deliveries).toEqual([expect.objectContaining({ target: 'telegram:70', status: 'delivered', attempts: 1, receipt: { messageIds: ['2'] } })]);
 
     // The second report reaches Telegram, but the answer never comes back and the worker dies.
     telegram.failNext('sendMessage', { kind: 'store-then-hang' });
     const second = await runNow(job.job_id);
     const key = `cron:${second}:telegram:70`;
-    await waitFor(async () => {
-      const row = await outboxRow(key);
-      return telegram.botMessages(70).length === 2 && row?.status === 'sending' && row.in_flight !== null;
-    }, { timeoutMs: 40_000, what: 'the second report in flight' });
+    await waitFor(
+      async () => {
+        const row = await outboxRow(key);
+        return telegram.botMessages(70).length === 2 && row?.status === 'sending' && row.in_flight !== null;
+      },
+      { timeoutMs: 40_000, what: 'the second report in flight' },
+    );
     await stopProcess(worker, 'SIGKILL');
     // The dead consumer's claim would lapse after a minute; expire it instead of waiting.
     await sql`UPDATE outbox SET claim_expires_at = now() WHERE idempotency_key = ${key}`.execute(stack.database.db);
     worker = await stack.startProcess('worker');
-    const row = await waitFor(async () => {
-      const current = await outboxRow(key);
-      return current?.status === 'delivered' ? current : undefined;
-    }, { timeoutMs: 40_000, what: 'the second report reconciled' });
+    const row = await waitFor(
+      async () => {
+        const current = await outboxRow(key);
+        return current?.status === 'delivered' ? current : undefined;
+      },
+      { timeoutMs: 40_000, what: 'the second report reconciled' },
+    );
     expect(row.attempts).toBe(2);
     expect(telegram.botMessages(70).map((message) => message.text)).toEqual(['digest 1', 'digest 2']);
     // A repeated completion pass cannot add a second row for the same run and target.
@@ -143,9 +148,7 @@ describe('cron runs deliver their reports', { timeout: 3 * PROCESS_START_MS }, (
     const runId = await runNow(job.job_id);
     const run = await waitForRun(job.job_id, runId, (r) => r.deliveries[0]?.status === 'delivered', 'webhook delivery');
     expect(run.deliveries[0].receipt).toMatchObject({ messageIds: ['http-200'], status: 200 });
-    expect(hook.posts).toEqual([
-      { key: `cron:${runId}:webhook:${hook.url}`, body: { idempotency_key: `cron:${runId}:webhook:${hook.url}`, source: 'cron', text: 'hourly check: all good' } },
-    ]);
+    expect(hook.posts).toEqual([{ key: `cron:${runId}:webhook:${hook.url}`, body: { idempotency_key: `cron:${runId}:webhook:${hook.url}`, source: 'cron', text: 'hourly check: all good' } }]);
 
     const quiet = await createJob({ prompt: 'quiet job', deliver: `webhook:${hook.url}` });
     const quietRun = await runNow(quiet.job_id);

@@ -70,7 +70,7 @@ describe('files on cron reports', { timeout: 3 * PROCESS_START_MS }, () => {
     const jobId = await createJob('Disk report', 'email:ops@example.com');
     const mail = await waitFor(async () => smtp.received.find((m) => m.mail.subject === 'Disk report'), { timeoutMs: 40_000, what: 'the report mail' });
 
-    expect(toolResults.some((text) => text.includes("Attached disk-report.csv (text/csv") && text.includes("to this run's report"))).toBe(true);
+    expect(toolResults.some((text) => text.includes('Attached disk-report.csv (text/csv') && text.includes("to this run's report"))).toBe(true);
     expect(mail.envelopeTo).toEqual(['ops@example.com']);
     expect(mail.mail.text).toContain('web-2 is down');
     expect(mail.mail.attachments).toHaveLength(1);

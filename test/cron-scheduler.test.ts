@@ -69,12 +69,7 @@ describe('cron firing across scheduler replicas', { timeout: 3 * PROCESS_START_M
         { timeoutMs: 30_000, what: `step ${step}` },
       );
     }
-    const runs = await database.db
-      .selectFrom('cron_runs')
-      .select(['job_id', 'scheduled_for', 'status', 'trigger', 'event_id'])
-      .orderBy('job_id')
-      .orderBy('scheduled_for')
-      .execute();
+    const runs = await database.db.selectFrom('cron_runs').select(['job_id', 'scheduled_for', 'status', 'trigger', 'event_id']).orderBy('job_id').orderBy('scheduled_for').execute();
     expect(runs).toHaveLength(jobs * steps);
     expect(runs.every((run) => run.status === 'running' && run.trigger === 'schedule' && run.event_id !== null)).toBe(true);
     // Per job: one run per minute, none missing and none twice.
@@ -86,11 +81,7 @@ describe('cron firing across scheduler replicas', { timeout: 3 * PROCESS_START_M
       for (let i = 1; i < times.length; i++) expect((times[i] ?? 0) - (times[i - 1] ?? 0)).toBe(60_000);
     }
     // Each run went through the normal run path once: one inbound event per run, in its own session.
-    const events = await database.db
-      .selectFrom('inbound_events')
-      .select(['dedupe_key', 'session_id', 'platform', 'status'])
-      .where('dedupe_key', 'like', 'cron:%')
-      .execute();
+    const events = await database.db.selectFrom('inbound_events').select(['dedupe_key', 'session_id', 'platform', 'status']).where('dedupe_key', 'like', 'cron:%').execute();
     expect(events).toHaveLength(jobs * steps);
     expect(new Set(events.map((event) => event.session_id)).size).toBe(jobs * steps);
     expect(events.every((event) => event.platform === 'cron' && event.status === 'pending')).toBe(true);
@@ -112,17 +103,13 @@ describe('cron firing across scheduler replicas', { timeout: 3 * PROCESS_START_M
     const first = await startScheduler(env);
     processes.push(first);
     await advanceClock(database, 3_600_000);
-    await waitFor(
-      async () => (await database.db.selectFrom('cron_runs').select('id').where('status', '=', 'running').execute()).length === 2,
-      { what: 'the first hourly runs' },
-    );
+    await waitFor(async () => (await database.db.selectFrom('cron_runs').select('id').where('status', '=', 'running').execute()).length === 2, { what: 'the first hourly runs' });
     await stopProcess(first, 'SIGKILL');
 
     // Down for five hours: four hourly occurrences and both one-shots pass with nobody running.
     await advanceClock(database, 5 * 3_600_000 - 15 * 60_000);
     processes.push(await startScheduler(env));
-    const runsOf = (jobId: string) =>
-      database.db.selectFrom('cron_runs').selectAll().where('job_id', '=', jobId).orderBy('scheduled_for').execute();
+    const runsOf = (jobId: string) => database.db.selectFrom('cron_runs').selectAll().where('job_id', '=', jobId).orderBy('scheduled_for').execute();
     await waitFor(
       async () => {
         const all = await Promise.all([skip, once, oneShotSkip, oneShotRun].map((job) => runsOf(job.id)));

@@ -12,7 +12,12 @@ const services: Record<string, any> = compose.services;
 function interpolate(environment: Record<string, string>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(environment)
-      .map(([name, value]) => [name, String(value).replace(/\$\{[A-Z_]+:\?[^}]*\}/g, TEST_TOKEN).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')])
+      .map(([name, value]) => [
+        name,
+        String(value)
+          .replace(/\$\{[A-Z_]+:\?[^}]*\}/g, TEST_TOKEN)
+          .replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1'),
+      ])
       .filter(([, value]) => value !== ''),
   );
 }
@@ -39,11 +44,14 @@ describe('deploy/compose.yaml', () => {
     }
   });
 
-  it("gives each role a configuration herald accepts and only the secrets that role uses", () => {
+  it('gives each role a configuration herald accepts and only the secrets that role uses', () => {
     for (const name of ['migrate', ...ROLES]) {
       expect(() => loadConfig(interpolate(services[name].environment)), name).not.toThrow();
     }
-    const secrets = (name: string) => Object.keys(services[name].environment).filter((key) => /TOKEN|API_KEY/.test(key)).sort();
+    const secrets = (name: string) =>
+      Object.keys(services[name].environment)
+        .filter((key) => /TOKEN|API_KEY/.test(key))
+        .sort();
     expect(secrets('ingress')).toEqual(['DISCORD_BOT_TOKEN', 'HERALD_API_TOKEN', 'TELEGRAM_BOT_TOKEN']);
     // The worker sends the outbox (platform tokens) and calls the model (provider keys).
     expect(secrets('worker')).toEqual(['ANTHROPIC_API_KEY', 'DISCORD_BOT_TOKEN', 'OPENAI_API_KEY', 'TELEGRAM_BOT_TOKEN']);

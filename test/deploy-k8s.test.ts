@@ -167,7 +167,11 @@ describe.each(Object.entries(builds))('deploy/k8s: %s', (_name, manifests) => {
 describe('deploy/k8s overlays', () => {
   it('dev brings every secret the roles reference; prod brings none and pins its image', () => {
     // herald-platforms is optional: a cluster without Telegram or Discord has none.
-    const required = new Set(Object.values(SECRETS).flat().filter((name) => name !== 'herald-platforms'));
+    const required = new Set(
+      Object.values(SECRETS)
+        .flat()
+        .filter((name) => name !== 'herald-platforms'),
+    );
     for (const name of required) expect(find(builds.dev!, 'Secret', name), name).toBeDefined();
     expect(builds.prod!.filter((m) => m.kind === 'Secret')).toEqual([]);
     expect(builds.dev!.every((m) => m.metadata.namespace === 'herald-dev')).toBe(true);
@@ -180,7 +184,7 @@ describe('deploy/k8s overlays', () => {
     expect(worker.readinessProbe.httpGet.path).toBe('/readyz');
   });
 
-  it("counts the Redis list BullMQ really keeps a waiting wake-up in", async () => {
+  it('counts the Redis list BullMQ really keeps a waiting wake-up in', async () => {
     const trigger = find(builds.base!, 'ScaledObject', 'herald-worker')!.spec.triggers[0];
     expect(trigger.type).toBe('redis');
     expect(trigger.metadata.listName).toBe(`${loadConfig({}).redis.queuePrefix}:${RUNS_QUEUE}:wait`);

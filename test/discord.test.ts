@@ -66,12 +66,7 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
     discord.userMessage({ channelId: THREAD_ID, userId: ALICE, content: `<@${BOT_ID}> in the thread`, mentionBot: true });
     const [reply] = await waitForBotMessages(THREAD_ID, 1);
     expect(reply?.content).toBe('users seen: 1');
-    const sessions = await stack.database.db
-      .selectFrom('sessions')
-      .select(['chat_id', 'thread_id'])
-      .where('platform', '=', 'discord')
-      .where('chat_id', '=', CHANNEL_ID)
-      .execute();
+    const sessions = await stack.database.db.selectFrom('sessions').select(['chat_id', 'thread_id']).where('platform', '=', 'discord').where('chat_id', '=', CHANNEL_ID).execute();
     expect(sessions.map((s) => s.thread_id).sort()).toEqual([THREAD_ID, null]);
   });
 
@@ -116,11 +111,23 @@ describe('Discord end to end: a real discord.js client against a fake gateway an
     };
     const before = discord.botMessages(DM_CHANNEL).length;
     discord.userMessage({ channelId: DM_CHANNEL, userId: ALICE, content: 'clean up', dm: true });
-    const prompt = await waitFor(async () => discord.botMessages(DM_CHANNEL).slice(before).find((m) => m.content.startsWith('Approval needed:')));
+    const prompt = await waitFor(async () =>
+      discord
+        .botMessages(DM_CHANNEL)
+        .slice(before)
+        .find((m) => m.content.startsWith('Approval needed:')),
+    );
     const buttons = prompt.components?.flatMap((row) => row.components) ?? [];
     expect(buttons.map((b) => b.label)).toEqual(['Approve', 'Allow for session', 'Deny']);
     discord.pressButton({ channelId: DM_CHANNEL, userId: ALICE, messageId: prompt.id, customId: buttons[0]!.custom_id, dm: true });
-    const done = await waitFor(async () => discord.botMessages(DM_CHANNEL).slice(before).find((m) => m.content.startsWith('done:')), { what: 'the resumed turn' });
+    const done = await waitFor(
+      async () =>
+        discord
+          .botMessages(DM_CHANNEL)
+          .slice(before)
+          .find((m) => m.content.startsWith('done:')),
+      { what: 'the resumed turn' },
+    );
     expect(done.content).toContain('cleaned');
     expect(discord.requests.some((r) => /^\/interactions\/\d+\/[^/]+\/callback$/.test(r.path))).toBe(true);
   });

@@ -20,7 +20,9 @@ function read(path: string): string {
 
 /** README.md and every page directly under docs/, as repository-relative paths. */
 function pages(): string[] {
-  const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`);
   return ['README.md', ...docs.sort()];
 }
 
@@ -36,9 +38,7 @@ function inlineCode(markdown: string): string[] {
 /** Markdown links outside code: `[text](target)`, minus external ones. */
 function relativeLinks(markdown: string): string[] {
   const text = prose(markdown).replace(/`[^`\n]+`/g, '');
-  return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
-    .map((match) => match[1] ?? '')
-    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+  return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] ?? '').filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
 }
 
 /** GitHub's heading anchors: lower case, punctuation dropped, each space a hyphen. */
@@ -187,7 +187,9 @@ describe('the docs match the repository', () => {
     const index = read('docs/README.md');
     const linked = new Set(relativeLinks(index).map((link) => link.split('#')[0]));
     const decisions = readdirSync(join(ROOT, 'docs/decisions')).map((name) => `decisions/${name}`);
-    const docs = pages().filter((page) => page !== 'README.md' && page !== 'docs/README.md').map((page) => page.slice('docs/'.length));
+    const docs = pages()
+      .filter((page) => page !== 'README.md' && page !== 'docs/README.md')
+      .map((page) => page.slice('docs/'.length));
     expect([...docs, ...decisions].filter((page) => !linked.has(page))).toEqual([]);
   });
 });

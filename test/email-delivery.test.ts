@@ -65,12 +65,23 @@ describe('cron reports by e-mail', { timeout: 3 * PROCESS_START_MS }, () => {
     return response.body.run_id as string;
   };
   const waitForDeliveries = (jobId: string, runId: string, done: (deliveries: any[]) => boolean, what: string) =>
-    waitFor(async () => {
-      const runs = (await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs as any[];
-      const run = runs.find((r) => r.run_id === runId);
-      return run && run.deliveries.length > 0 && done(run.deliveries) ? run : undefined;
-    }, { timeoutMs: 40_000, what });
-  const jobCount = async () => Number((await stack.database.db.selectFrom('cron_jobs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    waitFor(
+      async () => {
+        const runs = (await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs as any[];
+        const run = runs.find((r) => r.run_id === runId);
+        return run && run.deliveries.length > 0 && done(run.deliveries) ? run : undefined;
+      },
+      { timeoutMs: 40_000, what },
+    );
+  const jobCount = async () =>
+    Number(
+      (
+        await stack.database.db
+          .selectFrom('cron_jobs')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('mails the report to each address, as HTML with a plain-text alternative, the job name as subject', async () => {
     const created = await createJob({ name: 'Morning digest', deliver: 'email:ops@example.com,Lead@Ops.Example.org' });
@@ -141,30 +152,36 @@ describe('cron reports by e-mail', { timeout: 3 * PROCESS_START_MS }, () => {
     expect(person.status).toBe(201);
   });
 
-  it('the cronjob tool and herald cron refuse the same bad addresses and domains', async () => {
-    const ask = async (args: Record<string, unknown>) => {
-      const response = await stack.post('/v1/messages?wait=30', { chat_id: 'chat-42', user_id: '42', text: `cronjob: ${JSON.stringify(args)}` });
-      expect(response.status).toBe(200);
-      return JSON.parse(toolResults[toolResults.length - 1] ?? '{}');
-    };
-    const before = await jobCount();
-    expect(await ask({ action: 'create', prompt: 'x', schedule: 'every 1d', deliver: 'email:no-at-sign' })).toMatchObject({
-      success: false,
-      error: expect.stringMatching(/^deliver: 'no-at-sign' is not a mail address/),
-    });
-    expect(await ask({ action: 'create', prompt: 'x', schedule: 'every 1d', deliver: 'email:a@elsewhere.net' })).toMatchObject({
-      success: false,
-      error: expect.stringMatching(/^deliver: email:a@elsewhere\.net is outside the allowed domains/),
-    });
-    const env = { ...process.env, ...stack.env, LOG_LEVEL: 'silent' };
-    await expect(exec(process.execPath, [HERALD_BIN, 'cron', 'add', '--user', '42', '--schedule', 'every 1d', '--prompt', 'x', '--deliver', 'email:x@elsewhere.net'], { env })).rejects.toMatchObject({
-      code: 2,
-      stderr: expect.stringMatching(/deliver: email:x@elsewhere\.net is outside the allowed domains/),
-    });
-    expect(await jobCount()).toBe(before);
-    const saved = await ask({ action: 'create', prompt: 'x', schedule: 'every 1d', name: 'by tool', deliver: 'email:team@example.com' });
-    expect(saved).toMatchObject({ success: true, job: { deliver: ['email:team@example.com'] } });
-  }, 2 * PROCESS_START_MS);
+  it(
+    'the cronjob tool and herald cron refuse the same bad addresses and domains',
+    async () => {
+      const ask = async (args: Record<string, unknown>) => {
+        const response = await stack.post('/v1/messages?wait=30', { chat_id: 'chat-42', user_id: '42', text: `cronjob: ${JSON.stringify(args)}` });
+        expect(response.status).toBe(200);
+        return JSON.parse(toolResults[toolResults.length - 1] ?? '{}');
+      };
+      const before = await jobCount();
+      expect(await ask({ action: 'create', prompt: 'x', schedule: 'every 1d', deliver: 'email:no-at-sign' })).toMatchObject({
+        success: false,
+        error: expect.stringMatching(/^deliver: 'no-at-sign' is not a mail address/),
+      });
+      expect(await ask({ action: 'create', prompt: 'x', schedule: 'every 1d', deliver: 'email:a@elsewhere.net' })).toMatchObject({
+        success: false,
+        error: expect.stringMatching(/^deliver: email:a@elsewhere\.net is outside the allowed domains/),
+      });
+      const env = { ...process.env, ...stack.env, LOG_LEVEL: 'silent' };
+      await expect(exec(process.execPath, [HERALD_BIN, 'cron', 'add', '--user', '42', '--schedule', 'every 1d', '--prompt', 'x', '--deliver', 'email:x@elsewhere.net'], { env })).rejects.toMatchObject(
+        {
+          code: 2,
+          stderr: expect.stringMatching(/deliver: email:x@elsewhere\.net is outside the allowed domains/),
+        },
+      );
+      expect(await jobCount()).toBe(before);
+      const saved = await ask({ action: 'create', prompt: 'x', schedule: 'every 1d', name: 'by tool', deliver: 'email:team@example.com' });
+      expect(saved).toMatchObject({ success: true, job: { deliver: ['email:team@example.com'] } });
+    },
+    2 * PROCESS_START_MS,
+  );
 });
 
 describe('the e-mail sender on its own', () => {
@@ -188,13 +205,24 @@ describe('the e-mail sender on its own', () => {
     };
   };
   const item = (to: string) => ({
-    id: '1', idempotencyKey: `cron:run:email:${to}`, platform: 'email', target: { chatId: to, title: 'Weekly' }, text: 'hi', sessionId: null, source: 'cron', attempts: 1, drafts: [], progress: progress(),
+    id: '1',
+    idempotencyKey: `cron:run:email:${to}`,
+    platform: 'email',
+    target: { chatId: to, title: 'Weekly' },
+    text: 'hi',
+    sessionId: null,
+    source: 'cron',
+    attempts: 1,
+    drafts: [],
+    progress: progress(),
   });
   const sender = (url: string, allowedDomains: string[] = []) => new EmailSender({ smtpUrl: url, from: 'reports@herald.example', allowedDomains });
 
   it('retries a refused login and never puts the password in the reason', async () => {
     const wrong = smtp.url.replace(smtp.password, 'not-the-password-9z');
-    const error = await sender(wrong).send(item('a@example.com'), AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    const error = await sender(wrong)
+      .send(item('a@example.com'), AbortSignal.timeout(10_000))
+      .catch((e: unknown) => e);
     expect(DeliveryError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ retryable: true, ambiguous: false, message: expect.stringMatching(/^SMTP login failed/) });
     expect(String((error as Error).message)).not.toContain('not-the-password-9z');

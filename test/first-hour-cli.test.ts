@@ -155,6 +155,8 @@ describe('the first hour: expected conditions are one line naming the setting', 
   it('HERALD_MODEL without a provider is one clear line', async () => {
     const result = await run(['migrate'], { HERALD_MODEL: 'gpt-4o', DATABASE_URL: database.url });
     expect(result.code).toBe(1);
-    expect(result.output.trim()).toBe('herald: invalid configuration: HERALD_MODEL: expected provider/model, e.g. openai/gpt-4.1-mini (the provider openai, anthropic or one named in HERALD_PROVIDERS_FILE)');
+    expect(result.output.trim()).toBe(
+      'herald: invalid configuration: HERALD_MODEL: expected provider/model, e.g. openai/gpt-4.1-mini (the provider openai, anthropic or one named in HERALD_PROVIDERS_FILE)',
+    );
   });
 });

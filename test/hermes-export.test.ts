@@ -41,17 +41,31 @@ function stableKeys(rows: { id: string; session_key: string }[]): Map<string, st
 async function contents(db: Db) {
   const rows = await db
     .selectFrom('sessions')
-    .select(['id', 'session_key', 'platform', 'chat_type', 'chat_id', 'thread_id', 'origin_user_id', 'system_prompt', 'parent_session_id', 'created_at', 'ended_at', 'end_reason', 'imported_end_reason', 'title', 'model', 'imported_usage'])
+    .select([
+      'id',
+      'session_key',
+      'platform',
+      'chat_type',
+      'chat_id',
+      'thread_id',
+      'origin_user_id',
+      'system_prompt',
+      'parent_session_id',
+      'created_at',
+      'ended_at',
+      'end_reason',
+      'imported_end_reason',
+      'title',
+      'model',
+      'imported_usage',
+    ])
     .execute();
   const keys = stableKeys(rows);
   const sessions = rows
     .map(({ id, session_key: _key, parent_session_id: parent, ...rest }) => ({ key: keys.get(id)!, parent: parent === null ? null : keys.get(parent)!, ...rest }))
     .sort((a, b) => a.key.localeCompare(b.key));
   const messages = (
-    await db
-      .selectFrom('messages')
-      .select(['session_id', 'seq', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at', 'reasoning', 'platform_message_id', 'owner_id'])
-      .execute()
+    await db.selectFrom('messages').select(['session_id', 'seq', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at', 'reasoning', 'platform_message_id', 'owner_id']).execute()
   )
     .map(({ session_id: session, ...rest }) => ({ session: keys.get(session)!, ...rest }))
     .sort((a, b) => a.session.localeCompare(b.session) || a.seq - b.seq);
@@ -83,7 +97,9 @@ describe('herald export hermes', () => {
               VALUES ('0b6f1c1e-8a51-4a3e-9d2b-3f1a2b3c4d5e', 'main', 'api:u1:chat', 'api', 'dm', 'u1', 'api:u1', 'Herald prompt', '2026-11-01T10:00:00Z', 'Born here')`.execute(source.db);
     await sql`INSERT INTO messages (session_id, seq, role, content, tool_calls, created_at) VALUES
               ('0b6f1c1e-8a51-4a3e-9d2b-3f1a2b3c4d5e', 1, 'user', 'check the disk', NULL, '2026-11-01T10:00:01Z'),
-              ('0b6f1c1e-8a51-4a3e-9d2b-3f1a2b3c4d5e', 2, 'assistant', '', ${JSON.stringify([{ id: 'c1', name: 'terminal', arguments: '{"command":"df -h"}' }])}::jsonb, '2026-11-01T10:00:02Z')`.execute(source.db);
+              ('0b6f1c1e-8a51-4a3e-9d2b-3f1a2b3c4d5e', 2, 'assistant', '', ${JSON.stringify([{ id: 'c1', name: 'terminal', arguments: '{"command":"df -h"}' }])}::jsonb, '2026-11-01T10:00:02Z')`.execute(
+      source.db,
+    );
     exported = join(await mkdtemp(join(tmpdir(), 'hermes-export-')), 'home');
   });
   afterAll(async () => {

@@ -51,7 +51,15 @@ async function buildHome(): Promise<string> {
     'skills/devops/deploy-check/references/checklist.md': '- rollout status\n- error rate\n',
     'cron/jobs.json': JSON.stringify({
       jobs: [
-        { id: 'a1b2c3d4e5f6', name: 'monday report', prompt: 'Summarise last week', schedule: { kind: 'cron', expr: '0 9 * * 1', display: '0 9 * * 1' }, enabled: true, state: 'scheduled', deliver: 'local' },
+        {
+          id: 'a1b2c3d4e5f6',
+          name: 'monday report',
+          prompt: 'Summarise last week',
+          schedule: { kind: 'cron', expr: '0 9 * * 1', display: '0 9 * * 1' },
+          enabled: true,
+          state: 'scheduled',
+          deliver: 'local',
+        },
         { id: 'f6e5d4c3b2a1', name: 'disk check', prompt: '', script: 'disk.sh', no_agent: true, schedule: { kind: 'interval', minutes: 60 }, deliver: 'local' },
       ],
     }),

@@ -24,7 +24,9 @@ describe('pre_tool_call across a worker killed mid-turn', { timeout: 3 * PROCESS
 
   const fired = () => {
     try {
-      return readFileSync(firedLog, 'utf8').split('\n').filter((line) => line !== '');
+      return readFileSync(firedLog, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '');
     } catch {
       return [];
     }

@@ -74,8 +74,7 @@ describe('lifecycle hooks against the real services', () => {
   let receiver: Awaited<ReturnType<typeof startHookReceiver>>;
   let telegram: FakeTelegram;
   const send = (chatId: string, text: string, userId = 'u1') => stack.post('/v1/messages?wait=30', { chat_id: chatId, user_id: userId, text });
-  const toolMessages = async (sessionId: string) =>
-    (await stack.get(`/v1/sessions/${sessionId}/messages`)).body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+  const toolMessages = async (sessionId: string) => (await stack.get(`/v1/sessions/${sessionId}/messages`)).body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();

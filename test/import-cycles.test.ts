@@ -75,7 +75,16 @@ describe('no import cycles (issue 30, point 6)', () => {
   });
 
   it('finds a cycle when there is one (the check itself)', () => {
-    expect(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
+    expect(
+      cycles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', ['a']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
   });
 
   it('has no cycle among the modules of libs, services and cli', () => {

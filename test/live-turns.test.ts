@@ -72,7 +72,10 @@ describe.each([
     };
     const events = await collectSse(await streamRequest(stack, { chat_id: 'sse-tool', user_id: 'u1', text: 'plan it' }));
     const tools = events.filter((e) => e.event === 'tool').map(json);
-    expect(tools).toEqual([{ name: 'todo', status: 'start' }, { name: 'todo', status: 'end' }]);
+    expect(tools).toEqual([
+      { name: 'todo', status: 'start' },
+      { name: 'todo', status: 'end' },
+    ]);
     expect(deltas(events).join('')).toBe('noted: yes');
     expect(json(events.at(-1)!).reply.text).toBe('noted: yes');
   });

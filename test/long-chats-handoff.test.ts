@@ -38,7 +38,14 @@ describe('/handoff from the API to the Telegram home chat', () => {
   let telegram: FakeTelegram;
   let stack: Stack;
   const log = join(mkdtempSync(join(tmpdir(), 'herald-ends-')), 'ends.jsonl');
-  const ends = (): any[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : []);
+  const ends = (): any[] =>
+    existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+      : [];
 
   beforeAll(async () => {
     llm = await startFakeOpenAI();
@@ -69,13 +76,18 @@ describe('/handoff from the API to the Telegram home chat', () => {
     });
   };
   const settled = (sessionId: string) =>
-    waitFor(async () => {
-      const state = await stack.get(`/v1/sessions/${sessionId}/handoff`);
-      return state.body.status === 'done' || state.body.status === 'failed' ? state.body : undefined;
-    }, { what: 'the handoff to finish' });
+    waitFor(
+      async () => {
+        const state = await stack.get(`/v1/sessions/${sessionId}/handoff`);
+        return state.body.status === 'done' || state.body.status === 'failed' ? state.body : undefined;
+      },
+      { what: 'the handoff to finish' },
+    );
 
   it('fails without a home chat and changes nothing, then after /sethome moves the session and the chat carries on in it', async () => {
-    llm.handler = (request) => ({ text: request.lastUserText.includes('codename') && request.messages.some((m) => String(m.content).includes('Falcon')) ? 'It is Falcon.' : `noted: ${request.lastUserText}` });
+    llm.handler = (request) => ({
+      text: request.lastUserText.includes('codename') && request.messages.some((m) => String(m.content).includes('Falcon')) ? 'It is Falcon.' : `noted: ${request.lastUserText}`,
+    });
     const first = await stack.post('/v1/messages?wait=30', { chat_id: 'desk', user_id: 'alice', text: 'Remember: the codename is Falcon.' });
     expect(first.status).toBe(200);
     const sessionId: string = first.body.session_id;
@@ -164,10 +176,13 @@ describe('/handoff from the API to the Telegram home chat', () => {
     expect(await ask(GROUP, BOB, '/handoff telegram')).toBe(HANDOFF_NOT_YOURS_REPLY);
     expect(await handoffs()).toEqual([]);
     expect(await ask(GROUP, ALICE, '/handoff telegram')).toMatch(/^Handing this conversation off/);
-    const done = await waitFor(async () => {
-      const rows = await handoffs();
-      return rows[0]?.status === 'done' ? rows : undefined;
-    }, { what: 'the handoff to finish' });
+    const done = await waitFor(
+      async () => {
+        const rows = await handoffs();
+        return rows[0]?.status === 'done' ? rows : undefined;
+      },
+      { what: 'the handoff to finish' },
+    );
     expect(done).toEqual([{ status: 'done', requested_by: `telegram:${ALICE.id}`, target_chat_id: String(BOB.id) }]);
   });
 });

@@ -82,10 +82,10 @@ describe('compression across worker processes', { timeout: 4 * PROCESS_START_MS 
     expect(parent.ended_at).toBeNull();
     expect(await stack.database.db.selectFrom('sessions').select('id').where('parent_session_id', '=', sessionId).execute()).toEqual([]);
     await stack.startProcess('worker');
-    const child = await waitFor(
-      async () => (await stack.database.db.selectFrom('sessions').select('id').where('parent_session_id', '=', sessionId).executeTakeFirst())?.id,
-      { timeoutMs: 60_000, what: 'the child session' },
-    );
+    const child = await waitFor(async () => (await stack.database.db.selectFrom('sessions').select('id').where('parent_session_id', '=', sessionId).executeTakeFirst())?.id, {
+      timeoutMs: 60_000,
+      what: 'the child session',
+    });
     const open = await waitFor(
       async () => {
         const rows = await stack.database.db.selectFrom('inbound_events').select('status').where('session_id', 'in', [sessionId, child]).execute();

@@ -25,11 +25,20 @@ describe('reset policies', () => {
   let telegram: FakeTelegram;
   let stack: Stack;
   const log = join(mkdtempSync(join(tmpdir(), 'herald-ends-')), 'ends.jsonl');
-  const ends = (): any[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : []);
+  const ends = (): any[] =>
+    existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+      : [];
   beforeAll(async () => {
     const hooks = writeHooks(
-      { 'ends.mjs': `import { appendFileSync } from 'node:fs';
-        export default function register(ctx) { ctx.on('on_session_end', (event) => appendFileSync(${JSON.stringify(log)}, JSON.stringify(event) + '\\n')); }` },
+      {
+        'ends.mjs': `import { appendFileSync } from 'node:fs';
+        export default function register(ctx) { ctx.on('on_session_end', (event) => appendFileSync(${JSON.stringify(log)}, JSON.stringify(event) + '\\n')); }`,
+      },
       'hooks:\n  - { name: ends, event: on_session_end, module: ./ends.mjs }\n',
     );
     llm = await startFakeOpenAI();
@@ -62,8 +71,7 @@ describe('reset policies', () => {
       what: `${count} bot messages in chat ${chatId}`,
     });
   };
-  const sessionsOf = (chatId: number) =>
-    stack.database.db.selectFrom('sessions').select(['id', 'end_reason']).where('chat_id', '=', String(chatId)).orderBy('created_at').execute();
+  const sessionsOf = (chatId: number) => stack.database.db.selectFrom('sessions').select(['id', 'end_reason']).where('chat_id', '=', String(chatId)).orderBy('created_at').execute();
   /** Time passes for a session: its messages and its start move `minutes` into the past. */
   const age = async (sessionId: string, minutes: number) => {
     await sql`UPDATE messages SET created_at = created_at - make_interval(mins => ${minutes}) WHERE session_id = ${sessionId}::uuid`.execute(stack.database.db);
@@ -80,7 +88,10 @@ describe('reset policies', () => {
     expect(texts[2]).toMatch(/^The previous conversation here ended after 30 minutes without a message; this one starts fresh/);
     expect(texts[3]).toBe('echo: back after a break');
     const sessions = await sessionsOf(DM);
-    expect(sessions).toEqual([{ id: old!.id, end_reason: 'reset' }, { id: expect.any(String), end_reason: null }]);
+    expect(sessions).toEqual([
+      { id: old!.id, end_reason: 'reset' },
+      { id: expect.any(String), end_reason: null },
+    ]);
     expect(llm.requests.at(-1)!.sessionKey).toBe(sessions[1]!.id);
     // Told once: the next messages in the fresh session get their answers and no further notice.
     const after = await say(DM, 'and again', 5);
@@ -91,7 +102,7 @@ describe('reset policies', () => {
     expect(fired).toEqual([expect.objectContaining({ session_id: old!.id, reason: 'reset', chat_type: 'dm' })]);
   });
 
-  it('ends a group session at a profile\'s daily reset hour, not before', async () => {
+  it("ends a group session at a profile's daily reset hour, not before", async () => {
     // The reset hour is half a day from now, so "a few minutes later" never crosses it.
     const hour = (new Date().getUTCHours() + 12) % 24;
     const rule = { platform: 'telegram', chat_type: 'group', mode: 'daily', at_hour: hour, timezone: 'UTC' };

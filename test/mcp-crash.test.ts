@@ -20,7 +20,10 @@ describe('a worker killed during an MCP call', { timeout: 3 * PROCESS_START_MS }
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'herald-mcp-crash-'));
     const file = join(dir, 'mcp.json');
-    await writeFile(file, JSON.stringify({ servers: { hostile: { command: process.execPath, args: [HOSTILE_SERVER, '--pid-file', join(dir, 'server.pid')], approval: 'never', timeout_ms: 120_000 } } }));
+    await writeFile(
+      file,
+      JSON.stringify({ servers: { hostile: { command: process.execPath, args: [HOSTILE_SERVER, '--pid-file', join(dir, 'server.pid')], approval: 'never', timeout_ms: 120_000 } } }),
+    );
     fake = await startFakeOpenAI();
     stack = await startStack({ model: fake, workerProcesses: true, env: { HERALD_LEASE_TTL_MS: '1500', HERALD_SANDBOX: 'none', HERALD_MCP_FILE: file } });
     await stack.startProcess('worker');

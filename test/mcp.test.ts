@@ -77,7 +77,14 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
     fake = await startFakeOpenAI({ handler: scripted(seen) });
     stack = await startStack({
       model: fake,
-      env: { HERALD_SANDBOX: 'none', HERALD_TOOL_SCHEMA_BUDGET: '1000000', HERALD_MCP_FILE: file, HERALD_HOOKS_FILE: hooks, HERALD_MCP_ALLOWED_COMMANDS: process.execPath, HERALD_MCP_MAX_MESSAGE_BYTES: String(4 * 1024 * 1024) },
+      env: {
+        HERALD_SANDBOX: 'none',
+        HERALD_TOOL_SCHEMA_BUDGET: '1000000',
+        HERALD_MCP_FILE: file,
+        HERALD_HOOKS_FILE: hooks,
+        HERALD_MCP_ALLOWED_COMMANDS: process.execPath,
+        HERALD_MCP_MAX_MESSAGE_BYTES: String(4 * 1024 * 1024),
+      },
     });
   }, 120_000);
   afterAll(async () => {
@@ -120,10 +127,7 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
 
   it('cancels a running call when the person stops the turn', async () => {
     const sent = await stack.post('/v1/messages', { chat_id: 'mcp-stop', user_id: 'u1', text: 'call mcp_stuck_hang' });
-    await waitFor(
-      async () => (await stack.get(`/v1/sessions/${sent.body.session_id}/messages`)).body.messages.some((m: any) => m.role === 'assistant'),
-      { what: 'the MCP call started' },
-    );
+    await waitFor(async () => (await stack.get(`/v1/sessions/${sent.body.session_id}/messages`)).body.messages.some((m: any) => m.role === 'assistant'), { what: 'the MCP call started' });
     const started = Date.now();
     await stack.post('/v1/messages', { chat_id: 'mcp-stop', user_id: 'u1', text: '/stop' });
     const event = await stack.waitForEvent(sent.body.event_id, 30_000);
@@ -144,7 +148,7 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
     expect(failed).toMatchObject({ code: 1 });
   });
 
-  it('gives a stdio server only its env_from variables, never the worker\'s secrets', async () => {
+  it("gives a stdio server only its env_from variables, never the worker's secrets", async () => {
     const reply = await send('mcp-env', 'call mcp_everything_get-env');
     expect(reply.body.reply.text).toContain('granted-value-1234');
     expect(reply.body.reply.text).not.toContain('platform-secret-9876');
@@ -223,7 +227,7 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
     expect(reply.body.reply.text).toContain('echo: free');
   });
 
-  it('stores a profile\'s own servers: allowed commands only, secrets by name', async () => {
+  it("stores a profile's own servers: allowed commands only, secrets by name", async () => {
     const refused = await stack.put('/v1/profiles/main/mcp', { servers: { mine: { command: '/bin/sh', args: ['-c', 'id'] } } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toContain('servers.mine.command');
@@ -240,7 +244,7 @@ describe('MCP servers as tools (one worker, real servers)', { timeout: 120_000 }
     expect(reply.body.reply.text).toContain('echo: own');
   });
 
-  it('a tool policy that disables one server\'s toolset hides its tools and refuses a call', async () => {
+  it("a tool policy that disables one server's toolset hides its tools and refuses a call", async () => {
     const patched = await stack.patch('/v1/profiles/main', { tool_policy: { disabled: ['mcp:hostile'] } });
     expect(patched.status).toBe(200);
     try {

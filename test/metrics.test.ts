@@ -90,10 +90,13 @@ describe('/metrics on every role', () => {
     expect((await stack.post(`/v1/cron/jobs/${job.job_id}/run`, {})).status).toBeLessThan(300);
     expect((await stack.get('/v1/search?q=coffee&user_id=71&platform=telegram')).status).toBeLessThan(500);
 
-    const worker = await waitFor(async () => {
-      const text = await scrape(roles.worker!.url);
-      return (metricValue(text, 'herald_deliveries_total', { platform: 'telegram', outcome: 'delivered' }) ?? 0) >= 1 ? text : undefined;
-    }, { timeoutMs: 30_000, what: 'the worker delivery counter' });
+    const worker = await waitFor(
+      async () => {
+        const text = await scrape(roles.worker!.url);
+        return (metricValue(text, 'herald_deliveries_total', { platform: 'telegram', outcome: 'delivered' }) ?? 0) >= 1 ? text : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the worker delivery counter' },
+    );
     expect(metricValue(worker, 'herald_turns_total', { outcome: 'answered' })).toBeGreaterThanOrEqual(1);
     expect(metricValue(worker, 'herald_turn_duration_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(metricValue(worker, 'herald_model_calls_total', { provider: 'openai', model: 'gpt-test', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
@@ -103,16 +106,22 @@ describe('/metrics on every role', () => {
     expect(metricValue(worker, 'herald_lease_claims_total', { result: 'claimed' })).toBeGreaterThanOrEqual(1);
     expect(metricValue(worker, 'process_resident_memory_bytes')).toBeGreaterThan(0);
 
-    const reviewer = await waitFor(async () => {
-      const text = await scrape(roles.reviewer!.url);
-      return (metricValue(text, 'herald_reviews_total', { outcome: 'done' }) ?? 0) >= 1 ? text : undefined;
-    }, { timeoutMs: 60_000, what: 'the review counter' });
+    const reviewer = await waitFor(
+      async () => {
+        const text = await scrape(roles.reviewer!.url);
+        return (metricValue(text, 'herald_reviews_total', { outcome: 'done' }) ?? 0) >= 1 ? text : undefined;
+      },
+      { timeoutMs: 60_000, what: 'the review counter' },
+    );
     expect(metricValue(reviewer, 'herald_model_calls_total', { outcome: 'ok' })).toBeGreaterThanOrEqual(1);
 
-    const scheduler = await waitFor(async () => {
-      const text = await scrape(roles.scheduler!.url);
-      return (metricValue(text, 'herald_cron_fires_total', { outcome: 'succeeded' }) ?? 0) >= 1 ? text : undefined;
-    }, { timeoutMs: 60_000, what: 'the cron run counters' });
+    const scheduler = await waitFor(
+      async () => {
+        const text = await scrape(roles.scheduler!.url);
+        return (metricValue(text, 'herald_cron_fires_total', { outcome: 'succeeded' }) ?? 0) >= 1 ? text : undefined;
+      },
+      { timeoutMs: 60_000, what: 'the cron run counters' },
+    );
     expect(metricValue(scheduler, 'herald_cron_fires_total', { outcome: 'fired' })).toBe(1);
     expect(metricValue(scheduler, 'herald_queue_jobs', { queue: 'runs', state: 'waiting' })).toBeGreaterThanOrEqual(0);
 

@@ -60,10 +60,7 @@ describe('model failover across keys and models, shared by worker processes', { 
   });
 
   it('moves from a 429 key to a 503 key to the fallback model, and records what answered', async () => {
-    primary.handler = (request) =>
-      keyOf(request) === 'POOL_KEY_A'
-        ? { error: { status: 429, headers: { 'retry-after': '60' } } }
-        : { error: { status: 503, headers: { 'retry-after': '60' } } };
+    primary.handler = (request) => (keyOf(request) === 'POOL_KEY_A' ? { error: { status: 429, headers: { 'retry-after': '60' } } } : { error: { status: 503, headers: { 'retry-after': '60' } } });
     const first = await stack.startProcess('worker');
     const second = await stack.startProcess('worker');
     const response = await stack.post('/v1/messages?wait=30', { chat_id: 'fo-1', user_id: 'u1', text: 'status?' });
@@ -135,33 +132,41 @@ describe('a providers configuration that cannot work is refused at start, naming
     ['an unknown provider in HERALD_MODEL', { HERALD_MODEL: 'nowhere/gpt' }, /HERALD_MODEL: nowhere\/gpt names the provider "nowhere"/],
     ['an unknown provider in the fallbacks', { HERALD_MODEL: 'pool/gpt', HERALD_MODEL_FALLBACKS: 'pool/a,gone/b' }, /HERALD_MODEL_FALLBACKS\[1\]: gone\/b names the provider "gone"/],
     ['a key variable that is not set', { HERALD_MODEL: 'pool/gpt', POOL_KEY_B: '' }, /pool\.api_key_envs\[1\]: the variable POOL_KEY_B is not set/],
-  ])('%s', async (_name, env, message) => {
-    const database = await createTestDatabase();
-    try {
-      const dir = mkdtempSync(join(tmpdir(), 'herald-providers-'));
-      const path = join(dir, 'providers.yaml');
-      writeFileSync(path, 'pool:\n  type: openai\n  base_url: http://127.0.0.1:9/v1\n  api_key_envs: [POOL_KEY_A, POOL_KEY_B]\n');
-      const worker = spawnHerald('worker', { DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379', ...KEYS, HERALD_PROVIDERS_FILE: path, ...env });
-      const code = await worker.exited;
-      expect(code).not.toBe(0);
-      expect(worker.output()).toMatch(message);
-      expect(worker.output()).not.toContain('sk-pool');
-    } finally {
-      await database.drop();
-    }
-  }, PROCESS_START_MS);
+  ])(
+    '%s',
+    async (_name, env, message) => {
+      const database = await createTestDatabase();
+      try {
+        const dir = mkdtempSync(join(tmpdir(), 'herald-providers-'));
+        const path = join(dir, 'providers.yaml');
+        writeFileSync(path, 'pool:\n  type: openai\n  base_url: http://127.0.0.1:9/v1\n  api_key_envs: [POOL_KEY_A, POOL_KEY_B]\n');
+        const worker = spawnHerald('worker', { DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379', ...KEYS, HERALD_PROVIDERS_FILE: path, ...env });
+        const code = await worker.exited;
+        expect(code).not.toBe(0);
+        expect(worker.output()).toMatch(message);
+        expect(worker.output()).not.toContain('sk-pool');
+      } finally {
+        await database.drop();
+      }
+    },
+    PROCESS_START_MS,
+  );
 
-  it('a providers file with a bad field', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herald-providers-'));
-    const path = join(dir, 'providers.json');
-    writeFileSync(path, JSON.stringify({ pool: { type: 'openia' } }));
-    const database = await createTestDatabase();
-    try {
-      const worker = spawnHerald('worker', { DATABASE_URL: database.url, HERALD_PROVIDERS_FILE: path, HERALD_MODEL: 'pool/x' });
-      expect(await worker.exited).not.toBe(0);
-      expect(worker.output()).toMatch(/HERALD_PROVIDERS_FILE \(.*providers\.json\): pool\.type: expected openai or anthropic/);
-    } finally {
-      await database.drop();
-    }
-  }, PROCESS_START_MS);
+  it(
+    'a providers file with a bad field',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'herald-providers-'));
+      const path = join(dir, 'providers.json');
+      writeFileSync(path, JSON.stringify({ pool: { type: 'openia' } }));
+      const database = await createTestDatabase();
+      try {
+        const worker = spawnHerald('worker', { DATABASE_URL: database.url, HERALD_PROVIDERS_FILE: path, HERALD_MODEL: 'pool/x' });
+        expect(await worker.exited).not.toBe(0);
+        expect(worker.output()).toMatch(/HERALD_PROVIDERS_FILE \(.*providers\.json\): pool\.type: expected openai or anthropic/);
+      } finally {
+        await database.drop();
+      }
+    },
+    PROCESS_START_MS,
+  );
 });

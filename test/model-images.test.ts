@@ -20,7 +20,9 @@ async function bigPng(): Promise<Buffer> {
       raw[i + 2] = 128;
     }
   }
-  return sharp(raw, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 /** Every image the fake model received in user messages, as bytes, whichever wire format it speaks. */
@@ -57,7 +59,10 @@ describe('images scaled to the provider before the model (issue 36)', () => {
     };
     stack = await startStack({ model: llm, env: { HERALD_MODEL_VISION: 'on', HERALD_MAX_ATTACHMENT_MB: '20' } });
     const response = await stack.post('/v1/messages?wait=30', {
-      chat_id: 'big-image', user_id: 'u1', text: 'what is this', attachments: [{ name: 'wall.png', data: png.toString('base64') }],
+      chat_id: 'big-image',
+      user_id: 'u1',
+      text: 'what is this',
+      attachments: [{ name: 'wall.png', data: png.toString('base64') }],
     });
     expect(response.status).toBe(200);
     expect(response.body.reply.text).toBe('seen');

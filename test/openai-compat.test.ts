@@ -13,7 +13,10 @@ describe('the OpenAI-compatible endpoint, through the official openai client', (
     fake = await startFakeOpenAI({ chunkDelayMs: 5 });
     // The agent's answer names every user message it was given, so a duplicated input shows.
     fake.handler = (request) => ({
-      text: `seen: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join(' | ')}`,
+      text: `seen: ${request.messages
+        .filter((m) => m.role === 'user')
+        .map((m) => m.content)
+        .join(' | ')}`,
     });
     stack = await startStack({ model: fake });
     client = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: TEST_TOKEN, maxRetries: 0 });
@@ -49,10 +52,7 @@ describe('the OpenAI-compatible endpoint, through the official openai client', (
       ],
     });
     expect(second.choices[0]?.message.content).toBe('seen: first | second');
-    const other = await client.chat.completions.create(
-      { model: 'main', messages: [{ role: 'user', content: 'elsewhere' }] },
-      { headers: { 'x-herald-chat-id': 'chat-b' } },
-    );
+    const other = await client.chat.completions.create({ model: 'main', messages: [{ role: 'user', content: 'elsewhere' }] }, { headers: { 'x-herald-chat-id': 'chat-b' } });
     expect(other.choices[0]?.message.content).toBe('seen: elsewhere');
   });
 

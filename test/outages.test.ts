@@ -51,9 +51,7 @@ describe('Redis unreachable for a while', () => {
   });
 
   it('says not ready, still accepts messages, and answers them when Redis is back', async () => {
-    expect((await stack.post('/v1/messages?wait=20', { chat_id: 'r1', user_id: 'u', text: 'before' })).body.reply.text).toBe(
-      'echo: before',
-    );
+    expect((await stack.post('/v1/messages?wait=20', { chat_id: 'r1', user_id: 'u', text: 'before' })).body.reply.text).toBe('echo: before');
     await stopRedis(redis);
     const ready = await stack.get('/readyz');
     expect(ready.status).toBe(503);

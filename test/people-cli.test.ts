@@ -67,7 +67,16 @@ describe('herald people and herald tokens', { timeout: 4 * PROCESS_START_MS }, (
     await herald(['tokens', 'create', '--person', id], env);
     const session = await db
       .insertInto('sessions')
-      .values({ id: randomUUID(), profile_id: 'main', platform: 'telegram', chat_type: 'dm', chat_id: '77', session_key: 'agent:main:telegram:dm:77', origin_user_id: 'telegram:77', system_prompt: 'You know: Eve likes plums' })
+      .values({
+        id: randomUUID(),
+        profile_id: 'main',
+        platform: 'telegram',
+        chat_type: 'dm',
+        chat_id: '77',
+        session_key: 'agent:main:telegram:dm:77',
+        origin_user_id: 'telegram:77',
+        system_prompt: 'You know: Eve likes plums',
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     await db

@@ -74,7 +74,7 @@ describe('the production build', () => {
     }
   });
 
-  it("builds each package after the packages it imports (tsconfig references mirror the imports)", () => {
+  it('builds each package after the packages it imports (tsconfig references mirror the imports)', () => {
     const byName = new Map(workspaces().map((workspace) => [workspace.name, workspace.dir]));
     for (const { dir, name } of workspaces()) {
       const config = JSON.parse(readFileSync(join(ROOT, dir, 'tsconfig.build.json'), 'utf8'));
@@ -203,7 +203,11 @@ describe('the image (Dockerfile)', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const named = [...String(manifest.scripts.build).matchAll(/\S+\.(?:mjs|json|ts)\b/g)].map((match) => match[0]);
     expect(named.length).toBeGreaterThan(0);
-    for (const file of named) expect(stages[0]!.copied.some((source) => file === source || file.startsWith(`${source}/`)), file).toBe(true);
+    for (const file of named)
+      expect(
+        stages[0]!.copied.some((source) => file === source || file.startsWith(`${source}/`)),
+        file,
+      ).toBe(true);
     expect(stages[0]!.run).toContain('npm prune --omit=dev');
     // The console's built files stay in the image (its sources do not).
     expect(stages[0]!.run).toContain('services/ingress/console/src');

@@ -58,9 +58,7 @@ describe('a profile change made elsewhere', () => {
     await sql`UPDATE sessions SET created_at = created_at - interval '1 hour' WHERE id = ${first!.id}::uuid`.execute(stack.database.db);
     await send('resets', 'an hour later, no rule');
     expect(await sessions()).toHaveLength(1);
-    await sql`UPDATE profiles SET session_reset = ${JSON.stringify([{ platform: 'api', mode: 'idle', idle_minutes: 30 }])}::jsonb WHERE id = 'main'`.execute(
-      stack.database.db,
-    );
+    await sql`UPDATE profiles SET session_reset = ${JSON.stringify([{ platform: 'api', mode: 'idle', idle_minutes: 30 }])}::jsonb WHERE id = 'main'`.execute(stack.database.db);
     // The notice is asynchronous to the writer's commit: the ingress drops its copy when it arrives.
     await waitFor(async () => stack.profiles.cached('main') === undefined, { what: 'the ingress to hear of the change' });
     await sql`UPDATE messages SET created_at = created_at - interval '1 hour' WHERE session_id = ${first!.id}::uuid`.execute(stack.database.db);

@@ -28,9 +28,16 @@ describe('herald profiles', { timeout: 3 * PROCESS_START_MS }, () => {
 
   it('creates, copies, lists, shows and deletes profiles, refusing what the API refuses', async () => {
     const db = database.db;
-    await db.updateTable('profiles').set({ identity: 'I am Opsy.', model: JSON.stringify({ primary: 'openai/gpt-ops' }) }).where('id', '=', 'main').execute();
+    await db
+      .updateTable('profiles')
+      .set({ identity: 'I am Opsy.', model: JSON.stringify({ primary: 'openai/gpt-ops' }) })
+      .where('id', '=', 'main')
+      .execute();
     await db.insertInto('memory_entries').values({ profile_id: 'main', store: 'memory', user_id: '', content: 'a note' }).execute();
-    await db.insertInto('profile_hooks').values({ profile_id: 'main', hooks: JSON.stringify([{ name: 'audit', event: 'post_tool_call', url: 'https://hooks.example/x' }]) }).execute();
+    await db
+      .insertInto('profile_hooks')
+      .values({ profile_id: 'main', hooks: JSON.stringify([{ name: 'audit', event: 'post_tool_call', url: 'https://hooks.example/x' }]) })
+      .execute();
 
     const created = await herald(['profiles', 'create', 'ops', '--from', 'main'], env);
     expect(created.output).toMatch(/created profile ops from main/);
@@ -39,7 +46,9 @@ describe('herald profiles', { timeout: 3 * PROCESS_START_MS }, () => {
     expect(copy).toEqual({ identity: 'I am Opsy.', model: { primary: 'openai/gpt-ops' } });
     expect(await db.selectFrom('memory_entries').select('id').where('profile_id', '=', 'ops').execute()).toEqual([]);
     // The hooks come along through libs/hooks' copyProfileHooks, as the API's copy does.
-    expect((await db.selectFrom('profile_hooks').select('hooks').where('profile_id', '=', 'ops').executeTakeFirstOrThrow()).hooks).toEqual([{ name: 'audit', event: 'post_tool_call', url: 'https://hooks.example/x' }]);
+    expect((await db.selectFrom('profile_hooks').select('hooks').where('profile_id', '=', 'ops').executeTakeFirstOrThrow()).hooks).toEqual([
+      { name: 'audit', event: 'post_tool_call', url: 'https://hooks.example/x' },
+    ]);
 
     const bad = await herald(['profiles', 'create', 'Bad_Name'], env);
     expect(bad.code).toBe(1);

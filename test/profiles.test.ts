@@ -17,8 +17,18 @@ function providersFile(fast: FakeLLM, strong: FakeLLM): string {
   const path = join(mkdtempSync(join(tmpdir(), 'herald-profiles-')), 'providers.yaml');
   writeFileSync(
     path,
-    ['providers:', '  fast:', '    type: openai', `    base_url: ${fast.url}`, '    api_key_env: FAST_KEY',
-      '  strong:', '    type: anthropic', `    base_url: ${strong.url}`, '    api_key_env: STRONG_KEY', ''].join('\n'),
+    [
+      'providers:',
+      '  fast:',
+      '    type: openai',
+      `    base_url: ${fast.url}`,
+      '    api_key_env: FAST_KEY',
+      '  strong:',
+      '    type: anthropic',
+      `    base_url: ${strong.url}`,
+      '    api_key_env: STRONG_KEY',
+      '',
+    ].join('\n'),
   );
   return path;
 }
@@ -148,10 +158,19 @@ describe('profiles: managed, each with its own models', () => {
     const db = stack.database.db;
     await stack.put('/v1/profiles/ops/documents/AGENTS.md', { content: 'Check the runbook first.' });
     await stack.patch('/v1/profiles/ops', { tool_policy: { enabled: ['safe', 'terminal'] }, model: { primary: 'fast/gpt-ops' } });
-    await db.insertInto('profile_hooks').values({ profile_id: 'ops', hooks: JSON.stringify([{ name: 'audit', event: 'post_tool_call', url: 'https://hooks.example/x' }]) }).execute();
-    await db.insertInto('skill_blobs').values({ sha256: 'a'.repeat(64), content: Buffer.from('# runbook') }).execute();
+    await db
+      .insertInto('profile_hooks')
+      .values({ profile_id: 'ops', hooks: JSON.stringify([{ name: 'audit', event: 'post_tool_call', url: 'https://hooks.example/x' }]) })
+      .execute();
+    await db
+      .insertInto('skill_blobs')
+      .values({ sha256: 'a'.repeat(64), content: Buffer.from('# runbook') })
+      .execute();
     await db.insertInto('skills').values({ profile_id: 'ops', name: 'runbook', version: 1, description: 'how to', created_by: 'person' }).execute();
-    await db.insertInto('skill_versions').values({ profile_id: 'ops', name: 'runbook', version: 1, files: JSON.stringify({ 'SKILL.md': 'a'.repeat(64) }), action: 'create', author: 'api' }).execute();
+    await db
+      .insertInto('skill_versions')
+      .values({ profile_id: 'ops', name: 'runbook', version: 1, files: JSON.stringify({ 'SKILL.md': 'a'.repeat(64) }), action: 'create', author: 'api' })
+      .execute();
     await db.insertInto('memory_entries').values({ profile_id: 'ops', store: 'memory', user_id: '', content: 'ops secret note' }).execute();
 
     const created = await stack.post('/v1/profiles', { name: 'ops-two', from: 'ops' });

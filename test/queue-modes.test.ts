@@ -9,8 +9,7 @@ describe('per-session order and queue modes', () => {
   let fake: FakeLLM;
   let stack: Stack;
   let chat = 0;
-  const send = (chatId: string, text: string, wait?: number) =>
-    stack.post(`/v1/messages${wait === undefined ? '' : `?wait=${wait}`}`, { chat_id: chatId, user_id: 'u1', text });
+  const send = (chatId: string, text: string, wait?: number) => stack.post(`/v1/messages${wait === undefined ? '' : `?wait=${wait}`}`, { chat_id: chatId, user_id: 'u1', text });
   const event = async (id: string) => (await stack.get(`/v1/events/${id}`)).body;
   const done = (id: string) => stack.waitForEvent(id);
 
@@ -48,7 +47,12 @@ describe('per-session order and queue modes', () => {
     const held = gate();
     fake.handler = async (request) => {
       if (request.lastUserText === 'one') await held.opened;
-      return { text: `re: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join('+')}` };
+      return {
+        text: `re: ${request.messages
+          .filter((m) => m.role === 'user')
+          .map((m) => m.content)
+          .join('+')}`,
+      };
     };
     const first = await send(id, 'one');
     await fake.waitForCalls(first.body.session_id);
@@ -75,7 +79,12 @@ describe('per-session order and queue modes', () => {
         await held.opened;
         return { toolCalls: [{ name: 'todo', arguments: {} }] };
       }
-      return { text: `saw: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join('+')} after ${last?.role}` };
+      return {
+        text: `saw: ${request.messages
+          .filter((m) => m.role === 'user')
+          .map((m) => m.content)
+          .join('+')} after ${last?.role}`,
+      };
     };
     const first = await send(id, 'start');
     await fake.waitForCalls(first.body.session_id);
@@ -96,7 +105,12 @@ describe('per-session order and queue modes', () => {
     await send(id, '/queue interrupt', 5);
     fake.handler = (request) => {
       if (request.lastUserText === 'long question') return { hang: true };
-      return { text: `answering: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join('+')}` };
+      return {
+        text: `answering: ${request.messages
+          .filter((m) => m.role === 'user')
+          .map((m) => m.content)
+          .join('+')}`,
+      };
     };
     const first = await send(id, 'long question');
     await fake.waitForCalls(first.body.session_id);

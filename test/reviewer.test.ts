@@ -73,9 +73,7 @@ describe('background review in process', () => {
     const sessionId = first.body.session_id as string;
     // The event is recorded just after the reply; one user turn is not enough for a review.
     await waitFor(
-      async () =>
-        (await stack.database.db.selectFrom('review_counters').select('user_turns_since_memory').where('session_id', '=', sessionId).executeTakeFirst())
-          ?.user_turns_since_memory === 1,
+      async () => (await stack.database.db.selectFrom('review_counters').select('user_turns_since_memory').where('session_id', '=', sessionId).executeTakeFirst())?.user_turns_since_memory === 1,
       { what: 'the first turn counted' },
     );
     expect(await reviewsOf(stack, sessionId)).toEqual([]);
@@ -126,9 +124,7 @@ describe('background review in process', () => {
     const failed = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-failed', user_id: 'bob', text: 'hello' });
     const sessionId = failed.body.session_id as string;
     await waitFor(
-      async () =>
-        (await stack.database.db.selectFrom('review_counters').select('user_turns_since_memory').where('session_id', '=', sessionId).executeTakeFirst())
-          ?.user_turns_since_memory === 1,
+      async () => (await stack.database.db.selectFrom('review_counters').select('user_turns_since_memory').where('session_id', '=', sessionId).executeTakeFirst())?.user_turns_since_memory === 1,
       { what: 'the failed turn counted' },
     );
     expect(await reviewsOf(stack, sessionId)).toEqual([]);
@@ -149,10 +145,13 @@ describe('background review in process', () => {
     expect(review.error).toMatch(/model call failed \(HTTP 500\)/);
     expect(fake.requests.filter((r) => r.sessionKey === sessionId && isReview(r))).toHaveLength(2);
     // Its job ran out of attempts and went to the dead-letter queue, where an operator sees it.
-    await waitFor(async () => {
-      const dead = await sql<{ data: { reviewId: string } }>`SELECT data FROM pgboss.job WHERE name = ${REVIEW_DEAD_LETTER_QUEUE}`.execute(stack.database.db);
-      return dead.rows.some((row) => row.data.reviewId === review.id);
-    }, { what: 'the review in the dead-letter queue' });
+    await waitFor(
+      async () => {
+        const dead = await sql<{ data: { reviewId: string } }>`SELECT data FROM pgboss.job WHERE name = ${REVIEW_DEAD_LETTER_QUEUE}`.execute(stack.database.db);
+        return dead.rows.some((row) => row.data.reviewId === review.id);
+      },
+      { what: 'the review in the dead-letter queue' },
+    );
     await stack.patch('/v1/profiles/main', { memory_review_interval: 0 });
     const next = await stack.post('/v1/messages?wait=30', { chat_id: 'rev-broken', user_id: 'cy', text: 'and now?' });
     expect(next.body.reply.text).toBe('still answering');
@@ -160,8 +159,7 @@ describe('background review in process', () => {
 
   it('patches the existing skill instead of creating a duplicate, viewing it first', async () => {
     await stack.patch('/v1/profiles/main', { memory_review_interval: 0, skill_review_interval: 2 });
-    const skillMd =
-      '---\nname: deploy-checklist\ndescription: Steps to deploy the web service.\ncategory: devops\n---\n1. Run the tests.\n2. Deploy.\n';
+    const skillMd = '---\nname: deploy-checklist\ndescription: Steps to deploy the web service.\ncategory: devops\n---\n1. Run the tests.\n2. Deploy.\n';
     const badImport = await stack.post('/v1/profiles/main/skills/_import', { skills: [{ files: { 'SKILL.md': skillMd, '../escape.md': 'x' } }] });
     expect(badImport.status).toBe(400);
     expect(badImport.body.error.field).toBe('skills.0');

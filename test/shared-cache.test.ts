@@ -52,7 +52,10 @@ describe('values kept beside the profile cache', () => {
     expect(counted.count()).toBe(0);
     await setBudget(database.db, 'person', 'api:bea', 0.000001, null);
     await waitFor(async () => budgetsOn(database.db, NO_DEFAULTS, cache), { what: 'the budget seen through the cache' });
-    await database.db.insertInto('usage_costs').values({ day: new Date().toISOString().slice(0, 10), user_id: 'api:bea', profile_id: 'main', cost_usd: '1' }).execute();
+    await database.db
+      .insertInto('usage_costs')
+      .values({ day: new Date().toISOString().slice(0, 10), user_id: 'api:bea', profile_id: 'main', cost_usd: '1' })
+      .execute();
     expect((await checkBudgets(counted.db, context))?.budget).toEqual({ scope: 'person', period: 'day' });
     expect(counted.count()).toBe(1);
     await removeBudget(database.db, 'person', 'api:bea');

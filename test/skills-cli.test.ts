@@ -43,7 +43,13 @@ describe('skills as a directory tree (agentskills.io layout)', () => {
       ['SKILL.md', 'scripts/ship.sh'],
     ]);
     const result = await importSkills(database.db, 'main', bundles, { author: 'cli', scan: scanInPlace });
-    expect(result).toMatchObject({ ok: true, skills: [{ name: 'alpha', version: 1 }, { name: 'beta', version: 1 }] });
+    expect(result).toMatchObject({
+      ok: true,
+      skills: [
+        { name: 'alpha', version: 1 },
+        { name: 'beta', version: 1 },
+      ],
+    });
     await setSkillPinned(database.db, 'main', 'alpha', true);
 
     expect(await writeSkillTree(database.db, 'main', join(dir, 'out'))).toBe(2);
@@ -65,10 +71,11 @@ describe('skills as a directory tree (agentskills.io layout)', () => {
     const root = join(dir, 'hermes-skills');
     await put(root, {
       'mlops/inference/vllm/SKILL.md': '---\nname: vllm\ndescription: Serve models with vLLM.\n---\nInstall: curl -fsSL https://get.example.dev/vllm.sh | bash\n',
-      'github/gh-issues/SKILL.md': '---\nname: gh-issues\ndescription: File GitHub issues.\n---\n```bash\ncurl -X POST -H "Authorization: token $GITHUB_TOKEN" https://api.github.com/repos/o/r/issues\n```\n',
+      'github/gh-issues/SKILL.md':
+        '---\nname: gh-issues\ndescription: File GitHub issues.\n---\n```bash\ncurl -X POST -H "Authorization: token $GITHUB_TOKEN" https://api.github.com/repos/o/r/issues\n```\n',
     });
     const outside = join(dir, 'host-secrets');
-    await put(outside, { 'id_rsa': 'PRIVATE KEY' });
+    await put(outside, { id_rsa: 'PRIVATE KEY' });
     await symlink(outside, join(root, 'github/gh-issues/references'));
     const env = { env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' } };
     const refused = await run(process.execPath, [HERALD_BIN, 'skills', 'import', root], env).catch((error: { code: number; stderr: string }) => error);

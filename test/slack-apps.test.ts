@@ -24,15 +24,18 @@ function platformsFile(): string {
   const dir = mkdtempSync(join(tmpdir(), 'herald-slack-apps-'));
   chmodSync(dir, 0o755);
   const path = join(dir, 'platforms.yaml');
-  writeFileSync(path, [
-    'slack:',
-    '  - account: second',
-    '    token_env: SLACK_SECOND_BOT_TOKEN',
-    '    app_token_env: SLACK_SECOND_APP_TOKEN',
-    '    signing_secret_env: SLACK_SECOND_SIGNING_SECRET',
-    "    allowed_users: ['*']",
-    '',
-  ].join('\n'));
+  writeFileSync(
+    path,
+    [
+      'slack:',
+      '  - account: second',
+      '    token_env: SLACK_SECOND_BOT_TOKEN',
+      '    app_token_env: SLACK_SECOND_APP_TOKEN',
+      '    signing_secret_env: SLACK_SECOND_SIGNING_SECRET',
+      "    allowed_users: ['*']",
+      '',
+    ].join('\n'),
+  );
   return path;
 }
 
@@ -68,7 +71,10 @@ describe('several Slack apps, each an account with its own bot, socket, secret a
         HERALD_OPERATORS: 'api:admin',
       },
     });
-    for (const [name, identity] of [['ops', 'Opsy'], ['research', 'Sage']] as const) {
+    for (const [name, identity] of [
+      ['ops', 'Opsy'],
+      ['research', 'Sage'],
+    ] as const) {
       expect((await stack.post('/v1/profiles', { name })).status).toBe(201);
       await stack.patch(`/v1/profiles/${name}`, { identity: `I am ${identity}.` });
     }
@@ -95,7 +101,15 @@ describe('several Slack apps, each an account with its own bot, socket, secret a
   /** The bot message in `channel` (and thread) whose final text matches, once delivered. */
   const answer = (channel: string, pattern: RegExp, threadTs?: string) =>
     waitFor(async () => slack.botMessages(channel, threadTs).find((message) => pattern.test(message.text)), { timeoutMs: 30_000, what: `a message matching ${pattern} in ${channel}` });
-  const eventCount = async () => Number((await stack.database.db.selectFrom('inbound_events').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const eventCount = async () =>
+    Number(
+      (
+        await stack.database.db
+          .selectFrom('inbound_events')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('holds one socket per app, each under its own lease', async () => {
     await waitFor(async () => (slack.openSocketsOf(FIRST_APP) === 1 && slack.openSocketsOf(SECOND_APP) === 1 ? true : undefined), { timeoutMs: 30_000, what: 'a socket per app' });
@@ -114,7 +128,13 @@ describe('several Slack apps, each an account with its own bot, socket, secret a
     expect(second.by).toBe(SECOND_APP.botUser);
     expect(second.edits.length).toBeGreaterThan(0);
     expect(slack.botMessages(SECOND_DM)).toHaveLength(1);
-    const sessions = await stack.database.db.selectFrom('sessions').select(['profile_id', 'session_key', 'account']).where('platform', '=', 'slack').where('chat_type', '=', 'dm').orderBy('session_key').execute();
+    const sessions = await stack.database.db
+      .selectFrom('sessions')
+      .select(['profile_id', 'session_key', 'account'])
+      .where('platform', '=', 'slack')
+      .where('chat_type', '=', 'dm')
+      .orderBy('session_key')
+      .execute();
     expect(sessions).toEqual([
       { profile_id: 'main', session_key: `agent:main:slack:dm:${FIRST_DM}`, account: 'default' },
       { profile_id: 'research', session_key: `agent:research:slack@second:dm:${SECOND_DM}`, account: 'second' },
@@ -124,7 +144,7 @@ describe('several Slack apps, each an account with its own bot, socket, secret a
     expect(people).toEqual([{ origin_user_id: `slack:${TEAM}:${ALICE}` }]);
   });
 
-  it('takes Events API requests signed with the second app\'s secret as the second app\'s, and refuses a wrong secret writing nothing', async () => {
+  it("takes Events API requests signed with the second app's secret as the second app's, and refuses a wrong secret writing nothing", async () => {
     const top = userTs();
     const mention = { type: 'app_mention', channel: OPS_CHANNEL, user: ALICE, text: `<@${SECOND_APP.botUser}> deploy status`, ts: top };
     const before = await eventCount();
@@ -140,13 +160,19 @@ describe('several Slack apps, each an account with its own bot, socket, secret a
     const reply = await answer(OPS_CHANNEL, /^Opsy says: deploy status$/, top);
     expect(reply.by).toBe(SECOND_APP.botUser);
     // A reply in the second app's thread needs no mention: the thread is that app's session.
-    expect((await postEvent({ type: 'message', channel: OPS_CHANNEL, channel_type: 'channel', user: ALICE, text: 'and the database?', ts: userTs(), thread_ts: top }, SECOND_APP)).body.outcome).toBe('accepted');
+    expect((await postEvent({ type: 'message', channel: OPS_CHANNEL, channel_type: 'channel', user: ALICE, text: 'and the database?', ts: userTs(), thread_ts: top }, SECOND_APP)).body.outcome).toBe(
+      'accepted',
+    );
     expect((await answer(OPS_CHANNEL, /^Opsy says: and the database\?$/, top)).by).toBe(SECOND_APP.botUser);
     // The same thread is not the first app's: without a mention, the first app stays out of it.
     expect((await postEvent({ type: 'message', channel: OPS_CHANNEL, channel_type: 'channel', user: ALICE, text: 'anyone?', ts: userTs(), thread_ts: top }, FIRST_APP)).body.outcome).toBe('ignored');
     // The URL check of either app is answered.
     const challenge = JSON.stringify({ token: 't', challenge: 'c-2', type: 'url_verification' });
-    const verified = await fetch(`${stack.url}/v1/slack/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...slackSignatureHeaders(challenge, undefined, SECOND_APP.signingSecret) }, body: challenge });
+    const verified = await fetch(`${stack.url}/v1/slack/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...slackSignatureHeaders(challenge, undefined, SECOND_APP.signingSecret) },
+      body: challenge,
+    });
     expect(await verified.json()).toEqual({ challenge: 'c-2' });
   });
 

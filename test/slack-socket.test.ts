@@ -98,11 +98,14 @@ describe('Slack over Socket Mode, and cron reports into channels', { timeout: 3 
     const jobId = created.body.job_id as string;
     const started = await stack.post(`/v1/cron/jobs/${jobId}/run`, {});
     expect(started.status).toBe(202);
-    const run = await waitFor(async () => {
-      const runs = (await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs as any[];
-      const current = runs.find((candidate) => candidate.run_id === started.body.run_id);
-      return current?.deliveries?.length === 4 && current.deliveries.every((d: any) => d.status === 'delivered' || d.status === 'failed') ? current : undefined;
-    }, { timeoutMs: 40_000, what: 'four deliveries settled' });
+    const run = await waitFor(
+      async () => {
+        const runs = (await stack.get(`/v1/cron/jobs/${jobId}/runs`)).body.runs as any[];
+        const current = runs.find((candidate) => candidate.run_id === started.body.run_id);
+        return current?.deliveries?.length === 4 && current.deliveries.every((d: any) => d.status === 'delivered' || d.status === 'failed') ? current : undefined;
+      },
+      { timeoutMs: 40_000, what: 'four deliveries settled' },
+    );
     const byTarget = Object.fromEntries(run.deliveries.map((d: any) => [d.target, d]));
     for (const target of ['slack:C0OPS', 'slack:C0DEV', 'slack:C0QA', 'slack:C0OPS:1800000000.000009']) {
       expect(byTarget[target]?.status).toBe('delivered');

@@ -70,7 +70,15 @@ describe('Slack over the Events API, end to end: the official clients against a 
     const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
     return post('/v1/slack/interactions', body, slackSignatureHeaders(body), 'application/x-www-form-urlencoded');
   };
-  const eventCount = async () => Number((await stack.database.db.selectFrom('inbound_events').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const eventCount = async () =>
+    Number(
+      (
+        await stack.database.db
+          .selectFrom('inbound_events')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const waitForBotMessages = (channel: string, count: number, threadTs?: string) =>
     waitFor(async () => (slack.botMessages(channel, threadTs).length >= count ? slack.botMessages(channel, threadTs) : undefined), {
       what: `${count} bot messages in ${channel}${threadTs ? ` thread ${threadTs}` : ''}`,
@@ -134,8 +142,12 @@ describe('Slack over the Events API, end to end: the official clients against a 
     // Not addressed to the bot; the bot's own message; another bot; an edit; a deletion.
     expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', user: ALICE, text: 'among ourselves', ts: userTs() })).body.outcome).toBe('ignored');
     expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', user: BOT_USER, bot_id: BOT_ID, text: `<@${BOT_USER}> me`, ts: userTs() })).body.outcome).toBe('ignored');
-    expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', bot_id: 'B0OTHER', subtype: 'bot_message', text: `<@${BOT_USER}> hi`, ts: userTs() })).body.outcome).toBe('ignored');
-    expect((await postEvent({ type: 'message', subtype: 'message_changed', channel: CHANNEL, channel_type: 'channel', message: { user: ALICE, text: `<@${BOT_USER}> edited` }, ts: userTs() })).body.outcome).toBe('ignored');
+    expect((await postEvent({ type: 'message', channel: CHANNEL, channel_type: 'channel', bot_id: 'B0OTHER', subtype: 'bot_message', text: `<@${BOT_USER}> hi`, ts: userTs() })).body.outcome).toBe(
+      'ignored',
+    );
+    expect(
+      (await postEvent({ type: 'message', subtype: 'message_changed', channel: CHANNEL, channel_type: 'channel', message: { user: ALICE, text: `<@${BOT_USER}> edited` }, ts: userTs() })).body.outcome,
+    ).toBe('ignored');
     expect((await postEvent({ type: 'message', subtype: 'message_deleted', channel: CHANNEL, channel_type: 'channel', ts: userTs() })).body.outcome).toBe('ignored');
 
     const top = userTs();
@@ -205,10 +217,13 @@ describe('Slack over the Events API, end to end: the official clients against a 
     llm.handler = (request) => ({ text: `after the outage: ${request.lastUserText}` });
     slack.outage = true;
     await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'during', ts: userTs() });
-    const parked = await waitFor(async () => {
-      const row = await stack.database.db.selectFrom('outbox').select(['status', 'attempts', 'last_error']).where('text', '=', 'after the outage: during').executeTakeFirst();
-      return row && row.attempts >= 2 ? row : undefined;
-    }, { timeoutMs: 20_000, what: 'the reply parked after two attempts' });
+    const parked = await waitFor(
+      async () => {
+        const row = await stack.database.db.selectFrom('outbox').select(['status', 'attempts', 'last_error']).where('text', '=', 'after the outage: during').executeTakeFirst();
+        return row && row.attempts >= 2 ? row : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the reply parked after two attempts' },
+    );
     expect(['pending', 'sending']).toContain(parked.status);
     expect(parked.last_error).toMatch(/503|service_unavailable/);
     slack.outage = false;
@@ -223,16 +238,19 @@ describe('Slack over the Events API, end to end: the official clients against a 
     expect((await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: { not: 'text' }, ts: userTs() }, 'Ev0POISON')).body.outcome).toBe('dead_letter');
   });
 
-  it('splits a long answer under Slack\'s limits and waits out a 429 as Retry-After asks', async () => {
+  it("splits a long answer under Slack's limits and waits out a 429 as Retry-After asks", async () => {
     const paragraphs = Array.from({ length: 4 }, (_, i) => `Part ${i}: ${'lorem ipsum '.repeat(100).trim()}`);
     llm.handler = () => ({ text: paragraphs.join('\n\n') });
     slack.rateLimitNext('chat.postMessage', 1);
     const before = slack.botMessages(DM).length;
     await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'long please', ts: userTs() });
-    const sent = await waitFor(async () => {
-      const messages = slack.botMessages(DM).slice(before);
-      return messages.some((m) => m.text.includes('Part 3')) ? messages : undefined;
-    }, { timeoutMs: 20_000, what: 'every part' });
+    const sent = await waitFor(
+      async () => {
+        const messages = slack.botMessages(DM).slice(before);
+        return messages.some((m) => m.text.includes('Part 3')) ? messages : undefined;
+      },
+      { timeoutMs: 20_000, what: 'every part' },
+    );
     expect(sent.length).toBeGreaterThanOrEqual(2);
     for (const message of sent) expect(message.text.length).toBeLessThanOrEqual(3000);
     expect(sent.map((m) => m.text).join('\n\n')).toBe(paragraphs.join('\n\n'));
@@ -276,20 +294,25 @@ describe('Slack over the Events API, end to end: the official clients against a 
     llm.handler = (request) => {
       const last = request.messages.at(-1);
       if (last?.role === 'tool') return { text: `results: ${last.content.slice(0, 100)}` };
-      return { toolCalls: [
-        { name: 'write_file', arguments: { path: 'out/latency.csv', content: report.toString('utf8') } },
-        { name: 'send_file', arguments: { path: 'out/latency.csv', caption: 'p99 by **host**' } },
-      ] };
+      return {
+        toolCalls: [
+          { name: 'write_file', arguments: { path: 'out/latency.csv', content: report.toString('utf8') } },
+          { name: 'send_file', arguments: { path: 'out/latency.csv', caption: 'p99 by **host**' } },
+        ],
+      };
     };
     expect((await postEvent({ type: 'message', channel: DM, channel_type: 'im', user: ALICE, text: 'send me the latency table', ts: userTs() })).body.outcome).toBe('accepted');
     const [upload] = await waitFor(async () => (slack.uploads.length > 0 ? slack.uploads : undefined), { what: 'a file shared by the bot' });
     expect(upload).toMatchObject({ filename: 'latency.csv', channel: DM, initial_comment: 'p99 by *host*' });
     expect(upload!.thread_ts).toBeUndefined();
     expect(upload!.bytes.equals(report)).toBe(true);
-    const row = await waitFor(async () => {
-      const found = await stack.database.db.selectFrom('outbox').select(['status', 'receipt']).where('source', '=', 'file').where('platform', '=', 'slack').executeTakeFirst();
-      return found?.status === 'delivered' ? found : undefined;
-    }, { what: 'the file row delivered' });
+    const row = await waitFor(
+      async () => {
+        const found = await stack.database.db.selectFrom('outbox').select(['status', 'receipt']).where('source', '=', 'file').where('platform', '=', 'slack').executeTakeFirst();
+        return found?.status === 'delivered' ? found : undefined;
+      },
+      { what: 'the file row delivered' },
+    );
     expect(row.receipt).toMatchObject({ messageIds: [upload!.id] });
   });
 
@@ -335,7 +358,10 @@ describe('Slack: a streamed answer grows in one message of its thread', () => {
     const top = '1800000000.100001';
     const started = performance.now();
     expect((await postEvent({ type: 'app_mention', channel: CHANNEL, user: ALICE, text: `<@${BOT_USER}> a long story please`, ts: top })).outcome).toBe('accepted');
-    await waitFor(async () => stack.database.db.selectFrom('outbox').select('id').where('status', '=', 'delivered').where('text', '=', reply).executeTakeFirst(), { what: 'the reply delivered', timeoutMs: 30_000 });
+    await waitFor(async () => stack.database.db.selectFrom('outbox').select('id').where('status', '=', 'delivered').where('text', '=', reply).executeTakeFirst(), {
+      what: 'the reply delivered',
+      timeoutMs: 30_000,
+    });
     const seconds = (performance.now() - started) / 1000;
     const posts = slack.calls.filter((call) => call.method === 'chat.postMessage' && call.args.channel === CHANNEL);
     const updates = slack.calls.filter((call) => call.method === 'chat.update' && call.args.channel === CHANNEL);
@@ -402,7 +428,9 @@ describe('Slack sender, ambiguous sends', () => {
     const state = { sent: [] as string[], inFlight: null as InFlightPart | null, attempts: 1 };
     const id = `row-${target.threadId ?? 'top'}`;
     slack.hangNext('chat.postMessage');
-    const failed = await sender().send(row(id, target, state), AbortSignal.timeout(5000)).catch((error: unknown) => error);
+    const failed = await sender()
+      .send(row(id, target, state), AbortSignal.timeout(5000))
+      .catch((error: unknown) => error);
     expect(DeliveryError.isInstance(failed) && failed.ambiguous && failed.retryable).toBe(true);
     expect(state.inFlight?.part).toBe(0);
     const posted = slack.botMessages('C0AMBIG', target.threadId).filter((m) => (m.metadata?.event_payload as any)?.outbox_id === id);
@@ -415,7 +443,11 @@ describe('Slack sender, ambiguous sends', () => {
   it('adopts a draft as the reply, deletes drafts left over, and posts anew for a draft someone deleted', async () => {
     const target = { chatId: 'C0DRAFTS' };
     const slackSender = sender();
-    const [kept, extra, gone] = [await slackSender.drafts.post(target, 'the weekly', true, AbortSignal.timeout(5000)), await slackSender.drafts.post(target, 'numbers…', false, AbortSignal.timeout(5000)), await slackSender.drafts.post(target, 'old', true, AbortSignal.timeout(5000))];
+    const [kept, extra, gone] = [
+      await slackSender.drafts.post(target, 'the weekly', true, AbortSignal.timeout(5000)),
+      await slackSender.drafts.post(target, 'numbers…', false, AbortSignal.timeout(5000)),
+      await slackSender.drafts.post(target, 'old', true, AbortSignal.timeout(5000)),
+    ];
     const state = { sent: [] as string[], inFlight: null as InFlightPart | null, attempts: 1 };
     const receipt = await slackSender.send({ ...row('row-drafts', target, state), drafts: [kept, extra] }, AbortSignal.timeout(5000));
     expect(receipt.messageIds).toEqual([kept]);

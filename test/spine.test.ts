@@ -60,16 +60,10 @@ describe('the spine end to end (OpenAI wire)', () => {
     fake.handler = () => ({ text: 'ok' });
     const first = await stack.post('/v1/messages?wait=20', { chat_id: 'c-prompt', user_id: 'u1', text: 'one' });
     await stack.post('/v1/messages?wait=20', { chat_id: 'c-prompt', user_id: 'u1', text: 'two' });
-    const session = await stack.database.db
-      .selectFrom('sessions')
-      .select('system_prompt')
-      .where('id', '=', first.body.session_id)
-      .executeTakeFirstOrThrow();
+    const session = await stack.database.db.selectFrom('sessions').select('system_prompt').where('id', '=', first.body.session_id).executeTakeFirstOrThrow();
     expect(session.system_prompt).toMatch(/todo/);
     expect(session.system_prompt).toMatch(/Conversation started \d{4}-\d{2}-\d{2}/);
-    const systems = fake.requests
-      .filter((r) => (r.body as any).prompt_cache_key === first.body.session_id)
-      .map((r) => (r.body as any).messages[0].content);
+    const systems = fake.requests.filter((r) => (r.body as any).prompt_cache_key === first.body.session_id).map((r) => (r.body as any).messages[0].content);
     expect(systems).toHaveLength(2);
     expect(systems[0]).toBe(session.system_prompt);
     expect(systems[1]).toBe(systems[0]);
@@ -154,12 +148,7 @@ describe('the spine end to end (Anthropic wire)', () => {
     const response = await stack.post('/v1/messages?wait=20', { chat_id: 'a1', user_id: 'u1', text: 'what is on my list?' });
     expect(response.status).toBe(200);
     expect(response.body.reply.text).toMatch(/^listed: \{"todos":\[\]/);
-    const calls = await stack.database.db
-      .selectFrom('model_calls')
-      .selectAll()
-      .where('session_id', '=', response.body.session_id)
-      .orderBy('id')
-      .execute();
+    const calls = await stack.database.db.selectFrom('model_calls').selectAll().where('session_id', '=', response.body.session_id).orderBy('id').execute();
     expect(calls.map((c) => c.provider)).toEqual(['anthropic', 'anthropic']);
     expect(calls.map((c) => c.finish_reason)).toEqual(['tool_calls', 'stop']);
   });

@@ -23,7 +23,13 @@ const hooksFile = writeHooks(
   'hooks:\n  - name: start-log\n    event: subagent_start\n    module: ./start.mjs\n  - name: stop-log\n    event: subagent_stop\n    module: ./stop.mjs\n',
 );
 const hookEvents = (): { event: string; run_id: string; exit_reason?: string }[] =>
-  existsSync(hookLog) ? readFileSync(hookLog, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+  existsSync(hookLog)
+    ? readFileSync(hookLog, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : [];
 
 // Two `herald worker` processes, one slot each: a parent holding its slot while it waits would
 // leave one slot for its children, so two children in flight at once show the slot is free.
@@ -75,9 +81,17 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     expect(results[0].duration_seconds).toBeGreaterThan(0);
     // Over its budget (HERALD_DELEGATION_MAX_ITERATIONS=3): three calls, three todo calls traced.
     expect(results[2].api_calls).toBe(3);
-    expect(results[2].tool_trace.map((t: any) => [t.tool, t.status])).toEqual([['todo', 'ok'], ['todo', 'ok'], ['todo', 'ok']]);
+    expect(results[2].tool_trace.map((t: any) => [t.tool, t.status])).toEqual([
+      ['todo', 'ok'],
+      ['todo', 'ok'],
+      ['todo', 'ok'],
+    ]);
     // Each child fired subagent_start and subagent_stop once, the stop with its exit reason.
-    const byRun = (event: string) => hookEvents().filter((e) => e.event === event).map((e) => [e.run_id, e.exit_reason]).sort();
+    const byRun = (event: string) =>
+      hookEvents()
+        .filter((e) => e.event === event)
+        .map((e) => [e.run_id, e.exit_reason])
+        .sort();
     const ids = results.map((r: any) => r.run_id);
     expect(byRun('subagent_start')).toEqual(ids.map((id: string) => [id, undefined]).sort());
     expect(byRun('subagent_stop')).toEqual(ids.map((id: string, i: number) => [id, results[i].exit_reason]).sort());
@@ -99,7 +113,7 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     expect(all.body.sessions).toHaveLength(4);
   });
 
-  it('refuses a batch of four with Hermes\' message, starting nothing', async () => {
+  it("refuses a batch of four with Hermes' message, starting nothing", async () => {
     const tasks = [1, 2, 3, 4].map((n) => ({ goal: `task ${n}` }));
     const event = await stack.waitForEvent(await ask('four', `delegate: ${JSON.stringify({ tasks })}`), 30_000);
     expect(resultOf(event.reply.text)).toEqual({
@@ -114,7 +128,9 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     const { results } = resultOf(event.reply.text);
     expect(results[0].summary).toMatch(/^nested: Tool 'delegate_task' is not permitted here/);
     expect(results[0].tool_trace).toEqual([expect.objectContaining({ tool: 'delegate_task', status: 'error' })]);
-    const runs = await sql<{ role: string; tools: string[] }>`SELECT role, tools FROM subagent_runs r JOIN sessions s ON s.id = r.parent_session_id WHERE s.chat_id = 'depth'`.execute(stack.database.db);
+    const runs = await sql<{ role: string; tools: string[] }>`SELECT role, tools FROM subagent_runs r JOIN sessions s ON s.id = r.parent_session_id WHERE s.chat_id = 'depth'`.execute(
+      stack.database.db,
+    );
     // Asked for orchestrator, but at depth 1 of max_spawn_depth 1 it is a leaf without the blocked tools.
     expect(runs.rows[0]?.role).toBe('leaf');
     for (const blocked of ['delegate_task', 'clarify', 'memory', 'cronjob']) expect(runs.rows[0]?.tools).not.toContain(blocked);
@@ -128,12 +144,15 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     const tasks = [{ goal: 'hold one' }, { goal: 'hold two' }];
     const eventId = await ask('cancel', `delegate: ${JSON.stringify({ tasks })}`);
     const db = stack.database.db;
-    const turn = await waitFor(async () => {
-      const row = await sql<{ parent_turn_id: string; n: string }>`
+    const turn = await waitFor(
+      async () => {
+        const row = await sql<{ parent_turn_id: string; n: string }>`
         SELECT parent_turn_id, count(*) AS n FROM subagent_runs r JOIN sessions s ON s.id = r.parent_session_id
         WHERE s.chat_id = 'cancel' AND r.status = 'running' GROUP BY parent_turn_id`.execute(db);
-      return Number(row.rows[0]?.n) === 2 ? row.rows[0]?.parent_turn_id : undefined;
-    }, { timeoutMs: 30_000, what: 'both children running' });
+        return Number(row.rows[0]?.n) === 2 ? row.rows[0]?.parent_turn_id : undefined;
+      },
+      { timeoutMs: 30_000, what: 'both children running' },
+    );
     expect((await stack.post('/v1/runs/not-a-uuid/cancel', {})).status).toBe(400);
     expect((await stack.post(`/v1/runs/${crypto.randomUUID()}/cancel`, {})).status).toBe(404);
     const cancelled = await stack.post(`/v1/runs/${turn}/cancel`, {});
@@ -142,7 +161,10 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     const event = await stack.waitForEvent(eventId, 30_000);
     release.open();
     const { results } = resultOf(event.reply.text);
-    expect(results.map((r: any) => [r.status, r.exit_reason])).toEqual([['interrupted', 'interrupted'], ['interrupted', 'interrupted']]);
+    expect(results.map((r: any) => [r.status, r.exit_reason])).toEqual([
+      ['interrupted', 'interrupted'],
+      ['interrupted', 'interrupted'],
+    ]);
     const listed = await stack.get(`/v1/runs?status=cancelled`);
     expect(listed.body.runs).toHaveLength(2);
     const one = await stack.get(`/v1/runs/${listed.body.runs[0].id}`);
@@ -158,12 +180,15 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
   });
 
   const childTurnOf = (chat: string) =>
-    waitFor(async () => {
-      const row = await sql<{ worker: string; run: string }>`
+    waitFor(
+      async () => {
+        const row = await sql<{ worker: string; run: string }>`
         SELECT t.worker, r.id AS run FROM subagent_runs r JOIN sessions s ON s.id = r.parent_session_id
         JOIN turns t ON t.session_id = r.child_session_id WHERE s.chat_id = ${chat} AND t.status = 'running'`.execute(stack.database.db);
-      return row.rows[0];
-    }, { timeoutMs: 30_000, what: `a child of ${chat} running` });
+        return row.rows[0];
+      },
+      { timeoutMs: 30_000, what: `a child of ${chat} running` },
+    );
   const processOf = (worker: string) => workers.find((w) => String(w.child.pid) === worker.split(':')[1]);
 
   it('a worker killed during a child: the child finishes on the other worker and the parent resumes', async () => {
@@ -186,11 +211,15 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     expect(turn.rows[0]?.worker).not.toBe(running.worker);
     expect(turn.rows[0]?.attempts).toBe(2);
     // Resumed on the other worker, the child did not fire subagent_start a second time.
-    expect(hookEvents().filter((e) => e.run_id === running.run).map((e) => e.event)).toEqual(['subagent_start', 'subagent_stop']);
+    expect(
+      hookEvents()
+        .filter((e) => e.run_id === running.run)
+        .map((e) => e.event),
+    ).toEqual(['subagent_start', 'subagent_stop']);
     workers = [...workers.filter((w) => w !== victim), await stack.startProcess('worker')];
   });
 
-  it('a background child\'s result reaches the parent session after every worker restarted', async () => {
+  it("a background child's result reaches the parent session after every worker restarted", async () => {
     const release = gate();
     model = delegatingModel({ release: release.opened });
     fake.handler = model.handler;
@@ -202,14 +231,16 @@ describe('delegate_task: children as runs on the queue', { timeout: 4 * PROCESS_
     workers = await Promise.all([stack.startProcess('worker'), stack.startProcess('worker')]);
     release.open();
     const db = stack.database.db;
-    const answer = await waitFor(async () => {
-      const rows = await sql<{ content: string }>`
+    const answer = await waitFor(
+      async () => {
+        const rows = await sql<{ content: string }>`
         SELECT m.content FROM messages m JOIN sessions s ON s.id = m.session_id
         WHERE s.chat_id = 'bg' AND m.role = 'assistant' AND m.content LIKE 'echo: [Background task%'`.execute(db);
-      return rows.rows[0]?.content;
-    }, { timeoutMs: 60_000, what: 'the background result answered in the parent session' });
+        return rows.rows[0]?.content;
+      },
+      { timeoutMs: 60_000, what: 'the background result answered in the parent session' },
+    );
     expect(answer).toContain(`[Background task ${ack.runs[0].run_id} finished (completed). Goal: hold in the background]`);
     expect(answer).toContain('done: hold in the background');
   });
 });
-

@@ -120,8 +120,8 @@ const NOT_YET_MOVED: string[] = [
   // The Hermes import's bulk load: COPY on the import's one pg connection into a staging table and
   // messages, with the search indexes set aside and rebuilt (bulk-indexes.ts). Behind libs/session
   // it needs a bulk-write API taking a raw client and row streams, a change of its own.
-  "cli/src/hermes-import/import-history.ts: sessions",
-  "cli/src/hermes-import/import-history.ts: messages",
+  'cli/src/hermes-import/import-history.ts: sessions',
+  'cli/src/hermes-import/import-history.ts: messages',
 ];
 
 const BUILDER_METHODS = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom', 'innerJoin', 'leftJoin', 'rightJoin', 'fullJoin', 'mergeInto', 'replaceInto']);
@@ -208,10 +208,8 @@ describe('every table has one owner and only the owner queries it (issue 30, poi
     expect(NOT_YET_MOVED.filter((pair) => !found.includes(pair))).toEqual([]);
   });
 
-  it('calls herald_accept_message from one function only, the inbox lib\'s callAcceptMessage', () => {
-    const callers = ['libs', 'services', 'cli/src']
-      .flatMap(sourceFiles)
-      .filter((path) => /herald_accept_message\s*\(/.test(sqlText(readFileSync(join(ROOT, path), 'utf8'))));
+  it("calls herald_accept_message from one function only, the inbox lib's callAcceptMessage", () => {
+    const callers = ['libs', 'services', 'cli/src'].flatMap(sourceFiles).filter((path) => /herald_accept_message\s*\(/.test(sqlText(readFileSync(join(ROOT, path), 'utf8'))));
     expect(callers).toEqual(['libs/inbox/src/accept-call.ts']);
   });
 });

@@ -42,8 +42,7 @@ describe('Telegram, webhook mode, end to end', () => {
     await telegram.close();
   });
 
-  const post = (update: unknown, secret: string | null = SECRET) =>
-    stack.post('/telegram/webhook', update, secret === null ? {} : { 'x-telegram-bot-api-secret-token': secret });
+  const post = (update: unknown, secret: string | null = SECRET) => stack.post('/telegram/webhook', update, secret === null ? {} : { 'x-telegram-bot-api-secret-token': secret });
   const botTexts = (chatId: number) => telegram.botMessages(chatId).map((message) => message.text);
   const waitForBotMessages = (chatId: number, count: number) =>
     waitFor(async () => (telegram.botMessages(chatId).length >= count ? telegram.botMessages(chatId) : undefined), {
@@ -242,9 +241,7 @@ describe('Telegram, webhook mode, end to end', () => {
     telegram.failNext('sendMessage', { kind: 'status', code: 403, description: 'Forbidden: bot was blocked by the user' });
     const update = telegram.userMessage({ chatId: 4444, from: ALICE, text: 'blocked' });
     await post(update);
-    const event = await waitFor(async () =>
-      stack.database.db.selectFrom('inbound_events').select('session_id').where('dedupe_key', '=', `telegram:123456:${update.update_id}`).executeTakeFirst(),
-    );
+    const event = await waitFor(async () => stack.database.db.selectFrom('inbound_events').select('session_id').where('dedupe_key', '=', `telegram:123456:${update.update_id}`).executeTakeFirst());
     const failed = await waitFor(async () => {
       const response = await stack.get(`/v1/sessions/${event.session_id}/deliveries`);
       return response.body.deliveries?.[0]?.status === 'failed' ? response.body.deliveries[0] : undefined;
@@ -261,7 +258,11 @@ describe('Telegram, webhook mode, end to end', () => {
     await post(update);
     await waitForBotMessages(chatId, 1);
     const row = await waitFor(async () => {
-      const found = await stack.database.db.selectFrom('outbox').selectAll().where('target', '@>', JSON.stringify({ chatId: String(chatId) }) as any).executeTakeFirst();
+      const found = await stack.database.db
+        .selectFrom('outbox')
+        .selectAll()
+        .where('target', '@>', JSON.stringify({ chatId: String(chatId) }) as any)
+        .executeTakeFirst();
       return found?.status === 'delivered' ? found : undefined;
     });
     expect(row.attempts).toBe(2);

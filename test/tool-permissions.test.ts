@@ -37,8 +37,7 @@ const toolCalls = (stack: Stack, sessionId: string) => countToolCalls(stack.data
 describe('tool permissions, approvals and clarify (one worker)', () => {
   let fake: FakeLLM;
   let stack: Stack;
-  const send = (chatId: string, text: string, userId = 'u1') =>
-    stack.post('/v1/messages?wait=20', { chat_id: chatId, user_id: userId, text });
+  const send = (chatId: string, text: string, userId = 'u1') => stack.post('/v1/messages?wait=20', { chat_id: chatId, user_id: userId, text });
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
@@ -110,7 +109,9 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
     expect(waits.body.waits).toHaveLength(1);
     expect(waits.body.waits[0].status).toBe('pending');
     // No worker is busy with it: the session has no live lease.
-    const lease = await sql<{ live: boolean }>`SELECT expires_at > clock_timestamp() AND NOT released AS live FROM session_leases WHERE session_id = ${asked.body.session_id}`.execute(stack.database.db);
+    const lease = await sql<{ live: boolean }>`SELECT expires_at > clock_timestamp() AND NOT released AS live FROM session_leases WHERE session_id = ${asked.body.session_id}`.execute(
+      stack.database.db,
+    );
     expect(lease.rows[0]?.live ?? false).toBe(false);
 
     const bad = await stack.post(`/v1/waits/${asked.body.waiting.id}`, { answer: 'sure' });
@@ -207,9 +208,7 @@ describe('tool permissions, approvals and clarify (one worker)', () => {
   });
 
   it('clarify: asks with choices, parks, and resumes with the next message as the answer', async () => {
-    fake.handler = toolThenReport((text) =>
-      text === 'plan a trip' ? [{ name: 'clarify', arguments: { question: 'Where to?', choices: ['Paris', 'Rome'] } }] : [],
-    );
+    fake.handler = toolThenReport((text) => (text === 'plan a trip' ? [{ name: 'clarify', arguments: { question: 'Where to?', choices: ['Paris', 'Rome'] } }] : []));
     const asked = await send('perm-clarify', 'plan a trip');
     expect(asked.status).toBe(202);
     expect(asked.body.waiting).toMatchObject({ kind: 'clarify', prompt: 'Where to?', choices: ['Paris', 'Rome'] });

@@ -26,9 +26,7 @@ describe('traces from ingress to delivery', () => {
     receiver = await startOtlpReceiver();
     llm = await startFakeOpenAI({
       handler: (request) =>
-        request.messages.at(-1)?.role === 'user'
-          ? { toolCalls: [{ name: 'todo', arguments: { todos: [{ id: '1', content: 'tea', status: 'pending' }] } }] }
-          : { text: 'planned' },
+        request.messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'todo', arguments: { todos: [{ id: '1', content: 'tea', status: 'pending' }] } }] } : { text: 'planned' },
     });
     telegram = await startFakeTelegram();
     database = await createTestDatabase();

@@ -52,7 +52,7 @@ async function longSession(stack: Stack, fake: FakeLLM): Promise<FakeRequest[]> 
   return fake.requests.filter((r) => r.sessionKey === sessionId);
 }
 
-describe('a worker\'s transcript cache (issue 41 point 6)', () => {
+describe("a worker's transcript cache (issue 41 point 6)", () => {
   const stacks: Stack[] = [];
   afterAll(async () => {
     for (const stack of stacks) await stack.stop();
@@ -61,7 +61,10 @@ describe('a worker\'s transcript cache (issue 41 point 6)', () => {
   it('sends the model byte for byte what a worker without it sends, over a long session on two workers', async () => {
     const runs: string[] = [];
     // Cached on two workers (turns land on either, so one often runs after the other), then uncached.
-    for (const [workers, env] of [[2, {}], [1, { HERALD_TRANSCRIPT_CACHE_MESSAGES: '0' }]] as const) {
+    for (const [workers, env] of [
+      [2, {}],
+      [1, { HERALD_TRANSCRIPT_CACHE_MESSAGES: '0' }],
+    ] as const) {
       const fake = await startFakeOpenAI({ handler });
       const stack = await startStack({ model: fake, workers, env: { ...env } });
       stacks.push(stack);

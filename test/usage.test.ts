@@ -72,7 +72,17 @@ describe('usage and cost', () => {
   };
   const callsOf = async (sessionId: string) =>
     (
-      await sql<{ provider: string; model: string; input_tokens: number; cached_input_tokens: number; output_tokens: number; cost_usd: string; price_known: boolean; user_id: string; profile_id: string }>`
+      await sql<{
+        provider: string;
+        model: string;
+        input_tokens: number;
+        cached_input_tokens: number;
+        output_tokens: number;
+        cost_usd: string;
+        price_known: boolean;
+        user_id: string;
+        profile_id: string;
+      }>`
         SELECT provider, model, input_tokens, cached_input_tokens, output_tokens, cost_usd, price_known, user_id, profile_id
         FROM model_calls WHERE session_id = ${sessionId}::uuid ORDER BY id`.execute(stack.database.db)
     ).rows;
@@ -88,14 +98,19 @@ describe('usage and cost', () => {
   });
 
   it('prices Anthropic from the built-in table (cache_read_input_tokens as cached), and an unknown model at 0, marked unknown', async () => {
-    for (const [name, model] of [['lab', 'anthropic/claude-sonnet-4-5'], ['mystery', 'anthropic/claude-test']] as const) {
+    for (const [name, model] of [
+      ['lab', 'anthropic/claude-sonnet-4-5'],
+      ['mystery', 'anthropic/claude-test'],
+    ] as const) {
       expect((await stack.post('/v1/profiles', { name })).status).toBe(201);
       expect((await stack.patch(`/v1/profiles/${name}`, { model: { primary: model } })).status).toBe(200);
     }
     anthropic.script({ text: 'sonnet', usage: { inputTokens: 2000, cachedInputTokens: 1500, outputTokens: 100 } });
     const lab = await send('ana', 'lab-chat', 'hello sonnet', 'lab');
     // 500 plain at $3, 1,500 read from the cache at $0.30, 100 out at $15 per million: $0.00345.
-    expect(await callsOf(lab.session_id)).toMatchObject([{ provider: 'anthropic', model: 'claude-sonnet-4-5', input_tokens: 2000, cached_input_tokens: 1500, cost_usd: '0.003450000', price_known: true, profile_id: 'lab' }]);
+    expect(await callsOf(lab.session_id)).toMatchObject([
+      { provider: 'anthropic', model: 'claude-sonnet-4-5', input_tokens: 2000, cached_input_tokens: 1500, cost_usd: '0.003450000', price_known: true, profile_id: 'lab' },
+    ]);
     anthropic.script({ text: 'who knows', usage: { inputTokens: 3000, outputTokens: 300 } });
     const mystery = await send('ana', 'mystery-chat', 'hello stranger', 'mystery');
     expect(await callsOf(mystery.session_id)).toMatchObject([{ model: 'claude-test', input_tokens: 3000, cost_usd: '0.000000000', price_known: false }]);
@@ -121,7 +136,9 @@ describe('usage and cost', () => {
     expect(byPerson.body.rows[0]).toMatchObject({ calls: 3, cost_usd: 0.00885 });
     const then = await stack.get(`/v1/usage?group_by=person,profile&from=${dayOf(old - DAY_MS)}&to=${dayOf(old)}`);
     expect(then.body).toMatchObject({ from: `${dayOf(old - DAY_MS)}T00:00:00.000Z`, to: `${dayOf(old + DAY_MS)}T00:00:00.000Z` });
-    expect(then.body.rows).toEqual([{ person: 'api:old', profile: 'main', calls: 1, input_tokens: expect.any(Number), cached_input_tokens: 0, output_tokens: expect.any(Number), cost_usd: 1.5, unknown_price_calls: 0 }]);
+    expect(then.body.rows).toEqual([
+      { person: 'api:old', profile: 'main', calls: 1, input_tokens: expect.any(Number), cached_input_tokens: 0, output_tokens: expect.any(Number), cost_usd: 1.5, unknown_price_calls: 0 },
+    ]);
     expect((await stack.get(`/v1/usage?group_by=day&from=${dayOf(old - 9 * DAY_MS)}&to=${dayOf(old - DAY_MS)}`)).body.rows).toEqual([]);
     const byDay = await stack.get(`/v1/usage?group_by=day,profile&from=${new Date(old - DAY_MS).toISOString()}`);
     const today = dayOf(Date.now());
@@ -145,7 +162,7 @@ describe('usage and cost', () => {
     }
   });
 
-  it('API: warns once at 80% of a person\'s daily budget, then refuses with 429 limit_exceeded, limit budget and Retry-After', async () => {
+  it("API: warns once at 80% of a person's daily budget, then refuses with 429 limit_exceeded, limit budget and Retry-After", async () => {
     expect((await stack.put('/v1/budgets/person/api:bob', { per_day: 0.01 })).body).toMatchObject({ scope: 'person', subject: 'api:bob', per_day: 0.01, per_month: null });
     openai.script({ text: 'first', usage: EIGHTY_FIVE }, { text: 'second', usage: TWO_TENTHS });
     const first = await send('bob', 'bob-1', 'one');
@@ -166,7 +183,11 @@ describe('usage and cost', () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(86_400);
     const body = (await response.json()) as { error: { code: string; limit: string; message: string } };
-    expect(body.error).toEqual({ code: 'limit_exceeded', limit: 'budget', message: expect.stringMatching(/^Not taken: You have spent today's model budget for one person; it renews at midnight UTC, in .+\.$/) });
+    expect(body.error).toEqual({
+      code: 'limit_exceeded',
+      limit: 'budget',
+      message: expect.stringMatching(/^Not taken: You have spent today's model budget for one person; it renews at midnight UTC, in .+\.$/),
+    });
     const warnings = await sql<{ n: string }>`SELECT count(*) AS n FROM budget_warnings WHERE user_id = 'api:bob'`.execute(stack.database.db);
     expect(Number(warnings.rows[0]?.n)).toBe(1);
     const audited = await sql<{ subject: string }>`SELECT subject FROM audit_log WHERE kind = 'refusal' AND actor = 'api:bob'`.execute(stack.database.db);
@@ -175,7 +196,7 @@ describe('usage and cost', () => {
     expect((await send('carol', 'carol-1', 'hi')).reply.text).toBe('echo: hi');
   });
 
-  it('a profile\'s monthly budget refuses everyone in that profile, and the budget can be lifted', async () => {
+  it("a profile's monthly budget refuses everyone in that profile, and the budget can be lifted", async () => {
     expect((await stack.post('/v1/profiles', { name: 'capped' })).status).toBe(201);
     expect((await stack.put('/v1/budgets/profile/capped', { per_month: 0.005 })).status).toBe(200);
     openai.script({ text: 'spent', usage: EIGHTY_FIVE });
@@ -226,7 +247,7 @@ describe('usage and cost', () => {
     expect(telegram.botMessages(person.id).filter((message) => message.text.startsWith('Heads-up'))).toHaveLength(1);
   });
 
-  it('/usage through the API shows the person\'s own usage only, with unpriced calls said', async () => {
+  it("/usage through the API shows the person's own usage only, with unpriced calls said", async () => {
     const reply = (await send('ana', 'usage-chat', '/usage')).reply.text;
     expect(reply.split('\n')[0]).toBe(`Today (UTC): ${formatUsd(0.00885)}, 3 model calls, 6,000 in (1,900 cached), 900 out tokens (1 call of models without a price).`);
   });

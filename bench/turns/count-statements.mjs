@@ -21,7 +21,9 @@ if (dir) {
     statements++;
     if (byText) {
       const first = args[0];
-      const text = String(typeof first === 'string' ? first : (first?.text ?? first?.constructor?.name)).replace(/\s+/g, ' ').slice(0, 120);
+      const text = String(typeof first === 'string' ? first : (first?.text ?? first?.constructor?.name))
+        .replace(/\s+/g, ' ')
+        .slice(0, 120);
       byText.set(text, (byText.get(text) ?? 0) + 1);
     }
     return query.apply(this, args);

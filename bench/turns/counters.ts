@@ -71,7 +71,10 @@ export class PrivateRedis {
     const attempt = async () => {
       const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
       client.on('error', () => undefined);
-      return client.connect().then(() => client, () => undefined);
+      return client.connect().then(
+        () => client,
+        () => undefined,
+      );
     };
     const client = await Promise.race([failed, waitFor(attempt, { timeoutMs: 10_000, what: 'redis-server' })]);
     return new PrivateRedis(url, child, client);

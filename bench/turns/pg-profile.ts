@@ -59,7 +59,8 @@ async function report(databaseUrl: string, turns: number): Promise<void> {
     databaseUrl,
   );
   console.log('\nFunctions by self time, per turn (ms total / ms self / calls):');
-  for (const f of functions) console.log(`${(f.total_time / turns).toFixed(3).padStart(8)} ${(f.self_time / turns).toFixed(3).padStart(8)} ${(Number(f.calls) / turns).toFixed(2).padStart(6)}  ${f.funcname}`);
+  for (const f of functions)
+    console.log(`${(f.total_time / turns).toFixed(3).padStart(8)} ${(f.self_time / turns).toFixed(3).padStart(8)} ${(Number(f.calls) / turns).toFixed(2).padStart(6)}  ${f.funcname}`);
 }
 
 async function main(): Promise<void> {

@@ -27,11 +27,17 @@ export function topFunctions(profile: { nodes: ProfileNode[] }, limit = 15): { n
   for (const node of profile.nodes) {
     const hits = node.hitCount ?? 0;
     total += hits;
-    const url = node.callFrame.url.replace(/^.*node_modules\//, '').replace(/^.*wt-[^/]+\//, '').replace(/^file:\/\//, '');
+    const url = node.callFrame.url
+      .replace(/^.*node_modules\//, '')
+      .replace(/^.*wt-[^/]+\//, '')
+      .replace(/^file:\/\//, '');
     const name = `${node.callFrame.functionName || '(anonymous)'} ${url}:${node.callFrame.lineNumber + 1}`;
     self.set(name, (self.get(name) ?? 0) + hits);
   }
-  return [...self].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([name, hits]) => ({ name, share: hits / Math.max(1, total) }));
+  return [...self]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([name, hits]) => ({ name, share: hits / Math.max(1, total) }));
 }
 
 async function main(): Promise<void> {
@@ -55,7 +61,10 @@ async function main(): Promise<void> {
     const result = await bench.run({ workers: 1, ...slow, clients, durationMs: seconds * 1000, chatPrefix, steps }, 'profile');
     const statements = (await counter.total([bench.pids.ingress, ...bench.pids.workers])) - before;
     console.log(`${result.turns} turns, ${(statements / result.turns).toFixed(1)} statements per turn (counts below include the warm-up)`);
-    for (const [role, pid] of [['ingress', bench.pids.ingress], ['worker', bench.pids.workers[0] ?? 0]] as const) {
+    for (const [role, pid] of [
+      ['ingress', bench.pids.ingress],
+      ['worker', bench.pids.workers[0] ?? 0],
+    ] as const) {
       const tally = JSON.parse(await readFile(join(counter.dir, `${pid}.sql.json`), 'utf8')) as Record<string, number>;
       console.log(`\n${role} statements:`);
       for (const [text, n] of Object.entries(tally).slice(0, 25)) console.log(`${String(n).padStart(6)}  ${text}`);

@@ -23,10 +23,17 @@ class Refused extends Error {
 const out = (text: string) => process.stdout.write(`${text}\n`);
 
 /** `--chat-id` and `--chat_id` both name the field chat_id. */
-const FLAGS = Object.fromEntries(BINDING_FIELDS.flatMap((field) => [[field, { type: 'string' as const }], [field.replace('_', '-'), { type: 'string' as const }]]));
+const FLAGS = Object.fromEntries(
+  BINDING_FIELDS.flatMap((field) => [
+    [field, { type: 'string' as const }],
+    [field.replace('_', '-'), { type: 'string' as const }],
+  ]),
+);
 
 function ruleText(rule: BindingRule): string {
-  const match = Object.entries(matchOf(rule)).map(([field, value]) => `${field}=${value}`).join(' ');
+  const match = Object.entries(matchOf(rule))
+    .map(([field, value]) => `${field}=${value}`)
+    .join(' ');
   return `${match.padEnd(48)} -> ${rule.profile}`;
 }
 
@@ -42,10 +49,12 @@ async function list(db: Db): Promise<void> {
 
 function ruleFrom(profile: string | undefined, values: Record<string, unknown>): BindingRule {
   if (profile === undefined) throw new Refused('a profile is needed: herald bindings add PROFILE --platform ...', 2);
-  const fields = Object.fromEntries(BINDING_FIELDS.flatMap((field) => {
-    const value = values[field] ?? values[field.replace('_', '-')];
-    return typeof value === 'string' ? [[field, value]] : [];
-  }));
+  const fields = Object.fromEntries(
+    BINDING_FIELDS.flatMap((field) => {
+      const value = values[field] ?? values[field.replace('_', '-')];
+      return typeof value === 'string' ? [[field, value]] : [];
+    }),
+  );
   const parsed = bindingRuleSchema.safeParse({ ...fields, profile });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -63,10 +72,14 @@ function indexArgument(text: string | undefined, flag: string): number | undefin
 async function add(db: Db, profile: string | undefined, values: Record<string, unknown>): Promise<void> {
   const rule = ruleFrom(profile, values);
   const at = indexArgument(typeof values.at === 'string' ? values.at : undefined, '--at');
-  const outcome = await replaceBindings(db, (current) => {
-    const position = Math.min(at ?? current.length, current.length);
-    return [...current.slice(0, position), rule, ...current.slice(position)];
-  }, 'cli');
+  const outcome = await replaceBindings(
+    db,
+    (current) => {
+      const position = Math.min(at ?? current.length, current.length);
+      return [...current.slice(0, position), rule, ...current.slice(position)];
+    },
+    'cli',
+  );
   if (outcome.kind === 'missing_profile') throw new Refused(`profile: no profile ${outcome.profile} (herald profiles list)`);
   if (outcome.kind === 'refused') throw new Refused(outcome.message);
   const index = outcome.bindings.indexOf(rule);
@@ -77,10 +90,14 @@ async function remove(db: Db, text: string | undefined): Promise<void> {
   const index = indexArgument(text, 'INDEX');
   if (index === undefined) throw new Refused('the index of the binding to remove is needed (herald bindings list)', 2);
   let removed: BindingRule | undefined;
-  const outcome = await replaceBindings(db, (current) => {
-    removed = current[index];
-    return removed === undefined ? `no binding ${index} (there are ${current.length})` : current.filter((_, position) => position !== index);
-  }, 'cli');
+  const outcome = await replaceBindings(
+    db,
+    (current) => {
+      removed = current[index];
+      return removed === undefined ? `no binding ${index} (there are ${current.length})` : current.filter((_, position) => position !== index);
+    },
+    'cli',
+  );
   if (outcome.kind === 'refused') throw new Refused(outcome.message);
   if (outcome.kind === 'missing_profile') throw new Refused(`binding ${outcome.index} names the profile ${outcome.profile}, which does not exist`);
   if (removed) out(`removed binding ${index}: ${ruleText(removed)}`);

@@ -8,7 +8,7 @@ function wrapParagraph(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(/ +/)) {
-    for (let rest = word; rest.length > 0; ) {
+    for (let rest = word; rest.length > 0;) {
       const room = line === '' ? width : width - line.length - 1;
       if (rest.length <= room) {
         line = line === '' ? rest : `${line} ${rest}`;
@@ -38,10 +38,7 @@ export function heraldSays(text: string, columns: number | undefined): string {
 /** A parked turn, shown so the person knows what to type next. */
 export function describeWaiting(waiting: Waiting, columns?: number): string {
   if (waiting.kind === 'approval') {
-    return heraldSays(
-      `Approval needed for ${waiting.tool}: ${waiting.prompt}\nReply /approve, /approve session (allow this for the rest of the session) or /deny [reason].`,
-      columns,
-    );
+    return heraldSays(`Approval needed for ${waiting.tool}: ${waiting.prompt}\nReply /approve, /approve session (allow this for the rest of the session) or /deny [reason].`, columns);
   }
   const choices = waiting.choices?.length ? `\nChoices: ${waiting.choices.map((c, i) => `${i + 1}) ${c}`).join('  ')}` : '';
   return heraldSays(`${waiting.prompt}${choices}`, columns);

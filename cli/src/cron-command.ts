@@ -23,7 +23,12 @@ function fail(message: string): never {
 }
 
 function list(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
 }
 
 function line(job: CronJobView): string {

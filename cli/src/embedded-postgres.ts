@@ -156,10 +156,7 @@ function unreachableBy(dir: string, account: Account | null): string | null {
  * namespace where it is an unprivileged id while its files stay root's, so that a first run from
  * a directory only root can enter (/root) needs nothing set. `note` says so in the start line.
  */
-export type ServerRunAs =
-  | { kind: 'self' }
-  | { kind: 'account'; account: Account }
-  | { kind: 'namespace'; inside: Account; note: string };
+export type ServerRunAs = { kind: 'self' } | { kind: 'account'; account: Account } | { kind: 'namespace'; inside: Account; note: string };
 
 let namespacesWork: boolean | undefined;
 
@@ -191,11 +188,11 @@ export async function serverRunAs(cluster: string, logger: Logger, create = true
   if (!userNamespacesWork(inside)) {
     throw new Error(
       `the embedded Postgres runs as the unprivileged user ${who} (Postgres refuses root), which cannot enter ${blocked}, ` +
-        'and this system allows no user namespace to run it as root\'s own files: ' +
+        "and this system allows no user namespace to run it as root's own files: " +
         'set HERALD_DATA_DIR to a directory it can reach (e.g. /var/lib/herald), or run Herald as a normal user',
     );
   }
-  const reason = rootOwned ? 'its files are root\'s' : `the ${who} user cannot enter ${blocked}`;
+  const reason = rootOwned ? "its files are root's" : `the ${who} user cannot enter ${blocked}`;
   return { kind: 'namespace', inside, note: `its server runs in a user namespace as an unprivileged id, since ${reason}` };
 }
 
@@ -239,11 +236,7 @@ async function initialise(paths: ReturnType<typeof embeddedPaths>, password: str
   chownFor(pwfile, runAs);
   try {
     logger.info({ cluster: paths.cluster }, 'creating the embedded Postgres cluster (first run only)');
-    await runToEnd(
-      initdb,
-      [`--pgdata=${paths.cluster}`, `--username=${EMBEDDED_USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'],
-      runAs,
-    );
+    await runToEnd(initdb, [`--pgdata=${paths.cluster}`, `--username=${EMBEDDED_USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'], runAs);
   } finally {
     rmSync(pwfile, { force: true });
   }
@@ -295,12 +288,10 @@ async function launch(paths: ReturnType<typeof embeddedPaths>, port: number, run
   // Detached, in its own process group: Ctrl-C reaches Herald only, and Herald stops the server
   // after its own shutdown. TCP on loopback only, no Unix socket to clash with a system Postgres.
   // In a namespace `unshare` execs the server in place: the child's pid is the postmaster's.
-  const child = spawnAs(
-    postgres,
-    ['-D', paths.cluster, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    runAs,
-    { detached: true, stdio: ['ignore', log, log] },
-  );
+  const child = spawnAs(postgres, ['-D', paths.cluster, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'], runAs, {
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
   closeSync(log);
   return child;
 }

@@ -65,7 +65,10 @@ export async function runImport(argv: string[], config: Config): Promise<void> {
   if (positionals[0] !== 'hermes') fail('import knows one source: hermes');
   const home = positionals[1] ?? fail('import hermes needs the path of a Hermes home (e.g. ~/.hermes)');
   const user = values.user ?? fail('import hermes needs --user: the Herald person who owns the imported history');
-  const isDirectory = await stat(resolve(home)).then((found) => found.isDirectory(), () => false);
+  const isDirectory = await stat(resolve(home)).then(
+    (found) => found.isDirectory(),
+    () => false,
+  );
   if (!isDirectory) throw new SetupError(`HERMES_HOME: ${resolve(home)}: no such directory (the path of a Hermes home, e.g. ~/.hermes)`);
   if (values.timezone !== undefined && !isValidTimeZone(values.timezone)) fail(`--timezone ${values.timezone} is not an IANA time zone (e.g. Europe/Berlin)`);
   try {
@@ -146,16 +149,20 @@ export async function importHermesHome(config: Config, home: string, target: Imp
 
 function describe(report: ImportReport): string {
   const lines = Object.entries(report.summary).map(([kind, counts]) => {
-    const reasons = Object.entries(counts.skippedWhy).map(([why, n]) => `\n    skipped ${n}: ${why}`).join('');
+    const reasons = Object.entries(counts.skippedWhy)
+      .map(([why, n]) => `\n    skipped ${n}: ${why}`)
+      .join('');
     return `${kind}: ${counts.imported} imported, ${counts.unchanged} unchanged, ${counts.skipped} skipped${reasons}`;
   });
   const named = [...report.knowledge.memory.skipped, ...report.knowledge.skills.skipped, ...report.cron.skipped].map((s) => `  skipped ${s.what}: ${s.why}`);
   const unplaced = Object.entries(report.unplaced).map(([field, n]) => `  ${field}: ${n}`);
-  return [
-    ...lines,
-    ...named,
-    `cron times read in ${report.timezone.zone} (${report.timezone.from})`,
-    ...(unplaced.length > 0 ? ['not carried (Herald has no place for these fields):', ...unplaced] : []),
-    ...(report.history?.searchIndexes === 'rebuilt' ? ['search indexes built once after the rows'] : []),
-  ].join('\n') + '\n';
+  return (
+    [
+      ...lines,
+      ...named,
+      `cron times read in ${report.timezone.zone} (${report.timezone.from})`,
+      ...(unplaced.length > 0 ? ['not carried (Herald has no place for these fields):', ...unplaced] : []),
+      ...(report.history?.searchIndexes === 'rebuilt' ? ['search indexes built once after the rows'] : []),
+    ].join('\n') + '\n'
+  );
 }

@@ -19,7 +19,13 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
   shutdown.add('run queue', () => queue.close());
   // Reviews are pg-boss jobs in Postgres (GET /v1/admin/jobs lists them): only the run queue is BullMQ's.
   watchQueues(db, [queue], shutdown);
-  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => openToolSandbox(config, log)));
+  const hooks = await loadHooks(
+    config,
+    log,
+    db,
+    profiles,
+    sandboxCommands(() => openToolSandbox(config, log)),
+  );
   const listener = new TurnDoneListener(transport.bus, config.redis.queuePrefix);
   await listener.start();
   const streamListener = new TurnStreamListener(transport.bus, config.redis.queuePrefix);

@@ -72,10 +72,12 @@ async function checkAll(answers: InitAnswers): Promise<void> {
 /** The token flags given, by platform (parsed beside the typed flags: their names come from the registry). */
 function tokensOf(flags: Flags): Partial<Record<ChatPlatform, string>> {
   const given: Readonly<Record<string, unknown>> = flags;
-  return Object.fromEntries(TOKEN_PLATFORMS.flatMap((platform): [ChatPlatform, string][] => {
-    const token = given[`${platform}-token`];
-    return typeof token === 'string' ? [[platform, token]] : [];
-  }));
+  return Object.fromEntries(
+    TOKEN_PLATFORMS.flatMap((platform): [ChatPlatform, string][] => {
+      const token = given[`${platform}-token`];
+      return typeof token === 'string' ? [[platform, token]] : [];
+    }),
+  );
 }
 
 async function nonInteractive(flags: Flags, tokens: Partial<Record<ChatPlatform, string>>): Promise<InitAnswers> {

@@ -49,8 +49,19 @@ async function askModel(): Promise<ModelAnswer | null> {
   );
   if (provider === 'none') return null;
   const ask = async (): Promise<ModelAnswer> => {
-    const baseURL = provider === 'local' ? given(await text({ message: 'Server URL', placeholder: 'http://127.0.0.1:11434/v1', validate: (v) => (/^https?:\/\/\S+$/.test(v ?? '') ? undefined : 'a URL like http://127.0.0.1:11434/v1') })) : undefined;
-    const model = given(await text({ message: 'Model name', placeholder: provider === 'anthropic' ? 'claude-sonnet-4-5' : provider === 'openai' ? 'gpt-4.1-mini' : 'llama3.1', validate: (v) => (v?.trim() ? undefined : 'a model name') }));
+    const baseURL =
+      provider === 'local'
+        ? given(
+            await text({ message: 'Server URL', placeholder: 'http://127.0.0.1:11434/v1', validate: (v) => (/^https?:\/\/\S+$/.test(v ?? '') ? undefined : 'a URL like http://127.0.0.1:11434/v1') }),
+          )
+        : undefined;
+    const model = given(
+      await text({
+        message: 'Model name',
+        placeholder: provider === 'anthropic' ? 'claude-sonnet-4-5' : provider === 'openai' ? 'gpt-4.1-mini' : 'llama3.1',
+        validate: (v) => (v?.trim() ? undefined : 'a model name'),
+      }),
+    );
     // A local server seldom needs a key: a plain question that Enter skips (a masked one wants an answer).
     const apiKey = optional(given(provider === 'local' ? await text({ message: 'API key (Enter for none)', defaultValue: '' }) : await password({ message: 'API key' })));
     return { provider: provider === 'anthropic' ? 'anthropic' : 'openai', model: model.trim(), apiKey, baseURL };
@@ -74,7 +85,14 @@ async function askDatabase(): Promise<{ databaseUrl: string | undefined; redisUr
   );
   if (where === 'embedded') return { databaseUrl: undefined, redisUrl: undefined };
   const databaseUrl = await askChecked(
-    async () => given(await text({ message: 'Postgres URL', placeholder: 'postgres://user:password@127.0.0.1:5432/herald', validate: (v) => (/^postgres(ql)?:\/\//.test(v ?? '') ? undefined : 'a URL like postgres://127.0.0.1:5432/herald') })),
+    async () =>
+      given(
+        await text({
+          message: 'Postgres URL',
+          placeholder: 'postgres://user:password@127.0.0.1:5432/herald',
+          validate: (v) => (/^postgres(ql)?:\/\//.test(v ?? '') ? undefined : 'a URL like postgres://127.0.0.1:5432/herald'),
+        }),
+      ),
     checkDatabase,
     'Postgres',
   );

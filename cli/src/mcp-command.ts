@@ -33,7 +33,10 @@ async function probe(mcp: McpTools, profileId: string, name: string, server: Ser
   const scratch = await mkdtemp(join(tmpdir(), 'herald-mcp-'));
   try {
     const listed = await mcp.listTools(profileId, name, server, scratch);
-    const names = mcpToolNames(name, listed.map((tool) => tool.name));
+    const names = mcpToolNames(
+      name,
+      listed.map((tool) => tool.name),
+    );
     const tools = listed.map((tool) => ({ name: names.get(tool.name) ?? tool.name, tool: tool.name, description: (tool.description ?? '').split('\n')[0]?.slice(0, 100) ?? '' }));
     return { ...base, state: 'up', tools };
   } catch (error) {
@@ -66,7 +69,9 @@ export async function runMcpCommand(argv: string[], config: Config): Promise<voi
   try {
     mcp = await openMcpTools(config, db, sandbox);
     const servers = await mcp.serversFor(profileId);
-    const names = Object.keys(servers).filter((name) => sub === 'list' || name === target).sort();
+    const names = Object.keys(servers)
+      .filter((name) => sub === 'list' || name === target)
+      .sort();
     if (sub === 'test' && names.length === 0) fail(`no MCP server '${target}' for profile ${profileId}`);
     const reports: ServerReport[] = [];
     for (const name of names) reports.push(await probe(mcp, profileId, name, servers[name] as ServerConfig, mcp.isOperatorServer(name) ? 'file' : 'profile'));

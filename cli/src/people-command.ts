@@ -120,7 +120,9 @@ async function exportTo(db: Db, ref: string | undefined, output: string | undefi
   const file = output ?? `herald-person-${person.id}.json`;
   // Their messages and memory: readable by the owner of the file only.
   writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
-  out(`wrote ${file}: ${data.sessions.length} session(s), ${data.memory.length} memory entr${data.memory.length === 1 ? 'y' : 'ies'}, ${data.skills.length} skill(s), ${data.cron_jobs.length} cron job(s)`);
+  out(
+    `wrote ${file}: ${data.sessions.length} session(s), ${data.memory.length} memory entr${data.memory.length === 1 ? 'y' : 'ies'}, ${data.skills.length} skill(s), ${data.cron_jobs.length} cron job(s)`,
+  );
 }
 
 async function runAction(db: Db, positionals: readonly string[], options: Options): Promise<void> {

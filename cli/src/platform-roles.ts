@@ -61,13 +61,7 @@ export function streamedPlatforms(config: Config): Set<string> {
  * The worker role sends the outbox: it has the replies' transactions next door, scales with the
  * workers, and several consumers share the rows through claims.
  */
-export async function startDelivery(
-  config: Config,
-  logger: Logger,
-  shutdown: Shutdown,
-  db: Db,
-  extraSenders: ReadonlyMap<string, OutboundSender> = new Map(),
-): Promise<Delivery> {
+export async function startDelivery(config: Config, logger: Logger, shutdown: Shutdown, db: Db, extraSenders: ReadonlyMap<string, OutboundSender> = new Map()): Promise<Delivery> {
   const log = logger.child({ component: 'delivery' });
   const chatSenders = await platformSenders(config);
   const senders = new Map([...chatSenders, ...extraSenders]);
@@ -109,7 +103,13 @@ export async function startPlatformIngress(
   // Every adapter commits messages the same way, through the shared inbox path, routed to a profile
   // by the bindings (cached with the profiles, dropped on every change: no restart needed).
   const deps = {
-    owner: processOwner, db, queue, notices, queuePrefix: config.redis.queuePrefix, accept: acceptOptionsFrom(config, profiles), hooks,
+    owner: processOwner,
+    db,
+    queue,
+    notices,
+    queuePrefix: config.redis.queuePrefix,
+    accept: acceptOptionsFrom(config, profiles),
+    hooks,
     routeProfile: (facts: BindingFacts) => routeProfile(db, facts, profiles),
   };
   const webhooks: PlatformWebhook[] = [];

@@ -33,7 +33,15 @@ export function openBackgroundProcesses(config: Config, db: Db, log: Logger, que
         log.warn({ err: error, sessionId: notice.sessionId, processId: notice.processId }, 'could not post a background process exit');
       }),
     notifyStopped: (sessionId, ended) =>
-      post(sessionId, ended[0]!.userId, `process-stopped:${ended.map((e) => e.id).sort().join(',')}`, stoppedText(ended)).catch((error: unknown) => {
+      post(
+        sessionId,
+        ended[0]!.userId,
+        `process-stopped:${ended
+          .map((e) => e.id)
+          .sort()
+          .join(',')}`,
+        stoppedText(ended),
+      ).catch((error: unknown) => {
         log.warn({ err: error, sessionId }, 'could not tell a session its background processes ended');
       }),
   });

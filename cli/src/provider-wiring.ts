@@ -30,7 +30,8 @@ export function chainProvider(wiring: ModelWiring, refs: readonly string[], fiel
   const { config, cooldowns, logger } = wiring;
   const log = (event: FailoverEvent) => {
     if (event.type === 'auth-failed') logger.warn({ key: event.keyId, model: event.ref }, 'the provider refused this key (auth); skipping it for 10 minutes');
-    else if (event.type === 'key-failed') logger.warn({ key: event.keyId, model: event.ref, kind: event.kind, status: event.status, restMs: event.restMs }, 'model call failed on this key; trying the next');
+    else if (event.type === 'key-failed')
+      logger.warn({ key: event.keyId, model: event.ref, kind: event.kind, status: event.status, restMs: event.restMs }, 'model call failed on this key; trying the next');
     else logger.warn({ from: event.from, to: event.to, reason: event.reason }, 'model failover');
   };
   return new FailoverProvider({ chain: modelChain(refs, wiring.providers, fieldOf), cooldowns, timeoutMs: config.model.timeoutMs, onEvent: log });
@@ -47,7 +48,6 @@ export function modelWiring(config: Config, env: Readonly<Record<string, string 
   childProviderFromConfig(wiring);
   return wiring;
 }
-
 
 /** Cool-downs shared with every other process through the notice bus and Postgres. */
 export async function sharedCooldowns(config: Config, db: Db, bus: NoticeBus, logger: Logger): Promise<KeyCooldowns> {

@@ -100,7 +100,10 @@ export function openTransport(config: Config, log: Logger, shutdown: Shutdown, r
  * text, and a plugin whose text reads like an injection stops the worker at start, naming it.
  */
 function checkToolText(path: string, tool: Tool): void {
-  for (const [field, text] of [['description', tool.description], ['guidance', tool.guidance]] as const) {
+  for (const [field, text] of [
+    ['description', tool.description],
+    ['guidance', tool.guidance],
+  ] as const) {
     const found = typeof text === 'string' ? findInjection(text, 'prompt') : undefined;
     if (found !== undefined) throw new Error(`HERALD_TOOL_PLUGINS: ${path}: tool ${tool.name}: the ${field} was refused by the injection scan (${found.reason}, line ${found.line})`);
   }

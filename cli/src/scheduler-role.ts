@@ -8,7 +8,13 @@ import { openToolSandbox, openTransport } from './role-wiring.ts';
 export async function startScheduler(config: Config, logger: Logger, shutdown: Shutdown, db: Db, profiles: ProfileCache): Promise<Reconciler> {
   const log = logger.child({ component: 'scheduler' });
   // Loaded first, so a bad HERALD_HOOKS_FILE stops the start before any work is taken.
-  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => openToolSandbox(config, log)));
+  const hooks = await loadHooks(
+    config,
+    log,
+    db,
+    profiles,
+    sandboxCommands(() => openToolSandbox(config, log)),
+  );
   const transport = openTransport(config, log, shutdown, 'scheduler');
   const queue = transport.createRunQueue();
   queue.on('error', (error) => log.warn({ err: error }, 'run queue error'));
@@ -34,7 +40,13 @@ export async function startScheduler(config: Config, logger: Logger, shutdown: S
   });
   await cron.start();
   shutdown.add('cron', () => cron.stop(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
-  const hookDelivery = new HookDeliveryService({ db, logger: log.child({ component: 'hooks' }), secret: config.hooks.secret, allowlist: config.tools.webAllowlist, tickMs: config.roles.scheduler.tickMs });
+  const hookDelivery = new HookDeliveryService({
+    db,
+    logger: log.child({ component: 'hooks' }),
+    secret: config.hooks.secret,
+    allowlist: config.tools.webAllowlist,
+    tickMs: config.roles.scheduler.tickMs,
+  });
   await hookDelivery.start();
   shutdown.add('hook deliveries', () => hookDelivery.stop(Math.max(0, config.roles.shutdownTimeoutMs - 5000)));
   // cron_fire and delivery_failed: the scheduler fires the hooks of events written by other roles' transactions.

@@ -26,9 +26,7 @@ export async function checkPostgres(url: string): Promise<void> {
   try {
     await probeDatabase(url, SERVICE_CHECK_MS);
   } catch (error) {
-    throw new SetupError(
-      `DATABASE_URL: cannot use Postgres at ${address(url, 5432)}: ${reason(error)}. Fix DATABASE_URL, start that Postgres, or unset DATABASE_URL to run an embedded one.`,
-    );
+    throw new SetupError(`DATABASE_URL: cannot use Postgres at ${address(url, 5432)}: ${reason(error)}. Fix DATABASE_URL, start that Postgres, or unset DATABASE_URL to run an embedded one.`);
   }
 }
 
@@ -38,9 +36,7 @@ export async function checkRedis(url: string): Promise<void> {
     // Loaded only here: @herald/queue brings BullMQ, which a command that touches no Redis never needs.
     await (await import('@herald/queue')).probeRedis(url, SERVICE_CHECK_MS);
   } catch (error) {
-    throw new SetupError(
-      `REDIS_URL: cannot use Redis at ${address(url, 6379)}: ${reason(error)}. Fix REDIS_URL, start that Redis, or set HERALD_QUEUE=postgres to run the queue on Postgres.`,
-    );
+    throw new SetupError(`REDIS_URL: cannot use Redis at ${address(url, 6379)}: ${reason(error)}. Fix REDIS_URL, start that Redis, or set HERALD_QUEUE=postgres to run the queue on Postgres.`);
   }
 }
 

@@ -2,7 +2,20 @@ import { realpath } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '@herald/core';
 import { createDb } from '@herald/db';
-import { applySkillChange, getSkill, importSkills, listReviews, listSkills, readOfferedBuiltin, readSkillFiles, scanInPlace, setSkillPinned, setSkillShared, SKILL_MD, skillText } from '@herald/knowledge';
+import {
+  applySkillChange,
+  getSkill,
+  importSkills,
+  listReviews,
+  listSkills,
+  readOfferedBuiltin,
+  readSkillFiles,
+  scanInPlace,
+  setSkillPinned,
+  setSkillShared,
+  SKILL_MD,
+  skillText,
+} from '@herald/knowledge';
 import type { SkillSummary } from '@herald/knowledge';
 import { asActor } from '@herald/audit';
 import type { Db } from '@herald/db';

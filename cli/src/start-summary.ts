@@ -5,9 +5,7 @@ import { CHAT_PLATFORMS } from '@herald/core';
 const CONSOLE_PATH = '/ui/';
 
 function tokenHint(config: Config): string {
-  return config.api.token === undefined
-    ? 'open, loopback only: no HERALD_API_TOKEN set'
-    : 'needs HERALD_API_TOKEN (from .env or your environment) as a bearer token; the console asks for it once';
+  return config.api.token === undefined ? 'open, loopback only: no HERALD_API_TOKEN set' : 'needs HERALD_API_TOKEN (from .env or your environment) as a bearer token; the console asks for it once';
 }
 
 /**

@@ -19,11 +19,20 @@ interface ClusterStatus {
 
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function formatStatus(status: ClusterStatus): string {
-  const roles = Object.entries(status.roles).map(([role, count]) => `${role} ${count}`).join('   ');
+  const roles = Object.entries(status.roles)
+    .map(([role, count]) => `${role} ${count}`)
+    .join('   ');
   const queues = table([
     ['queue', 'waiting', 'active', 'delayed', 'failed', 'oldest waiting'],
     ...status.queues.map((q) => [q.queue, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), `${q.oldest_waiting_seconds} s`]),
@@ -31,7 +40,9 @@ export function formatStatus(status: ClusterStatus): string {
   const oldest = status.oldest_waiting_turn
     ? `event ${status.oldest_waiting_turn.event_id} (session ${status.oldest_waiting_turn.session_id}), waiting ${status.oldest_waiting_turn.waiting_seconds} s`
     : 'none';
-  const dead = Object.entries(status.dead_letters).map(([kind, count]) => `${kind} ${count}`).join(', ');
+  const dead = Object.entries(status.dead_letters)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ');
   return `roles alive:  ${roles}\n\n${queues}\n\noldest waiting turn: ${oldest}\ndead letters: ${dead}\n`;
 }
 

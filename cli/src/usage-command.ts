@@ -41,9 +41,25 @@ const dollars = (value: number) => `$${value.toFixed(value >= 1 || value === 0 ?
 /** One line per group, then the total; a model without a price is flagged with its calls. */
 export function formatUsage(answer: UsageAnswer): string {
   const head = [...answer.group_by, 'calls', 'input', 'cached', 'output', 'cost (USD)', 'unpriced'];
-  const line = (keys: string[], row: UsageRow) => [...keys, number(row.calls), number(row.input_tokens), number(row.cached_input_tokens), number(row.output_tokens), dollars(row.cost_usd), row.unknown_price_calls > 0 ? String(row.unknown_price_calls) : ''];
-  const rows = answer.rows.map((row) => line(answer.group_by.map((group) => row[group as 'day'] ?? ''), row));
-  const total = line(answer.group_by.map((_, index) => (index === 0 ? 'total' : '')), answer.total);
+  const line = (keys: string[], row: UsageRow) => [
+    ...keys,
+    number(row.calls),
+    number(row.input_tokens),
+    number(row.cached_input_tokens),
+    number(row.output_tokens),
+    dollars(row.cost_usd),
+    row.unknown_price_calls > 0 ? String(row.unknown_price_calls) : '',
+  ];
+  const rows = answer.rows.map((row) =>
+    line(
+      answer.group_by.map((group) => row[group as 'day'] ?? ''),
+      row,
+    ),
+  );
+  const total = line(
+    answer.group_by.map((_, index) => (index === 0 ? 'total' : '')),
+    answer.total,
+  );
   return `${answer.from.slice(0, 10)} to ${answer.to.slice(0, 10)} (exclusive)\n${table([head, ...rows, total])}\n`;
 }
 
@@ -58,7 +74,12 @@ export async function runUsage(argv: string[], config: Config): Promise<number> 
     return 0;
   }
   const params = new URLSearchParams();
-  for (const [key, value] of [['group_by', values['group-by']], ['from', values.from], ['to', values.to]] as const) if (value !== undefined) params.set(key, value);
+  for (const [key, value] of [
+    ['group_by', values['group-by']],
+    ['from', values.from],
+    ['to', values.to],
+  ] as const)
+    if (value !== undefined) params.set(key, value);
   const body = await getFromApi<UsageAnswer>(config, `/v1/usage?${params.toString()}`, 'usage');
   if (typeof body === 'number') return body;
   process.stdout.write(values.json ? `${JSON.stringify(body, null, 2)}\n` : formatUsage(body));
@@ -88,7 +109,11 @@ function dollarsArg(value: string | undefined): number | undefined | 'bad' {
 
 /** `herald budgets`: list, set or remove budgets through the API (/v1/budgets). */
 export async function runBudgets(argv: string[], config: Config): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { day: { type: 'string' }, month: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { day: { type: 'string' }, month: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+  });
   const [action = 'list', scope, name] = positionals;
   if (values.help) {
     process.stdout.write(`${USAGE_USAGE}\n`);
@@ -107,7 +132,10 @@ export async function runBudgets(argv: string[], config: Config): Promise<number
     return 2;
   }
   const path = `/v1/budgets/${scope}/${encodeURIComponent(name)}`;
-  const answer = action === 'set' ? await sendToApi(config, 'PUT', path, 'budgets', { ...(day === undefined ? {} : { per_day: day }), ...(month === undefined ? {} : { per_month: month }) }) : await sendToApi(config, 'DELETE', path, 'budgets');
+  const answer =
+    action === 'set'
+      ? await sendToApi(config, 'PUT', path, 'budgets', { ...(day === undefined ? {} : { per_day: day }), ...(month === undefined ? {} : { per_month: month }) })
+      : await sendToApi(config, 'DELETE', path, 'budgets');
   if (typeof answer === 'number') return answer;
   process.stdout.write(action === 'set' ? `set the budgets of ${scope} ${name}\n` : `removed the budgets of ${scope} ${name}; the defaults apply\n`);
   return 0;

@@ -25,7 +25,13 @@ export async function startWorker(config: Config, logger: Logger, shutdown: Shut
   // Cron reports to webhooks go through the same outbox consumer as chat replies.
   const delivery = await startDelivery(config, log, shutdown, db, new Map([['webhook', new WebhookSender({ allowlist: config.tools.webAllowlist })]]));
   const toolSandbox = await openToolSandbox(config, log);
-  const hooks = await loadHooks(config, log, db, profiles, sandboxCommands(() => Promise.resolve(toolSandbox)));
+  const hooks = await loadHooks(
+    config,
+    log,
+    db,
+    profiles,
+    sandboxCommands(() => Promise.resolve(toolSandbox)),
+  );
   const { queue, wake } = openDelegationQueue(transport, db, log, shutdown);
   // A process's exit is posted to its session and woken on the same run queue.
   const backgroundProcesses = openBackgroundProcesses(config, db, log, () => queue);

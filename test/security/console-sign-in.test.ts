@@ -75,7 +75,11 @@ describe('console sign-in', () => {
     // A change without the CSRF token (what a form on another site would send) is refused.
     const forged = await fetch(`${stack.url}/v1/messages`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ chat_id: 'c1', text: 'hi' }) });
     expect(forged.status).toBe(403);
-    const sent = await fetch(`${stack.url}/v1/messages`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', 'x-herald-csrf': body.csrf_token }, body: JSON.stringify({ chat_id: 'c1', text: 'hi' }) });
+    const sent = await fetch(`${stack.url}/v1/messages`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json', 'x-herald-csrf': body.csrf_token },
+      body: JSON.stringify({ chat_id: 'c1', text: 'hi' }),
+    });
     expect(sent.status).toBe(202);
 
     const out = await fetch(`${stack.url}/v1/auth/session`, { method: 'DELETE', headers: { cookie, 'x-herald-csrf': body.csrf_token } });

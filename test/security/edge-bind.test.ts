@@ -19,17 +19,21 @@ describe('binding beyond localhost needs the API token (issue 17, point 12)', ()
     expect(() => assertSafeBind(loadConfig({}))).not.toThrow();
   });
 
-  it('`herald ingress` on 0.0.0.0 without a token exits 1 with the reason, before listening', async () => {
-    const ingress = spawnHerald('ingress', {
-      HOST: '0.0.0.0',
-      PORT: '0',
-      HERALD_API_TOKEN: '',
-      HERALD_QUEUE_PREFIX: uniquePrefix(),
-      LOG_LEVEL: 'info',
-    });
-    const code = await ingress.exited;
-    expect(code).toBe(1);
-    expect(ingress.output()).toContain('herald: invalid configuration: HOST: 0.0.0.0 is reachable from other machines and HERALD_API_TOKEN is not set');
-    expect(ingress.output()).not.toContain('listening');
-  }, PROCESS_START_MS);
+  it(
+    '`herald ingress` on 0.0.0.0 without a token exits 1 with the reason, before listening',
+    async () => {
+      const ingress = spawnHerald('ingress', {
+        HOST: '0.0.0.0',
+        PORT: '0',
+        HERALD_API_TOKEN: '',
+        HERALD_QUEUE_PREFIX: uniquePrefix(),
+        LOG_LEVEL: 'info',
+      });
+      const code = await ingress.exited;
+      expect(code).toBe(1);
+      expect(ingress.output()).toContain('herald: invalid configuration: HOST: 0.0.0.0 is reachable from other machines and HERALD_API_TOKEN is not set');
+      expect(ingress.output()).not.toContain('listening');
+    },
+    PROCESS_START_MS,
+  );
 });

@@ -32,8 +32,7 @@ function forgedUpdates(telegram: FakeTelegram, chatId: number) {
 async function startTelegramStack(mode: 'webhook' | 'polling'): Promise<{ llm: FakeLLM; telegram: FakeTelegram; stack: Stack }> {
   const llm = await startFakeOpenAI({ handler: (request) => ({ text: `ok: ${request.lastUserText}` }) });
   const telegram = await startFakeTelegram();
-  const env: Record<string, string> =
-    mode === 'webhook' ? { TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_SECRET: SECRET } : { TELEGRAM_MODE: 'polling', TELEGRAM_POLL_TIMEOUT_SECONDS: '1' };
+  const env: Record<string, string> = mode === 'webhook' ? { TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_SECRET: SECRET } : { TELEGRAM_MODE: 'polling', TELEGRAM_POLL_TIMEOUT_SECONDS: '1' };
   const stack = await startStack({ model: llm, env: { ...telegram.env, TELEGRAM_ALLOWED_USERS: '*', HERALD_DELIVERY_POLL_MS: '100', ...env } });
   return { llm, telegram, stack };
 }
@@ -80,15 +79,19 @@ describe('no poison messages: Telegram updates (issue 17, point 3)', () => {
       expect(telegram.botMessages(78).map((m) => m.text)).toEqual(['ok: still there?']);
     });
 
-    it('shows the dead letters through `herald dead-letters`', async () => {
-      const { stack } = env;
-      const cliEnv = { ...process.env, ...stack.env, HERALD_URL: stack.url, LOG_LEVEL: 'silent' };
-      const { stdout } = await exec(process.execPath, [HERALD_BIN, 'dead-letters'], { env: cliEnv });
-      expect(stdout).toMatch(/^failed at +kind +id +failures +reason\n/);
-      expect(stdout).toMatch(/telegram_update +telegram:123456:\d+ +2 +TypeError: /);
-      const json = JSON.parse((await exec(process.execPath, [HERALD_BIN, 'dead-letters', '--json'], { env: cliEnv })).stdout);
-      expect(json.filter((letter: any) => letter.kind === 'telegram_update')).toHaveLength(2);
-    }, PROCESS_START_MS * 2);
+    it(
+      'shows the dead letters through `herald dead-letters`',
+      async () => {
+        const { stack } = env;
+        const cliEnv = { ...process.env, ...stack.env, HERALD_URL: stack.url, LOG_LEVEL: 'silent' };
+        const { stdout } = await exec(process.execPath, [HERALD_BIN, 'dead-letters'], { env: cliEnv });
+        expect(stdout).toMatch(/^failed at +kind +id +failures +reason\n/);
+        expect(stdout).toMatch(/telegram_update +telegram:123456:\d+ +2 +TypeError: /);
+        const json = JSON.parse((await exec(process.execPath, [HERALD_BIN, 'dead-letters', '--json'], { env: cliEnv })).stdout);
+        expect(json.filter((letter: any) => letter.kind === 'telegram_update')).toHaveLength(2);
+      },
+      PROCESS_START_MS * 2,
+    );
   });
 
   describe('polling mode', () => {
@@ -109,9 +112,12 @@ describe('no poison messages: Telegram updates (issue 17, point 3)', () => {
       await waitFor(async () => (telegram.botMessages(88).length > 0 ? true : undefined), { what: 'the answer after the forged updates' });
       expect(telegram.botMessages(88).map((m) => m.text)).toEqual(['ok: after the poison']);
       const letters = (await stack.get('/v1/admin/dead-letters')).body.dead_letters as any[];
-      expect(letters.filter((letter) => letter.kind === 'telegram_update').map((letter) => letter.id).sort()).toEqual(
-        [`telegram:123456:${forged[2].update_id}`, `telegram:123456:${forged[3].update_id}`].sort(),
-      );
+      expect(
+        letters
+          .filter((letter) => letter.kind === 'telegram_update')
+          .map((letter) => letter.id)
+          .sort(),
+      ).toEqual([`telegram:123456:${forged[2].update_id}`, `telegram:123456:${forged[3].update_id}`].sort());
       // The offset moved past every forged update: Telegram is never asked for them again.
       const last = forged[forged.length - 1].update_id;
       await waitFor(async () => (telegram.calls.some((call) => call.method === 'getUpdates' && Number(call.body.offset) > last) ? true : undefined), {

@@ -24,7 +24,12 @@ const EXAMPLE_BODIES: Record<string, Record<string, unknown>> = {
 };
 
 function concrete(pattern: string, id: string = randomUUID()): string {
-  return pattern.replace(/:id\b/g, id).replace(/:entry\b/g, '12345').replace(/:profile\b/g, 'main').replace(/:[A-Za-z_]+/g, 'x').replace(/\*$/, 'x');
+  return pattern
+    .replace(/:id\b/g, id)
+    .replace(/:entry\b/g, '12345')
+    .replace(/:profile\b/g, 'main')
+    .replace(/:[A-Za-z_]+/g, 'x')
+    .replace(/\*$/, 'x');
 }
 
 /** Every string leaf of a JSON value with its path. */
@@ -99,7 +104,11 @@ describe('input hygiene at the edge (issue 17, point 4)', () => {
     const deepObject = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
     const bodyRoutes = guarded().filter((route) => ['POST', 'PUT', 'PATCH'].includes(route.method));
     for (const route of bodyRoutes) {
-      for (const [shape, body] of [['array', deepArray], ['object', deepObject], ['inside a field', `{"text":"hi","metadata":${deepObject}}`]] as const) {
+      for (const [shape, body] of [
+        ['array', deepArray],
+        ['object', deepObject],
+        ['inside a field', `{"text":"hi","metadata":${deepObject}}`],
+      ] as const) {
         const response = await rawRequest(ingress.url, route.method, concrete(route.url), AUTH, body);
         const what = `${route.method} ${route.url} ${shape}: ${response.status} ${response.body.slice(0, 300)}`;
         expect(response.status, what).toBe(400);
@@ -113,10 +122,14 @@ describe('input hygiene at the edge (issue 17, point 4)', () => {
     expect(atLimit.status).toBeLessThan(500);
   }, 300_000);
 
-  it('refuses NUL in every route\'s query string and path with a 400 naming the parameter', async () => {
+  it("refuses NUL in every route's query string and path with a 400 naming the parameter", async () => {
     for (const route of guarded()) {
       const path = concrete(route.url);
-      for (const [query, field] of [['q=a%00b', 'q'], ['user_id=%ED%A0%80', 'user_id'], ['limit=1&profile=ma%00in', 'profile']] as const) {
+      for (const [query, field] of [
+        ['q=a%00b', 'q'],
+        ['user_id=%ED%A0%80', 'user_id'],
+        ['limit=1&profile=ma%00in', 'profile'],
+      ] as const) {
         const response = await rawRequest(ingress.url, route.method, `${path}?${query}`, AUTH, ['POST', 'PUT', 'PATCH'].includes(route.method) ? '{}' : undefined);
         const what = `${route.method} ${route.url}?${query}: ${response.status} ${response.body.slice(0, 300)}`;
         // %ED%A0%80 is a UTF-8 encoded surrogate: not valid UTF-8, so the decoder makes it U+FFFD (storable).
@@ -137,13 +150,18 @@ describe('input hygiene at the edge (issue 17, point 4)', () => {
 
   it('answers malformed ids in URLs with 400 naming the parameter and unknown ones with 404, never 500', async () => {
     const idRoutes = guarded().filter((route) => /:(id|entry)\b/.test(route.url));
-    expect(idRoutes.map((route) => route.url)).toEqual(expect.arrayContaining(['/v1/sessions/:id', '/v1/waits/:id', '/v1/events/:id', '/v1/cron/jobs/:id', '/v1/reviews/:id', '/v1/profiles/:profile/memory/:entry']));
+    expect(idRoutes.map((route) => route.url)).toEqual(
+      expect.arrayContaining(['/v1/sessions/:id', '/v1/waits/:id', '/v1/events/:id', '/v1/cron/jobs/:id', '/v1/reviews/:id', '/v1/profiles/:profile/memory/:entry']),
+    );
     const malformed = ['abc', '-'.repeat(36), `${randomUUID()}x`, randomUUID().replace(/-/g, ''), "1' OR '1'='1", '%2e%2e', 'ｆ'.repeat(8), '1e3', '-1', '99999999999999999999999'];
     for (const route of idRoutes) {
       const param = route.url.includes(':entry') ? 'entry' : 'id';
       const body = ['POST', 'PUT', 'PATCH'].includes(route.method) ? JSON.stringify(EXAMPLE_BODIES[`${route.method} ${route.url}`] ?? {}) : undefined;
       for (const id of malformed) {
-        const path = route.url.replace(/:(id|entry)\b/, encodeURIComponent(id)).replace(':profile', 'main').replace(/:[A-Za-z_]+/g, 'x');
+        const path = route.url
+          .replace(/:(id|entry)\b/, encodeURIComponent(id))
+          .replace(':profile', 'main')
+          .replace(/:[A-Za-z_]+/g, 'x');
         const response = await rawRequest(ingress.url, route.method, path, AUTH, body);
         const what = `${route.method} ${path}: ${response.status} ${response.body.slice(0, 200)}`;
         expect(response.status, what).toBe(400);
@@ -155,10 +173,7 @@ describe('input hygiene at the edge (issue 17, point 4)', () => {
   }, 300_000);
 
   it('stores a model reply and a tool output holding NUL or unpaired surrogates cleaned, once, without calling the model again', async () => {
-    llm.script(
-      { toolCalls: [{ name: 'slow_lookup', arguments: { label: `lo\ud800ok` } }] },
-      { text: `he${NUL}llo\udfff world${NUL}` },
-    );
+    llm.script({ toolCalls: [{ name: 'slow_lookup', arguments: { label: `lo\ud800ok` } }] }, { text: `he${NUL}llo\udfff world${NUL}` });
     const posted = await stack.post('/v1/messages?wait=60', { chat_id: 'nul-1', user_id: 'u1', text: 'look it up' });
     expect(posted.status, JSON.stringify(posted.body)).toBe(200);
     expect(posted.body.reply.text).toBe('hello world');

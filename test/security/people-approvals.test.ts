@@ -68,21 +68,23 @@ describe('approvals belong to the person whose turn asked', () => {
   const press = (from: { id: number }, messageId: number, data: string) =>
     stack.post('/telegram/webhook', telegram.pressButton({ chatId: GROUP, messageId, from, data }), { 'x-telegram-bot-api-secret-token': SECRET });
   const groupTexts = () => telegram.botMessages(GROUP).map((message) => message.text);
-  const nextGroupText = async (after: number, test: (text: string) => boolean, what: string) =>
-    waitFor(async () => groupTexts().slice(after).find(test), { what });
+  const nextGroupText = async (after: number, test: (text: string) => boolean, what: string) => waitFor(async () => groupTexts().slice(after).find(test), { what });
   const waitStatus = async (label: string) => {
-    const row = await stack.database.db
-      .selectFrom('tool_waits')
-      .select(['status', 'answered_by'])
-      .where('arguments', 'like', `%${label}%`)
-      .executeTakeFirst();
+    const row = await stack.database.db.selectFrom('tool_waits').select(['status', 'answered_by']).where('arguments', 'like', `%${label}%`).executeTakeFirst();
     return row;
   };
 
   it('Telegram group: another member\'s button, /approve, /deny, /stop and "yes" are refused; the requester\'s press works', async () => {
     let seen = groupTexts().length;
     await tg(ALICE, 'pay the rent');
-    const prompt = await waitFor(async () => telegram.botMessages(GROUP).slice(seen).find((m) => m.text.startsWith('Approval needed:')), { what: 'the approval prompt' });
+    const prompt = await waitFor(
+      async () =>
+        telegram
+          .botMessages(GROUP)
+          .slice(seen)
+          .find((m) => m.text.startsWith('Approval needed:')),
+      { what: 'the approval prompt' },
+    );
     const approve = prompt.reply_markup!.inline_keyboard.flat().find((b) => b.text === 'Approve')!;
     seen = groupTexts().length;
 
@@ -90,14 +92,20 @@ describe('approvals belong to the person whose turn asked', () => {
     for (const text of ['/approve', '/approve session', '/deny no way', '/stop', 'yes']) await tg(BOB, text);
     const refusals = await waitFor(
       async () => {
-        const found = groupTexts().slice(seen).filter((text) => text === NOT_YOURS_REPLY);
+        const found = groupTexts()
+          .slice(seen)
+          .filter((text) => text === NOT_YOURS_REPLY);
         return found.length >= 6 ? found : undefined;
       },
       { what: 'six refusals' },
     );
     expect(refusals).toHaveLength(6);
     expect(await waitStatus('the rent')).toEqual({ status: 'pending', answered_by: null });
-    expect(groupTexts().slice(seen).some((text) => text.startsWith('Approved') || text.startsWith('Denied') || text.startsWith('done:'))).toBe(false);
+    expect(
+      groupTexts()
+        .slice(seen)
+        .some((text) => text.startsWith('Approved') || text.startsWith('Denied') || text.startsWith('done:')),
+    ).toBe(false);
 
     seen = groupTexts().length;
     await press(ALICE, prompt.message_id, approve.callback_data);
@@ -106,7 +114,7 @@ describe('approvals belong to the person whose turn asked', () => {
     expect(await waitStatus('the rent')).toEqual({ status: 'approved', answered_by: `telegram:${ALICE.id}` });
   });
 
-  it('Telegram group: an operator listed by qualified id may approve someone else\'s request', async () => {
+  it("Telegram group: an operator listed by qualified id may approve someone else's request", async () => {
     let seen = groupTexts().length;
     await tg(ALICE, 'pay the plumber');
     await nextGroupText(seen, (text) => text.startsWith('Approval needed:'), 'the approval prompt');
@@ -116,27 +124,51 @@ describe('approvals belong to the person whose turn asked', () => {
     expect(await waitStatus('the plumber')).toEqual({ status: 'approved', answered_by: `telegram:${OPERATOR.id}` });
   });
 
-  it('Discord channel: another member\'s button and /approve are refused; the requester\'s works', async () => {
+  it("Discord channel: another member's button and /approve are refused; the requester's works", async () => {
     const texts = () => discord.botMessages(CHANNEL_ID).map((message) => message.content);
     let seen = texts().length;
     discord.userMessage({ channelId: CHANNEL_ID, userId: D_ALICE, content: `<@${BOT_ID}> pay the cleaner`, mentionBot: true });
-    const prompt = await waitFor(async () => discord.botMessages(CHANNEL_ID).slice(seen).find((m) => m.content.startsWith('Approval needed:')), { what: 'the approval prompt' });
+    const prompt = await waitFor(
+      async () =>
+        discord
+          .botMessages(CHANNEL_ID)
+          .slice(seen)
+          .find((m) => m.content.startsWith('Approval needed:')),
+      { what: 'the approval prompt' },
+    );
     const approve = prompt.components!.flatMap((row) => row.components).find((b) => b.label === 'Approve')!;
     seen = texts().length;
     discord.pressButton({ channelId: CHANNEL_ID, userId: D_BOB, messageId: prompt.id, customId: approve.custom_id });
     discord.userMessage({ channelId: CHANNEL_ID, userId: D_BOB, content: `<@${BOT_ID}> yes`, mentionBot: true });
     const command = discord.slashCommand({ channelId: CHANNEL_ID, userId: D_BOB, name: 'approve' });
-    const [edited] = await waitFor(async () => {
-      const replies = discord.botMessages(`interaction:interaction-token-${command}`);
-      return replies.length > 0 ? replies : undefined;
-    }, { what: 'the slash command reply' });
+    const [edited] = await waitFor(
+      async () => {
+        const replies = discord.botMessages(`interaction:interaction-token-${command}`);
+        return replies.length > 0 ? replies : undefined;
+      },
+      { what: 'the slash command reply' },
+    );
     expect(edited?.content).toBe(NOT_YOURS_REPLY);
-    await waitFor(async () => (texts().slice(seen).filter((text) => text === NOT_YOURS_REPLY).length >= 2 ? true : undefined), { what: 'two refusals in the channel' });
+    await waitFor(
+      async () =>
+        texts()
+          .slice(seen)
+          .filter((text) => text === NOT_YOURS_REPLY).length >= 2
+          ? true
+          : undefined,
+      { what: 'two refusals in the channel' },
+    );
     expect(await waitStatus('the cleaner')).toEqual({ status: 'pending', answered_by: null });
 
     seen = texts().length;
     discord.pressButton({ channelId: CHANNEL_ID, userId: D_ALICE, messageId: prompt.id, customId: approve.custom_id });
-    const done = await waitFor(async () => texts().slice(seen).find((text) => text.startsWith('done:')), { what: 'the resumed turn' });
+    const done = await waitFor(
+      async () =>
+        texts()
+          .slice(seen)
+          .find((text) => text.startsWith('done:')),
+      { what: 'the resumed turn' },
+    );
     expect(done).toContain('transferred 900 for the cleaner');
     expect(await waitStatus('the cleaner')).toEqual({ status: 'approved', answered_by: `discord:${D_ALICE}` });
   });
@@ -171,7 +203,7 @@ describe('approvals belong to the person whose turn asked', () => {
     expect(byOperator.body.status).toBe('denied');
   });
 
-  it('API: a clarify question is answered only by the person asked; another member\'s message waits its turn', async () => {
+  it("API: a clarify question is answered only by the person asked; another member's message waits its turn", async () => {
     const asked = await stack.post('/v1/messages?wait=20', { chat_id: 'shared-ask', user_id: 'u1', text: 'ask me something' });
     expect(asked.body.waiting).toMatchObject({ kind: 'clarify' });
     const other = await stack.post('/v1/messages', { chat_id: 'shared-ask', user_id: 'u2', text: 'Paris' });

@@ -25,7 +25,16 @@ import type { Stack } from '../support/stack.ts';
 
 const SECRET = 'attachment-limits_1';
 const MB = 1024 * 1024;
-const OFF = { turnsPerMinute: 0, globalTurnsPerMinute: 0, concurrentTurns: 0, globalConcurrentTurns: 0, tokensPerDay: 0, globalTokensPerDay: 0, attachmentBytesPerDay: 0, globalAttachmentBytesPerDay: 0 };
+const OFF = {
+  turnsPerMinute: 0,
+  globalTurnsPerMinute: 0,
+  concurrentTurns: 0,
+  globalConcurrentTurns: 0,
+  tokensPerDay: 0,
+  globalTokensPerDay: 0,
+  attachmentBytesPerDay: 0,
+  globalAttachmentBytesPerDay: 0,
+};
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 /** A CSV of `size` bytes, each file its own bytes (so "nothing stored" is about that file alone). */
 const csv = (fill: string, size: number) => Buffer.alloc(size, fill);
@@ -53,7 +62,9 @@ describe('the daily attachment allowance', () => {
   const blobStored = async (bytes: Buffer) => (await db().selectFrom('blobs').select('sha256').where('sha256', '=', sha256(bytes)).executeTakeFirst()) !== undefined;
   const storedFor = async (userId: string) => (await db().selectFrom('inbound_events').select('id').where('user_id', '=', userId).execute()).length;
   const sentToday = async (userId: string) =>
-    Number((await sql<{ n: string | null }>`SELECT attachment_bytes AS n FROM usage_days WHERE user_id = ${userId} AND day = (clock_timestamp() AT TIME ZONE 'UTC')::date`.execute(db())).rows[0]?.n ?? 0);
+    Number(
+      (await sql<{ n: string | null }>`SELECT attachment_bytes AS n FROM usage_days WHERE user_id = ${userId} AND day = (clock_timestamp() AT TIME ZONE 'UTC')::date`.execute(db())).rows[0]?.n ?? 0,
+    );
   const audited = async (actor: string) =>
     (await sql<{ subject: string }>`SELECT subject FROM audit_log WHERE kind = 'refusal' AND actor = ${actor} ORDER BY id`.execute(db())).rows.map((row) => row.subject);
   const refusals = async (limit: string) => metricValue((await metricsText()).text, 'herald_quota_refusals_total', { limit }) ?? 0;
@@ -64,7 +75,7 @@ describe('the daily attachment allowance', () => {
       body: JSON.stringify({ chat_id: `files-${user}`, user_id: user, text, attachments: files.map((file) => ({ name: file.name, data: file.bytes.toString('base64') })) }),
     });
 
-  it('API: files past the day\'s allowance get 429 `attachments` with Retry-After, nothing stored; files within it and text still go through', async () => {
+  it("API: files past the day's allowance get 429 `attachments` with Retry-After, nothing stored; files within it and text still go through", async () => {
     const first = csv('a', 700_000);
     expect((await send('ann', 'the first log', [{ name: 'a.csv', bytes: first }])).status).toBe(200);
     expect(await sentToday('api:ann')).toBe(700_000);
@@ -128,9 +139,11 @@ describe('the daily attachment allowance', () => {
     expect(await audited(`telegram:${person.id}`)).toEqual(['limit:attachments']);
   });
 
-  it('counts an image\'s tokens as the provider reports them: in the input tokens of the call and the person\'s day', async () => {
+  it("counts an image's tokens as the provider reports them: in the input tokens of the call and the person's day", async () => {
     const width = 96;
-    const png = await sharp(randomBytes(width * width * 3), { raw: { width, height: width, channels: 3 } }).png().toBuffer();
+    const png = await sharp(randomBytes(width * width * 3), { raw: { width, height: width, channels: 3 } })
+      .png()
+      .toBuffer();
     expect((await send('viewer', 'what is this?', [{ name: 'noise.png', bytes: png }])).status).toBe(200);
     const parts = llm.requests.flatMap((request) =>
       ((request.body.messages ?? []) as { content: unknown }[]).flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string; image_url?: { url: string } }[]) : [])),

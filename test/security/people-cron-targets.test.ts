@@ -82,7 +82,12 @@ describe('cron delivery targets a person may name', () => {
     const moved = await cronjob(ALICE.id, ALICE, { action: 'update', job_id: jobId, deliver: `telegram:${OPERATOR.id}` });
     expect(moved.success).toBe(false);
     expect(moved.error).toMatch(REFUSED);
-    expect((await jobsOf(`telegram:${ALICE.id}`)).map((job) => job.targets)).toEqual([[{ platform: 'telegram', chatId: String(ALICE.id) }, { platform: 'telegram', chatId: String(ALICE_GROUP) }]]);
+    expect((await jobsOf(`telegram:${ALICE.id}`)).map((job) => job.targets)).toEqual([
+      [
+        { platform: 'telegram', chatId: String(ALICE.id) },
+        { platform: 'telegram', chatId: String(ALICE_GROUP) },
+      ],
+    ]);
 
     // An operator may deliver anywhere.
     const anywhere = await cronjob(OPERATOR.id, OPERATOR, { action: 'create', prompt: 'status', schedule: 'every 1d', name: 'ops', deliver: `telegram:${OTHER_GROUP}` });
@@ -106,11 +111,15 @@ describe('cron delivery targets a person may name', () => {
     expect(byOperator.status).toBe(201);
   });
 
-  it('herald cron add refuses them too', async () => {
-    const env = { ...process.env, ...stack.env, LOG_LEVEL: 'silent' };
-    const cli = (...args: string[]) => exec(process.execPath, [HERALD_BIN, 'cron', 'add', '--schedule', 'every 1h', '--prompt', 'ping', ...args], { env });
-    await expect(cli('--user', `telegram:${ALICE.id}`, '--deliver', `telegram:${OPERATOR.id}`)).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(REFUSED) });
-    expect((await cli('--user', `telegram:${ALICE.id}`, '--deliver', `telegram:${ALICE_GROUP}`)).stdout).toMatch(/^created /);
-    expect((await cli('--user', `telegram:${OPERATOR.id}`, '--deliver', `telegram:${OTHER_GROUP}`)).stdout).toMatch(/^created /);
-  }, 2 * PROCESS_START_MS);
+  it(
+    'herald cron add refuses them too',
+    async () => {
+      const env = { ...process.env, ...stack.env, LOG_LEVEL: 'silent' };
+      const cli = (...args: string[]) => exec(process.execPath, [HERALD_BIN, 'cron', 'add', '--schedule', 'every 1h', '--prompt', 'ping', ...args], { env });
+      await expect(cli('--user', `telegram:${ALICE.id}`, '--deliver', `telegram:${OPERATOR.id}`)).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(REFUSED) });
+      expect((await cli('--user', `telegram:${ALICE.id}`, '--deliver', `telegram:${ALICE_GROUP}`)).stdout).toMatch(/^created /);
+      expect((await cli('--user', `telegram:${OPERATOR.id}`, '--deliver', `telegram:${OTHER_GROUP}`)).stdout).toMatch(/^created /);
+    },
+    2 * PROCESS_START_MS,
+  );
 });

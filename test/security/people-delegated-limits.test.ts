@@ -59,7 +59,7 @@ describe('limits count delegated work and every model call', () => {
     expect(await ask('alice', 'delegating', 'still there?')).toBe('echo: still there?');
   });
 
-  it('children count toward turns a minute: after three messages, the fourth one\'s children are refused by it', async () => {
+  it("children count toward turns a minute: after three messages, the fourth one's children are refused by it", async () => {
     for (let i = 1; i <= 3; i++) expect(await ask('carol', `minute-${i}`, `hello ${i}`)).toBe(`echo: hello ${i}`);
     const results = resultsOf(await ask('carol', 'minute-4', `delegate: ${JSON.stringify({ goal: 'one more thing' })}`));
     expect(results).toEqual([expect.objectContaining({ status: 'refused', exit_reason: 'refused', summary: expect.stringMatching(/as many messages this minute/) })]);

@@ -58,10 +58,13 @@ describe('/handoff into the operator home chat leaks nothing of it', () => {
     return row;
   };
   const handedOff = (sessionId: string) =>
-    waitFor(async () => {
-      const row = await stack.database.db.selectFrom('session_handoffs').select(['status', 'reason']).where('session_id', '=', sessionId).executeTakeFirst();
-      return row?.status === 'done' || row?.status === 'failed' ? row : undefined;
-    }, { what: 'the handoff to finish' });
+    waitFor(
+      async () => {
+        const row = await stack.database.db.selectFrom('session_handoffs').select(['status', 'reason']).where('session_id', '=', sessionId).executeTakeFirst();
+        return row?.status === 'done' || row?.status === 'failed' ? row : undefined;
+      },
+      { what: 'the handoff to finish' },
+    );
   const apiSearch = async (userId: string, q: string) => {
     const response = await stack.get(`/v1/search?user_id=${encodeURIComponent(userId)}&q=${encodeURIComponent(q)}`);
     expect(response.status).toBe(200);
@@ -98,7 +101,7 @@ describe('/handoff into the operator home chat leaks nothing of it', () => {
     expect(await ask(OPERATOR.id, OPERATOR, 'operator notes before anyone arrives')).toBe('echo: operator notes before anyone arrives');
   });
 
-  it('a DM /handoff telegram: the operator session is not ended and nothing the operator writes after is the handed-off person\'s', async () => {
+  it("a DM /handoff telegram: the operator session is not ended and nothing the operator writes after is the handed-off person's", async () => {
     const home = await routed(OPERATOR.id);
     expect(home.origin_user_id).toBe(ids.operator);
     expect(await ask(ALICE.id, ALICE, 'alice asks about the quarterly figures')).toBe('echo: alice asks about the quarterly figures');
@@ -139,7 +142,9 @@ describe('/handoff into the operator home chat leaks nothing of it', () => {
     // Bob ended nothing of the operator's: the session the home chat held is set aside, live.
     const aside = await stack.database.db.selectFrom('sessions').select(['ended_at']).where('id', '=', homeBefore.id).executeTakeFirstOrThrow();
     expect(aside.ended_at).toBeNull();
-    await waitFor(async () => telegram.botMessages(OPERATOR.id).filter((message) => message.text.startsWith('Handed off from telegram')).length > notices || undefined, { what: 'the second handoff message' });
+    await waitFor(async () => telegram.botMessages(OPERATOR.id).filter((message) => message.text.startsWith('Handed off from telegram')).length > notices || undefined, {
+      what: 'the second handoff message',
+    });
 
     expect(await ask(OPERATOR.id, OPERATOR, 'the vault unseal key is platypusgrove')).toBe('echo: the vault unseal key is platypusgrove');
     for (const member of [ids.bob, ids.alice]) {

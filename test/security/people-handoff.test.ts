@@ -50,11 +50,9 @@ describe('/sethome and /handoff in a group chat, with operators', () => {
     await send(chatId, from, text);
     return waitFor(async () => telegram.botMessages(chatId)[seen]?.text, { what: `the answer to ${text}` });
   };
-  const groupSession = async (chatId: number) =>
-    (await stack.database.db.selectFrom('sessions').select(['id', 'origin_user_id']).where('chat_id', '=', String(chatId)).executeTakeFirstOrThrow());
+  const groupSession = async (chatId: number) => await stack.database.db.selectFrom('sessions').select(['id', 'origin_user_id']).where('chat_id', '=', String(chatId)).executeTakeFirstOrThrow();
   const homeChats = () => stack.database.db.selectFrom('home_chats').select(['platform', 'chat_id', 'set_by']).execute();
-  const handoffsOf = (sessionId: string) =>
-    stack.database.db.selectFrom('session_handoffs').select(['status', 'requested_by', 'target_chat_id']).where('session_id', '=', sessionId).execute();
+  const handoffsOf = (sessionId: string) => stack.database.db.selectFrom('session_handoffs').select(['status', 'requested_by', 'target_chat_id']).where('session_id', '=', sessionId).execute();
 
   it('a member who did not start the conversation can neither /sethome nor /handoff; an operator sets home, the requester hands off', async () => {
     expect(await ask(GROUP, ALICE, 'the plan is ready')).toBe('echo: the plan is ready');
@@ -77,10 +75,13 @@ describe('/sethome and /handoff in a group chat, with operators', () => {
     expect(await handoffsOf(session.id)).toEqual([]);
 
     expect(await ask(GROUP, ALICE, '/handoff telegram')).toMatch(/^Handing this conversation off to the telegram home chat/);
-    const done = await waitFor(async () => {
-      const rows = await handoffsOf(session.id);
-      return rows[0]?.status === 'done' ? rows : undefined;
-    }, { what: 'the handoff to finish' });
+    const done = await waitFor(
+      async () => {
+        const rows = await handoffsOf(session.id);
+        return rows[0]?.status === 'done' ? rows : undefined;
+      },
+      { what: 'the handoff to finish' },
+    );
     expect(done).toEqual([{ status: 'done', requested_by: `telegram:${ALICE.id}`, target_chat_id: String(OPERATOR.id) }]);
   });
 

@@ -21,7 +21,16 @@ import type { Stack } from '../support/stack.ts';
  */
 
 const SECRET = 'people-limits_1';
-const OFF = { turnsPerMinute: 0, globalTurnsPerMinute: 0, concurrentTurns: 0, globalConcurrentTurns: 0, tokensPerDay: 0, globalTokensPerDay: 0, attachmentBytesPerDay: 0, globalAttachmentBytesPerDay: 0 };
+const OFF = {
+  turnsPerMinute: 0,
+  globalTurnsPerMinute: 0,
+  concurrentTurns: 0,
+  globalConcurrentTurns: 0,
+  tokensPerDay: 0,
+  globalTokensPerDay: 0,
+  attachmentBytesPerDay: 0,
+  globalAttachmentBytesPerDay: 0,
+};
 
 describe('limits', () => {
   let llm: FakeLLM;
@@ -57,8 +66,7 @@ describe('limits', () => {
         SELECT subject, detail FROM audit_log WHERE kind = 'refusal' AND actor = ${actor} ORDER BY id`.execute(stack.database.db)
     ).rows.map((row) => [row.subject, row.detail]);
   const refusals = async (limit: string) => metricValue((await metricsText()).text, 'herald_quota_refusals_total', { limit }) ?? 0;
-  const storedFor = async (userId: string) =>
-    Number((await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE user_id = ${userId}`.execute(stack.database.db)).rows[0]?.n);
+  const storedFor = async (userId: string) => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE user_id = ${userId}`.execute(stack.database.db)).rows[0]?.n);
 
   it('API: the 4th message of a minute gets 429 with Retry-After and the reason; nothing is stored; others go on', async () => {
     const before = await refusals('turns_per_minute');
@@ -81,9 +89,7 @@ describe('limits', () => {
     expect(await storedFor('api:rate')).toBe(3);
     expect(await refusals('turns_per_minute')).toBe(before + 1);
     // The refusal is in the audit trail (herald_accept_message writes it in the refusing call).
-    expect(await audited('api:rate')).toEqual([
-      ['limit:turns_per_minute', { limit: 'turns_per_minute', retry_after: retryAfter, platform: 'api', chat_id: 'rate-4' }],
-    ]);
+    expect(await audited('api:rate')).toEqual([['limit:turns_per_minute', { limit: 'turns_per_minute', retry_after: retryAfter, platform: 'api', chat_id: 'rate-4' }]]);
     // The limit is per person: someone else is answered.
     expect((await stack.post('/v1/messages?wait=20', { chat_id: 'rate-other', user_id: 'other', text: 'hi' })).status).toBe(200);
   });
@@ -131,7 +137,7 @@ describe('limits', () => {
     expect((await stack.post('/v1/messages?wait=20', { chat_id: 'busy-3', user_id: 'busy', text: 'hello' })).status).toBe(200);
   });
 
-  it('counts model tokens per person per day from the recorded calls, and refuses past the day\'s budget', async () => {
+  it("counts model tokens per person per day from the recorded calls, and refuses past the day's budget", async () => {
     const sent = await stack.post('/v1/messages?wait=20', { chat_id: 'tokens', user_id: 'spender', text: 'how much?' });
     expect(sent.status).toBe(200);
     const usage = await sql<{ day_tokens: string; call_tokens: string }>`

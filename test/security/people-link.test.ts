@@ -102,7 +102,11 @@ describe('one person across platforms: /link CODE', () => {
 
   it('refuses an expired code and an empty one', async () => {
     const code = await api('POST', `/v1/people/${ana.person.id}/link-code`);
-    await stack.database.db.updateTable('link_codes').set({ expires_at: sql`now() - interval '1 second'` }).where('used_at', 'is', null).execute();
+    await stack.database.db
+      .updateTable('link_codes')
+      .set({ expires_at: sql`now() - interval '1 second'` })
+      .where('used_at', 'is', null)
+      .execute();
     expect(await say(STRANGER, `/link ${code.body.code}`)).toMatch(/not valid/);
     expect(await say(STRANGER, '/link')).toMatch(/^Send \/link followed by the code/);
     const linked = await stack.database.db.selectFrom('person_identities').select('identity').where('identity', '=', `telegram:${STRANGER.id}`).execute();

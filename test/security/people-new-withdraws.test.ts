@@ -27,7 +27,7 @@ function pays(request: FakeRequest): FakeReply {
   return { text: `echo: ${request.lastUserText}` };
 }
 
-describe('/new in a group withdraws another member\'s parked approval', () => {
+describe("/new in a group withdraws another member's parked approval", () => {
   let llm: FakeLLM;
   let telegram: FakeTelegram;
   let stack: Stack;
@@ -51,24 +51,33 @@ describe('/new in a group withdraws another member\'s parked approval', () => {
   const aliceEvents = () =>
     stack.database.db.selectFrom('inbound_events').select(['text', 'status']).where('user_id', '=', `telegram:${ALICE.id}`).where('kind', '=', 'message').orderBy('received_at').execute();
 
-  it('denies the parked approval with the reason, ends Alice\'s turn, and takes her next message', async () => {
+  it("denies the parked approval with the reason, ends Alice's turn, and takes her next message", async () => {
     await send(ALICE, 'pay the rent');
-    const wait = await waitFor(
-      async () => stack.database.db.selectFrom('tool_waits').select(['id', 'status']).where('kind', '=', 'approval').where('status', '=', 'pending').executeTakeFirst(),
-      { what: 'the parked approval' },
-    );
+    const wait = await waitFor(async () => stack.database.db.selectFrom('tool_waits').select(['id', 'status']).where('kind', '=', 'approval').where('status', '=', 'pending').executeTakeFirst(), {
+      what: 'the parked approval',
+    });
     await send(BOB, '/new');
-    const withdrawn = await waitFor(async () => {
-      const row = await stack.database.db.selectFrom('tool_waits').select(['status', 'answer', 'answered_by']).where('id', '=', wait.id).executeTakeFirstOrThrow();
-      return row.status === 'pending' ? undefined : row;
-    }, { what: 'the approval withdrawn' });
+    const withdrawn = await waitFor(
+      async () => {
+        const row = await stack.database.db.selectFrom('tool_waits').select(['status', 'answer', 'answered_by']).where('id', '=', wait.id).executeTakeFirstOrThrow();
+        return row.status === 'pending' ? undefined : row;
+      },
+      { what: 'the approval withdrawn' },
+    );
     expect(withdrawn).toEqual({ status: 'denied', answer: WITHDRAWN_BY_NEW, answered_by: `telegram:${BOB.id}` });
     // Her turn ended (its reply says the call was denied): nothing of hers is in flight any more.
-    await waitFor(async () => ((await aliceEvents()).every((event) => event.status === 'done') ? true : undefined), { what: 'Alice\'s turn to end' });
+    await waitFor(async () => ((await aliceEvents()).every((event) => event.status === 'done') ? true : undefined), { what: "Alice's turn to end" });
 
     const seen = telegram.botMessages(GROUP).length;
     await send(ALICE, 'hello again');
-    const answer = await waitFor(async () => telegram.botMessages(GROUP).slice(seen).find((message) => message.text.startsWith('echo: hello again') || message.text.startsWith('Not taken')), { what: 'the answer to Alice' });
+    const answer = await waitFor(
+      async () =>
+        telegram
+          .botMessages(GROUP)
+          .slice(seen)
+          .find((message) => message.text.startsWith('echo: hello again') || message.text.startsWith('Not taken')),
+      { what: 'the answer to Alice' },
+    );
     expect(answer.text).toBe('echo: hello again');
   });
 });

@@ -76,7 +76,14 @@ describe('a member sees only what is theirs', () => {
   });
 
   it("answers someone else's session, messages, waits, deliveries and event with a 404, like an id that does not exist", async () => {
-    for (const path of [`/v1/sessions/${bobTurn.session_id}`, `/v1/sessions/${bobTurn.session_id}/messages`, `/v1/sessions/${bobTurn.session_id}/waits`, `/v1/sessions/${bobTurn.session_id}/deliveries`, `/v1/sessions/${bobTurn.session_id}/lineage`, `/v1/events/${bobTurn.event_id}`]) {
+    for (const path of [
+      `/v1/sessions/${bobTurn.session_id}`,
+      `/v1/sessions/${bobTurn.session_id}/messages`,
+      `/v1/sessions/${bobTurn.session_id}/waits`,
+      `/v1/sessions/${bobTurn.session_id}/deliveries`,
+      `/v1/sessions/${bobTurn.session_id}/lineage`,
+      `/v1/events/${bobTurn.event_id}`,
+    ]) {
       const theirs = await call(ana, 'GET', path);
       const nobodys = await call(ana, 'GET', path.replace(/[0-9a-f-]{36}/, randomUUID()));
       expect(theirs.status, path).toBe(404);
@@ -128,7 +135,7 @@ describe('a member sees only what is theirs', () => {
     expect((await call(ana, 'GET', '/v1/cron/jobs')).body.jobs).toHaveLength(1);
   });
 
-  it("lets a viewer read the profile granted, and nothing else; an operator of another profile gets 404s", async () => {
+  it('lets a viewer read the profile granted, and nothing else; an operator of another profile gets 404s', async () => {
     expect((await call(viewer, 'GET', `/v1/sessions/${bobTurn.session_id}/messages`)).status).toBe(200);
     expect((await call(viewer, 'GET', '/v1/sessions')).body.sessions).toHaveLength(2);
     expect((await call(viewer, 'POST', '/v1/messages', { chat_id: 'v', text: 'hi' })).status).toBe(403);

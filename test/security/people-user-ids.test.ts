@@ -96,7 +96,7 @@ describe('Telegram 42 and Discord 42 are two people', () => {
     return row.system_prompt ?? '';
   };
 
-  it('keeps their user profiles apart, in the store, the API view and the next session\'s prompt', async () => {
+  it("keeps their user profiles apart, in the store, the API view and the next session's prompt", async () => {
     expect(await fromTelegram('remember drinks tea, lives in Oslo')).toContain('saved:');
     expect(await fromDiscord('remember drinks coffee, lives in Lima')).toContain('saved:');
 
@@ -124,7 +124,7 @@ describe('Telegram 42 and Discord 42 are two people', () => {
     expect(dcPrompt).not.toContain('drinks tea');
   });
 
-  it('keeps their search scopes apart; the API\'s bare ids and qualified ids name the same person', async () => {
+  it("keeps their search scopes apart; the API's bare ids and qualified ids name the same person", async () => {
     await fromTelegram('the zebra password is on the blue card');
     const search = (user: string) => stack.get(`/v1/search?${new URLSearchParams({ q: 'zebra', user_id: user })}`);
     expect((await search('telegram:42')).body.sessions.length).toBe(1);

@@ -140,9 +140,7 @@ describe('outbound URLs are pinned to the address that was checked', () => {
     expect(good.hits).toContain('/to-victim');
     expect(victim.hits).toEqual([]);
     const unresolved = createWebExtractTool({ lookup: failing });
-    await expect(unresolved.execute(unresolved.schema.parse({ urls: ['http://nowhere.example.test/'] }), offlineContext())).rejects.toThrow(
-      /could not be resolved \(ENOTFOUND\)/,
-    );
+    await expect(unresolved.execute(unresolved.schema.parse({ urls: ['http://nowhere.example.test/'] }), offlineContext())).rejects.toThrow(/could not be resolved \(ENOTFOUND\)/);
   });
 });
 

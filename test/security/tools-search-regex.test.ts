@@ -40,11 +40,12 @@ describe('a catastrophic regex in search_files', () => {
     await fake.close();
   });
 
-  const roles = async (sessionId: string): Promise<string[]> =>
-    (await stack.get(`/v1/sessions/${sessionId}/messages`)).body.messages.map((message: any) => message.role);
+  const roles = async (sessionId: string): Promise<string[]> => (await stack.get(`/v1/sessions/${sessionId}/messages`)).body.messages.map((message: any) => message.role);
   const lease = async (sessionId: string) =>
-    (await sql<{ token: string; live: boolean; expires_at: Date }>`
-      SELECT token::text, expires_at > now() AS live, expires_at FROM session_leases WHERE session_id = ${sessionId}`.execute(stack.database.db)).rows[0];
+    (
+      await sql<{ token: string; live: boolean; expires_at: Date }>`
+      SELECT token::text, expires_at > now() AS live, expires_at FROM session_leases WHERE session_id = ${sessionId}`.execute(stack.database.db)
+    ).rows[0];
 
   it('leaves the worker answering others and its lease renewed, and ends with "took too long"', async () => {
     const slow = await stack.post('/v1/messages', { chat_id: 'redos', user_id: 'u1', text: 'find the pattern' });
@@ -89,6 +90,8 @@ describe('a catastrophic regex in search_files', () => {
     expect(delay.max / 1e6).toBeLessThan(1000);
 
     const event = await stack.waitForEvent(slow.body.event_id, 30_000);
-    expect(event.reply.text).toMatch(/^search said: No matches for \/\(a\+\)\+\$\/ under redos\.txt\.\n\[stopped: the search took too long \(over 10 s\) and was cut off; simplify the pattern or narrow the path\]$/);
+    expect(event.reply.text).toMatch(
+      /^search said: No matches for \/\(a\+\)\+\$\/ under redos\.txt\.\n\[stopped: the search took too long \(over 10 s\) and was cut off; simplify the pattern or narrow the path\]$/,
+    );
   }, 120_000);
 });

@@ -15,7 +15,10 @@ export interface ImageStage {
 
 /** Joins continuation lines, drops comments, and splits the file into its build stages. */
 function instructions(text: string): string[][] {
-  const lines = text.replace(/\\\n/g, ' ').split('\n').map((line) => line.trim());
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim());
   const stages: string[][] = [];
   for (const line of lines) {
     if (line === '' || line.startsWith('#')) continue;
@@ -45,15 +48,32 @@ export function readImageStages(path: string): ImageStage[] {
     for (const line of stage) {
       const [, keyword = '', rest = ''] = /^(\S+)\s+(.*)$/.exec(line) ?? [];
       switch (keyword.toUpperCase()) {
-        case 'FROM': image.from = rest.split(/\s+/)[0]!; break;
-        case 'WORKDIR': image.workdir = rest; break;
-        case 'USER': image.user = rest; break;
-        case 'ENV': parseEnv(rest, image.env); break;
-        case 'ENTRYPOINT': image.entrypoint = JSON.parse(rest); break;
-        case 'CMD': image.cmd = JSON.parse(rest); break;
-        case 'RUN': image.run += `${rest}\n`; break;
-        case 'COPY': image.copied.push(...copySources(rest)); break;
-        default: break;
+        case 'FROM':
+          image.from = rest.split(/\s+/)[0]!;
+          break;
+        case 'WORKDIR':
+          image.workdir = rest;
+          break;
+        case 'USER':
+          image.user = rest;
+          break;
+        case 'ENV':
+          parseEnv(rest, image.env);
+          break;
+        case 'ENTRYPOINT':
+          image.entrypoint = JSON.parse(rest);
+          break;
+        case 'CMD':
+          image.cmd = JSON.parse(rest);
+          break;
+        case 'RUN':
+          image.run += `${rest}\n`;
+          break;
+        case 'COPY':
+          image.copied.push(...copySources(rest));
+          break;
+        default:
+          break;
       }
     }
     return image;

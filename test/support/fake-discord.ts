@@ -242,8 +242,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     },
   };
 
-  const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
-    sendJson(response, status, body, headers);
+  const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => sendJson(response, status, body, headers);
 
   const http = await startFakeHttp((request, response) => {
     const file = cdn.get(request.path);
@@ -256,10 +255,15 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     const limited = rateLimits.findIndex((limit) => path.startsWith(limit.prefix));
     if (limited >= 0) {
       const [limit] = rateLimits.splice(limited, 1);
-      return json(response, 429, { message: 'You are being rate limited.', retry_after: limit!.retryAfter, global: false }, {
-        'retry-after': String(Math.ceil(limit!.retryAfter)),
-        'x-ratelimit-scope': 'user',
-      });
+      return json(
+        response,
+        429,
+        { message: 'You are being rate limited.', retry_after: limit!.retryAfter, global: false },
+        {
+          'retry-after': String(Math.ceil(limit!.retryAfter)),
+          'x-ratelimit-scope': 'user',
+        },
+      );
     }
     if (request.method === 'GET' && path === '/gateway/bot') {
       return json(response, 200, { url: `ws://127.0.0.1:${http.port}/gateway`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } });

@@ -111,15 +111,10 @@ export interface FakeLLM {
 
 export const echoHandler: FakeHandler = (request) => ({ text: `echo: ${request.lastUserText}` });
 
-
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((block: { type?: string; text?: string; content?: unknown }) =>
-      block.type === 'text' ? (block.text ?? '') : block.type === 'tool_result' ? textOf(block.content) : '',
-    )
-    .join('');
+  return content.map((block: { type?: string; text?: string; content?: unknown }) => (block.type === 'text' ? (block.text ?? '') : block.type === 'tool_result' ? textOf(block.content) : '')).join('');
 }
 
 function neutralOpenAI(body: any): { system: string; messages: NeutralMessage[] } {
@@ -132,9 +127,7 @@ function neutralOpenAI(body: any): { system: string; messages: NeutralMessage[] 
       messages.push({
         role: 'assistant',
         content: textOf(m.content ?? ''),
-        ...(m.tool_calls
-          ? { toolCalls: m.tool_calls.map((c: any) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) }
-          : {}),
+        ...(m.tool_calls ? { toolCalls: m.tool_calls.map((c: any) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) } : {}),
       });
     } else messages.push({ role: 'user', content: textOf(m.content) });
   }
@@ -151,16 +144,17 @@ function neutralAnthropic(body: any): { system: string; messages: NeutralMessage
       messages.push({
         role: 'assistant',
         content: textOf(blocks),
-        ...(calls.length > 0
-          ? { toolCalls: calls.map((b) => ({ id: b.id, name: b.name, arguments: JSON.stringify(b.input) })) }
-          : {}),
+        ...(calls.length > 0 ? { toolCalls: calls.map((b) => ({ id: b.id, name: b.name, arguments: JSON.stringify(b.input) })) } : {}),
       });
       continue;
     }
     for (const block of blocks) {
       if (block.type === 'tool_result') messages.push({ role: 'tool', content: textOf(block.content), toolCallId: block.tool_use_id });
     }
-    const text = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('');
+    const text = blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join('');
     if (text !== '') messages.push({ role: 'user', content: text });
   }
   return { system, messages };
@@ -193,9 +187,7 @@ function promptTokensOf(provider: Provider, body: any): number {
 /** What each provider answers to a prompt over the window: OpenAI's code, Anthropic's wording. */
 export function overflowError(provider: Provider, promptTokens: number, window: number): { status: number; body: unknown } {
   if (provider === 'openai') {
-    const message =
-      `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. ` +
-      'Please reduce the length of the messages.';
+    const message = `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. ` + 'Please reduce the length of the messages.';
     return { status: 400, body: { error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } } };
   }
   return {
@@ -219,9 +211,7 @@ function openaiAnswer(body: any, text: string, calls: ToolCallReply[], outputTok
         message: {
           role: 'assistant',
           content: calls.length > 0 && text === '' ? null : text,
-          ...(calls.length > 0
-            ? { tool_calls: calls.map((c) => ({ id: id('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
-            : {}),
+          ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: id('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) } : {}),
           refusal: null,
         },
         logprobs: null,
@@ -246,10 +236,7 @@ function anthropicAnswer(body: any, text: string, calls: ToolCallReply[], output
     type: 'message',
     role: 'assistant',
     model: body.model,
-    content: [
-      ...(text === '' ? [] : [{ type: 'text', text }]),
-      ...calls.map((c) => ({ type: 'tool_use', id: id('toolu_'), name: c.name, input: c.arguments })),
-    ],
+    content: [...(text === '' ? [] : [{ type: 'text', text }]), ...calls.map((c) => ({ type: 'tool_use', id: id('toolu_'), name: c.name, input: c.arguments }))],
     stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn',
     stop_sequence: null,
     usage: {
@@ -312,9 +299,7 @@ function openaiStreamEvents(body: any, answer: any): StreamEvent[] {
 /** Anthropic's Messages stream of the same answer: message_start, blocks, message_delta, message_stop. */
 function anthropicStreamEvents(answer: any): StreamEvent[] {
   const { content, usage, stop_reason: stopReason, ...message } = answer;
-  const events: StreamEvent[] = [
-    { event: 'message_start', data: { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } } },
-  ];
+  const events: StreamEvent[] = [{ event: 'message_start', data: { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } } }];
   content.forEach((block: any, index: number) => {
     if (block.type === 'text') {
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
@@ -400,9 +385,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
   };
   const openaiCache = new OpenAIPrefixCache();
   const anthropicCache = new AnthropicPrefixCache();
-  const sessionKeyOf =
-    options.sessionKeyOf ??
-    ((request: FakeRequest) => (typeof request.body.prompt_cache_key === 'string' ? request.body.prompt_cache_key : undefined));
+  const sessionKeyOf = options.sessionKeyOf ?? ((request: FakeRequest) => (typeof request.body.prompt_cache_key === 'string' ? request.body.prompt_cache_key : undefined));
   const scripted: FakeReply[] = [];
   const expected = provider === 'openai' ? /^(\/v1)?\/chat\/completions$/ : /^(\/v1)?\/messages$/;
 
@@ -447,10 +430,7 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
       const text = reply.text ?? '';
       const calls = 'toolCalls' in reply ? reply.toolCalls : [];
       const outputTokens = tokens(bytes(text) + (calls.length > 0 ? bytes(JSON.stringify(calls)) : 0));
-      const answer =
-        provider === 'openai'
-          ? openaiAnswer(body, text, calls, outputTokens, openaiCache)
-          : anthropicAnswer(body, text, calls, outputTokens, anthropicCache);
+      const answer = provider === 'openai' ? openaiAnswer(body, text, calls, outputTokens, openaiCache) : anthropicAnswer(body, text, calls, outputTokens, anthropicCache);
       if (reply.usage) (answer as { usage: unknown }).usage = scriptedUsage(provider, reply.usage);
       if (body.stream === true) {
         fakeRequest.stream = true;
@@ -467,17 +447,20 @@ async function startFake(provider: Provider, options: FakeLLMOptions): Promise<F
     }
   };
 
-  const http = await startFakeHttp(async (request, response) => {
-    // 'close' fires once the answer is written or the client went away (abort, timeout).
-    let closed = response.destroyed;
-    const gone = closed ? Promise.resolve() : new Promise<void>((resolve) => response.once('close', () => resolve()));
-    void gone.then(() => (closed = true));
-    try {
-      await answer(request, response, gone, () => closed);
-    } catch (error) {
-      if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: 'server_error' } });
-    }
-  }, { retainRequests: 0, ...(options.host === undefined ? {} : { host: options.host }) });
+  const http = await startFakeHttp(
+    async (request, response) => {
+      // 'close' fires once the answer is written or the client went away (abort, timeout).
+      let closed = response.destroyed;
+      const gone = closed ? Promise.resolve() : new Promise<void>((resolve) => response.once('close', () => resolve()));
+      void gone.then(() => (closed = true));
+      try {
+        await answer(request, response, gone, () => closed);
+      } catch (error) {
+        if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: 'server_error' } });
+      }
+    },
+    { retainRequests: 0, ...(options.host === undefined ? {} : { host: options.host }) },
+  );
   const fake: FakeLLM = {
     provider,
     url: provider === 'openai' ? `${http.origin}/v1` : http.origin,

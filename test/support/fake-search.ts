@@ -40,7 +40,7 @@ export async function startFakeSearchEngines(hits = 12): Promise<FakeSearchEngin
     if (request.method !== 'POST' || request.path !== '/search') return sendJson(response, 404, { detail: { error: 'Not found' } });
     if (request.headers.authorization !== `Bearer ${FAKE_SEARCH_KEY}`) return sendJson(response, 401, { detail: { error: 'Unauthorized: missing or invalid API key.' } });
     const body = request.body as { query: string; max_results?: number };
-    if (body.query === 'fail') return sendJson(response, 432, { detail: { error: 'This request exceeds your plan\'s set usage limit.' } });
+    if (body.query === 'fail') return sendJson(response, 432, { detail: { error: "This request exceeds your plan's set usage limit." } });
     const results = Array.from({ length: Math.min(body.max_results ?? 5, hits) }, (_, n) => ({ ...hit(body.query, n), content: `tavily snippet ${n}`, score: 0.9, raw_content: null }));
     return sendJson(response, 200, { query: body.query, answer: null, images: [], results, response_time: 0.4 });
   });

@@ -235,8 +235,18 @@ export async function startFakeSlack(apps: readonly FakeSlackApp[] = [FIRST_APP]
       return {};
     },
     // Newest first, as Slack lists them; metadata only when asked for.
-    'conversations.history': (args) => ({ messages: listed(state.messages.filter((m) => m.channel === args.channel && m.thread_ts === undefined), args) }),
-    'conversations.replies': (args) => ({ messages: listed(state.messages.filter((m) => m.channel === args.channel && m.thread_ts === args.ts), args) }),
+    'conversations.history': (args) => ({
+      messages: listed(
+        state.messages.filter((m) => m.channel === args.channel && m.thread_ts === undefined),
+        args,
+      ),
+    }),
+    'conversations.replies': (args) => ({
+      messages: listed(
+        state.messages.filter((m) => m.channel === args.channel && m.thread_ts === args.ts),
+        args,
+      ),
+    }),
     'users.info': (args) => ({ user: { id: args.user, team_id: TEAM, name: String(args.user).toLowerCase(), is_bot: false } }),
     'conversations.info': (args) => ({ channel: { id: args.channel, is_channel: String(args.channel).startsWith('C'), is_im: String(args.channel).startsWith('D') } }),
     'files.getUploadURLExternal': (args) => {
@@ -265,7 +275,9 @@ export async function startFakeSlack(apps: readonly FakeSlackApp[] = [FIRST_APP]
     },
     'apps.connections.open': (_args, token) => {
       const app = token.startsWith('xapp-') ? appOf(token) : undefined;
-      return app ? { url: `${origin.replace('http', 'ws')}/link?app=${app.appId}&ticket=${randomUUID()}` } : { ok: false, error: token.startsWith('xapp-') ? 'invalid_auth' : 'not_allowed_token_type' };
+      return app
+        ? { url: `${origin.replace('http', 'ws')}/link?app=${app.appId}&ticket=${randomUUID()}` }
+        : { ok: false, error: token.startsWith('xapp-') ? 'invalid_auth' : 'not_allowed_token_type' };
     },
   };
 

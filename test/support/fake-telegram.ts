@@ -118,7 +118,12 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     const base = { file_id: fileId, file_unique_id: `u${fileId}`, file_size: attachment.size ?? attachment.bytes.length };
     switch (attachment.kind) {
       case 'photo':
-        return { photo: [{ ...base, file_id: `${fileId}-thumb`, file_size: 10, width: 90, height: 90 }, { ...base, width: 800, height: 600 }] };
+        return {
+          photo: [
+            { ...base, file_id: `${fileId}-thumb`, file_size: 10, width: 90, height: 90 },
+            { ...base, width: 800, height: 600 },
+          ],
+        };
       case 'document':
         return { document: { ...base, file_name: attachment.name ?? 'file.bin', mime_type: attachment.mime ?? 'application/octet-stream' } };
       case 'voice':
@@ -228,8 +233,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const ok = (response: ServerResponse, result: unknown) => sendJson(response, 200, { ok: true, result });
   const fail = (response: ServerResponse, code: number, description: string, retryAfter?: number) =>
     sendJson(response, code, { ok: false, error_code: code, description, ...(retryAfter === undefined ? {} : { parameters: { retry_after: retryAfter } }) });
-  const parseError = (body: Record<string, any>) =>
-    body.parse_mode === 'HTML' && fake.rejectHtml !== undefined && fake.rejectHtml(String(body.text));
+  const parseError = (body: Record<string, any>) => body.parse_mode === 'HTML' && fake.rejectHtml !== undefined && fake.rejectHtml(String(body.text));
 
   const serveFile = (path: string, response: ServerResponse) => {
     const file = [...files.values()].find((entry) => entry.path === path);
@@ -263,109 +267,116 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   };
 
   // Its own record is `calls`: the shared server's log of every request (a soak polls for half an hour) is not kept.
-  const http = await startFakeHttp(async (request, response) => {
-    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(request.path);
-    if (download) return download[1] === token ? serveFile(download[2]!, response) : fail(response, 404, 'Not Found');
-    const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.path);
-    if (!match || match[1] !== token) return fail(response, 404, 'Not Found');
-    const method = match[2]!;
-    const body: Record<string, any> = request.body ?? {};
-    const call: SentCall = { method, body, at: performance.now() };
-    fake.calls.push(call);
-    const failure = failures.get(method)?.shift();
-    if (failure?.kind === 'status') return fail(response, failure.code, failure.description, failure.retryAfter);
-    if (failure?.kind === 'drop') return; // no answer, nothing stored
-    switch (method) {
-      case 'getMe':
-        return ok(response, { ...bot, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
-      case 'setWebhook':
-        fake.webhook = { url: String(body.url), ...(body.secret_token ? { secret: String(body.secret_token) } : {}) };
-        return ok(response, true);
-      case 'deleteWebhook':
-        fake.webhook = null;
-        return ok(response, true);
-      case 'sendChatAction':
-        return ok(response, true);
-      case 'getUpdates': {
-        if (fake.webhook) return fail(response, 409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
-        openPolls++;
-        fake.maxConcurrentPolls = Math.max(fake.maxConcurrentPolls, openPolls);
-        try {
-          const offset = typeof body.offset === 'number' ? body.offset : 0;
-          // Confirmed updates are gone for good, as on Telegram.
-          while (updates.length > 0 && updates[0].update_id < offset) updates.shift();
-          if (updates.length === 0 && Number(body.timeout ?? 0) > 0) {
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(done, Number(body.timeout) * 1000);
-              function done() {
-                clearTimeout(timer);
-                pollWaiters.delete(done);
-                resolve();
-              }
-              pollWaiters.add(done);
-            });
+  const http = await startFakeHttp(
+    async (request, response) => {
+      const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(request.path);
+      if (download) return download[1] === token ? serveFile(download[2]!, response) : fail(response, 404, 'Not Found');
+      const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.path);
+      if (!match || match[1] !== token) return fail(response, 404, 'Not Found');
+      const method = match[2]!;
+      const body: Record<string, any> = request.body ?? {};
+      const call: SentCall = { method, body, at: performance.now() };
+      fake.calls.push(call);
+      const failure = failures.get(method)?.shift();
+      if (failure?.kind === 'status') return fail(response, failure.code, failure.description, failure.retryAfter);
+      if (failure?.kind === 'drop') return; // no answer, nothing stored
+      switch (method) {
+        case 'getMe':
+          return ok(response, { ...bot, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
+        case 'setWebhook':
+          fake.webhook = { url: String(body.url), ...(body.secret_token ? { secret: String(body.secret_token) } : {}) };
+          return ok(response, true);
+        case 'deleteWebhook':
+          fake.webhook = null;
+          return ok(response, true);
+        case 'sendChatAction':
+          return ok(response, true);
+        case 'getUpdates': {
+          if (fake.webhook) return fail(response, 409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
+          openPolls++;
+          fake.maxConcurrentPolls = Math.max(fake.maxConcurrentPolls, openPolls);
+          try {
+            const offset = typeof body.offset === 'number' ? body.offset : 0;
+            // Confirmed updates are gone for good, as on Telegram.
+            while (updates.length > 0 && updates[0].update_id < offset) updates.shift();
+            if (updates.length === 0 && Number(body.timeout ?? 0) > 0) {
+              await new Promise<void>((resolve) => {
+                const timer = setTimeout(done, Number(body.timeout) * 1000);
+                function done() {
+                  clearTimeout(timer);
+                  pollWaiters.delete(done);
+                  resolve();
+                }
+                pollWaiters.add(done);
+              });
+            }
+            return ok(response, updates.filter((update) => update.update_id >= offset).slice(0, Number(body.limit ?? 100)));
+          } finally {
+            openPolls--;
           }
-          return ok(response, updates.filter((update) => update.update_id >= offset).slice(0, Number(body.limit ?? 100)));
-        } finally {
-          openPolls--;
         }
-      }
-      case 'sendMessage': {
-        const chatId = Number(body.chat_id);
-        if (!chats.has(chatId)) return fail(response, 400, 'Bad Request: chat not found');
-        if (String(body.text ?? '').length > 4096) return fail(response, 400, 'Bad Request: message is too long');
-        if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
-        const message: StoredMessage = {
-          message_id: nextMessageId(chatId),
-          chat_id: chatId,
-          from: bot,
-          text: String(body.text),
-          ...(body.parse_mode ? { parse_mode: String(body.parse_mode) } : {}),
-          ...(body.message_thread_id === undefined ? {} : { message_thread_id: Number(body.message_thread_id) }),
-          ...(body.reply_parameters?.message_id === undefined ? {} : { reply_to: Number(body.reply_parameters.message_id) }),
-          ...(body.reply_markup ? { reply_markup: body.reply_markup } : {}),
-        };
-        store(message);
-        call.messageId = message.message_id;
-        if (failure?.kind === 'store-then-hang') return; // it arrived; the answer never does
-        return ok(response, toApiMessage(message));
-      }
-      case 'answerCallbackQuery':
-        return ok(response, true);
-      case 'getFile': {
-        const file = files.get(String(body.file_id));
-        if (!file) return fail(response, 400, 'Bad Request: invalid file_id');
-        return ok(response, { file_id: body.file_id, file_unique_id: `u${body.file_id}`, file_size: file.bytes.length, file_path: file.path });
-      }
-      case 'sendDocument':
-      case 'sendPhoto':
-        return sendFile(method, request, response);
-      case 'editMessageText': {
-        const chatId = Number(body.chat_id);
-        const message = chats.get(chatId)?.find((m) => m.message_id === Number(body.message_id));
-        if (!message) return fail(response, 400, 'Bad Request: message to edit not found');
-        if (message.from.id !== bot.id) return fail(response, 400, "Bad Request: message can't be edited");
-        if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
-        if (message.text === String(body.text) && (message.parse_mode ?? '') === String(body.parse_mode ?? '')) {
-          return fail(response, 400, 'Bad Request: message is not modified: specified new message content and reply markup of the specified message are exactly the same as a current content and reply markup of the message');
+        case 'sendMessage': {
+          const chatId = Number(body.chat_id);
+          if (!chats.has(chatId)) return fail(response, 400, 'Bad Request: chat not found');
+          if (String(body.text ?? '').length > 4096) return fail(response, 400, 'Bad Request: message is too long');
+          if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
+          const message: StoredMessage = {
+            message_id: nextMessageId(chatId),
+            chat_id: chatId,
+            from: bot,
+            text: String(body.text),
+            ...(body.parse_mode ? { parse_mode: String(body.parse_mode) } : {}),
+            ...(body.message_thread_id === undefined ? {} : { message_thread_id: Number(body.message_thread_id) }),
+            ...(body.reply_parameters?.message_id === undefined ? {} : { reply_to: Number(body.reply_parameters.message_id) }),
+            ...(body.reply_markup ? { reply_markup: body.reply_markup } : {}),
+          };
+          store(message);
+          call.messageId = message.message_id;
+          if (failure?.kind === 'store-then-hang') return; // it arrived; the answer never does
+          return ok(response, toApiMessage(message));
         }
-        message.text = String(body.text);
-        if (body.parse_mode) message.parse_mode = String(body.parse_mode);
-        else delete message.parse_mode;
-        if (body.reply_markup) message.reply_markup = body.reply_markup;
-        return ok(response, toApiMessage(message));
+        case 'answerCallbackQuery':
+          return ok(response, true);
+        case 'getFile': {
+          const file = files.get(String(body.file_id));
+          if (!file) return fail(response, 400, 'Bad Request: invalid file_id');
+          return ok(response, { file_id: body.file_id, file_unique_id: `u${body.file_id}`, file_size: file.bytes.length, file_path: file.path });
+        }
+        case 'sendDocument':
+        case 'sendPhoto':
+          return sendFile(method, request, response);
+        case 'editMessageText': {
+          const chatId = Number(body.chat_id);
+          const message = chats.get(chatId)?.find((m) => m.message_id === Number(body.message_id));
+          if (!message) return fail(response, 400, 'Bad Request: message to edit not found');
+          if (message.from.id !== bot.id) return fail(response, 400, "Bad Request: message can't be edited");
+          if (parseError(body)) return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag at byte offset 0");
+          if (message.text === String(body.text) && (message.parse_mode ?? '') === String(body.parse_mode ?? '')) {
+            return fail(
+              response,
+              400,
+              'Bad Request: message is not modified: specified new message content and reply markup of the specified message are exactly the same as a current content and reply markup of the message',
+            );
+          }
+          message.text = String(body.text);
+          if (body.parse_mode) message.parse_mode = String(body.parse_mode);
+          else delete message.parse_mode;
+          if (body.reply_markup) message.reply_markup = body.reply_markup;
+          return ok(response, toApiMessage(message));
+        }
+        case 'deleteMessage': {
+          const messages = chats.get(Number(body.chat_id)) ?? [];
+          const index = messages.findIndex((m) => m.message_id === Number(body.message_id));
+          if (index < 0) return fail(response, 400, 'Bad Request: message to delete not found');
+          messages.splice(index, 1);
+          return ok(response, true);
+        }
+        default:
+          return fail(response, 404, `Not Found: method ${method} is not faked`);
       }
-      case 'deleteMessage': {
-        const messages = chats.get(Number(body.chat_id)) ?? [];
-        const index = messages.findIndex((m) => m.message_id === Number(body.message_id));
-        if (index < 0) return fail(response, 400, 'Bad Request: message to delete not found');
-        messages.splice(index, 1);
-        return ok(response, true);
-      }
-      default:
-        return fail(response, 404, `Not Found: method ${method} is not faked`);
-    }
-  }, { retainRequests: 0 });
+    },
+    { retainRequests: 0 },
+  );
   fake.apiRoot = http.origin;
   return fake;
 }

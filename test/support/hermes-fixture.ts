@@ -10,10 +10,12 @@ import { addMessages, addSessions, newHermesDb, writeHermesHome } from './hermes
 
 export const T0 = Date.parse('2026-10-01T09:00:00Z') / 1000;
 export const PROMPT = 'You are Hermes, a helpful agent.\nToday is Thursday.';
-export const IMAGE_CONTENT = 'json:' + JSON.stringify([
-  { type: 'text', text: 'What is in this photo? \u{1F600}' },
-  { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
-]);
+export const IMAGE_CONTENT =
+  'json:' +
+  JSON.stringify([
+    { type: 'text', text: 'What is in this photo? \u{1F600}' },
+    { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+  ]);
 
 export const GITHUB_SKILL = `---
 name: github-pr-workflow
@@ -107,19 +109,56 @@ export interface FixtureHome {
 const CRON_JOBS = {
   jobs: [
     {
-      id: 'a1b2c3d4e5f6', name: 'morning briefing', prompt: 'Brief me on today', skills: [], skill: null, model: null, provider: null,
-      base_url: null, script: null, no_agent: false, context_from: null, schedule: { kind: 'cron', expr: '30 7 * * *', display: '30 7 * * *' },
-      schedule_display: '30 7 * * *', repeat: { times: null, completed: 4 }, enabled: true, state: 'scheduled', paused_at: null,
-      paused_reason: null, created_at: '2026-09-01T07:00:00+09:00', next_run_at: '2026-10-02T07:30:00+09:00', last_run_at: null,
-      last_status: null, last_error: null, last_delivery_error: null, deliver: 'origin',
-      origin: { platform: 'telegram', chat_id: '-1001234567', chat_name: 'Ops', thread_id: '17' }, enabled_toolsets: null, workdir: null,
+      id: 'a1b2c3d4e5f6',
+      name: 'morning briefing',
+      prompt: 'Brief me on today',
+      skills: [],
+      skill: null,
+      model: null,
+      provider: null,
+      base_url: null,
+      script: null,
+      no_agent: false,
+      context_from: null,
+      schedule: { kind: 'cron', expr: '30 7 * * *', display: '30 7 * * *' },
+      schedule_display: '30 7 * * *',
+      repeat: { times: null, completed: 4 },
+      enabled: true,
+      state: 'scheduled',
+      paused_at: null,
+      paused_reason: null,
+      created_at: '2026-09-01T07:00:00+09:00',
+      next_run_at: '2026-10-02T07:30:00+09:00',
+      last_run_at: null,
+      last_status: null,
+      last_error: null,
+      last_delivery_error: null,
+      deliver: 'origin',
+      origin: { platform: 'telegram', chat_id: '-1001234567', chat_name: 'Ops', thread_id: '17' },
+      enabled_toolsets: null,
+      workdir: null,
     },
     {
-      id: 'b2c3d4e5f6a1', name: 'weekly review', prompt: 'Review the week', skills: null, skill: 'github-pr-workflow', model: 'gpt-5',
-      provider: null, base_url: null, script: null, schedule: { kind: 'interval', minutes: 10080, display: 'every 10080m' },
-      schedule_display: 'every 10080m', repeat: { times: 3, completed: 1 }, enabled: false, state: 'paused',
-      paused_at: '2026-09-20T10:00:00Z', paused_reason: 'on holiday until October', deliver: 'local', origin: null,
-      enabled_toolsets: ['web'], workdir: '/home/dana/project',
+      id: 'b2c3d4e5f6a1',
+      name: 'weekly review',
+      prompt: 'Review the week',
+      skills: null,
+      skill: 'github-pr-workflow',
+      model: 'gpt-5',
+      provider: null,
+      base_url: null,
+      script: null,
+      schedule: { kind: 'interval', minutes: 10080, display: 'every 10080m' },
+      schedule_display: 'every 10080m',
+      repeat: { times: 3, completed: 1 },
+      enabled: false,
+      state: 'paused',
+      paused_at: '2026-09-20T10:00:00Z',
+      paused_reason: 'on holiday until October',
+      deliver: 'local',
+      origin: null,
+      enabled_toolsets: ['web'],
+      workdir: '/home/dana/project',
     },
     { id: 'c3d4e5f6a1b2', name: 'disk check', prompt: '', script: 'disk.sh', no_agent: true, schedule: { kind: 'interval', minutes: 60 }, deliver: 'local', skill: null },
   ],
@@ -128,8 +167,39 @@ const CRON_JOBS = {
 async function stateDb() {
   const db = await newHermesDb(30);
   addSessions(db, [
-    { id: '20261001_090000_a1', source: 'telegram', userId: '42', chatId: '-1001234567', chatType: 'group', threadId: '17', startedAt: T0, endedAt: T0 + 1800, endReason: 'compression', title: 'Deploy planning', model: 'anthropic/claude-sonnet-4', systemPrompt: PROMPT, inputTokens: 1200, outputTokens: 340, estimatedCostUsd: 0.0123, cwd: '/home/dana' },
-    { id: '20261001_100000_b2', source: 'telegram', userId: '42', chatId: '-1001234567', chatType: 'group', threadId: '17', parentId: '20261001_090000_a1', startedAt: T0 + 3600, endedAt: T0 + 4000, endReason: 'agent_close', title: 'Deploy planning #2', model: 'anthropic/claude-sonnet-4', systemPrompt: PROMPT },
+    {
+      id: '20261001_090000_a1',
+      source: 'telegram',
+      userId: '42',
+      chatId: '-1001234567',
+      chatType: 'group',
+      threadId: '17',
+      startedAt: T0,
+      endedAt: T0 + 1800,
+      endReason: 'compression',
+      title: 'Deploy planning',
+      model: 'anthropic/claude-sonnet-4',
+      systemPrompt: PROMPT,
+      inputTokens: 1200,
+      outputTokens: 340,
+      estimatedCostUsd: 0.0123,
+      cwd: '/home/dana',
+    },
+    {
+      id: '20261001_100000_b2',
+      source: 'telegram',
+      userId: '42',
+      chatId: '-1001234567',
+      chatType: 'group',
+      threadId: '17',
+      parentId: '20261001_090000_a1',
+      startedAt: T0 + 3600,
+      endedAt: T0 + 4000,
+      endReason: 'agent_close',
+      title: 'Deploy planning #2',
+      model: 'anthropic/claude-sonnet-4',
+      systemPrompt: PROMPT,
+    },
     { id: '20261002_090000_c3', source: 'cli', startedAt: T0 + 86400, title: 'Compacted in place', systemPrompt: 'A different prompt.' },
   ]);
   addMessages(db, [

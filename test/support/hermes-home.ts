@@ -37,8 +37,6 @@ const HERMES_SCHEMA_21 = `
   );
   CREATE INDEX idx_messages_session ON messages(session_id, timestamp);`;
 
-
-
 export interface HermesSessionSeed {
   id: string;
   source: string;
@@ -106,9 +104,23 @@ export function addSessions(db: SqliteDatabase, sessions: HermesSessionSeed[]): 
   for (const s of sessions) {
     const prompt = s.systemPrompt === undefined ? null : byHash ? promptHash(db, s.systemPrompt) : s.systemPrompt;
     statement.run([
-      s.id, s.source, s.userId ?? null, s.chatId ?? null, s.chatType ?? null, s.threadId ?? null, s.parentId ?? null, s.startedAt,
-      s.endedAt ?? null, s.endReason ?? null, s.title ?? null, s.model ?? null, prompt, s.inputTokens ?? 0, s.outputTokens ?? 0,
-      s.estimatedCostUsd ?? null, s.cwd ?? null,
+      s.id,
+      s.source,
+      s.userId ?? null,
+      s.chatId ?? null,
+      s.chatType ?? null,
+      s.threadId ?? null,
+      s.parentId ?? null,
+      s.startedAt,
+      s.endedAt ?? null,
+      s.endReason ?? null,
+      s.title ?? null,
+      s.model ?? null,
+      prompt,
+      s.inputTokens ?? 0,
+      s.outputTokens ?? 0,
+      s.estimatedCostUsd ?? null,
+      s.cwd ?? null,
     ]);
   }
   statement.free();
@@ -122,8 +134,18 @@ export function addMessages(db: SqliteDatabase, messages: Iterable<HermesMessage
   db.exec('BEGIN');
   for (const m of messages) {
     statement.run([
-      m.sessionId, m.role, m.content, m.toolCalls ?? null, m.toolCallId ?? null, m.toolName ?? null, m.timestamp, m.active ?? 1,
-      m.compacted ?? 0, m.reasoning ?? null, m.platformMessageId ?? null, m.tokenCount ?? null,
+      m.sessionId,
+      m.role,
+      m.content,
+      m.toolCalls ?? null,
+      m.toolCallId ?? null,
+      m.toolName ?? null,
+      m.timestamp,
+      m.active ?? 1,
+      m.compacted ?? 0,
+      m.reasoning ?? null,
+      m.platformMessageId ?? null,
+      m.tokenCount ?? null,
     ]);
   }
   db.exec('COMMIT');

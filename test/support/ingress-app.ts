@@ -29,7 +29,9 @@ export async function startWalkableIngress(stack: Stack): Promise<WalkableIngres
   const telegram = telegramConfig ? [telegramWebhook(new TelegramIngress({ ...replica.deps, config: telegramConfig }), silentLogger)] : [];
   const slackConfig = stack.config.platforms.slack;
   const slack =
-    slackConfig?.signingSecret === undefined ? [] : slackWebhooks([{ ingress: new SlackIngress({ ...replica.deps, config: slackConfig, owner: 'walkable-ingress' }), signingSecret: slackConfig.signingSecret }]);
+    slackConfig?.signingSecret === undefined
+      ? []
+      : slackWebhooks([{ ingress: new SlackIngress({ ...replica.deps, config: slackConfig, owner: 'walkable-ingress' }), signingSecret: slackConfig.signingSecret }]);
   const platformWebhooks = [...telegram, ...slack];
   const app = createIngressServer({
     config: stack.config,

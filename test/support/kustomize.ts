@@ -103,7 +103,7 @@ function setImages(manifest: Manifest, images: { name: string; newName?: string;
   for (const container of [...(pod?.containers ?? []), ...(pod?.initContainers ?? [])]) {
     const [name, tag] = String(container.image).split(':');
     const image = images.find((candidate) => candidate.name === name);
-    if (image) container.image = `${image.newName ?? name}${image.newTag ?? tag ? `:${image.newTag ?? tag}` : ''}`;
+    if (image) container.image = `${image.newName ?? name}${(image.newTag ?? tag) ? `:${image.newTag ?? tag}` : ''}`;
   }
 }
 

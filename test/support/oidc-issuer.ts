@@ -31,23 +31,24 @@ export async function startOidcIssuer(redirectUri: () => string, accounts: Recor
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = 'herald-console';
   const clientSecret = 'issuer-test-secret-0123456789';
-  const provider = (): Provider => new Provider(url, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri()], grant_types: ['authorization_code'], response_types: ['code'] }],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
-    scopes: ['openid', 'email', 'profile', 'groups'],
-    pkce: { required: () => true },
-    cookies: { keys: ['issuer-test-cookie-key'] },
-    features: { devInteractions: { enabled: true } },
-    async findAccount(_ctx: unknown, sub: string) {
-      const account = accounts[sub] ?? { email: `${sub}@example.com` };
-      return {
-        accountId: sub,
-        async claims() {
-          return { sub, email: account.email, email_verified: true, name: account.name ?? sub, groups: account.groups ?? [] };
-        },
-      };
-    },
-  });
+  const provider = (): Provider =>
+    new Provider(url, {
+      clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri()], grant_types: ['authorization_code'], response_types: ['code'] }],
+      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
+      scopes: ['openid', 'email', 'profile', 'groups'],
+      pkce: { required: () => true },
+      cookies: { keys: ['issuer-test-cookie-key'] },
+      features: { devInteractions: { enabled: true } },
+      async findAccount(_ctx: unknown, sub: string) {
+        const account = accounts[sub] ?? { email: `${sub}@example.com` };
+        return {
+          accountId: sub,
+          async claims() {
+            return { sub, email: account.email, email_verified: true, name: account.name ?? sub, groups: account.groups ?? [] };
+          },
+        };
+      },
+    });
   let handler: ReturnType<Provider['callback']> | undefined;
   server.on('request', (request, response) => {
     handler ??= provider().callback();

@@ -20,8 +20,6 @@ export function parseMetrics(text: string): Sample[] {
 
 /** The sum of a metric's samples whose labels include `labels`; undefined when none match. */
 export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  const matching = parseMetrics(text).filter(
-    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
-  );
+  const matching = parseMetrics(text).filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
   return matching.length === 0 ? undefined : matching.reduce((sum, sample) => sum + sample.value, 0);
 }

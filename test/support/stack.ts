@@ -268,13 +268,7 @@ export interface HeraldProcess {
  * A real `herald <role>` process, as a deployment would run it (from source unless `bin` says).
  * `keepOutputChars` keeps only the output's tail: a soak's roles log for half an hour.
  */
-export function spawnHerald(
-  role: string,
-  env: Record<string, string>,
-  bin: string = HERALD_BIN,
-  nodeArgs: string[] = [],
-  keepOutputChars = Number.POSITIVE_INFINITY,
-): HeraldProcess {
+export function spawnHerald(role: string, env: Record<string, string>, bin: string = HERALD_BIN, nodeArgs: string[] = [], keepOutputChars = Number.POSITIVE_INFINITY): HeraldProcess {
   const child = spawn(process.execPath, [...nodeArgs, bin, role], {
     // Worker, reviewer and scheduler processes serve /metrics; several run side by side here.
     env: { ...process.env, HERALD_METRICS_PORT: '0', ...env },

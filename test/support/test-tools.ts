@@ -10,9 +10,7 @@ import type { ToolContext } from '@herald/tools';
  * is recorded in `test_tool_calls` so a test can count how often a side effect really ran.
  */
 async function record(context: ToolContext, tool: string, label: string): Promise<void> {
-  await sql`CREATE TABLE IF NOT EXISTS test_tool_calls (tool text, label text, session_id uuid, at timestamptz DEFAULT clock_timestamp())`.execute(
-    context.db,
-  );
+  await sql`CREATE TABLE IF NOT EXISTS test_tool_calls (tool text, label text, session_id uuid, at timestamptz DEFAULT clock_timestamp())`.execute(context.db);
   await sql`INSERT INTO test_tool_calls (tool, label, session_id) VALUES (${tool}, ${label}, ${context.sessionId})`.execute(context.db);
 }
 

@@ -3,10 +3,7 @@
  * opens the gate. Timeouts here are generous limits for a shared machine, never what a test checks.
  */
 
-export async function waitFor<T>(
-  check: () => Promise<T | undefined | false>,
-  options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<T> {
+export async function waitFor<T>(check: () => Promise<T | undefined | false>, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   let lastError: unknown;
   for (;;) {

@@ -27,10 +27,20 @@ function usageValues(row: ExportedSession): (number | string | null)[] {
   const count = (key: string, fallback: string | null) => Number(usage[key] ?? fallback ?? 0) || 0;
   const value = (key: string) => (usage[key] === undefined ? null : (usage[key] as number | string | null));
   return [
-    count('input_tokens', row.input_tokens), count('output_tokens', row.output_tokens), count('cache_read_tokens', null),
-    count('cache_write_tokens', null), count('reasoning_tokens', null), count('api_call_count', row.api_calls),
-    value('estimated_cost_usd'), value('actual_cost_usd'), value('cost_status'), value('cost_source'), value('billing_provider'),
-    value('billing_base_url'), value('billing_mode'), value('pricing_version'),
+    count('input_tokens', row.input_tokens),
+    count('output_tokens', row.output_tokens),
+    count('cache_read_tokens', null),
+    count('cache_write_tokens', null),
+    count('reasoning_tokens', null),
+    count('api_call_count', row.api_calls),
+    value('estimated_cost_usd'),
+    value('actual_cost_usd'),
+    value('cost_status'),
+    value('cost_source'),
+    value('billing_provider'),
+    value('billing_base_url'),
+    value('billing_mode'),
+    value('pricing_version'),
   ];
 }
 
@@ -46,11 +56,20 @@ export function writeSessions(sqlite: SqliteDatabase, rows: ExportedSession[]): 
   for (const row of rows) {
     const userId = row.origin_user_id?.includes(':') ? row.origin_user_id.slice(row.origin_user_id.indexOf(':') + 1) : row.origin_user_id;
     statement.run([
-      ids.get(row.id)!, row.platform, userId, `agent:main:${row.platform}:${row.chat_type}:${row.chat_id}`, row.chat_id, row.chat_type,
-      row.thread_id, row.model, row.system_prompt === null ? null : promptHash(sqlite, row.system_prompt),
-      row.parent_session_id === null ? null : (ids.get(row.parent_session_id) ?? null), seconds(row.created_at),
+      ids.get(row.id)!,
+      row.platform,
+      userId,
+      `agent:main:${row.platform}:${row.chat_type}:${row.chat_id}`,
+      row.chat_id,
+      row.chat_type,
+      row.thread_id,
+      row.model,
+      row.system_prompt === null ? null : promptHash(sqlite, row.system_prompt),
+      row.parent_session_id === null ? null : (ids.get(row.parent_session_id) ?? null),
+      seconds(row.created_at),
       row.ended_at === null ? null : seconds(row.ended_at),
-      row.imported_end_reason ?? (row.end_reason === null ? null : (HERMES_END_REASON[row.end_reason] ?? row.end_reason)), row.title,
+      row.imported_end_reason ?? (row.end_reason === null ? null : (HERMES_END_REASON[row.end_reason] ?? row.end_reason)),
+      row.title,
       ...usageValues(row),
     ]);
   }

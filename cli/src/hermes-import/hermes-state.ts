@@ -81,21 +81,54 @@ const require = createRequire(import.meta.url);
 
 /** Columns the import reads; a column not here that holds values is reported as unplaced. */
 const SESSION_COLUMNS = [
-  'id', 'source', 'user_id', 'chat_id', 'chat_type', 'thread_id', 'system_prompt', 'system_prompt_hash', 'parent_session_id',
-  'started_at', 'ended_at', 'end_reason', 'title', 'model', 'input_tokens', 'output_tokens', 'cache_read_tokens',
-  'cache_write_tokens', 'reasoning_tokens', 'api_call_count', 'estimated_cost_usd', 'actual_cost_usd', 'cost_status',
-  'cost_source', 'billing_provider', 'billing_base_url', 'billing_mode', 'pricing_version',
+  'id',
+  'source',
+  'user_id',
+  'chat_id',
+  'chat_type',
+  'thread_id',
+  'system_prompt',
+  'system_prompt_hash',
+  'parent_session_id',
+  'started_at',
+  'ended_at',
+  'end_reason',
+  'title',
+  'model',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'reasoning_tokens',
+  'api_call_count',
+  'estimated_cost_usd',
+  'actual_cost_usd',
+  'cost_status',
+  'cost_source',
+  'billing_provider',
+  'billing_base_url',
+  'billing_mode',
+  'pricing_version',
 ] as const;
-const MESSAGE_COLUMNS = [
-  'id', 'session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp', 'reasoning', 'reasoning_content',
-  'platform_message_id', 'active', 'compacted',
-];
+const MESSAGE_COLUMNS = ['id', 'session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp', 'reasoning', 'reasoning_content', 'platform_message_id', 'active', 'compacted'];
 /** Bookkeeping upstream derives from other columns (counters, display order, FTS state): nothing lost. */
 const DERIVED = new Set([
-  'sessions.message_count', 'sessions.tool_call_count', 'sessions.session_key', 'sessions.expiry_finalized',
-  'sessions.last_activity_at', 'sessions.last_read_at', 'sessions.compression_fallback_streak', 'sessions.compression_ineffective_count',
-  'sessions.compression_overload_streak', 'sessions.compression_failure_cooldown_until', 'sessions.compression_recovery_deadline',
-  'sessions.git_metadata_generation', 'sessions.created_source', 'messages.display_order', 'messages.display_identity', 'messages.observed',
+  'sessions.message_count',
+  'sessions.tool_call_count',
+  'sessions.session_key',
+  'sessions.expiry_finalized',
+  'sessions.last_activity_at',
+  'sessions.last_read_at',
+  'sessions.compression_fallback_streak',
+  'sessions.compression_ineffective_count',
+  'sessions.compression_overload_streak',
+  'sessions.compression_failure_cooldown_until',
+  'sessions.compression_recovery_deadline',
+  'sessions.git_metadata_generation',
+  'sessions.created_source',
+  'messages.display_order',
+  'messages.display_identity',
+  'messages.observed',
 ]);
 /** What every Hermes state.db has, whatever its age: without these the file is not one. */
 const REQUIRED: Record<string, string[]> = { sessions: ['id', 'started_at'], messages: ['session_id', 'role', 'timestamp'] };

@@ -38,9 +38,7 @@ const hermesJob = z.looseObject({
   state: z.string().nullish(),
   paused_reason: z.string().nullish(),
   deliver: z.union([z.string(), z.array(z.string())]).nullish(),
-  origin: z
-    .looseObject({ platform: z.string(), chat_id: id, chat_type: z.string().nullish(), thread_id: id.nullish() })
-    .nullish(),
+  origin: z.looseObject({ platform: z.string(), chat_id: id, chat_type: z.string().nullish(), thread_id: id.nullish() }).nullish(),
   enabled_toolsets: z.array(z.string()).nullish(),
   script: z.string().nullish(),
   no_agent: z.boolean().nullish(),

@@ -255,7 +255,8 @@ function toolCallsJson(text: string | null): string | null {
     const stored: StoredToolCall[] = calls.map((call: { id?: unknown; name?: unknown; arguments?: unknown; function?: { name?: unknown; arguments?: unknown } }) => ({
       id: String(call.id ?? ''),
       name: String(call.function?.name ?? call.name ?? ''),
-      arguments: typeof (call.function?.arguments ?? call.arguments) === 'string' ? String(call.function?.arguments ?? call.arguments) : JSON.stringify(call.function?.arguments ?? call.arguments ?? {}),
+      arguments:
+        typeof (call.function?.arguments ?? call.arguments) === 'string' ? String(call.function?.arguments ?? call.arguments) : JSON.stringify(call.function?.arguments ?? call.arguments ?? {}),
     }));
     return JSON.stringify(stored);
   } catch {

@@ -35,7 +35,14 @@ export interface MemoryFile {
 
 /** Split, strip, drop empties, dedupe keeping the first: how Hermes reads its own files. */
 export function memoryEntries(text: string): string[] {
-  return [...new Set(text.split(ENTRY_DELIMITER).map((entry) => entry.trim()).filter((entry) => entry !== ''))];
+  return [
+    ...new Set(
+      text
+        .split(ENTRY_DELIMITER)
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
+    ),
+  ];
 }
 
 /** memories/MEMORY.md and USER.md, read safely: a link, a device or an oversized file is refused by path, unread. */
@@ -67,13 +74,7 @@ export async function importMemory(trx: Transaction<Database>, files: MemoryFile
   }
 }
 
-async function importEntry(
-  trx: Transaction<Database>,
-  scope: { profileId: string; store: MemoryStore; userId: string },
-  file: string,
-  entry: string,
-  report: KnowledgeReport,
-): Promise<void> {
+async function importEntry(trx: Transaction<Database>, scope: { profileId: string; store: MemoryStore; userId: string }, file: string, entry: string, report: KnowledgeReport): Promise<void> {
   const what = `${file}: ${entry.slice(0, 60)}`;
   const threat = scanForInjection(entry);
   if (threat !== undefined) {
@@ -107,12 +108,7 @@ async function importSkill(trx: Transaction<Database>, profileId: string, bundle
     report.skills.alreadyThere.push(name);
     return;
   }
-  const result = await applySkillChange(
-    trx,
-    profileId,
-    { action: 'import', name, files: bundle.files, category: bundle.category },
-    { origin: 'import', author: 'import:hermes', scan: scanInPlace },
-  );
+  const result = await applySkillChange(trx, profileId, { action: 'import', name, files: bundle.files, category: bundle.category }, { origin: 'import', author: 'import:hermes', scan: scanInPlace });
   if (result.ok) report.skills.imported.push(name);
   else report.skills.skipped.push({ what: where, why: result.error });
 }

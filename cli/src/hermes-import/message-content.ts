@@ -38,7 +38,13 @@ export function readableContent(content: string): { text: string; multimodal: bo
   }
   if (typeof parsed === 'string') return { text: parsed, multimodal: false };
   const parts = Array.isArray(parsed) ? parsed : [parsed];
-  return { text: parts.map(partText).filter((line) => line !== '').join('\n'), multimodal: true };
+  return {
+    text: parts
+      .map(partText)
+      .filter((line) => line !== '')
+      .join('\n'),
+    multimodal: true,
+  };
 }
 
 /** The inverse for an export: readable text stays text (Hermes reads a string content as is). */

@@ -40,11 +40,7 @@ function measuredCall(provider: Provider, request: CompletionRequest, attempt: n
  * One model call with retries on transient failures (429, 5xx, timeouts, broken output), honouring
  * retry-after. Aborts are never retried. Throws the last ProviderError when the budget is spent.
  */
-export async function completeWithRetry(
-  provider: Provider,
-  request: CompletionRequest,
-  options: RetryOptions,
-): Promise<CompletionResult> {
+export async function completeWithRetry(provider: Provider, request: CompletionRequest, options: RetryOptions): Promise<CompletionResult> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await measuredCall(provider, request, attempt);

@@ -23,10 +23,7 @@ export class ProviderError extends Error {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
 
-  constructor(
-    message: string,
-    options: { kind: ProviderErrorKind; status?: number; retryAfterMs?: number; cause?: unknown },
-  ) {
+  constructor(message: string, options: { kind: ProviderErrorKind; status?: number; retryAfterMs?: number; cause?: unknown }) {
     super(message, { cause: options.cause });
     this.kind = options.kind;
     this.status = options.status;
@@ -34,13 +31,7 @@ export class ProviderError extends Error {
   }
 
   get isRetryable(): boolean {
-    return (
-      this.kind === 'rate_limit' ||
-      this.kind === 'server' ||
-      this.kind === 'timeout' ||
-      this.kind === 'connection' ||
-      this.kind === 'malformed'
-    );
+    return this.kind === 'rate_limit' || this.kind === 'server' || this.kind === 'timeout' || this.kind === 'connection' || this.kind === 'malformed';
   }
 
   static isInstance(value: unknown): value is ProviderError {

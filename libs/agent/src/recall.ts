@@ -30,9 +30,7 @@ export function withRecall(history: ChatMessage[], snippets: string[]): ChatMess
   }
   const target = history[index];
   if (index === -1 || target?.role !== 'user') return history;
-  const block = `<memory-context>\nPossibly relevant, from earlier conversations with this person:\n${snippets
-    .map((snippet) => `- ${snippet}`)
-    .join('\n')}\n</memory-context>`;
+  const block = `<memory-context>\nPossibly relevant, from earlier conversations with this person:\n${snippets.map((snippet) => `- ${snippet}`).join('\n')}\n</memory-context>`;
   const copy = [...history];
   copy[index] = { role: 'user', content: `${target.content}\n\n${block}` };
   return copy;

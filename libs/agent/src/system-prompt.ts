@@ -82,17 +82,13 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   const hint = platformHint(input.platform);
   if (hint !== undefined) stable.push(hint);
 
-  const context = (input.contextDocuments ?? []).map(
-    (document) => `# Context: ${document.name}\n${promptSafe(document.content.trim())}`,
-  );
+  const context = (input.contextDocuments ?? []).map((document) => `# Context: ${document.name}\n${promptSafe(document.content.trim())}`);
 
   if (input.projectFiles && input.projectFiles.length > 0) context.push(projectContext(input.projectFiles));
 
   const volatile: string[] = [];
   if (input.memory && input.memory.length > 0) volatile.push(`# Memory (your notes)\n${list(input.memory)}`);
   if (input.user && input.user.length > 0) volatile.push(`# About the person you are talking to\n${list(input.user)}`);
-  volatile.push(
-    `Conversation started ${input.now.toISOString().slice(0, 16).replace('T', ' ')} UTC on ${input.platform}. Model: ${input.model}.`,
-  );
+  volatile.push(`Conversation started ${input.now.toISOString().slice(0, 16).replace('T', ' ')} UTC on ${input.platform}. Model: ${input.model}.`);
   return [...stable, ...context, ...volatile].join('\n\n');
 }

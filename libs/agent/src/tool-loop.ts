@@ -78,9 +78,7 @@ export const MAX_INVALID_TOOL_ROUNDS = 3;
  * `attempt` (one id per model call attempt: a retried or resumed call starts again at offset 0)
  * and `offset` within that attempt's text, so a follower can skip what it has already shown.
  */
-export type LoopProgress =
-  | { type: 'delta'; step: number; attempt: string; offset: number; text: string }
-  | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' };
+export type LoopProgress = { type: 'delta'; step: number; attempt: string; offset: number; text: string } | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' };
 
 export interface LoopOptions<W = never> {
   /** Streams the model's answers and reports tool calls as they run; without it nothing is streamed. */
@@ -114,17 +112,14 @@ export interface LoopOptions<W = never> {
 }
 
 export const INTERRUPTED_RESULT =
-  'Interrupted, outcome unknown: the worker running this tool stopped before it reported a result. ' +
-  'The action may or may not have happened; check before repeating it.';
+  'Interrupted, outcome unknown: the worker running this tool stopped before it reported a result. ' + 'The action may or may not have happened; check before repeating it.';
 
 /** Tool calls of the last assistant step that have no result yet (a turn resumed after a crash). */
 export function unansweredToolCalls(history: ChatMessage[]): ToolCall[] {
   for (let i = history.length - 1; i >= 0; i--) {
     const message = history[i];
     if (message?.role === 'assistant') {
-      const answered = new Set(
-        history.slice(i + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])),
-      );
+      const answered = new Set(history.slice(i + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
       return (message.tool_calls ?? []).filter((call) => !answered.has(call.id));
     }
     if (message?.role === 'user') return [];
@@ -145,13 +140,7 @@ interface CallsResult<W> {
  * never to have started, and any other unsafe call is reported as interrupted instead of repeated.
  * A call that must wait for a person stops the step: the calls after it have not started.
  */
-async function runCalls<W>(
-  calls: ToolCall[],
-  tools: ToolRunner<W>,
-  signal: AbortSignal,
-  fresh: Set<string> | null,
-  onProgress?: LoopOptions<W>['onProgress'],
-): Promise<CallsResult<W>> {
+async function runCalls<W>(calls: ToolCall[], tools: ToolRunner<W>, signal: AbortSignal, fresh: Set<string> | null, onProgress?: LoopOptions<W>['onProgress']): Promise<CallsResult<W>> {
   const results: ToolResultMessage[] = [];
   let invalid = 0;
   let lastError: string | undefined;
@@ -213,7 +202,7 @@ export function describeProviderFailure(error: ProviderError): string {
     malformed: 'The model provider sent an answer Herald could not read; try again.',
     auth: 'The model provider refused the credentials; check OPENAI_API_KEY / ANTHROPIC_API_KEY.',
     bad_request: 'The model provider rejected the request; check HERALD_MODEL.',
-    context_overflow: 'This conversation no longer fits the model\'s context window; send /compress or /new.',
+    context_overflow: "This conversation no longer fits the model's context window; send /compress or /new.",
     aborted: 'The request was cancelled.',
   };
   return `Sorry, I could not answer: the model call failed${status}. ${hints[error.kind] ?? ''}`.trim();
@@ -265,11 +254,7 @@ async function callModel<W>(options: LoopOptions<W>, messages: ChatMessage[]): P
  * The deltas of one model call as progress events: a retry starts a new attempt at offset 0 (the
  * broken attempt's text is never part of the answer).
  */
-function deltaStream(
-  onProgress: LoopOptions['onProgress'],
-  step: number,
-  retry: RetryOptions,
-): { onDelta: (text: string) => void; onRestart: () => void; retry: RetryOptions } | undefined {
+function deltaStream(onProgress: LoopOptions['onProgress'], step: number, retry: RetryOptions): { onDelta: (text: string) => void; onRestart: () => void; retry: RetryOptions } | undefined {
   if (!onProgress) return undefined;
   const newAttempt = () => randomBytes(6).toString('hex');
   let attempt = newAttempt();
@@ -339,9 +324,7 @@ export async function runToolLoop<W = never>(options: LoopOptions<W>): Promise<L
     }
   }
   return {
-    text:
-      `I stopped after ${options.maxIterations} tool-calling steps without reaching a final answer ` +
-      '(the iteration limit, HERALD_MAX_ITERATIONS). Ask me to continue, or narrow the task.',
+    text: `I stopped after ${options.maxIterations} tool-calling steps without reaching a final answer ` + '(the iteration limit, HERALD_MAX_ITERATIONS). Ask me to continue, or narrow the task.',
     outcome: 'iteration_limit',
     iterations: options.maxIterations,
     finalCall: undefined,

@@ -8,9 +8,7 @@ export function toChatMessages(transcript: StoredMessage[]): ChatMessage[] {
       return { role: 'tool', content: message.content, tool_call_id: message.toolCallId ?? '', name: message.toolName };
     }
     if (message.role === 'assistant') {
-      return message.toolCalls
-        ? { role: 'assistant', content: message.content, tool_calls: message.toolCalls }
-        : { role: 'assistant', content: message.content };
+      return message.toolCalls ? { role: 'assistant', content: message.content, tool_calls: message.toolCalls } : { role: 'assistant', content: message.content };
     }
     return { role: 'user', content: message.content };
   });

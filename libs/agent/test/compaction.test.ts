@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  compactTranscript,
-  contextWindowFor,
-  DUPLICATE_RESULT,
-  ProviderError,
-  pruneToolOutputs,
-  redactSecrets,
-  SUMMARY_PREFIX,
-  summaryIn,
-  thresholdTokens,
-  withoutOrphans,
-} from '@herald/agent';
+import { compactTranscript, contextWindowFor, DUPLICATE_RESULT, ProviderError, pruneToolOutputs, redactSecrets, SUMMARY_PREFIX, summaryIn, thresholdTokens, withoutOrphans } from '@herald/agent';
 import type { ChatMessage, Summariser } from '@herald/agent';
 
 function chat(turns: number, answerChars = 400): ChatMessage[] {
@@ -38,10 +27,13 @@ function orphans(messages: ChatMessage[]): string[] {
 
 const summariser = (answer = 'SNAPSHOT'): Summariser & { prompts: string[] } => {
   const prompts: string[] = [];
-  return Object.assign(async (prompt: string) => {
-    prompts.push(prompt);
-    return answer;
-  }, { prompts });
+  return Object.assign(
+    async (prompt: string) => {
+      prompts.push(prompt);
+      return answer;
+    },
+    { prompts },
+  );
 };
 
 const base = { thresholdTokens: 4000, contextTokens: 64_000, onFailure: 'fallback' as const };
@@ -79,7 +71,12 @@ describe('compacting a transcript', () => {
   it('drops the head on later compactions and updates the previous summary instead of summarising it', async () => {
     const first = await compactTranscript({ ...base, messages: chat(30), firstCompaction: true, summarise: summariser('FIRST SNAPSHOT') });
     if (first.kind !== 'compacted') throw new Error('expected a compaction');
-    const grown = [...first.messages, ...chat(30).map((m) => (m.role === 'tool' ? { ...m, tool_call_id: `x${m.tool_call_id}` } : m.role === 'assistant' && m.tool_calls ? { ...m, tool_calls: m.tool_calls.map((c) => ({ ...c, id: `x${c.id}` })) } : m))];
+    const grown = [
+      ...first.messages,
+      ...chat(30).map((m) =>
+        m.role === 'tool' ? { ...m, tool_call_id: `x${m.tool_call_id}` } : m.role === 'assistant' && m.tool_calls ? { ...m, tool_calls: m.tool_calls.map((c) => ({ ...c, id: `x${c.id}` })) } : m,
+      ),
+    ];
     const summarise = summariser('SECOND SNAPSHOT');
     const second = await compactTranscript({ ...base, messages: grown, firstCompaction: false, summarise });
     if (second.kind !== 'compacted') throw new Error('expected a compaction');
@@ -150,6 +147,9 @@ describe('pruning old tool output', () => {
       { role: 'assistant', content: 'let me look', tool_calls: [{ id: 'k', name: 'terminal', arguments: '{}' }] },
       { role: 'user', content: 'hello' },
     ];
-    expect(withoutOrphans(messages)).toEqual([{ role: 'assistant', content: 'let me look' }, { role: 'user', content: 'hello' }]);
+    expect(withoutOrphans(messages)).toEqual([
+      { role: 'assistant', content: 'let me look' },
+      { role: 'user', content: 'hello' },
+    ]);
   });
 });

@@ -204,7 +204,13 @@ describe('anthropic wire conversion', () => {
     const body = fake.requests[fake.requests.length - 1]?.body as any;
     expect(body.max_tokens).toBe(4096);
     expect(body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'first' },
+          { type: 'text', text: 'second' },
+        ],
+      },
       {
         role: 'assistant',
         content: [
@@ -222,9 +228,7 @@ describe('anthropic wire conversion', () => {
         ],
       },
     ]);
-    expect(body.tools).toEqual([
-      { name: 'todo', description: 'task list', input_schema: tools[0]?.parameters, cache_control: { type: 'ephemeral' } },
-    ]);
+    expect(body.tools).toEqual([{ name: 'todo', description: 'task list', input_schema: tools[0]?.parameters, cache_control: { type: 'ephemeral' } }]);
     // Exactly three breakpoints: last tool, system, conversation tail (the API allows four).
     expect(JSON.stringify(body).match(/cache_control/g)).toHaveLength(3);
     // The fake's neutral view reads the same conversation back.
@@ -321,14 +325,11 @@ describe('openai wire details', () => {
 });
 
 describe('failures outside the HTTP exchange', () => {
-  const brokenJson: typeof fetch = async () =>
-    new Response('{"id":"chatcmpl-1","choices":[', { status: 200, headers: { 'content-type': 'application/json' } });
+  const brokenJson: typeof fetch = async () => new Response('{"id":"chatcmpl-1","choices":[', { status: 200, headers: { 'content-type': 'application/json' } });
 
   for (const kind of ['openai', 'anthropic'] as const) {
     const make = (options: { baseURL: string; fetch?: typeof fetch; timeoutMs?: number }) =>
-      kind === 'openai'
-        ? new OpenAIProvider({ model: 'm', apiKey: 'k', ...options })
-        : new AnthropicProvider({ model: 'm', apiKey: 'k', ...options });
+      kind === 'openai' ? new OpenAIProvider({ model: 'm', apiKey: 'k', ...options }) : new AnthropicProvider({ model: 'm', apiKey: 'k', ...options });
 
     it(`${kind}: a body that is not JSON is malformed (retryable)`, async () => {
       const error = await failure(make({ baseURL: 'http://127.0.0.1:9', fetch: brokenJson }).complete(request([{ role: 'user', content: 'x' }])));
@@ -347,9 +348,7 @@ describe('failures outside the HTTP exchange', () => {
     it(`${kind}: an already-aborted signal never reaches the server`, async () => {
       const fake = kind === 'openai' ? await startFakeOpenAI() : await startFakeAnthropic();
       try {
-        const error = await failure(
-          make({ baseURL: fake.url }).complete(request([{ role: 'user', content: 'x' }], { signal: AbortSignal.abort() })),
-        );
+        const error = await failure(make({ baseURL: fake.url }).complete(request([{ role: 'user', content: 'x' }], { signal: AbortSignal.abort() })));
         expect(error.kind).toBe('aborted');
         expect(error.isRetryable).toBe(false);
         expect(fake.requests).toHaveLength(0);

@@ -18,7 +18,10 @@ export function safeFileName(raw: string, fallback: string): string {
   const base = raw.split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
   const printable = base.replace(/[\u0000-\u001f\u007f]/g, '');
-  const cleaned = printable.replace(/[^\p{L}\p{N}._ -]/gu, '_').replace(/^[.\s]+/, '').trim();
+  const cleaned = printable
+    .replace(/[^\p{L}\p{N}._ -]/gu, '_')
+    .replace(/^[.\s]+/, '')
+    .trim();
   if (cleaned === '') return fallback;
   if (cleaned.length <= 100) return cleaned;
   const dot = cleaned.lastIndexOf('.');

@@ -84,7 +84,10 @@ export async function messageAttachments(db: Kysely<Database>, sessionId: string
     .orderBy('id')
     .execute();
   if (events.length === 0) return byMessage;
-  const files = await eventAttachments(db, events.map((event) => event.id));
+  const files = await eventAttachments(
+    db,
+    events.map((event) => event.id),
+  );
   const taken = new Set<string>();
   for (const message of messages) {
     if (message.role !== 'user') continue;

@@ -11,10 +11,26 @@ export const MODEL_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'ima
  * extension only picks which text it is. HTML and SVG are text files here, never rendered.
  */
 const TEXT_TYPES: Readonly<Record<string, string>> = {
-  txt: 'text/plain', log: 'text/plain', md: 'text/markdown', csv: 'text/csv', tsv: 'text/tab-separated-values',
-  json: 'application/json', yaml: 'application/yaml', yml: 'application/yaml', xml: 'application/xml',
-  html: 'text/html', htm: 'text/html', svg: 'image/svg+xml', js: 'text/javascript', ts: 'text/plain', py: 'text/x-python',
-  sh: 'text/x-shellscript', sql: 'text/plain', ini: 'text/plain', toml: 'text/plain', conf: 'text/plain',
+  txt: 'text/plain',
+  log: 'text/plain',
+  md: 'text/markdown',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  json: 'application/json',
+  yaml: 'application/yaml',
+  yml: 'application/yaml',
+  xml: 'application/xml',
+  html: 'text/html',
+  htm: 'text/html',
+  svg: 'image/svg+xml',
+  js: 'text/javascript',
+  ts: 'text/plain',
+  py: 'text/x-python',
+  sh: 'text/x-shellscript',
+  sql: 'text/plain',
+  ini: 'text/plain',
+  toml: 'text/plain',
+  conf: 'text/plain',
 };
 
 /** Extensions that name the same format file-type reports under another one. */

@@ -69,8 +69,7 @@ export interface TakenMessage {
   notices: string[];
 }
 
-export const NO_TRANSCRIPTION_NOTICE =
-  'I got your voice note but cannot listen to it: no transcription model is set up (HERALD_TRANSCRIBE_MODEL). Please type your message.';
+export const NO_TRANSCRIPTION_NOTICE = 'I got your voice note but cannot listen to it: no transcription model is set up (HERALD_TRANSCRIBE_MODEL). Please type your message.';
 
 export interface TakeOptions {
   /** Throw a refused file (AttachmentRefusedError naming `attachments.<n>`) instead of a notice: the API. */
@@ -89,13 +88,7 @@ export interface TakeOptions {
  * and the rest of the message goes through; with `strict` (the API) it is thrown instead, before
  * anything is stored, its field named.
  */
-export async function takeMessageFiles(
-  db: Db,
-  config: AttachmentsConfig,
-  text: string,
-  files: readonly IncomingFile[],
-  options: TakeOptions = {},
-): Promise<TakenMessage> {
+export async function takeMessageFiles(db: Db, config: AttachmentsConfig, text: string, files: readonly IncomingFile[], options: TakeOptions = {}): Promise<TakenMessage> {
   const lines = text.trim() === '' ? [] : [text];
   const notices: string[] = [];
   const checked: CheckedFile[] = [];

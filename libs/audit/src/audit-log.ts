@@ -61,10 +61,7 @@ export function auditRowsJson(entries: readonly AuditEntry[]): string {
  * Runs `change` and appends what it returns to the trail in one transaction: for admin changes
  * made outside a turn (API routes, the CLI), so a change without its record cannot commit.
  */
-export async function withAudit<T>(
-  db: Kysely<Database>,
-  change: (trx: Transaction<Database>) => Promise<{ result: T; audit: AuditEntry | readonly AuditEntry[] }>,
-): Promise<T> {
+export async function withAudit<T>(db: Kysely<Database>, change: (trx: Transaction<Database>) => Promise<{ result: T; audit: AuditEntry | readonly AuditEntry[] }>): Promise<T> {
   return db.transaction().execute(async (trx) => {
     const { result, audit } = await change(trx);
     await appendAudit(trx, audit);

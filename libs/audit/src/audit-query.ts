@@ -33,7 +33,11 @@ export interface AuditPage {
 
 /** Newest first, keyset paged on the id: a page never shifts when entries are appended meanwhile. */
 export async function listAudit(db: Kysely<Database>, filter: AuditFilter): Promise<AuditPage> {
-  let query = db.selectFrom('audit_log').selectAll().orderBy('id', 'desc').limit(filter.limit + 1);
+  let query = db
+    .selectFrom('audit_log')
+    .selectAll()
+    .orderBy('id', 'desc')
+    .limit(filter.limit + 1);
   if (filter.person !== undefined) query = query.where('actor', '=', filter.person);
   if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
   if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);

@@ -55,9 +55,7 @@ export type Config = { readonly [K in keyof typeof SECTIONS]: Readonly<z.output<
 };
 
 /** Every environment variable Herald reads, from the sections' schemas. */
-export const SETTING_NAMES: readonly string[] = [
-  ...new Set(Object.values(SECTIONS).flatMap((section) => Object.keys(section.in.shape))),
-];
+export const SETTING_NAMES: readonly string[] = [...new Set(Object.values(SECTIONS).flatMap((section) => Object.keys(section.in.shape)))];
 
 /** Thrown when the environment is invalid; `message` is one line per bad variable. */
 export class ConfigError extends Error {

@@ -31,7 +31,21 @@ export { backoffMs, sleep } from './backoff.ts';
 export { linkSignals } from './linked-signal.ts';
 export type { LinkedSignal } from './linked-signal.ts';
 export { apiUserId, parseUserId, qualifyUserId } from './user-id.ts';
-export { API_PLATFORM, CHAT_PLATFORMS, CHAT_TARGET_SYNTAXES, DEFAULT_ACCOUNT, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS, isChatPlatform, isDeliveryOnlyPlatform, PERSON_PLATFORMS, PLATFORM_DEAD_LETTER_KINDS, PLATFORM_EVENT_ROUTES, PLATFORM_FACTS, SIGN_IN_PLATFORM } from './platform-registry.ts';
+export {
+  API_PLATFORM,
+  CHAT_PLATFORMS,
+  CHAT_TARGET_SYNTAXES,
+  DEFAULT_ACCOUNT,
+  DELIVERY_ONLY_FACTS,
+  DELIVERY_ONLY_PLATFORMS,
+  isChatPlatform,
+  isDeliveryOnlyPlatform,
+  PERSON_PLATFORMS,
+  PLATFORM_DEAD_LETTER_KINDS,
+  PLATFORM_EVENT_ROUTES,
+  PLATFORM_FACTS,
+  SIGN_IN_PLATFORM,
+} from './platform-registry.ts';
 export type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, PlatformDeadLetterKind, PlatformFacts } from './platform-registry.ts';
 export { checkMailAddress, mailDomainAllowed, mailDomainOf } from './mail-address.ts';
 export type { MailAddressCheck } from './mail-address.ts';

@@ -50,13 +50,7 @@ function prettyStream(): { write(line: string): void } {
  * `mixin` adds fields to every line, e.g. the active trace and span ids. `pretty` writes lines for
  * people (pino-pretty) instead of JSON; secrets are redacted before either.
  */
-export function createLogger(options: {
-  level: string;
-  service: string;
-  mixin?: () => object;
-  destination?: { write(line: string): void };
-  pretty?: boolean;
-}): Logger {
+export function createLogger(options: { level: string; service: string; mixin?: () => object; destination?: { write(line: string): void }; pretty?: boolean }): Logger {
   const settings: LoggerOptions = {
     level: options.level,
     base: { service: options.service, pid: process.pid },

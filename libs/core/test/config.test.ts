@@ -72,14 +72,31 @@ describe('loadConfig', () => {
 
   it('reads Slack: off without its bot token, the API base with one trailing slash', () => {
     expect(loadConfig({}).platforms.slack).toBeNull();
-    expect(loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1-a', SLACK_APP_TOKEN: 'xapp-1-A0APP-1-x', SLACK_ALLOWED_USERS: 'U1, U2', SLACK_ALLOWED_CHANNELS: 'C1', SLACK_API_URL: 'http://127.0.0.1:9/api' }).platforms.slack).toEqual({
-      account: 'default', botToken: 'xoxb-1-a', appToken: 'xapp-1-A0APP-1-x', signingSecret: undefined, allowedUsers: ['U1', 'U2'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/',
+    expect(
+      loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1-a', SLACK_APP_TOKEN: 'xapp-1-A0APP-1-x', SLACK_ALLOWED_USERS: 'U1, U2', SLACK_ALLOWED_CHANNELS: 'C1', SLACK_API_URL: 'http://127.0.0.1:9/api' }).platforms
+        .slack,
+    ).toEqual({
+      account: 'default',
+      botToken: 'xoxb-1-a',
+      appToken: 'xapp-1-A0APP-1-x',
+      signingSecret: undefined,
+      allowedUsers: ['U1', 'U2'],
+      allowedChannels: ['C1'],
+      apiUrl: 'http://127.0.0.1:9/api/',
     });
   });
 
   it('confines tools by default, and grants only the names an operator lists', () => {
     expect(loadConfig({}).tools.sandbox).toEqual({
-      mode: 'bwrap', env: [], networkToolsets: [], userNamespaceToolsets: [], user: { uid: 61000, gid: 61000 }, readOnlyPaths: [], memoryMb: 2048, maxProcesses: 256, maxFileMb: 1024,
+      mode: 'bwrap',
+      env: [],
+      networkToolsets: [],
+      userNamespaceToolsets: [],
+      user: { uid: 61000, gid: 61000 },
+      readOnlyPaths: [],
+      memoryMb: 2048,
+      maxProcesses: 256,
+      maxFileMb: 1024,
     });
     const granted = loadConfig({ HERALD_SANDBOX_ENV: ' GITHUB_TOKEN , NPM_TOKEN', HERALD_SANDBOX_NETWORK: 'terminal', HERALD_SANDBOX_USERNS: 'terminal' }).tools.sandbox;
     expect(granted.env).toEqual(['GITHUB_TOKEN', 'NPM_TOKEN']);

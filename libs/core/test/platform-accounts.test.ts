@@ -23,13 +23,15 @@ describe('platform accounts', () => {
   });
 
   it('adds the accounts of a YAML or JSON file, each with its own token and allowlist', () => {
-    const yaml = file([
-      'telegram:',
-      '  - {account: ops, token_env: OPS_TOKEN, allowed_users: ["1", "@ann"]}',
-      '  - {account: research, token_env: RESEARCH_TOKEN}',
-      'discord:',
-      '  - {account: research, token_env: DISCORD_RESEARCH_TOKEN, allowed_users: "*"}',
-    ].join('\n'));
+    const yaml = file(
+      [
+        'telegram:',
+        '  - {account: ops, token_env: OPS_TOKEN, allowed_users: ["1", "@ann"]}',
+        '  - {account: research, token_env: RESEARCH_TOKEN}',
+        'discord:',
+        '  - {account: research, token_env: DISCORD_RESEARCH_TOKEN, allowed_users: "*"}',
+      ].join('\n'),
+    );
     const config = loadConfig({ ...TOKENS, TELEGRAM_BOT_TOKEN: '123:abc', TELEGRAM_ALLOWED_USERS: '9', HERALD_PLATFORMS_FILE: yaml });
     expect(config.platforms.accounts.telegram.map((account) => [account.account, account.botToken, account.allowedUsers])).toEqual([
       ['default', '123:abc', ['9']],
@@ -80,14 +82,24 @@ describe('platform accounts', () => {
       SLACK_RESEARCH_SIGNING_SECRET: 'ops-secret',
       POST_ONLY_BOT: 'xoxb-3-post',
     };
-    const yaml = file([
-      'slack:',
-      '  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: SLACK_RESEARCH_APP_TOKEN, signing_secret_env: SLACK_RESEARCH_SIGNING_SECRET, allowed_users: "*", allowed_channels: [C9]}',
-      '  - {account: reports, token_env: POST_ONLY_BOT}',
-    ].join('\n'));
+    const yaml = file(
+      [
+        'slack:',
+        '  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: SLACK_RESEARCH_APP_TOKEN, signing_secret_env: SLACK_RESEARCH_SIGNING_SECRET, allowed_users: "*", allowed_channels: [C9]}',
+        '  - {account: reports, token_env: POST_ONLY_BOT}',
+      ].join('\n'),
+    );
     const config = loadConfig({ ...slackEnv, HERALD_PLATFORMS_FILE: yaml });
     expect(config.platforms.accounts.slack).toEqual([
-      { account: 'default', botToken: 'xoxb-1-default', appToken: 'xapp-1-A0DEFAULT-1-x', signingSecret: 'default-secret', allowedUsers: ['U1'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/' },
+      {
+        account: 'default',
+        botToken: 'xoxb-1-default',
+        appToken: 'xapp-1-A0DEFAULT-1-x',
+        signingSecret: 'default-secret',
+        allowedUsers: ['U1'],
+        allowedChannels: ['C1'],
+        apiUrl: 'http://127.0.0.1:9/api/',
+      },
       { account: 'research', botToken: 'xoxb-2-ops', appToken: 'xapp-1-A0OPS-2-y', signingSecret: 'ops-secret', allowedUsers: ['*'], allowedChannels: ['C9'], apiUrl: 'http://127.0.0.1:9/api/' },
       // Post-only (cron reports): neither way in; the platform's allowlists.
       { account: 'reports', botToken: 'xoxb-3-post', appToken: undefined, signingSecret: undefined, allowedUsers: ['U1'], allowedChannels: ['C1'], apiUrl: 'http://127.0.0.1:9/api/' },
@@ -97,10 +109,19 @@ describe('platform accounts', () => {
     const cases: [string, RegExp][] = [
       ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_APP_TOKEN}', /slack\[0\]\.token_env: SLACK_RESEARCH_APP_TOKEN is not a bot token starting xoxb-/],
       ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: MISSING_APP}', /slack\[0\]\.app_token_env: the variable MISSING_APP is not set/],
-      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: SLACK_RESEARCH_SIGNING_SECRET}', /slack\[0\]\.app_token_env: SLACK_RESEARCH_SIGNING_SECRET is not an app-level token starting xapp-/],
+      [
+        'slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: SLACK_RESEARCH_SIGNING_SECRET}',
+        /slack\[0\]\.app_token_env: SLACK_RESEARCH_SIGNING_SECRET is not an app-level token starting xapp-/,
+      ],
       ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: SLACK_APP_TOKEN}', /slack\[0\]\.app_token_env: SLACK_APP_TOKEN is the same Slack app as account 'default'/],
-      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: OTHER_TOKEN_SAME_APP}', /slack\[0\]\.app_token_env: OTHER_TOKEN_SAME_APP is the same Slack app as account 'default'/],
-      ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, signing_secret_env: SLACK_SIGNING_SECRET}', /slack\[0\]\.signing_secret_env: SLACK_SIGNING_SECRET is the same signing secret as account 'default'/],
+      [
+        'slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, app_token_env: OTHER_TOKEN_SAME_APP}',
+        /slack\[0\]\.app_token_env: OTHER_TOKEN_SAME_APP is the same Slack app as account 'default'/,
+      ],
+      [
+        'slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, signing_secret_env: SLACK_SIGNING_SECRET}',
+        /slack\[0\]\.signing_secret_env: SLACK_SIGNING_SECRET is the same signing secret as account 'default'/,
+      ],
       ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, signing_secret_env: no-such-name}', /slack\[0\]\.signing_secret_env: expected an environment variable name/],
       ['slack:\n  - {account: research, token_env: SLACK_BOT_TOKEN}', /slack\[0\]\.token_env: SLACK_BOT_TOKEN is the same bot as account 'default'/],
       ['slack:\n  - {account: research, token_env: SLACK_RESEARCH_BOT_TOKEN, signing_secret: x}', /slack\[0\]/],

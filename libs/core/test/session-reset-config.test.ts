@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, resetRuleFor } from '@herald/core';
 
 describe('HERALD_SESSION_RESET', () => {
-  it('is no reset by default, and reads rules with Hermes\' defaults', () => {
+  it("is no reset by default, and reads rules with Hermes' defaults", () => {
     expect(loadConfig({}).sessionReset.rules).toEqual([]);
     const config = loadConfig({ HERALD_SESSION_RESET: '[{"platform":"telegram","chat_type":"group","mode":"daily","timezone":"Europe/Berlin"},{"mode":"idle"}]' });
     expect(config.sessionReset.rules).toEqual([

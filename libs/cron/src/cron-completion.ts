@@ -14,7 +14,10 @@ import { boundAccount, readBindings } from '@herald/profiles';
 export function isSilentAnswer(text: string): boolean {
   const trimmed = text.trim();
   if (trimmed.toUpperCase().startsWith('[SILENT]')) return true;
-  const lines = trimmed.split('\n').map((line) => line.trim().toUpperCase()).filter((line) => line !== '');
+  const lines = trimmed
+    .split('\n')
+    .map((line) => line.trim().toUpperCase())
+    .filter((line) => line !== '');
   const marker = (line: string | undefined) => line === '[SILENT]' || line === 'SILENT' || line === 'NO_REPLY';
   return marker(lines[0]) || marker(lines[lines.length - 1]);
 }

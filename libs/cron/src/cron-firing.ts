@@ -42,9 +42,7 @@ async function planRuns(trx: Transaction<Database>, job: JobRow, due: Date, now:
   if (plan.missed) {
     const note = `missed ${plan.missed.count} occurrence(s) while no scheduler was running`;
     rows.unshift(
-      plan.runMissed
-        ? { scheduledFor: plan.missed.last, trigger: 'missed' }
-        : { scheduledFor: plan.missed.last, trigger: 'missed', skipped: `${note} (missed-fire policy ${job.missed_policy})` },
+      plan.runMissed ? { scheduledFor: plan.missed.last, trigger: 'missed' } : { scheduledFor: plan.missed.last, trigger: 'missed', skipped: `${note} (missed-fire policy ${job.missed_policy})` },
     );
   }
   return { rows, next: plan.next };
@@ -87,7 +85,13 @@ export async function fireOccurrence(db: Db, jobId: string, scheduledFor: Date):
     const plan = await planRuns(trx, job, scheduledFor, clock.now);
     if (!plan) return [];
     const dispatched = await recordRuns(trx, job, plan.rows, clock.now);
-    await advance(trx, job, plan.next, plan.rows.some((row) => row.skipped === undefined), clock);
+    await advance(
+      trx,
+      job,
+      plan.next,
+      plan.rows.some((row) => row.skipped === undefined),
+      clock,
+    );
     return dispatched;
   });
 }

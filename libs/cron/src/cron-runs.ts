@@ -69,14 +69,11 @@ function runView(row: Selectable<Database['cron_runs']>): Omit<CronRunView, 'del
 
 /** A job's runs, newest first, each with the receipts of its deliveries. */
 export async function listCronRuns(db: Executor, jobId: string, limit = 20): Promise<CronRunView[]> {
-  const rows = await db
-    .selectFrom('cron_runs')
-    .selectAll()
-    .where('job_id', '=', jobId)
-    .orderBy('scheduled_for', 'desc')
-    .limit(limit)
-    .execute();
-  const deliveries = await cronDeliveries(db, rows.map((row) => row.id));
+  const rows = await db.selectFrom('cron_runs').selectAll().where('job_id', '=', jobId).orderBy('scheduled_for', 'desc').limit(limit).execute();
+  const deliveries = await cronDeliveries(
+    db,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => ({ ...runView(row), deliveries: deliveries.get(row.id) ?? [] }));
 }
 
@@ -84,7 +81,10 @@ export async function listCronRuns(db: Executor, jobId: string, limit = 20): Pro
 async function cronDeliveries(db: Executor, runIds: string[]): Promise<Map<string, CronDelivery[]>> {
   const byRun = new Map<string, CronDelivery[]>();
   if (runIds.length === 0) return byRun;
-  const rows = await deliveriesByKeyPrefix(db, runIds.map((id) => `cron:${id}:`));
+  const rows = await deliveriesByKeyPrefix(
+    db,
+    runIds.map((id) => `cron:${id}:`),
+  );
   for (const row of rows) {
     const [, runId = '', ...target] = row.idempotencyKey.split(':');
     const list = byRun.get(runId) ?? [];

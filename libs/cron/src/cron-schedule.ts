@@ -24,8 +24,7 @@ export class ScheduleError extends Error {
 }
 
 export const SCHEDULE_HELP =
-  "use a 5-field cron expression ('0 9 * * 1-5'), an interval ('every 30m', 'every 2h', 'every 1d'), " +
-  "a delay ('in 2h' or '30m') or an ISO time ('2026-12-24T18:00', read in the job's time zone)";
+  "use a 5-field cron expression ('0 9 * * 1-5'), an interval ('every 30m', 'every 2h', 'every 1d'), " + "a delay ('in 2h' or '30m') or an ISO time ('2026-12-24T18:00', read in the job's time zone)";
 
 const MINUTE = 60_000;
 const UNIT_MS: Record<string, number> = { s: 1000, m: MINUTE, h: 60 * MINUTE, d: 24 * 60 * MINUTE };
@@ -176,7 +175,9 @@ export function nextOccurrence(schedule: CronSchedule, after: Date, anchor: Date
     const steps = Math.max(0, Math.floor((after.getTime() - start) / interval) + 1);
     return new Date(start + steps * interval);
   }
-  return cronIterator(schedule.cronExpr ?? '', schedule.timezone, after).next().toDate();
+  return cronIterator(schedule.cronExpr ?? '', schedule.timezone, after)
+    .next()
+    .toDate();
 }
 
 /** The first occurrence of a new or rescheduled job, measured from the scheduler's clock `now`. */
@@ -210,7 +211,9 @@ export function previousOccurrence(schedule: CronSchedule, before: Date, anchor:
     const steps = Math.floor((before.getTime() - 1 - anchor.getTime()) / interval);
     return new Date(anchor.getTime() + steps * interval);
   }
-  return cronIterator(schedule.cronExpr ?? '', schedule.timezone, before).prev().toDate();
+  return cronIterator(schedule.cronExpr ?? '', schedule.timezone, before)
+    .prev()
+    .toDate();
 }
 
 /**

@@ -9,14 +9,7 @@ import { accountRefusal, addressRefusal, refusedTarget, targetRefusal } from './
 import type { TargetChooser } from './cron-target-rule.ts';
 import { cronClock, sendFire } from './cron-fires.ts';
 import type { CronClock } from './cron-fires.ts';
-import type {
-  CronJobsTable,
-  CronMissedPolicy,
-  CronOrigin,
-  CronSessionMode,
-  CronTarget,
-  Database,
-} from '@herald/db';
+import type { CronJobsTable, CronMissedPolicy, CronOrigin, CronSessionMode, CronTarget, Database } from '@herald/db';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -255,7 +248,15 @@ export async function createCronJob(db: Executor, input: CronJobInput): Promise<
     session_name: session.name,
     skills: JSON.stringify(checkNames('skills', input.skills)),
     toolsets: JSON.stringify(checkNames('toolsets', input.toolsets)),
-    targets: JSON.stringify(await targets(db, input.deliver, input.origin, { profileId: input.profileId, userId: input.creatorUserId, operator: input.byOperator, addressAllowlist: input.mailDomains, accounts: input.platformAccounts })),
+    targets: JSON.stringify(
+      await targets(db, input.deliver, input.origin, {
+        profileId: input.profileId,
+        userId: input.creatorUserId,
+        operator: input.byOperator,
+        addressAllowlist: input.mailDomains,
+        accounts: input.platformAccounts,
+      }),
+    ),
     origin: input.origin ? JSON.stringify(input.origin) : null,
     enabled: input.enabled ?? true,
     missed_policy: checkPolicy(input.missedPolicy) ?? 'run_once',
@@ -276,7 +277,6 @@ function inScope(scope: CronScope) {
     return eb.and(conditions);
   };
 }
-
 
 export async function getCronJob(db: Executor, id: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
   if (!isUuid(id)) return undefined;
@@ -332,13 +332,7 @@ export async function updateCronJob(db: Executor, id: string, patch: CronJobPatc
 /** Pauses a job; it fires nothing until resumed (its waiting fire does nothing when it comes due). */
 export async function pauseCronJob(db: Executor, id: string, reason: string, scope: CronScope = {}): Promise<CronJobView | undefined> {
   if (!isUuid(id)) return undefined;
-  const row = await db
-    .updateTable('cron_jobs')
-    .set({ enabled: false, paused_reason: reason, updated_at: new Date() })
-    .where('id', '=', id)
-    .where(inScope(scope))
-    .returningAll()
-    .executeTakeFirst();
+  const row = await db.updateTable('cron_jobs').set({ enabled: false, paused_reason: reason, updated_at: new Date() }).where('id', '=', id).where(inScope(scope)).returningAll().executeTakeFirst();
   return row ? jobView(row) : undefined;
 }
 
@@ -353,8 +347,7 @@ export async function resumeCronJob(db: Executor, id: string, scope: CronScope =
   return inTransaction(db, async (trx) => {
     const row = await trx.selectFrom('cron_jobs').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
     const parsed = scheduleOf(row);
-    const next =
-      parsed.kind === 'once' ? (row.next_run_at ?? null) : nextOccurrence(parsed, clock.now, parsed.kind === 'interval' ? row.next_run_at : null);
+    const next = parsed.kind === 'once' ? (row.next_run_at ?? null) : nextOccurrence(parsed, clock.now, parsed.kind === 'interval' ? row.next_run_at : null);
     const updated = await trx
       .updateTable('cron_jobs')
       .set({ enabled: true, paused_reason: null, consecutive_failures: 0, next_run_at: next, updated_at: new Date() })
@@ -371,4 +364,3 @@ export async function removeCronJob(db: Executor, id: string, scope: CronScope =
   const result = await db.deleteFrom('cron_jobs').where('id', '=', id).where(inScope(scope)).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
-

@@ -57,10 +57,7 @@ export function addressRefusal(chooser: TargetChooser, targets: readonly CronTar
 
 /** What a person is told when a target is not theirs to name; the job is not created or changed. */
 export function targetRefusal(target: CronTarget): string {
-  return (
-    `${describeTarget(target)} is not a chat you take part in: a job may deliver to the chats you write in ` +
-    "(its origin, your DMs) or 'local'; anything else needs an operator"
-  );
+  return `${describeTarget(target)} is not a chat you take part in: a job may deliver to the chats you write in ` + "(its origin, your DMs) or 'local'; anything else needs an operator";
 }
 
 /** A key's platform part: `telegram`, or `telegram@ops` for a chat on a named account (the chat must be on that bot). */

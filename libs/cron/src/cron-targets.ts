@@ -1,4 +1,15 @@
-import { CHAT_PLATFORMS, DELIVERY_ONLY_FACTS, DELIVERY_ONLY_PLATFORMS, formatNamedChat, isChatPlatform, isDeliveryOnlyPlatform, parseNamedChat, PLATFORM_FACTS, splitPlatformAccount, TargetSyntaxError } from '@herald/core';
+import {
+  CHAT_PLATFORMS,
+  DELIVERY_ONLY_FACTS,
+  DELIVERY_ONLY_PLATFORMS,
+  formatNamedChat,
+  isChatPlatform,
+  isDeliveryOnlyPlatform,
+  parseNamedChat,
+  PLATFORM_FACTS,
+  splitPlatformAccount,
+  TargetSyntaxError,
+} from '@herald/core';
 import type { DeliveryOnlyPlatform } from '@herald/core';
 import type { CronOrigin, CronTarget } from '@herald/db';
 

@@ -58,15 +58,9 @@ describe('schedules across daylight-saving changes', () => {
   });
 
   it('a naive ISO time is read in the job zone, including inside the gap', () => {
-    expect(zonedTimeToInstant('Europe/Berlin', { year: 2026, month: 7, day: 1, hour: 9, minute: 0, second: 0 }).toISOString()).toBe(
-      '2026-07-01T07:00:00.000Z',
-    );
-    expect(zonedTimeToInstant('Europe/Berlin', { year: 2026, month: 3, day: 29, hour: 10, minute: 0, second: 0 }).toISOString()).toBe(
-      '2026-03-29T08:00:00.000Z',
-    );
-    expect(zonedTimeToInstant('Europe/Berlin', { year: 2026, month: 3, day: 29, hour: 2, minute: 30, second: 0 }).toISOString()).toBe(
-      '2026-03-29T01:30:00.000Z',
-    );
+    expect(zonedTimeToInstant('Europe/Berlin', { year: 2026, month: 7, day: 1, hour: 9, minute: 0, second: 0 }).toISOString()).toBe('2026-07-01T07:00:00.000Z');
+    expect(zonedTimeToInstant('Europe/Berlin', { year: 2026, month: 3, day: 29, hour: 10, minute: 0, second: 0 }).toISOString()).toBe('2026-03-29T08:00:00.000Z');
+    expect(zonedTimeToInstant('Europe/Berlin', { year: 2026, month: 3, day: 29, hour: 2, minute: 30, second: 0 }).toISOString()).toBe('2026-03-29T01:30:00.000Z');
     const once = parseSchedule('2026-12-24T18:00', { timezone: 'America/New_York', now: NOW });
     expect(once.runAt?.toISOString()).toBe('2026-12-24T23:00:00.000Z');
   });

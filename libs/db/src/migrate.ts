@@ -119,10 +119,7 @@ async function recogniseLegacy(client: pg.Client): Promise<void> {
   const done = await namesIn(client, 'SELECT name FROM schema_migrations');
   if (done.size === 0 || done.has(BASELINE)) return;
   if (!done.has(LEGACY_LAST)) {
-    throw new Error(
-      `the database is at a schema older than ${LEGACY_LAST} (${[...done].sort().at(-1)}); ` +
-        'upgrade it with a Herald release from 2026-11-30 first, then run herald migrate again',
-    );
+    throw new Error(`the database is at a schema older than ${LEGACY_LAST} (${[...done].sort().at(-1)}); ` + 'upgrade it with a Herald release from 2026-11-30 first, then run herald migrate again');
   }
   await client.query('INSERT INTO schema_migrations (name) VALUES ($1) ON CONFLICT DO NOTHING', [BASELINE]);
 }

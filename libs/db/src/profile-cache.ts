@@ -208,10 +208,12 @@ export class ProfileCache {
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`profile cache listener: no answer in ${this.#checkIntervalMs} ms`)), this.#checkIntervalMs);
       });
-      void Promise.race([client.query('SELECT 1'), late]).then(
-        () => this.#checkLater(client),
-        (error: unknown) => this.#lost(client, error as Error),
-      ).finally(() => clearTimeout(timer));
+      void Promise.race([client.query('SELECT 1'), late])
+        .then(
+          () => this.#checkLater(client),
+          (error: unknown) => this.#lost(client, error as Error),
+        )
+        .finally(() => clearTimeout(timer));
     }, this.#checkIntervalMs).unref();
   }
 }

@@ -9,11 +9,7 @@ import { PLATFORM_DEAD_LETTER_KINDS } from '@herald/core';
 // and jsonb columns whose shape Herald writes.
 
 /** Replaces the types of some columns of a generated table; naming a column it lacks is an error. */
-type Refine<Table, Narrow extends { [K in keyof Narrow]: K extends keyof Table ? unknown : never }> = Omit<
-  Table,
-  keyof Narrow
-> &
-  Narrow;
+type Refine<Table, Narrow extends { [K in keyof Narrow]: K extends keyof Table ? unknown : never }> = Omit<Table, keyof Narrow> & Narrow;
 
 /** jsonb written as JSON text by Herald, read back parsed by pg. */
 type Json<T> = ColumnType<T, string, string>;
@@ -117,24 +113,15 @@ export interface InFlightPart {
   anchor: string | null;
 }
 
-export type ProfilesTable = Refine<
-  Tables.Profiles,
-  { tool_policy: JsonWithDefault<Record<string, unknown>>; session_reset: JsonWithDefault<unknown[]> }
->;
+export type ProfilesTable = Refine<Tables.Profiles, { tool_policy: JsonWithDefault<Record<string, unknown>>; session_reset: JsonWithDefault<unknown[]> }>;
 export type MemoryEntriesTable = Refine<Tables.MemoryEntries, { store: MemoryStore }>;
 export type ProfileDocumentsTable = Tables.ProfileDocuments;
 export type SessionsTable = Refine<Tables.Sessions, { queue_mode: Generated<QueueMode>; end_reason: SessionEndReason | null }>;
-export type SessionCompressionsTable = Refine<
-  Tables.SessionCompressions,
-  { status: Generated<CompressionStatus>; trigger: CompressionTrigger }
->;
+export type SessionCompressionsTable = Refine<Tables.SessionCompressions, { status: Generated<CompressionStatus>; trigger: CompressionTrigger }>;
 export type SessionRoutesTable = Tables.SessionRoutes;
 export type SessionHandoffsTable = Refine<Tables.SessionHandoffs, { status: Generated<HandoffStatus> }>;
 export type HomeChatsTable = Tables.HomeChats;
-export type InboundEventsTable = Refine<
-  Tables.InboundEvents,
-  { kind: Generated<Allowed<'inbound_events.kind'>>; status: Generated<EventStatus> }
->;
+export type InboundEventsTable = Refine<Tables.InboundEvents, { kind: Generated<Allowed<'inbound_events.kind'>>; status: Generated<EventStatus> }>;
 export type TurnsTable = Refine<Tables.Turns, { status: Generated<TurnStatus> }>;
 export type MessagesTable = Refine<
   Tables.Messages,
@@ -167,10 +154,7 @@ export type SkillBlobsTable = Tables.SkillBlobs;
 export type SkillsTable = Refine<Tables.Skills, { offered_builtin_files: ColumnType<Record<string, string> | null, string | null, string | null> }>;
 export type SkillVersionsTable = Refine<Tables.SkillVersions, { files: Json<Record<string, string>> }>;
 export type ReviewCountersTable = Tables.ReviewCounters;
-export type ReviewsTable = Refine<
-  Tables.Reviews,
-  { kinds: ReviewKind[]; status: Generated<ReviewStatus>; actions: JsonWithDefault<unknown[]> }
->;
+export type ReviewsTable = Refine<Tables.Reviews, { kinds: ReviewKind[]; status: Generated<ReviewStatus>; actions: JsonWithDefault<unknown[]> }>;
 export type CronClockTable = Tables.CronClock;
 export type CronJobsTable = Refine<
   Tables.CronJobs,
@@ -220,15 +204,9 @@ export type BudgetScope = Allowed<'budgets.scope'>;
 export type BudgetPeriod = Allowed<'budget_warnings.period'>;
 export type BudgetsTable = Refine<Tables.Budgets, { scope: BudgetScope }>;
 export type BudgetWarningsTable = Refine<Tables.BudgetWarnings, { scope: BudgetScope; period: BudgetPeriod }>;
-export type DeadLettersTable = Refine<
-  Tables.DeadLetters,
-  { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }
->;
+export type DeadLettersTable = Refine<Tables.DeadLetters, { source: DeadLetterSource; status: Generated<DeadLetterStatus>; payload: Json<unknown> | null }>;
 export type HookEventsTable = Refine<Tables.HookEvents, { event: HookEventName; payload: Json<Record<string, unknown>> }>;
-export type SubagentRunsTable = Refine<
-  Tables.SubagentRuns,
-  { role: SubagentRole; status: Generated<SubagentRunStatus>; exit_reason: SubagentExitReason | null }
->;
+export type SubagentRunsTable = Refine<Tables.SubagentRuns, { role: SubagentRole; status: Generated<SubagentRunStatus>; exit_reason: SubagentExitReason | null }>;
 
 export type RoleGrantsTable = Refine<Tables.RoleGrants, { role: Role }>;
 

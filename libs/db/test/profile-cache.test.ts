@@ -42,10 +42,17 @@ describe('the profile cache', () => {
     expect(await cache.get('main')).toEqual({ hooks: [], sessionReset: [], model: null });
     expect(await cache.get('main')).toEqual({ hooks: [], sessionReset: [], model: null });
     expect(reads()).toBe(1);
-    await database.db.insertInto('profile_hooks').values({ profile_id: 'main', hooks: JSON.stringify([HOOK]) }).execute();
+    await database.db
+      .insertInto('profile_hooks')
+      .values({ profile_id: 'main', hooks: JSON.stringify([HOOK]) })
+      .execute();
     await waitFor(async () => cache.cached('main') === undefined, { what: 'the notice of the hooks change' });
     expect((await cache.get('main')).hooks).toEqual([HOOK]);
-    await database.db.updateTable('profiles').set({ session_reset: JSON.stringify([RULE]) }).where('id', '=', 'main').execute();
+    await database.db
+      .updateTable('profiles')
+      .set({ session_reset: JSON.stringify([RULE]) })
+      .where('id', '=', 'main')
+      .execute();
     await waitFor(async () => cache.cached('main') === undefined, { what: 'the notice of the reset rules change' });
     expect(await cache.get('main')).toEqual({ hooks: [HOOK], sessionReset: [RULE], model: null });
     await database.db.deleteFrom('profile_hooks').where('profile_id', '=', 'main').execute();
@@ -57,7 +64,11 @@ describe('the profile cache', () => {
   it("sees a change of a profile's models another connection commits (the worker's model chains follow it)", async () => {
     const { cache } = await openCache();
     expect((await cache.get('main')).model).toBeNull();
-    await database.db.updateTable('profiles').set({ model: JSON.stringify({ primary: 'openai/gpt-x' }) }).where('id', '=', 'main').execute();
+    await database.db
+      .updateTable('profiles')
+      .set({ model: JSON.stringify({ primary: 'openai/gpt-x' }) })
+      .where('id', '=', 'main')
+      .execute();
     await waitFor(async () => cache.cached('main') === undefined, { what: 'the notice of the model change' });
     expect((await cache.get('main')).model).toEqual({ primary: 'openai/gpt-x' });
   });
@@ -82,7 +93,8 @@ describe('the profile cache', () => {
     await writeUnannounced(database.db, [HOOK]);
     // Unannounced, the change is invisible to a live listener: the copy is what the cache answers.
     expect((await cache.get('main')).hooks).toEqual([]);
-    const listener = () => sql<{ pid: number }>`
+    const listener = () =>
+      sql<{ pid: number }>`
       SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ${PROFILE_CACHE_APPLICATION_NAME}`.execute(database.db);
     const [before] = (await listener()).rows;
     expect(before).toBeDefined();

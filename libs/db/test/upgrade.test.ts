@@ -76,24 +76,28 @@ describe('upgrading a database at the 2026-11-30 schema', () => {
   it('recognises the baseline, re-creates the functions from their files and keeps every row', async () => {
     const result = await migrate(legacy.url);
     // Recorded as at the baseline: only the numbered files after it are applied.
-    const later = readdirSync(MIGRATIONS_DIR).filter((name) => /^\d+_.+\.sql$/.test(name) && name > '0001_baseline.sql').sort();
+    const later = readdirSync(MIGRATIONS_DIR)
+      .filter((name) => /^\d+_.+\.sql$/.test(name) && name > '0001_baseline.sql')
+      .sort();
     expect(result.applied).toEqual(later);
     expect(result.functions).toContain('herald_accept_message');
-    const counts = await withClient(legacy.url, async (client) =>
-      (await client.query(`
+    const counts = await withClient(
+      legacy.url,
+      async (client) =>
+        (
+          await client.query(`
         SELECT (SELECT count(*) FROM messages)::int AS messages, (SELECT count(*) FROM memory_entries)::int AS memory,
                (SELECT count(*) FROM skill_versions)::int AS skills, (SELECT count(*) FROM cron_jobs)::int AS cron,
-               (SELECT count(*) FROM schema_migrations WHERE name = '0001_baseline.sql')::int AS baseline`)).rows[0],
+               (SELECT count(*) FROM schema_migrations WHERE name = '0001_baseline.sql')::int AS baseline`)
+        ).rows[0],
     );
     expect(counts).toEqual({ messages: 2, memory: 1, skills: 1, cron: 1, baseline: 1 });
     expect((await migrate(legacy.url)).functions).toEqual([]);
   });
 
-  it('gives the old messages their session\'s owner, profile and platform, for the scoped search indexes', async () => {
+  it("gives the old messages their session's owner, profile and platform, for the scoped search indexes", async () => {
     await migrate(legacy.url);
-    const scoped = await withClient(legacy.url, async (client) =>
-      (await client.query(`SELECT owner_id, profile_id, platform FROM messages ORDER BY seq`)).rows,
-    );
+    const scoped = await withClient(legacy.url, async (client) => (await client.query(`SELECT owner_id, profile_id, platform FROM messages ORDER BY seq`)).rows);
     expect(scoped).toEqual([
       { owner_id: 'api:u1', profile_id: 'main', platform: 'api' },
       { owner_id: 'api:u1', profile_id: 'main', platform: 'api' },
@@ -105,7 +109,7 @@ describe('upgrading a database at the 2026-11-30 schema', () => {
     expect(await schemaOf(legacy.url)).toEqual(await schemaOf(fresh.url));
   });
 
-  it('serves the old rows through today\'s functions: the routed session takes the next message', async () => {
+  it("serves the old rows through today's functions: the routed session takes the next message", async () => {
     await migrate(legacy.url);
     const accepted = await acceptInbound(legacy.db, {
       profileId: 'main',
@@ -116,8 +120,9 @@ describe('upgrading a database at the 2026-11-30 schema', () => {
       text: 'and the rollback plan?',
     });
     expect(accepted.sessionId).toBe('6f0b3c1e-0000-4000-8000-000000000001');
-    const found = await withClient(legacy.url, async (client) =>
-      (await client.query(`SELECT count(*)::int AS n FROM messages WHERE search_vector @@ websearch_to_tsquery('english', 'deploying')`)).rows[0],
+    const found = await withClient(
+      legacy.url,
+      async (client) => (await client.query(`SELECT count(*)::int AS n FROM messages WHERE search_vector @@ websearch_to_tsquery('english', 'deploying')`)).rows[0],
     );
     expect(found).toEqual({ n: 1 });
   });
@@ -125,9 +130,7 @@ describe('upgrading a database at the 2026-11-30 schema', () => {
   it('refuses a database stopped part-way through the old files instead of guessing', async () => {
     const partial = await createTestDatabase();
     try {
-      await withClient(partial.url, (client) =>
-        client.query(`DELETE FROM schema_migrations; INSERT INTO schema_migrations (name) VALUES ('0001_spine.sql'), ('0002_turn_functions.sql')`),
-      );
+      await withClient(partial.url, (client) => client.query(`DELETE FROM schema_migrations; INSERT INTO schema_migrations (name) VALUES ('0001_spine.sql'), ('0002_turn_functions.sql')`));
       await expect(migrate(partial.url)).rejects.toThrow(/older than 0011_completion_function\.sql/);
     } finally {
       await partial.drop();

@@ -44,13 +44,7 @@ export async function dropDrafts(db: Kysely<Database>, replyKey: string): Promis
 
 /** Draft messages of other replies in this chat: bot messages no outbox row may claim as its own. */
 export async function otherDraftIds(db: Kysely<Database>, platform: string, chatId: string, replyKey: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('chat_drafts')
-    .select('message_ids')
-    .where('platform', '=', platform)
-    .where('chat_id', '=', chatId)
-    .where('reply_key', '!=', replyKey)
-    .execute();
+  const rows = await db.selectFrom('chat_drafts').select('message_ids').where('platform', '=', platform).where('chat_id', '=', chatId).where('reply_key', '!=', replyKey).execute();
   return rows.flatMap((row) => row.message_ids);
 }
 

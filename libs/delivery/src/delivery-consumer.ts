@@ -188,9 +188,7 @@ export class DeliveryConsumer {
       logger.warn({}, 'claim lost mid-send; another consumer has the row');
       return;
     }
-    const classified = DeliveryError.isInstance(error)
-      ? error
-      : new DeliveryError((error as Error)?.message ?? String(error), { retryable: true, cause: error });
+    const classified = DeliveryError.isInstance(error) ? error : new DeliveryError((error as Error)?.message ?? String(error), { retryable: true, cause: error });
     const rateLimited = classified.retryAfterMs !== undefined;
     const giveUp = !classified.retryable || (!rateLimited && row.attempts >= this.#options.maxAttempts);
     const message = `${classified.ambiguous ? 'ambiguous: ' : ''}${classified.message}`;
@@ -200,9 +198,7 @@ export class DeliveryConsumer {
       await markAttemptFailed(this.#db, row, message, null);
       return;
     }
-    const delayMs = rateLimited
-      ? (classified.retryAfterMs ?? 0)
-      : backoffMs(row.attempts, this.#options.retryBaseMs, this.#options.retryCapMs);
+    const delayMs = rateLimited ? (classified.retryAfterMs ?? 0) : backoffMs(row.attempts, this.#options.retryBaseMs, this.#options.retryCapMs);
     logger.warn({ err: error, delayMs, ambiguous: classified.ambiguous }, 'delivery attempt failed; will retry');
     recordDelivery(row.platform, 'retry');
     await markAttemptFailed(this.#db, row, message, new Date(Date.now() + delayMs));

@@ -1,13 +1,4 @@
-export {
-  enqueueOutbound,
-  claimOutbound,
-  progressFor,
-  markDelivered,
-  markAttemptFailed,
-  listDeliveries,
-  DeliveryError,
-  ClaimLostError,
-} from './outbox.ts';
+export { enqueueOutbound, claimOutbound, progressFor, markDelivered, markAttemptFailed, listDeliveries, DeliveryError, ClaimLostError } from './outbox.ts';
 export type {
   OutboundRequest,
   OutboundItem,

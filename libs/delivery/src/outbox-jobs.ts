@@ -5,6 +5,8 @@ import type { Database } from '@herald/db';
 /** The outbox's deliveries, newest first, as the admin view lists a Postgres-side queue's jobs; `status` narrows it to one state. */
 export async function listOutboxJobs(db: Kysely<Database>, status: string | undefined, limit: number): Promise<Record<string, unknown>[]> {
   const where = status === undefined ? sql`` : sql`WHERE status = ${status}`;
-  const { rows } = await sql<Record<string, unknown>>`SELECT id, session_id, platform, status, attempts, next_attempt_at, created_at, last_error FROM outbox ${where} ORDER BY created_at DESC LIMIT ${limit}`.execute(db);
+  const { rows } = await sql<
+    Record<string, unknown>
+  >`SELECT id, session_id, platform, status, attempts, next_attempt_at, created_at, last_error FROM outbox ${where} ORDER BY created_at DESC LIMIT ${limit}`.execute(db);
   return rows;
 }

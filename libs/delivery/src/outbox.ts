@@ -53,11 +53,7 @@ export async function enqueueOutbound(trx: Executor, item: OutboundRequest): Pro
     await sql`SELECT pg_notify('herald_outbox', ${item.platform})`.execute(trx);
     return { id: inserted.id, created: true };
   }
-  const existing = await trx
-    .selectFrom('outbox')
-    .select('id')
-    .where('idempotency_key', '=', item.idempotencyKey)
-    .executeTakeFirstOrThrow();
+  const existing = await trx.selectFrom('outbox').select('id').where('idempotency_key', '=', item.idempotencyKey).executeTakeFirstOrThrow();
   return { id: existing.id, created: false };
 }
 
@@ -210,10 +206,7 @@ export interface ClaimedRow extends OutboundItem {
  * bot sends into a chat after the last receipt belongs to the one row in flight there (what makes
  * an ambiguous Telegram send reconcilable).
  */
-export async function claimOutbound(
-  db: Kysely<Database>,
-  options: { platforms: readonly string[]; limit: number; claimMs: number },
-): Promise<ClaimedRow[]> {
+export async function claimOutbound(db: Kysely<Database>, options: { platforms: readonly string[]; limit: number; claimMs: number }): Promise<ClaimedRow[]> {
   if (options.platforms.length === 0) return [];
   const token = randomUUID();
   const result = await sql<{
@@ -268,18 +261,8 @@ export async function claimOutbound(
   }));
 }
 
-async function updateClaimed(
-  db: Kysely<Database>,
-  row: ClaimedRow,
-  values: Updateable<OutboxTable>,
-): Promise<void> {
-  const updated = await db
-    .updateTable('outbox')
-    .set(values)
-    .where('id', '=', row.id)
-    .where('claim_token', '=', row.claimToken)
-    .where('status', '=', 'sending')
-    .executeTakeFirst();
+async function updateClaimed(db: Kysely<Database>, row: ClaimedRow, values: Updateable<OutboxTable>): Promise<void> {
+  const updated = await db.updateTable('outbox').set(values).where('id', '=', row.id).where('claim_token', '=', row.claimToken).where('status', '=', 'sending').executeTakeFirst();
   if (Number(updated.numUpdatedRows) === 0) throw new ClaimLostError(row.id);
 }
 
@@ -341,12 +324,7 @@ export async function markDelivered(db: Kysely<Database>, row: ClaimedRow, recei
 }
 
 /** Hands the row back for another attempt at `retryAt`, or ends it as failed. */
-export async function markAttemptFailed(
-  db: Kysely<Database>,
-  row: ClaimedRow,
-  error: string,
-  retryAt: Date | null,
-): Promise<void> {
+export async function markAttemptFailed(db: Kysely<Database>, row: ClaimedRow, error: string, retryAt: Date | null): Promise<void> {
   await updateClaimed(db, row, {
     status: retryAt === null ? 'failed' : 'pending',
     next_attempt_at: retryAt ?? new Date(),
@@ -374,14 +352,7 @@ export interface DeliveryView {
 
 /** A session's outbound messages, newest first: what reached the platform and what did not. */
 export async function listDeliveries(db: Kysely<Database>, sessionId: string, limit = 50): Promise<DeliveryView[]> {
-  const rows = await db
-    .selectFrom('outbox')
-    .selectAll()
-    .where('session_id', '=', sessionId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  const rows = await db.selectFrom('outbox').selectAll().where('session_id', '=', sessionId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map((row) => ({
     id: row.id,
     idempotencyKey: row.idempotency_key,

@@ -10,8 +10,7 @@ import { waitFor } from '../../../test/support/stack.ts';
 describe('the outbox', () => {
   const database = useTestDatabase();
 
-  const row = (key: string) =>
-    database.db.selectFrom('outbox').selectAll().where('idempotency_key', '=', key).executeTakeFirstOrThrow();
+  const row = (key: string) => database.db.selectFrom('outbox').selectAll().where('idempotency_key', '=', key).executeTakeFirstOrThrow();
 
   it('enqueues once per idempotency key', async () => {
     const item = { idempotencyKey: 'k:once', platform: 'test', target: { chatId: '1' }, text: 'hi', source: 'notice' };
@@ -27,7 +26,10 @@ describe('the outbox', () => {
     await enqueueOutbound(database.db, { idempotencyKey: 'o:2', platform: 'order', target: { chatId: 'a' }, text: '2', source: 'x' });
     await enqueueOutbound(database.db, { idempotencyKey: 'o:3', platform: 'order', target: { chatId: 'b' }, text: '3', source: 'x' });
     const claims = await Promise.all([1, 2, 3].map(() => claimOutbound(database.db, { platforms: ['order'], limit: 5, claimMs: 60_000 })));
-    const texts = claims.flat().map((claimed) => claimed.text).sort();
+    const texts = claims
+      .flat()
+      .map((claimed) => claimed.text)
+      .sort();
     expect(texts).toEqual(['1', '3']);
   });
 
@@ -116,7 +118,14 @@ describe('the outbox', () => {
   it('writes a chat reply to the outbox in the turn-ending transaction, and nothing for the API or a lost lease', async () => {
     const finish = async (platform: string, chatId: string, loseLease = false) => {
       const accepted = await acceptInbound(database.db, {
-        profileId: 'main', platform, chatType: 'group', chatId, threadId: '9', userId: `${platform}:u`, text: 'hi', platformMessageId: '77',
+        profileId: 'main',
+        platform,
+        chatType: 'group',
+        chatId,
+        threadId: '9',
+        userId: `${platform}:u`,
+        text: 'hi',
+        platformMessageId: '77',
       });
       const lease = (await claimLease(database.db, accepted.sessionId, 'w', 60_000))!;
       const events = (await openInbox(database.db, accepted.sessionId)).events.map((event) => event.id);

@@ -8,12 +8,10 @@ import { setHomeChat } from './home-chats.ts';
 // /handoff only files the request: a worker carries it out and the home chat hears of it.
 
 /** What someone who may not set a home chat is told; home_chats is unchanged. */
-export const SETHOME_OPERATORS_ONLY_REPLY =
-  'Only an operator (listed in HERALD_OPERATORS) can set the home chat, where /handoff sends conversations; nothing changed.';
+export const SETHOME_OPERATORS_ONLY_REPLY = 'Only an operator (listed in HERALD_OPERATORS) can set the home chat, where /handoff sends conversations; nothing changed.';
 
 /** What someone who may not move a group's conversation is told; no handoff is requested. */
-export const HANDOFF_NOT_YOURS_REPLY =
-  'Only the person who started this conversation, or an operator, can hand it off; nothing changed.';
+export const HANDOFF_NOT_YOURS_REPLY = 'Only the person who started this conversation, or an operator, can hand it off; nothing changed.';
 
 export function handoffUsage(): string {
   return `Send /handoff <platform>, with one of: ${CHAT_PLATFORMS.join(', ')}.`;

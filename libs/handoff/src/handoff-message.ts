@@ -23,17 +23,8 @@ function quote(text: string): string {
 
 export async function workStanding(trx: Transaction<Database>, sessionId: string): Promise<WorkStanding> {
   const last = async (role: 'user' | 'assistant') =>
-    (
-      await trx
-        .selectFrom('messages')
-        .select('content')
-        .where('session_id', '=', sessionId)
-        .where('role', '=', role)
-        .where('content', '<>', '')
-        .orderBy('seq', 'desc')
-        .limit(1)
-        .executeTakeFirst()
-    )?.content ?? null;
+    (await trx.selectFrom('messages').select('content').where('session_id', '=', sessionId).where('role', '=', role).where('content', '<>', '').orderBy('seq', 'desc').limit(1).executeTakeFirst())
+      ?.content ?? null;
   const todos = await trx.selectFrom('session_todos').select('items').where('session_id', '=', sessionId).executeTakeFirst();
   const items = Array.isArray(todos?.items) ? (todos.items as { status?: unknown }[]) : [];
   const turns = await trx.selectFrom('turns').select('status').where('session_id', '=', sessionId).where('status', 'in', ['running', 'waiting']).execute();

@@ -58,13 +58,7 @@ export type HandoffRequest =
 
 /** Asks for a session to move to `platform`'s home chat; the caller checked the platform is a chat platform. */
 /** `byOperator`: asked by an operator (the API's token, a HERALD_OPERATORS member), who may end the home chat's own session. */
-export async function requestHandoff(
-  db: Kysely<Database> | Transaction<Database>,
-  sessionId: string,
-  platform: string,
-  requestedBy: string,
-  byOperator: boolean,
-): Promise<HandoffRequest> {
+export async function requestHandoff(db: Kysely<Database> | Transaction<Database>, sessionId: string, platform: string, requestedBy: string, byOperator: boolean): Promise<HandoffRequest> {
   const session = await db.selectFrom('sessions').select(['ended_at', 'end_reason']).where('id', '=', sessionId).executeTakeFirst();
   if (!session) return { kind: 'not_found' };
   if (session.ended_at !== null) return { kind: 'ended', reason: session.end_reason ?? 'ended' };
@@ -91,14 +85,7 @@ export async function getHandoff(db: Kysely<Database>, id: string): Promise<Hand
 
 /** The session's latest handoff request. */
 export async function latestHandoff(db: Kysely<Database>, sessionId: string): Promise<HandoffView | undefined> {
-  const row = await db
-    .selectFrom('session_handoffs')
-    .selectAll()
-    .where('session_id', '=', sessionId)
-    .orderBy('requested_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const row = await db.selectFrom('session_handoffs').selectAll().where('session_id', '=', sessionId).orderBy('requested_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
   return row === undefined ? undefined : view(row);
 }
 
@@ -142,11 +129,7 @@ export async function runHandoff(db: Kysely<Database>, claim: HandoffClaim, live
       if (!(await holdsClaim(trx, claim))) return { kind: 'lost' as const };
       if (!live(claim.platform)) throw new HandoffRefused(`${claim.platform} is not configured on this deployment`);
       const targetChatId = await rebind(trx, claim);
-      await trx
-        .updateTable('session_handoffs')
-        .set({ status: 'done', reason: null, target_chat_id: targetChatId, finished_at: new Date() })
-        .where('id', '=', claim.id)
-        .execute();
+      await trx.updateTable('session_handoffs').set({ status: 'done', reason: null, target_chat_id: targetChatId, finished_at: new Date() }).where('id', '=', claim.id).execute();
       return { kind: 'done' as const, targetChatId };
     });
   } catch (error) {

@@ -16,11 +16,7 @@ export interface HomeChat {
 
 /** Makes the chat of `sessionId` its profile's home chat on the session's platform. */
 export async function setHomeChat(trx: Transaction<Database>, sessionId: string, setBy: string): Promise<HomeChat & { profileId: string }> {
-  const session = await trx
-    .selectFrom('sessions')
-    .select(['profile_id', 'platform', 'account', 'chat_type', 'chat_id', 'thread_id'])
-    .where('id', '=', sessionId)
-    .executeTakeFirstOrThrow();
+  const session = await trx.selectFrom('sessions').select(['profile_id', 'platform', 'account', 'chat_type', 'chat_id', 'thread_id']).where('id', '=', sessionId).executeTakeFirstOrThrow();
   const account = session.account ?? DEFAULT_ACCOUNT;
   const home = { account, chat_type: session.chat_type, chat_id: session.chat_id, thread_id: session.thread_id, set_by: setBy, updated_at: new Date() };
   await trx

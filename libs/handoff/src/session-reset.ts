@@ -104,13 +104,7 @@ export async function resetIfExpired(db: Kysely<Database>, key: string, address:
  * expired. Most chats have no rule at all, and then cost no query: the profile's own rules come
  * from the process's cache (from Postgres only without one, or while its listener is down).
  */
-export async function checkReset(
-  db: Kysely<Database>,
-  key: string,
-  address: RouteAddress,
-  configRules: readonly ResetRule[],
-  profiles: ProfileCache | undefined,
-): Promise<boolean> {
+export async function checkReset(db: Kysely<Database>, key: string, address: RouteAddress, configRules: readonly ResetRule[], profiles: ProfileCache | undefined): Promise<boolean> {
   const settings = profiles === undefined ? await readProfileSettings(db, address.profileId) : await profiles.get(address.profileId);
   const rule = chatResetRule(settings.sessionReset, configRules, address);
   return rule !== undefined && resetIfExpired(db, key, address, rule);

@@ -10,18 +10,25 @@ export type Directive =
   | { action: 'context'; context: string }
   | { action: 'replace'; text: string };
 
-const gateway = z.union([
-  z.object({ action: z.literal('skip'), reason: z.string().optional() }),
-  z.object({ action: z.literal('rewrite'), text: z.string().min(1) }),
-]);
+const gateway = z.union([z.object({ action: z.literal('skip'), reason: z.string().optional() }), z.object({ action: z.literal('rewrite'), text: z.string().min(1) })]);
 const toolCall = z.union([
   z.object({ action: z.literal('block'), message: z.string().min(1) }),
   // Claude-style shell hook output, as Hermes accepts it.
   z.object({ decision: z.literal('block'), reason: z.string().min(1) }).transform((value) => ({ action: 'block' as const, message: value.reason })),
-  z.object({ action: z.literal('approve'), message: z.string().min(1), rule_key: z.string().regex(/^[\w.:-]{1,64}$/).optional() }),
+  z.object({
+    action: z.literal('approve'),
+    message: z.string().min(1),
+    rule_key: z
+      .string()
+      .regex(/^[\w.:-]{1,64}$/)
+      .optional(),
+  }),
 ]);
 const llmContext = z.union([
-  z.string().min(1).transform((context) => ({ action: 'context' as const, context })),
+  z
+    .string()
+    .min(1)
+    .transform((context) => ({ action: 'context' as const, context })),
   z.object({ context: z.string().min(1) }).transform((value) => ({ action: 'context' as const, context: value.context })),
 ]);
 const replacement = z.union([

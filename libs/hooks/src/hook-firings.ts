@@ -10,13 +10,7 @@ type Executor = Kysely<Database> | Transaction<Database>;
  * the directive it stored: a resumed turn reads it back instead of firing again.
  */
 export async function hookFiring(db: Executor, turnId: string, key: string, event: HookEvent): Promise<{ directive: Directive | null } | undefined> {
-  const row = await db
-    .selectFrom('hook_firings')
-    .select('directive')
-    .where('turn_id', '=', turnId)
-    .where('tool_call_id', '=', key)
-    .where('event', '=', event)
-    .executeTakeFirst();
+  const row = await db.selectFrom('hook_firings').select('directive').where('turn_id', '=', turnId).where('tool_call_id', '=', key).where('event', '=', event).executeTakeFirst();
   return row === undefined ? undefined : { directive: (row.directive as Directive | null) ?? null };
 }
 

@@ -24,9 +24,7 @@ export const DIRECTIVE_EVENTS: ReadonlySet<HookEvent> = new Set(['pre_gateway_di
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 2000;
 
-const name = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, { error: 'expected 1-64 of a-z 0-9 _ . - (starting with a letter or digit)' });
+const name = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, { error: 'expected 1-64 of a-z 0-9 _ . - (starting with a letter or digit)' });
 
 /** An https URL, or http to a loopback host (a receiver on the same machine, allowlisted to be reached). */
 const hookUrl = z.string().refine(
@@ -52,7 +50,14 @@ const common = {
   profiles: z.array(z.string().min(1)).min(1).optional(),
 };
 
-const argv = z.array(z.string().min(1).refine((arg) => !arg.includes('\0'), { error: 'NUL byte in an argument' })).min(1);
+const argv = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .refine((arg) => !arg.includes('\0'), { error: 'NUL byte in an argument' }),
+  )
+  .min(1);
 
 export const moduleHookSchema = z.strictObject({ ...common, module: z.string().min(1) });
 export const commandHookSchema = z.strictObject({ ...common, command: argv });

@@ -12,6 +12,11 @@ export async function copyProfileHooks(trx: Transaction<Database>, name: string,
   await trx
     .insertInto('profile_hooks')
     .columns(['profile_id', 'hooks'])
-    .expression((eb) => eb.selectFrom('profile_hooks').select([eb.val(name).as('profile_id'), 'hooks']).where('profile_id', '=', from))
+    .expression((eb) =>
+      eb
+        .selectFrom('profile_hooks')
+        .select([eb.val(name).as('profile_id'), 'hooks'])
+        .where('profile_id', '=', from),
+    )
     .execute();
 }

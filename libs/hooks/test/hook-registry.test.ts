@@ -28,7 +28,10 @@ async function setOf(path: string): Promise<HookSet> {
 
 describe('HERALD_HOOKS_FILE', () => {
   it('loads YAML and JSON, keeping file order and the defaults', async () => {
-    const yaml = file('ok.yaml', 'hooks:\n  - name: guard\n    event: pre_tool_call\n    module: ./block.mjs\n  - name: audit-sink\n    event: post_tool_call\n    url: https://siem.example.com/herald\n    profiles: [ops]\n');
+    const yaml = file(
+      'ok.yaml',
+      'hooks:\n  - name: guard\n    event: pre_tool_call\n    module: ./block.mjs\n  - name: audit-sink\n    event: post_tool_call\n    url: https://siem.example.com/herald\n    profiles: [ops]\n',
+    );
     const registry = await HookRegistry.fromFile(yaml);
     expect(registry.hooksFor('main').map((hook) => hook.spec.name)).toEqual(['guard']);
     expect(registry.hooksFor('ops').map((hook) => [hook.spec.name, hook.spec.timeout_ms, hook.spec.on_error])).toEqual([
@@ -65,7 +68,12 @@ describe('firing hooks', () => {
   });
 
   it('cuts a hanging hook at its timeout: closed blocks with the reason, open goes on', async () => {
-    const set = await setOf(file('hang.yaml', 'hooks:\n  - name: stuck-open\n    event: pre_tool_call\n    module: ./hang.mjs\n    timeout_ms: 50\n  - name: stuck-closed\n    event: pre_tool_call\n    module: ./hang.mjs\n    timeout_ms: 50\n    on_error: closed\n'));
+    const set = await setOf(
+      file(
+        'hang.yaml',
+        'hooks:\n  - name: stuck-open\n    event: pre_tool_call\n    module: ./hang.mjs\n    timeout_ms: 50\n  - name: stuck-closed\n    event: pre_tool_call\n    module: ./hang.mjs\n    timeout_ms: 50\n    on_error: closed\n',
+      ),
+    );
     const fired = await set.fire('pre_tool_call', call);
     expect(fired.decisions.map((d) => [d.hook, d.outcome, d.onError])).toEqual([
       ['stuck-open', 'failed', 'open'],

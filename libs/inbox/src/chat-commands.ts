@@ -9,8 +9,7 @@ import { usageReply } from '@herald/limits';
 
 export const NEW_SESSION_REPLY = 'Started a new session. Earlier messages in this chat are no longer in context.';
 
-export const COMPRESS_WHILE_WAITING_REPLY =
-  'A question or an approval is waiting for your answer: answer it (or send /stop) first, then /compress.';
+export const COMPRESS_WHILE_WAITING_REPLY = 'A question or an approval is waiting for your answer: answer it (or send /stop) first, then /compress.';
 
 export const QUEUE_MODES = ALLOWED_VALUES['sessions.queue_mode'];
 
@@ -34,14 +33,14 @@ export type Command =
 export const CHAT_COMMANDS = [
   { name: 'new', description: 'Start a new session in this chat' },
   { name: 'reset', description: 'Same as /new' },
-  { name: 'status', description: 'Show this chat\'s session, queue mode and what is running' },
+  { name: 'status', description: "Show this chat's session, queue mode and what is running" },
   { name: 'stop', description: 'Stop the running turn' },
   { name: 'queue', description: 'Show or set how messages sent mid-turn are handled', argument: 'mode' },
   { name: 'approve', description: 'Approve the pending tool call; /approve session allows it for the rest of the session', argument: 'scope' },
   { name: 'deny', description: 'Deny the pending tool call, with an optional reason', argument: 'reason' },
   { name: 'compress', description: 'Compress this conversation into a summary and carry on in a new session', argument: 'focus' },
   { name: 'sethome', description: 'Make this chat the home chat of this platform: where /handoff sends a conversation' },
-  { name: 'handoff', description: 'Move this conversation to a platform\'s home chat and carry on there', argument: 'platform' },
+  { name: 'handoff', description: "Move this conversation to a platform's home chat and carry on there", argument: 'platform' },
   { name: 'link', description: 'Link this account to your Herald person with a code from herald people link-code', argument: 'code' },
   { name: 'usage', description: 'Show your model usage and cost today and this month' },
   { name: 'help', description: 'List the commands' },
@@ -75,7 +74,10 @@ export function parseCommand(text: string): Command | undefined {
 
 /** Bare replies that answer a pending approval, as Hermes accepts them; only then are they commands. */
 export function bareApprovalWord(text: string): 'approve' | 'deny' | undefined {
-  const word = text.trim().toLowerCase().replace(/[.!]+$/, '');
+  const word = text
+    .trim()
+    .toLowerCase()
+    .replace(/[.!]+$/, '');
   if (['yes', 'y', 'approve', 'approved', 'ok', 'go ahead'].includes(word)) return 'approve';
   if (['no', 'n', 'deny', 'denied', 'stop'].includes(word)) return 'deny';
   return undefined;
@@ -108,11 +110,7 @@ async function runApprovalCommand(
   }::text, ${userId}, ${approved && command.scope === 'session'})`.execute(trx);
   // A prompt that is already a sentence ("... (recursive delete).") gets no second period.
   const what = /[.!?]$/.test(wait.prompt) ? wait.prompt : `${wait.prompt}.`;
-  const reply = approved
-    ? command.scope === 'session'
-      ? `Approved, and allowed for the rest of this session: ${what}`
-      : `Approved: ${what}`
-    : `Denied: ${what}`;
+  const reply = approved ? (command.scope === 'session' ? `Approved, and allowed for the rest of this session: ${what}` : `Approved: ${what}`) : `Denied: ${what}`;
   return { reply, wake: true };
 }
 
@@ -131,25 +129,18 @@ async function runQueueCommand(trx: Transaction<Database>, sessionId: string, mo
   if (!(QUEUE_MODES as readonly string[]).includes(mode)) {
     return { reply: `Unknown queue mode '${mode}'. Use one of: ${QUEUE_MODES.join(', ')}.` };
   }
-  await trx.updateTable('sessions').set({ queue_mode: mode as QueueMode }).where('id', '=', sessionId).execute();
+  await trx
+    .updateTable('sessions')
+    .set({ queue_mode: mode as QueueMode })
+    .where('id', '=', sessionId)
+    .execute();
   return { reply: `Queue mode set to ${mode}.` };
 }
 
-async function runStopCommand(
-  trx: Transaction<Database>,
-  sessionId: string,
-  userId: string,
-  operators: readonly string[],
-): Promise<CommandOutcome> {
+async function runStopCommand(trx: Transaction<Database>, sessionId: string, userId: string, operators: readonly string[]): Promise<CommandOutcome> {
   // A turn parked on the person holds no worker to abort: /stop answers its question for it, so
   // the turn ends (denied, or unanswered) instead of waiting out the timeout.
-  const parked = await trx
-    .selectFrom('tool_waits')
-    .select(['id', 'kind'])
-    .where('session_id', '=', sessionId)
-    .where('status', '=', 'pending')
-    .forUpdate()
-    .execute();
+  const parked = await trx.selectFrom('tool_waits').select(['id', 'kind']).where('session_id', '=', sessionId).where('status', '=', 'pending').forUpdate().execute();
   if (parked.length > 0) {
     // Withdrawing someone else's request is answering it: the same rule as /deny.
     for (const wait of parked) {
@@ -160,23 +151,13 @@ async function runStopCommand(
     }
     return { reply: 'Stopped: the pending request is withdrawn.', wake: true };
   }
-  const running = await trx
-    .selectFrom('inbound_events')
-    .select('id')
-    .where('session_id', '=', sessionId)
-    .where('status', '=', 'processing')
-    .limit(1)
-    .executeTakeFirst();
+  const running = await trx.selectFrom('inbound_events').select('id').where('session_id', '=', sessionId).where('status', '=', 'processing').limit(1).executeTakeFirst();
   if (!running) return { reply: 'Nothing is running.' };
   return { reply: 'Stopping the running turn.', control: 'stop' };
 }
 
 async function runStatusCommand(trx: Transaction<Database>, sessionId: string): Promise<CommandOutcome> {
-  const session = await trx
-    .selectFrom('sessions')
-    .select(['queue_mode', 'created_at'])
-    .where('id', '=', sessionId)
-    .executeTakeFirstOrThrow();
+  const session = await trx.selectFrom('sessions').select(['queue_mode', 'created_at']).where('id', '=', sessionId).executeTakeFirstOrThrow();
   const open = await trx
     .selectFrom('inbound_events')
     .select(['status', (eb) => eb.fn.countAll<string>().as('count')])
@@ -207,14 +188,7 @@ async function runUsageCommand(trx: Transaction<Database>, sessionId: string, us
 }
 
 /** Runs a chat command in the caller's transaction (the one that stores it as an event). */
-export async function runCommand(
-  trx: Transaction<Database>,
-  sessionId: string,
-  userId: string,
-  operators: readonly string[],
-  command: Command,
-  budgets?: BudgetDefaults,
-): Promise<CommandOutcome> {
+export async function runCommand(trx: Transaction<Database>, sessionId: string, userId: string, operators: readonly string[], command: Command, budgets?: BudgetDefaults): Promise<CommandOutcome> {
   if (command.kind === 'new') return { reply: NEW_SESSION_REPLY };
   if (command.kind === 'usage') return runUsageCommand(trx, sessionId, userId, budgets);
   if (command.kind === 'queue') return runQueueCommand(trx, sessionId, command.mode);

@@ -50,12 +50,7 @@ export interface AcceptedEvent {
   alsoWake?: { sessionId: string; wakeGeneration: string }[];
 }
 
-async function routeToSession(
-  trx: Transaction<Database>,
-  key: string,
-  message: InboundMessage,
-  newSessionId: string,
-): Promise<string> {
+async function routeToSession(trx: Transaction<Database>, key: string, message: InboundMessage, newSessionId: string): Promise<string> {
   const routed = await sql<{ session_id: string }>`
     SELECT herald_route_session(${key}, ${newSessionId}::uuid, ${message.profileId}, ${message.platform},
       ${message.chatType}, ${message.chatId}, ${message.threadId ?? null}::text, ${message.userId}) AS session_id`.execute(trx);
@@ -93,9 +88,7 @@ export class BacklogFullError extends Error {
   override readonly name = 'BacklogFullError';
   readonly limit: number;
   constructor(limit: number) {
-    super(
-      `This chat already has ${limit} messages waiting for an answer; wait for the replies or send /stop, then try again.`,
-    );
+    super(`This chat already has ${limit} messages waiting for an answer; wait for the replies or send /stop, then try again.`);
     this.limit = limit;
   }
 }
@@ -138,11 +131,7 @@ export function acceptOptionsFrom(config: Pick<Config, 'limits' | 'people' | 'se
  * same lock before it reads the inbox, so either it sees this event or we see its new generation and
  * enqueue a job it has not consumed. That closes the last-drain/lease-release race.
  */
-export async function acceptInbound(
-  db: Kysely<Database>,
-  message: InboundMessage,
-  options: AcceptOptions = { backlogLimit: 50 },
-): Promise<AcceptedEvent> {
+export async function acceptInbound(db: Kysely<Database>, message: InboundMessage, options: AcceptOptions = { backlogLimit: 50 }): Promise<AcceptedEvent> {
   // Every stored id names its platform (telegram:42 and discord:42 are two people); an edge that
   // forgot to qualify is a bug, not input to guess about.
   if (parseUserId(message.userId) === undefined) throw new Error(`user id '${message.userId}' is not qualified by platform`);
@@ -226,54 +215,46 @@ async function answerInChat(trx: Transaction<Database>, eventId: string, session
  * A chat command: answered here, at once, in one transaction with its effect. Stored as an event
  * like any message so a retried delivery gets the same answer.
  */
-async function acceptCommand(
-  db: Kysely<Database>,
-  key: string,
-  message: InboundMessage,
-  command: Command,
-  options: AcceptOptions,
-): Promise<AcceptedEvent> {
+async function acceptCommand(db: Kysely<Database>, key: string, message: InboundMessage, command: Command, options: AcceptOptions): Promise<AcceptedEvent> {
   const operators = options.operators ?? [];
   if (message.dedupeKey !== undefined) {
     const seen = await findByDedupeKey(db, message.dedupeKey);
     if (seen) return duplicateOf(seen);
   }
-  return db.transaction().execute(async (trx) => {
-    let alsoWake: { sessionId: string; wakeGeneration: string }[] = [];
-    if (command.kind === 'new') {
-      // Point the route at a brand-new session; the old one stays, reachable by id, ended.
-      const old = await trx.deleteFrom('session_routes').where('session_key', '=', key).returning('session_id').executeTakeFirst();
-      if (old) await endSession(trx, old.session_id, 'new');
-      // Whoever's request was parked there (another member's approval, say) must not hold their
-      // turn, and their one allowed turn in flight, until it times out.
-      if (old) alsoWake = await withdrawWaits(trx, old.session_id, message.userId);
-    }
-    const sessionId = await routeToSession(trx, key, message, randomUUID());
-    const locked = await trx
-      .updateTable('sessions')
-      .set({ updated_at: new Date() })
-      .where('id', '=', sessionId)
-      .returning(['wake_generation'])
-      .executeTakeFirstOrThrow();
-    const outcome = await runCommand(trx, sessionId, message.userId, operators, command, options.budgets);
-    const eventId = randomUUID();
-    await storeCommandEvent(trx, eventId, sessionId, message, outcome.reply);
-    await answerInChat(trx, eventId, sessionId, message, outcome.reply);
-    return {
-      eventId,
-      sessionId,
-      duplicate: false,
-      needsWake: outcome.wake === true,
-      answered: true,
-      wakeGeneration: String(locked.wake_generation),
-      ...(outcome.control === undefined ? {} : { control: outcome.control }),
-      ...(alsoWake.length === 0 ? {} : { alsoWake }),
-    };
-  }).catch((error: unknown) => {
-    // Rolled back our route/session work; report the event that won.
-    if (error instanceof DuplicateRace) return error.accepted;
-    throw error;
-  });
+  return db
+    .transaction()
+    .execute(async (trx) => {
+      let alsoWake: { sessionId: string; wakeGeneration: string }[] = [];
+      if (command.kind === 'new') {
+        // Point the route at a brand-new session; the old one stays, reachable by id, ended.
+        const old = await trx.deleteFrom('session_routes').where('session_key', '=', key).returning('session_id').executeTakeFirst();
+        if (old) await endSession(trx, old.session_id, 'new');
+        // Whoever's request was parked there (another member's approval, say) must not hold their
+        // turn, and their one allowed turn in flight, until it times out.
+        if (old) alsoWake = await withdrawWaits(trx, old.session_id, message.userId);
+      }
+      const sessionId = await routeToSession(trx, key, message, randomUUID());
+      const locked = await trx.updateTable('sessions').set({ updated_at: new Date() }).where('id', '=', sessionId).returning(['wake_generation']).executeTakeFirstOrThrow();
+      const outcome = await runCommand(trx, sessionId, message.userId, operators, command, options.budgets);
+      const eventId = randomUUID();
+      await storeCommandEvent(trx, eventId, sessionId, message, outcome.reply);
+      await answerInChat(trx, eventId, sessionId, message, outcome.reply);
+      return {
+        eventId,
+        sessionId,
+        duplicate: false,
+        needsWake: outcome.wake === true,
+        answered: true,
+        wakeGeneration: String(locked.wake_generation),
+        ...(outcome.control === undefined ? {} : { control: outcome.control }),
+        ...(alsoWake.length === 0 ? {} : { alsoWake }),
+      };
+    })
+    .catch((error: unknown) => {
+      // Rolled back our route/session work; report the event that won.
+      if (error instanceof DuplicateRace) return error.accepted;
+      throw error;
+    });
 }
 
 type AcceptRow = AcceptCallRow;
@@ -316,12 +297,7 @@ async function callAccept(db: Kysely<Database> | Transaction<Database>, key: str
 }
 
 /** A plain message: one call of herald_accept_message (routing, lock, backlog, insert). */
-async function acceptMessage(
-  db: Kysely<Database>,
-  key: string,
-  message: InboundMessage,
-  options: AcceptOptions,
-): Promise<AcceptedEvent> {
+async function acceptMessage(db: Kysely<Database>, key: string, message: InboundMessage, options: AcceptOptions): Promise<AcceptedEvent> {
   const row = await acceptRow(db, key, message, options);
   if (!row) throw new Error('herald_accept_message returned nothing');
   if (row.outcome === 'backlog_full') {
@@ -336,11 +312,7 @@ async function acceptMessage(
   if (row.outcome === 'accepted' && row.event_id !== null && message.platformMessageId !== undefined) {
     // Before the caller enqueues the wake-up, so the turn's reply finds it. Only the reply's
     // quoting and the reconciling of an ambiguous send use it; a crash right here costs neither.
-    await db
-      .updateTable('inbound_events')
-      .set({ platform_message_id: message.platformMessageId })
-      .where('id', '=', row.event_id)
-      .execute();
+    await db.updateTable('inbound_events').set({ platform_message_id: message.platformMessageId }).where('id', '=', row.event_id).execute();
   }
   const duplicate = row.outcome === 'duplicate';
   return {

@@ -10,15 +10,7 @@ export type { AcceptCall, AcceptCallRow } from './accept-call.ts';
 export { suggestPeople } from './people-seen.ts';
 export type { PersonSeen } from './people-seen.ts';
 export type { SessionControl } from './chat-commands.ts';
-export {
-  parseCommand,
-  compressCommandOf,
-  NEW_SESSION_REPLY,
-  COMPRESS_WHILE_WAITING_REPLY,
-  QUEUE_MODES,
-  CHAT_COMMANDS,
-  HELP_REPLY,
-} from './chat-commands.ts';
+export { parseCommand, compressCommandOf, NEW_SESSION_REPLY, COMPRESS_WHILE_WAITING_REPLY, QUEUE_MODES, CHAT_COMMANDS, HELP_REPLY } from './chat-commands.ts';
 export { startTurn, resumeTurn, recordStep, recordResults, finishTurn, suspendTurn } from './turn-store.ts';
 export type { FinishedTurn, ModelCallRow, NewWait, TurnCompletionCounts, TurnEnd, WaitButton } from './turn-store.ts';
 export { recordModelCall } from './model-calls.ts';

@@ -36,13 +36,7 @@ async function call(db: Executor, lease: Lease, query: ReturnType<typeof sql>): 
 }
 
 /** One round trip: turn row, user messages, events taken, and the session's prompt on its first turn. */
-export async function startTurn(
-  db: Executor,
-  lease: Lease,
-  turnId: string,
-  eventIds: string[],
-  systemPrompt: string | null,
-): Promise<void> {
+export async function startTurn(db: Executor, lease: Lease, turnId: string, eventIds: string[], systemPrompt: string | null): Promise<void> {
   await call(
     db,
     lease,
@@ -62,13 +56,7 @@ export async function resumeTurn(db: Executor, lease: Lease, turnId: string): Pr
   return rows[0]?.attempts ?? 1;
 }
 
-export async function recordStep(
-  db: Executor,
-  lease: Lease,
-  turnId: string,
-  messages: NewMessage[],
-  modelCall: ModelCallRow | null,
-): Promise<void> {
+export async function recordStep(db: Executor, lease: Lease, turnId: string, messages: NewMessage[], modelCall: ModelCallRow | null): Promise<void> {
   await call(
     db,
     lease,
@@ -156,13 +144,7 @@ export interface WaitButton {
  * Parks the turn on a wait for a person; the worker then lets the session go. On a chat platform
  * the notice (and its buttons) goes into the outbox in the same transaction.
  */
-export async function suspendTurn(
-  db: Executor,
-  lease: Lease,
-  turnId: string,
-  wait: NewWait,
-  notice: { text: string; buttons: WaitButton[] } | null = null,
-): Promise<void> {
+export async function suspendTurn(db: Executor, lease: Lease, turnId: string, wait: NewWait, notice: { text: string; buttons: WaitButton[] } | null = null): Promise<void> {
   const payload = {
     id: wait.id,
     tool_call_id: wait.toolCallId,

@@ -8,8 +8,7 @@ import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 // go only when nothing is left to run: the drain relies on both (services/worker/src/session-drain.ts).
 describe('finishing a turn', () => {
   const database = useTestDatabase();
-  const message = (chatId: string, text: string) =>
-    acceptInbound(database.db, { profileId: 'main', platform: 'api', chatType: 'dm', chatId, userId: 'api:u', text });
+  const message = (chatId: string, text: string) => acceptInbound(database.db, { profileId: 'main', platform: 'api', chatType: 'dm', chatId, userId: 'api:u', text });
   const end = { reply: 'done', failed: false, error: null, iterations: 1, modelCall: null };
 
   it('claims with the open events in hand, oldest first', async () => {

@@ -8,7 +8,15 @@ import { countQueries } from '../../../test/support/db-probes.ts';
 // (herald_record_results): both commit or neither, and no BEGIN or COMMIT is sent for them.
 describe("a tool step's results", () => {
   const database = useTestDatabase();
-  const entry = (turnId: string, sessionId: string) => ({ kind: 'tool_call' as const, actor: 'api:u', profileId: 'main', sessionId, turnId, subject: 'todo', detail: { tool_call_id: 'call-1', outcome: 'ok' } });
+  const entry = (turnId: string, sessionId: string) => ({
+    kind: 'tool_call' as const,
+    actor: 'api:u',
+    profileId: 'main',
+    sessionId,
+    turnId,
+    subject: 'todo',
+    detail: { tool_call_id: 'call-1', outcome: 'ok' },
+  });
   const result = { role: 'tool' as const, content: '{"ok":true}', toolCallId: 'call-1', toolName: 'todo' };
 
   async function startedTurn(chatId: string) {

@@ -21,7 +21,6 @@ export interface DeadLetterJob {
   createdAt: Date;
 }
 
-
 /** The jobs in the named dead-letter queues, newest first, until pg-boss's retention removes them. */
 export async function listDeadLetterJobs(db: Kysely<Database>, queues: readonly string[], limit: number): Promise<DeadLetterJob[]> {
   if (queues.length === 0) return [];

@@ -60,10 +60,13 @@ describe('pg-boss jobs on Herald’s database', () => {
     await sendJob(database.db, PROBE.name, { ok: true }, { id: good });
     await sendJob(database.db, PROBE.name, { ok: false }, { id: bad });
     consumer.nudge();
-    await waitFor(async () => {
-      const jobs = await jobsIn(database, PROBE.name);
-      return jobs.find((job) => job.id === good)?.state === 'completed' && jobs.find((job) => job.id === bad)?.state === 'failed';
-    }, { what: 'one job completed, one failed' });
+    await waitFor(
+      async () => {
+        const jobs = await jobsIn(database, PROBE.name);
+        return jobs.find((job) => job.id === good)?.state === 'completed' && jobs.find((job) => job.id === bad)?.state === 'failed';
+      },
+      { what: 'one job completed, one failed' },
+    );
     expect(seen.filter((run) => !run.data.ok).map((run) => run.retryCount)).toEqual([0, 1]);
     const dead = await jobsIn(database, DEAD.name);
     expect(dead.map((job) => job.data)).toEqual([{ ok: false }]);

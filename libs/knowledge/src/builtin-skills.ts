@@ -76,7 +76,11 @@ async function offer(trx: Transaction<Database>, profileId: string, skill: Built
   const manifest: Record<string, string> = {};
   for (const [path, content] of Object.entries(skill.files)) {
     manifest[path] = sha256(content);
-    await trx.insertInto('skill_blobs').values({ sha256: manifest[path], content }).onConflict((oc) => oc.column('sha256').doNothing()).execute();
+    await trx
+      .insertInto('skill_blobs')
+      .values({ sha256: manifest[path], content })
+      .onConflict((oc) => oc.column('sha256').doNothing())
+      .execute();
   }
   await trx
     .updateTable('skills')
@@ -116,11 +120,7 @@ async function seedOne(trx: Transaction<Database>, profileId: string, skill: Bui
  * offered beside it, a removed copy stays removed, and a profile's own skill of the same name is
  * left alone. Idempotent; one transaction per profile and skill.
  */
-export async function seedBuiltinSkills(
-  db: Kysely<Database>,
-  skills: readonly BuiltinSkill[],
-  profileIds?: readonly string[],
-): Promise<Record<SeedOutcome, number>> {
+export async function seedBuiltinSkills(db: Kysely<Database>, skills: readonly BuiltinSkill[], profileIds?: readonly string[]): Promise<Record<SeedOutcome, number>> {
   const counts: Record<SeedOutcome, number> = { added: 0, updated: 0, offered: 0, current: 0, removed: 0, own: 0 };
   const profiles = profileIds ?? (await db.selectFrom('profiles').select('id').orderBy('id').execute()).map((p) => p.id);
   for (const profileId of profiles) {

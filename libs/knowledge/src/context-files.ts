@@ -24,7 +24,10 @@ const MAX_CURSOR_RULES = 20;
  * (or claude.md), else .cursorrules with .cursor/rules/*.mdc. Only the workspace itself is read,
  * never a parent directory.
  */
-const KINDS: readonly (readonly string[])[] = [['AGENTS.md', 'agents.md'], ['CLAUDE.md', 'claude.md']];
+const KINDS: readonly (readonly string[])[] = [
+  ['AGENTS.md', 'agents.md'],
+  ['CLAUDE.md', 'claude.md'],
+];
 
 /**
  * Reads a regular file without following a symlink: the workspace is written by sandboxed commands,
@@ -74,7 +77,10 @@ async function cursorRules(workspace: string, maxChars: number): Promise<Context
   if (first) files.push(first);
   let entries: string[] = [];
   try {
-    entries = (await readdir(join(workspace, CURSOR_RULES_DIR))).filter((name) => name.endsWith('.mdc')).sort().slice(0, MAX_CURSOR_RULES);
+    entries = (await readdir(join(workspace, CURSOR_RULES_DIR)))
+      .filter((name) => name.endsWith('.mdc'))
+      .sort()
+      .slice(0, MAX_CURSOR_RULES);
   } catch {
     entries = [];
   }

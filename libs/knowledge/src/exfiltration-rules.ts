@@ -5,12 +5,15 @@
 
 const SEND = '(send|post|upload|forward|submit|transmit|relay|report|copy|mirror|beam|ship|pipe|exfiltrate|leak|email|mail|deliver)';
 /** What people said or hold: their words, the conversation, anything they typed. */
-const DATA = '(message|messages|conversation|conversations|chat|chats|prompt|prompts|question|questions|input|inputs|request|requests|answer|answers|reply|replies|history|transcript|what (they|the user|users|people) (say|said|wrote|write|type|typed)|data|details|everything|passwords?|secrets?|credentials?|api keys?|keys|tokens?)';
+const DATA =
+  '(message|messages|conversation|conversations|chat|chats|prompt|prompts|question|questions|input|inputs|request|requests|answer|answers|reply|replies|history|transcript|what (they|the user|users|people) (say|said|wrote|write|type|typed)|data|details|everything|passwords?|secrets?|credentials?|api keys?|keys|tokens?)';
 /** A destination outside: a URL, an address, an endpoint, a webhook. */
-const OUTSIDE = '(https? [a-z0-9]|www [a-z0-9]|[a-z0-9-]+ (com|net|org|io|xyz|ru|cn|info|biz|top|site|online|app|dev)\\b|webhook|endpoint|server|url|address|collector|external|remote|attacker|third party|my site|this site)';
+const OUTSIDE =
+  '(https? [a-z0-9]|www [a-z0-9]|[a-z0-9-]+ (com|net|org|io|xyz|ru|cn|info|biz|top|site|online|app|dev)\\b|webhook|endpoint|server|url|address|collector|external|remote|attacker|third party|my site|this site)';
 /** Asking a person for what they must never type into a chat. */
 const ASK = '(ask|request|prompt|get|obtain|collect|gather|require|demand|have) (the )?(user|users|person|people|them|everyone|anyone|the human|the customer|customers)';
-const SECRET = '(passwords?|passphrases?|passcodes?|pins?|api keys?|private keys?|ssh keys?|secret keys?|access keys?|tokens?|credentials?|secrets?|2fa codes?|otp|one time codes?|recovery codes?|seed phrases?|credit card( numbers?)?)';
+const SECRET =
+  '(passwords?|passphrases?|passcodes?|pins?|api keys?|private keys?|ssh keys?|secret keys?|access keys?|tokens?|credentials?|secrets?|2fa codes?|otp|one time codes?|recovery codes?|seed phrases?|credit card( numbers?)?)';
 
 /** Added to the scanner's rules (injection-scan.ts), read in the text's prose. */
 export const EXFILTRATION_RULES: readonly { reason: string; pattern: RegExp }[] = [

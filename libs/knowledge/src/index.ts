@@ -20,18 +20,7 @@ export {
   SKILL_SUPPORT_DIRS,
 } from './skill-format.ts';
 export type { SkillMeta } from './skill-format.ts';
-export {
-  getSkill,
-  listSkills,
-  readOfferedBuiltin,
-  readSkillFiles,
-  setSkillPinned,
-  setSkillShared,
-  visibleTo,
-  skillHistory,
-  skillText,
-  viewedKey,
-} from './skill-store.ts';
+export { getSkill, listSkills, readOfferedBuiltin, readSkillFiles, setSkillPinned, setSkillShared, visibleTo, skillHistory, skillText, viewedKey } from './skill-store.ts';
 export type { SkillOrigin, SkillSummary, SkillViewer } from './skill-store.ts';
 export { applySkillChange } from './skill-change.ts';
 export { copyProfileSkills } from './skill-copy.ts';

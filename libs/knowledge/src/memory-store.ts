@@ -46,11 +46,7 @@ function ownerOf(scope: MemoryScope, memoryShared: boolean): string {
 }
 
 async function profileSettings(db: Executor, profileId: string) {
-  return db
-    .selectFrom('profiles')
-    .select(['memory_char_limit', 'user_char_limit', 'memory_shared'])
-    .where('id', '=', profileId)
-    .executeTakeFirst();
+  return db.selectFrom('profiles').select(['memory_char_limit', 'user_char_limit', 'memory_shared']).where('id', '=', profileId).executeTakeFirst();
 }
 
 export function usageOf(entries: { content: string }[]): number {
@@ -71,12 +67,7 @@ export async function readOwnMemory(db: Executor, scope: MemoryScope): Promise<M
   return readOwned(db, scope, scope.userId, await profileSettings(db, scope.profileId));
 }
 
-async function readOwned(
-  db: Executor,
-  scope: MemoryScope,
-  owner: string,
-  profile: Awaited<ReturnType<typeof profileSettings>>,
-): Promise<MemoryState> {
+async function readOwned(db: Executor, scope: MemoryScope, owner: string, profile: Awaited<ReturnType<typeof profileSettings>>): Promise<MemoryState> {
   const rows = await db
     .selectFrom('memory_entries')
     .select(['id', 'content'])
@@ -109,9 +100,7 @@ function applyOne(draft: Draft[], operation: MemoryOperation): string | undefine
   if (matches.length === 0) return `no entry contains '${preview(needle)}'`;
   const distinct = new Set(matches.map((entry) => entry.content));
   if (distinct.size > 1) {
-    return `'${preview(needle)}' matches ${distinct.size} entries; use a longer piece of one of them: ${[...distinct]
-      .map((text) => `"${preview(text)}"`)
-      .join(', ')}`;
+    return `'${preview(needle)}' matches ${distinct.size} entries; use a longer piece of one of them: ${[...distinct].map((text) => `"${preview(text)}"`).join(', ')}`;
   }
   const target = matches[0]!;
   if (operation.action === 'remove') {
@@ -128,11 +117,7 @@ function applyOne(draft: Draft[], operation: MemoryOperation): string | undefine
  * A transaction-scoped advisory lock per store serialises writers, so two workers writing the same
  * store at once never lose a write. The caller runs this inside its (fenced) transaction.
  */
-export async function writeMemory(
-  trx: Transaction<Database>,
-  scope: MemoryScope,
-  operations: MemoryOperation[],
-): Promise<MemoryWriteResult> {
+export async function writeMemory(trx: Transaction<Database>, scope: MemoryScope, operations: MemoryOperation[]): Promise<MemoryWriteResult> {
   const profile = await profileSettings(trx, scope.profileId);
   const owner = ownerOf(scope, profile?.memory_shared ?? false);
   await sql`SELECT pg_advisory_xact_lock(hashtext(${`memory:${scope.profileId}:${scope.store}:${owner}`}))`.execute(trx);
@@ -157,14 +142,15 @@ export async function writeMemory(
   }
   const kept = new Set(draft.flatMap((entry) => (entry.id === null ? [] : [entry.id])));
   const removed = current.entries.filter((entry) => !kept.has(entry.id)).map((entry) => entry.id);
-  if (removed.length > 0) await trx.deleteFrom('memory_entries').where(sql<boolean>`id = ANY(${removed}::bigint[])`).execute();
+  if (removed.length > 0)
+    await trx
+      .deleteFrom('memory_entries')
+      .where(sql<boolean>`id = ANY(${removed}::bigint[])`)
+      .execute();
   for (const entry of draft) {
     const before = current.entries.find((old) => old.id === entry.id);
     if (entry.id === null) {
-      await trx
-        .insertInto('memory_entries')
-        .values({ profile_id: scope.profileId, store: scope.store, user_id: owner, content: entry.content })
-        .execute();
+      await trx.insertInto('memory_entries').values({ profile_id: scope.profileId, store: scope.store, user_id: owner, content: entry.content }).execute();
     } else if (before && before.content !== entry.content) {
       await trx
         .updateTable('memory_entries')

@@ -29,13 +29,7 @@ export function promptPerson(chatType: string, userId: string | null): string | 
 export async function loadPromptSources(db: Kysely<Database>, profileId: string, person: string | null): Promise<PromptSources> {
   const owners = person === null ? [''] : ['', person];
   const [entries, documents, skills] = await Promise.all([
-    db
-      .selectFrom('memory_entries')
-      .select(['store', 'content'])
-      .where('profile_id', '=', profileId)
-      .where('user_id', 'in', owners)
-      .orderBy('id')
-      .execute(),
+    db.selectFrom('memory_entries').select(['store', 'content']).where('profile_id', '=', profileId).where('user_id', 'in', owners).orderBy('id').execute(),
     db.selectFrom('profile_documents').select(['name', 'content']).where('profile_id', '=', profileId).orderBy('name').execute(),
     db
       .selectFrom('skills')

@@ -163,11 +163,7 @@ export class ReviewSupersededError extends Error {
 }
 
 /** A write of a review run, in a transaction that first checks the run is still the review's. */
-export async function fencedReviewWrite<T>(
-  db: Kysely<Database>,
-  run: ReviewRun,
-  fn: (trx: Transaction<Database>) => Promise<T>,
-): Promise<T> {
+export async function fencedReviewWrite<T>(db: Kysely<Database>, run: ReviewRun, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
     const held = await sql`SELECT 1 FROM reviews WHERE id = ${run.review.id} AND status = 'running'
       AND attempts = ${run.attempt} FOR SHARE`.execute(trx);
@@ -207,13 +203,7 @@ export async function finishReview(db: Executor, run: ReviewRun, result: ReviewR
 
 /** A failed run that pg-boss will retry: the row waits as pending with the error. */
 export async function handBackReview(db: Executor, run: ReviewRun, error: string): Promise<void> {
-  await db
-    .updateTable('reviews')
-    .set({ status: 'pending', error })
-    .where('id', '=', run.review.id)
-    .where('status', '=', 'running')
-    .where('attempts', '=', run.attempt)
-    .execute();
+  await db.updateTable('reviews').set({ status: 'pending', error }).where('id', '=', run.review.id).where('status', '=', 'running').where('attempts', '=', run.attempt).execute();
 }
 
 /**
@@ -276,11 +266,12 @@ function reviewView(row: ReviewRow): ReviewView {
   };
 }
 
-export async function listReviews(
-  db: Executor,
-  filter: { profileId?: string | undefined; sessionId?: string | undefined; limit?: number | undefined },
-): Promise<ReviewView[]> {
-  let query = db.selectFrom('reviews').selectAll().orderBy('created_at', 'desc').limit(filter.limit ?? 50);
+export async function listReviews(db: Executor, filter: { profileId?: string | undefined; sessionId?: string | undefined; limit?: number | undefined }): Promise<ReviewView[]> {
+  let query = db
+    .selectFrom('reviews')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .limit(filter.limit ?? 50);
   if (filter.profileId !== undefined) query = query.where('profile_id', '=', filter.profileId);
   if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
   return (await query.execute()).map(reviewView);

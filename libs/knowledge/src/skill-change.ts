@@ -42,9 +42,7 @@ export interface SkillWriteOptions {
   person?: string | undefined;
 }
 
-export type SkillWriteResult =
-  | { ok: true; name: string; version: number; message: string }
-  | { ok: false; error: string };
+export type SkillWriteResult = { ok: true; name: string; version: number; message: string } | { ok: false; error: string };
 
 /** The skill's row before the change; undefined when it never existed. */
 interface SkillRow {
@@ -128,11 +126,7 @@ function checkAllowed(change: SkillChange, row: SkillRow | undefined, options: S
   }
 }
 
-function patchFile(
-  change: Extract<SkillChange, { action: 'patch' }>,
-  current: ReadonlyMap<string, Buffer>,
-  mustHaveViewed: (path: string) => void,
-): PlannedChange {
+function patchFile(change: Extract<SkillChange, { action: 'patch' }>, current: ReadonlyMap<string, Buffer>, mustHaveViewed: (path: string) => void): PlannedChange {
   const { name } = change;
   const path = change.file_path ?? SKILL_MD;
   const file = current.get(path) ?? refuse(`the skill '${name}' has no file '${path}'`);
@@ -217,13 +211,15 @@ async function storeSkill(
   await trx
     .insertInto('skills')
     .values({ profile_id: profileId, name: change.name, created_by: options.origin, ...values })
-    .onConflict((oc) =>
-      oc.columns(['profile_id', 'name']).doUpdateSet(live ? values : { ...values, created_by: options.origin, pinned: false, created_at: sql`clock_timestamp()` }),
-    )
+    .onConflict((oc) => oc.columns(['profile_id', 'name']).doUpdateSet(live ? values : { ...values, created_by: options.origin, pinned: false, created_at: sql`clock_timestamp()` }))
     .execute();
   for (const path of plan.changed) {
     const content = plan.next.get(path)!;
-    await trx.insertInto('skill_blobs').values({ sha256: sha256(content), content }).onConflict((oc) => oc.column('sha256').doNothing()).execute();
+    await trx
+      .insertInto('skill_blobs')
+      .values({ sha256: sha256(content), content })
+      .onConflict((oc) => oc.column('sha256').doNothing())
+      .execute();
   }
 }
 
@@ -260,12 +256,7 @@ async function recordVersion(trx: Transaction<Database>, profileId: string, chan
  * sessions patching the same skill never lose an edit. The caller runs this inside its (fenced)
  * transaction, which rolls back if anything after the checks fails.
  */
-export async function applySkillChange(
-  trx: Transaction<Database>,
-  profileId: string,
-  change: SkillChange,
-  options: SkillWriteOptions,
-): Promise<SkillWriteResult> {
+export async function applySkillChange(trx: Transaction<Database>, profileId: string, change: SkillChange, options: SkillWriteOptions): Promise<SkillWriteResult> {
   const nameError = skillNameError(change.name);
   if (nameError) return { ok: false, error: nameError };
   const name = change.name;

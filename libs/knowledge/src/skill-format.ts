@@ -54,7 +54,11 @@ function asMap(value: unknown): Record<string, unknown> {
 
 function stringList(value: unknown, field: string): string[] {
   if (value === undefined || value === null || value === '') return [];
-  if (typeof value === 'string') return value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+  if (typeof value === 'string')
+    return value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
   if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')) return value.map(String).filter((v) => v !== '');
   throw new FrontmatterError(`${field} must be a list of strings`);
 }

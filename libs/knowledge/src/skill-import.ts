@@ -14,9 +14,7 @@ export interface SkillBundle {
   source?: string | undefined;
 }
 
-export type SkillImportResult =
-  | { ok: true; skills: { name: string; version: number; message: string }[] }
-  | { ok: false; error: string; index: number };
+export type SkillImportResult = { ok: true; skills: { name: string; version: number; message: string }[] } | { ok: false; error: string; index: number };
 
 class ImportFailed extends Error {
   readonly index: number;
@@ -30,12 +28,7 @@ class ImportFailed extends Error {
  * Imports several skills all or nothing (a person's directory tree or API upload): each bundle is
  * validated and scanned like any write; the first one that fails rolls the whole import back.
  */
-export async function importSkills(
-  db: Kysely<Database>,
-  profileId: string,
-  bundles: SkillBundle[],
-  options: Omit<SkillWriteOptions, 'viewed' | 'origin'>,
-): Promise<SkillImportResult> {
+export async function importSkills(db: Kysely<Database>, profileId: string, bundles: SkillBundle[], options: Omit<SkillWriteOptions, 'viewed' | 'origin'>): Promise<SkillImportResult> {
   try {
     const skills = await db.transaction().execute(async (trx) => {
       const done: { name: string; version: number; message: string }[] = [];
@@ -45,12 +38,7 @@ export async function importSkills(
         if (text === undefined) throw new ImportFailed('SKILL.md is missing or not UTF-8 text', index);
         const parsed = parseSkillMd(text);
         if (!parsed.ok) throw new ImportFailed(parsed.error, index);
-        const result = await applySkillChange(
-          trx,
-          profileId,
-          { action: 'import', name: parsed.meta.name, files: bundle.files, category: bundle.category },
-          { ...options, origin: 'import' },
-        );
+        const result = await applySkillChange(trx, profileId, { action: 'import', name: parsed.meta.name, files: bundle.files, category: bundle.category }, { ...options, origin: 'import' });
         if (!result.ok) throw new ImportFailed(`${parsed.meta.name}: ${result.error}`, index);
         done.push({ name: result.name, version: result.version, message: result.message });
       }

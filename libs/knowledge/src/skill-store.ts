@@ -79,26 +79,30 @@ function summaryOf(row: {
     updatedAt: row.updated_at,
     shared: row.shared,
     ownerId: row.owner_id,
-    builtin:
-      row.builtin_version === null
-        ? null
-        : { version: row.builtin_version, edited: row.version !== row.builtin_seeded_version, offeredVersion: row.offered_builtin_version },
+    builtin: row.builtin_version === null ? null : { version: row.builtin_version, edited: row.version !== row.builtin_seeded_version, offeredVersion: row.offered_builtin_version },
   };
 }
 
 const SUMMARY_COLUMNS = [
-  'name', 'description', 'category', 'tags', 'version', 'pinned', 'created_by', 'updated_at', 'shared', 'owner_id',
-  'builtin_version', 'builtin_seeded_version', 'offered_builtin_version',
+  'name',
+  'description',
+  'category',
+  'tags',
+  'version',
+  'pinned',
+  'created_by',
+  'updated_at',
+  'shared',
+  'owner_id',
+  'builtin_version',
+  'builtin_seeded_version',
+  'offered_builtin_version',
 ] as const;
 
 /** The condition on `skills` of what `viewer` may see; no viewer: everything. */
 export function visibleTo(viewer: SkillViewer | undefined) {
   return (eb: ExpressionBuilder<Database, 'skills'>) =>
-    viewer === undefined
-      ? eb.lit(true)
-      : viewer.person === null
-        ? eb('shared', '=', true)
-        : eb.or([eb('shared', '=', true), eb('owner_id', '=', viewer.person)]);
+    viewer === undefined ? eb.lit(true) : viewer.person === null ? eb('shared', '=', true) : eb.or([eb('shared', '=', true), eb('owner_id', '=', viewer.person)]);
 }
 
 /** The profile's live skills `viewer` may see, by category then name. */
@@ -128,20 +132,8 @@ export async function getSkill(db: Executor, profileId: string, name: string, vi
 }
 
 /** The files of one version (the current one by default), path -> content. */
-export async function readSkillFiles(
-  db: Executor,
-  profileId: string,
-  name: string,
-  version?: number,
-  viewer?: SkillViewer,
-): Promise<Map<string, Buffer> | undefined> {
-  const skill = await db
-    .selectFrom('skills')
-    .select(['version', 'deleted_at'])
-    .where('profile_id', '=', profileId)
-    .where('name', '=', name)
-    .where(visibleTo(viewer))
-    .executeTakeFirst();
+export async function readSkillFiles(db: Executor, profileId: string, name: string, version?: number, viewer?: SkillViewer): Promise<Map<string, Buffer> | undefined> {
+  const skill = await db.selectFrom('skills').select(['version', 'deleted_at']).where('profile_id', '=', profileId).where('name', '=', name).where(visibleTo(viewer)).executeTakeFirst();
   if (!skill || (version === undefined && skill.deleted_at !== null)) return undefined;
   const row = await db
     .selectFrom('skill_versions')
@@ -153,8 +145,7 @@ export async function readSkillFiles(
   if (!row) return undefined;
   const manifest = row.files;
   const hashes = [...new Set(Object.values(manifest))];
-  const blobs =
-    hashes.length === 0 ? [] : await db.selectFrom('skill_blobs').select(['sha256', 'content']).where('sha256', 'in', hashes).execute();
+  const blobs = hashes.length === 0 ? [] : await db.selectFrom('skill_blobs').select(['sha256', 'content']).where('sha256', 'in', hashes).execute();
   const byHash = new Map(blobs.map((blob) => [blob.sha256, blob.content]));
   const files = new Map<string, Buffer>();
   for (const path of Object.keys(manifest).sort()) {

@@ -14,12 +14,89 @@ const SELECTOR_RUN = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{4,}/u;
 
 /** Letters that look Latin but are not: Cyrillic, Greek, small capitals, IPA. */
 const CONFUSABLES: Record<string, string> = {
-  а: 'a', б: 'b', в: 'b', с: 'c', ԁ: 'd', е: 'e', ё: 'e', ҽ: 'e', һ: 'h', н: 'h', і: 'i', ї: 'i', ӏ: 'i', ј: 'j', к: 'k',
-  м: 'm', п: 'n', о: 'o', р: 'p', ԛ: 'q', г: 'r', ѕ: 's', т: 't', у: 'y', ү: 'y', х: 'x', ԝ: 'w', ц: 'u', ь: 'b',
-  α: 'a', β: 'b', γ: 'y', δ: 'd', ε: 'e', η: 'n', ι: 'i', κ: 'k', μ: 'u', ν: 'v', ο: 'o', ρ: 'p', σ: 'o', ς: 's',
-  τ: 't', υ: 'u', χ: 'x', ω: 'w', ᴀ: 'a', ʙ: 'b', ᴄ: 'c', ᴅ: 'd', ᴇ: 'e', ꜰ: 'f', ɢ: 'g', ʜ: 'h', ɪ: 'i', ᴊ: 'j',
-  ᴋ: 'k', ʟ: 'l', ᴍ: 'm', ɴ: 'n', ᴏ: 'o', ᴘ: 'p', ʀ: 'r', ꜱ: 's', ᴛ: 't', ᴜ: 'u', ᴠ: 'v', ᴡ: 'w', ʏ: 'y', ᴢ: 'z',
-  ɑ: 'a', ɡ: 'g', ɩ: 'i', ı: 'i', ȷ: 'j', ł: 'l', ø: 'o', đ: 'd', ħ: 'h', ŧ: 't', ƅ: 'b', ɾ: 'r',
+  а: 'a',
+  б: 'b',
+  в: 'b',
+  с: 'c',
+  ԁ: 'd',
+  е: 'e',
+  ё: 'e',
+  ҽ: 'e',
+  һ: 'h',
+  н: 'h',
+  і: 'i',
+  ї: 'i',
+  ӏ: 'i',
+  ј: 'j',
+  к: 'k',
+  м: 'm',
+  п: 'n',
+  о: 'o',
+  р: 'p',
+  ԛ: 'q',
+  г: 'r',
+  ѕ: 's',
+  т: 't',
+  у: 'y',
+  ү: 'y',
+  х: 'x',
+  ԝ: 'w',
+  ц: 'u',
+  ь: 'b',
+  α: 'a',
+  β: 'b',
+  γ: 'y',
+  δ: 'd',
+  ε: 'e',
+  η: 'n',
+  ι: 'i',
+  κ: 'k',
+  μ: 'u',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  σ: 'o',
+  ς: 's',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  ω: 'w',
+  ᴀ: 'a',
+  ʙ: 'b',
+  ᴄ: 'c',
+  ᴅ: 'd',
+  ᴇ: 'e',
+  ꜰ: 'f',
+  ɢ: 'g',
+  ʜ: 'h',
+  ɪ: 'i',
+  ᴊ: 'j',
+  ᴋ: 'k',
+  ʟ: 'l',
+  ᴍ: 'm',
+  ɴ: 'n',
+  ᴏ: 'o',
+  ᴘ: 'p',
+  ʀ: 'r',
+  ꜱ: 's',
+  ᴛ: 't',
+  ᴜ: 'u',
+  ᴠ: 'v',
+  ᴡ: 'w',
+  ʏ: 'y',
+  ᴢ: 'z',
+  ɑ: 'a',
+  ɡ: 'g',
+  ɩ: 'i',
+  ı: 'i',
+  ȷ: 'j',
+  ł: 'l',
+  ø: 'o',
+  đ: 'd',
+  ħ: 'h',
+  ŧ: 't',
+  ƅ: 'b',
+  ɾ: 'r',
 };
 const LEET: Record<string, string> = { '0': 'o', '3': 'e', '4': 'a', '5': 's', '7': 't', '8': 'b', '9': 'g', '@': 'a', $: 's', '€': 'e', '£': 'l' };
 
@@ -41,9 +118,7 @@ export function hidesText(text: string): boolean {
 
 /** ASCII spelled with tag characters, made visible. */
 function tagText(text: string): string {
-  return (text.replace(FLAG_SEQUENCE, '').match(TAG_RUN) ?? [])
-    .map((run) => [...run].map((char) => String.fromCharCode((char.codePointAt(0)! - 0xe0000) & 0x7f)).join(''))
-    .join(' ');
+  return (text.replace(FLAG_SEQUENCE, '').match(TAG_RUN) ?? []).map((run) => [...run].map((char) => String.fromCharCode((char.codePointAt(0)! - 0xe0000) & 0x7f)).join('')).join(' ');
 }
 
 /** Regional indicator letters (🇮🇬🇳) read as the letters they stand for. */
@@ -53,7 +128,11 @@ function regionalLetters(text: string): string {
 
 function fold(visible: string, one: 'i' | 'l'): string {
   // `!` and `|` stand for i only between letters (ign|re), not as punctuation (ignore!!!).
-  const base = regionalLetters(visible).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/(?<=\p{L})[!|](?=\p{L})/gu, 'i');
+  const base = regionalLetters(visible)
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/(?<=\p{L})[!|](?=\p{L})/gu, 'i');
   return [...base].map((char) => (char === '1' ? one : (CONFUSABLES[char] ?? LEET[char] ?? char))).join('');
 }
 

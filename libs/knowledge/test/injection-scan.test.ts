@@ -42,7 +42,17 @@ describe('injection scanning', () => {
       model: 'openai/x',
       now: new Date('2026-11-30T10:00:00Z'),
     });
-    const order = ['You are Tester.', '# Tools', '# Context: AGENTS.md', '# Memory', '§ Repo uses npm workspaces', '[BLOCKED: instruction override]', '# About the person', '§ Name is Ada', 'Conversation started 2026-11-30 10:00 UTC on api. Model: openai/x.'];
+    const order = [
+      'You are Tester.',
+      '# Tools',
+      '# Context: AGENTS.md',
+      '# Memory',
+      '§ Repo uses npm workspaces',
+      '[BLOCKED: instruction override]',
+      '# About the person',
+      '§ Name is Ada',
+      'Conversation started 2026-11-30 10:00 UTC on api. Model: openai/x.',
+    ];
     let at = -1;
     for (const piece of order) {
       const next = prompt.indexOf(piece);

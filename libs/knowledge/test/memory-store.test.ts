@@ -5,8 +5,7 @@ import { useTestDatabase } from '../../../test/support/use-test-database.ts';
 
 describe('memory stores', () => {
   const database = useTestDatabase();
-  const write = (scope: MemoryScope, operations: MemoryOperation[]) =>
-    database.db.transaction().execute((trx) => writeMemory(trx, scope, operations));
+  const write = (scope: MemoryScope, operations: MemoryOperation[]) => database.db.transaction().execute((trx) => writeMemory(trx, scope, operations));
   beforeAll(async () => {
     await database.db.updateTable('profiles').set({ memory_char_limit: 120, user_char_limit: 60 }).where('id', '=', 'main').execute();
   });
@@ -55,9 +54,7 @@ describe('memory stores', () => {
   it('loses no write when many writers hit the same store at once', async () => {
     const scope: MemoryScope = { profileId: 'main', store: 'user', userId: 'busy' };
     await database.db.updateTable('profiles').set({ user_char_limit: 10_000 }).where('id', '=', 'main').execute();
-    const results = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => write(scope, [{ action: 'add', content: `fact number ${i}` }])),
-    );
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => write(scope, [{ action: 'add', content: `fact number ${i}` }])));
     expect(results.every((r) => r.ok)).toBe(true);
     const entries = (await readMemory(database.db, scope)).entries.map((e) => e.content).sort();
     expect(entries).toEqual(Array.from({ length: 12 }, (_, i) => `fact number ${i}`).sort());

@@ -30,15 +30,25 @@ describe('review triggers and runs', () => {
       .insertInto('messages')
       .values({ session_id: sessionId, seq: seq++, turn_id: turnId, role: 'tool', content, tool_call_id: `c${seq}`, tool_name: toolName, tool_calls: null })
       .execute();
-  const reviewJobs = async () =>
-    (await sql<{ id: string; data: { reviewId: string } }>`SELECT id, data FROM pgboss.job WHERE name = ${REVIEW_QUEUE}`.execute(database.db)).rows;
+  const reviewJobs = async () => (await sql<{ id: string; data: { reviewId: string } }>`SELECT id, data FROM pgboss.job WHERE name = ${REVIEW_QUEUE}`.execute(database.db)).rows;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     sessionId = randomUUID();
     await database.db
       .insertInto('sessions')
-      .values({ id: sessionId, profile_id: 'main', session_key: 'k', platform: 'api', chat_type: 'dm', chat_id: 'c', thread_id: null, origin_user_id: 'ada', system_prompt: 'p', parent_session_id: null })
+      .values({
+        id: sessionId,
+        profile_id: 'main',
+        session_key: 'k',
+        platform: 'api',
+        chat_type: 'dm',
+        chat_id: 'c',
+        thread_id: null,
+        origin_user_id: 'ada',
+        system_prompt: 'p',
+        parent_session_id: null,
+      })
       .execute();
     await database.db.updateTable('profiles').set({ memory_review_interval: 3, skill_review_interval: 5 }).where('id', '=', 'main').execute();
   });

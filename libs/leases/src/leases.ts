@@ -52,24 +52,21 @@ export interface LeasedSession {
  * with the claim: herald_open_inbox runs after the bump (a LATERAL on its row) with a snapshot of
  * its own, so it sees every message whose wake-up this claim might have absorbed.
  */
-export async function claimLease(
-  db: Kysely<Database>,
-  sessionId: string,
-  owner: string,
-  ttlMs: number,
-): Promise<(Lease & { session: LeasedSession; inbox: Inbox }) | undefined> {
-  const claimed = await sql<InboxEntry & {
-    token: string;
-    took_over: boolean | null;
-    wake_generation: string;
-    system_prompt: string | null;
-    platform: string;
-    chat_type: string;
-    profile_id: string;
-    origin_user_id: string | null;
-    identity: string;
-    tool_policy: Record<string, unknown>;
-  }>`
+export async function claimLease(db: Kysely<Database>, sessionId: string, owner: string, ttlMs: number): Promise<(Lease & { session: LeasedSession; inbox: Inbox }) | undefined> {
+  const claimed = await sql<
+    InboxEntry & {
+      token: string;
+      took_over: boolean | null;
+      wake_generation: string;
+      system_prompt: string | null;
+      platform: string;
+      chat_type: string;
+      profile_id: string;
+      origin_user_id: string | null;
+      identity: string;
+      tool_policy: Record<string, unknown>;
+    }
+  >`
     WITH previous AS (
       SELECT NOT released AS unreleased FROM session_leases WHERE session_id = ${sessionId}
     ), claimed AS (
@@ -130,11 +127,7 @@ export async function releaseLease(db: Kysely<Database>, lease: Lease): Promise<
  * A competing claim must lock the same row, so it waits for this transaction: a write either lands
  * while the lease is ours or is refused with LeaseLostError.
  */
-export async function fenced<T>(
-  db: Kysely<Database>,
-  lease: Lease,
-  fn: (trx: Transaction<Database>) => Promise<T>,
-): Promise<T> {
+export async function fenced<T>(db: Kysely<Database>, lease: Lease, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
     const held = await sql<{ ok: boolean }>`
       SELECT expires_at > clock_timestamp() AS ok FROM session_leases

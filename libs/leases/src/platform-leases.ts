@@ -7,12 +7,7 @@ import type { Database } from '@herald/db';
  * a Discord gateway shard): free or expired rows are taken over, a live holder keeps it by renewing.
  * Returns the fencing token, or undefined when someone else holds it.
  */
-export async function acquirePlatformLease(
-  db: Kysely<Database>,
-  name: string,
-  owner: string,
-  ttlMs: number,
-): Promise<string | undefined> {
+export async function acquirePlatformLease(db: Kysely<Database>, name: string, owner: string, ttlMs: number): Promise<string | undefined> {
   const result = await sql<{ token: string }>`
     INSERT INTO platform_leases (name, owner, token, expires_at)
     VALUES (${name}, ${owner}, 1, clock_timestamp() + ${ttlMs} * interval '1 millisecond')
@@ -23,13 +18,7 @@ export async function acquirePlatformLease(
   return result.rows[0]?.token;
 }
 
-export async function renewPlatformLease(
-  db: Kysely<Database>,
-  name: string,
-  owner: string,
-  token: string,
-  ttlMs: number,
-): Promise<boolean> {
+export async function renewPlatformLease(db: Kysely<Database>, name: string, owner: string, token: string, ttlMs: number): Promise<boolean> {
   const result = await sql`
     UPDATE platform_leases SET expires_at = clock_timestamp() + ${ttlMs} * interval '1 millisecond'
     WHERE name = ${name} AND owner = ${owner} AND token = ${token}::bigint AND expires_at > clock_timestamp()`.execute(db);

@@ -11,11 +11,7 @@ export interface StrandedSession {
  * Sessions with open events older than `graceMs` and no live lease: their wake-up job was lost
  * (Redis flushed, enqueue failed) or their worker died. The caller re-enqueues them.
  */
-export async function findStrandedSessions(
-  db: Kysely<Database>,
-  graceMs: number,
-  limit = 500,
-): Promise<StrandedSession[]> {
+export async function findStrandedSessions(db: Kysely<Database>, graceMs: number, limit = 500): Promise<StrandedSession[]> {
   const rows = await sql<{ session_id: string; wake_generation: string }>`
     SELECT s.id AS session_id, s.wake_generation
     FROM sessions s

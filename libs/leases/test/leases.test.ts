@@ -23,9 +23,7 @@ describe('session leases', () => {
   });
 
   it('admits one holder at a time and grows the token on every claim', async () => {
-    const claims = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => claimLease(database.db, sessionId, `w${i}`, 5000)),
-    );
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => claimLease(database.db, sessionId, `w${i}`, 5000)));
     const winners = claims.filter((claim) => claim !== undefined);
     expect(winners).toHaveLength(1);
     const first = winners[0]!;
@@ -38,17 +36,13 @@ describe('session leases', () => {
 
   it('refuses every write of a holder whose lease expired and was taken over', async () => {
     const stale = (await claimLease(database.db, sessionId, 'stale', 5000))!;
-    await sql`UPDATE session_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE session_id = ${sessionId}`.execute(
-      database.db,
-    );
+    await sql`UPDATE session_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE session_id = ${sessionId}`.execute(database.db);
     expect(await renewLease(database.db, stale, 5000)).toBe(false);
     // claimLease answers null when it cannot claim: toBeDefined would pass on that.
     const fresh = (await claimLease(database.db, sessionId, 'fresh', 5000))!;
     expect(fresh).toMatchObject({ sessionId, owner: 'fresh', tookOver: true });
     expect(BigInt(fresh.token)).toBeGreaterThan(BigInt(stale.token));
-    await expect(
-      fenced(database.db, stale, (trx) => appendMessages(trx, sessionId, null, [{ role: 'assistant', content: 'late write' }])),
-    ).rejects.toSatisfy(LeaseLostError.isInstance);
+    await expect(fenced(database.db, stale, (trx) => appendMessages(trx, sessionId, null, [{ role: 'assistant', content: 'late write' }]))).rejects.toSatisfy(LeaseLostError.isInstance);
     await fenced(database.db, fresh, (trx) => appendMessages(trx, sessionId, null, [{ role: 'assistant', content: 'current' }]));
     const rows = await database.db.selectFrom('messages').select('content').where('session_id', '=', sessionId).execute();
     expect(rows.map((r) => r.content)).toEqual(['current']);

@@ -39,15 +39,13 @@ describe('wake-up generations close the last-drain race', () => {
     const commit = gate();
     const order: string[] = [];
     // Hold the session row lock as ingress does mid-insert.
-    const holder = database.db
-      .transaction()
-      .execute(async (trx) => {
-        await sql`UPDATE sessions SET updated_at = now() WHERE id = ${seed.sessionId}`.execute(trx);
-        await sql`INSERT INTO inbound_events (id, session_id, platform, user_id, text)
+    const holder = database.db.transaction().execute(async (trx) => {
+      await sql`UPDATE sessions SET updated_at = now() WHERE id = ${seed.sessionId}`.execute(trx);
+      await sql`INSERT INTO inbound_events (id, session_id, platform, user_id, text)
                   VALUES (gen_random_uuid(), ${seed.sessionId}, 'api', 'u', 'late arrival')`.execute(trx);
-        inserted.open();
-        await commit.opened;
-      });
+      inserted.open();
+      await commit.opened;
+    });
     await inserted.opened;
     const claimed = claimLease(database.db, seed.sessionId, 'w2', 5000).then((lease) => {
       order.push('claimed');

@@ -138,7 +138,16 @@ async function warnDue(db: Kysely<Database>, context: WarningContext, states: re
       const text = warningLine(state);
       const inserted = await trx
         .insertInto('budget_warnings')
-        .values({ scope: state.scope, subject: state.subject, period: state.period, period_start: state.periodStart, user_id: context.userId, session_id: context.sessionId, turn_id: context.turnId, text })
+        .values({
+          scope: state.scope,
+          subject: state.subject,
+          period: state.period,
+          period_start: state.periodStart,
+          user_id: context.userId,
+          session_id: context.sessionId,
+          turn_id: context.turnId,
+          text,
+        })
         .onConflict((oc) => oc.columns(['scope', 'subject', 'period', 'period_start']).doNothing())
         .returning('text')
         .executeTakeFirst();

@@ -5,15 +5,7 @@ import type { BudgetDefaults, QuotaConfig } from '@herald/core';
 import type { BudgetPeriod, BudgetScope } from '@herald/db';
 
 /** The limits herald_check_limits counts, by the names it returns (and the metric's label). */
-type CountedLimit =
-  | 'turns_per_minute'
-  | 'global_turns_per_minute'
-  | 'concurrent_turns'
-  | 'global_concurrent_turns'
-  | 'tokens_per_day'
-  | 'global_tokens_per_day'
-  | 'attachments'
-  | 'global_attachments';
+type CountedLimit = 'turns_per_minute' | 'global_turns_per_minute' | 'concurrent_turns' | 'global_concurrent_turns' | 'tokens_per_day' | 'global_tokens_per_day' | 'attachments' | 'global_attachments';
 
 /** Every limit a message can be refused by: the counted ones, and `budget` for the money budgets. */
 export type LimitName = CountedLimit | 'budget';

@@ -40,7 +40,13 @@ describe('money budgets', () => {
   it('warns once per budget and period when eight workers check at the same moment, with one chat message', async () => {
     const accepted = await acceptInbound(database.db, { profileId: 'main', platform: 'telegram', chatType: 'dm', chatId: '9100', userId: 'telegram:9100', text: 'hi' });
     await spend('telegram:9100', 'main', 0.85);
-    const context = { userId: 'telegram:9100', profileId: 'main', sessionId: accepted.sessionId, turnId: crypto.randomUUID(), budgets: { personDay: 1, personMonth: 0, profileDay: 0, profileMonth: 0 } };
+    const context = {
+      userId: 'telegram:9100',
+      profileId: 'main',
+      sessionId: accepted.sessionId,
+      turnId: crypto.randomUUID(),
+      budgets: { personDay: 1, personMonth: 0, profileDay: 0, profileMonth: 0 },
+    };
     const lines = (await Promise.all(Array.from({ length: 8 }, () => warnBudgets(database.db, context)))).flat();
     expect(lines).toEqual(['Heads-up: your model budget for today is 85% spent ($0.85 of $1.00).']);
     const outbox = await database.db.selectFrom('outbox').select(['text', 'source']).where('session_id', '=', accepted.sessionId).execute();

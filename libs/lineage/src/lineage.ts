@@ -120,22 +120,19 @@ export async function commitCompaction(db: Kysely<Database>, lease: Lease, commi
 
 /** Open events, unfinished turns with their waits, the todo list and session approvals go to the child. */
 async function moveOpenWork(trx: Transaction<Database>, parentId: string, childId: string): Promise<void> {
-  const turns = await trx
-    .updateTable('turns')
-    .set({ session_id: childId })
-    .where('session_id', '=', parentId)
-    .where('status', 'in', ['running', 'waiting'])
-    .returning('id')
-    .execute();
+  const turns = await trx.updateTable('turns').set({ session_id: childId }).where('session_id', '=', parentId).where('status', 'in', ['running', 'waiting']).returning('id').execute();
   if (turns.length > 0) {
-    await trx.updateTable('tool_waits').set({ session_id: childId }).where('turn_id', 'in', turns.map((turn) => turn.id)).execute();
+    await trx
+      .updateTable('tool_waits')
+      .set({ session_id: childId })
+      .where(
+        'turn_id',
+        'in',
+        turns.map((turn) => turn.id),
+      )
+      .execute();
   }
-  await trx
-    .updateTable('inbound_events')
-    .set({ session_id: childId })
-    .where('session_id', '=', parentId)
-    .where('status', 'in', ['pending', 'processing'])
-    .execute();
+  await trx.updateTable('inbound_events').set({ session_id: childId }).where('session_id', '=', parentId).where('status', 'in', ['pending', 'processing']).execute();
   await sql`INSERT INTO session_todos (session_id, items, revision)
     SELECT ${childId}::uuid, items, revision FROM session_todos WHERE session_id = ${parentId}::uuid`.execute(trx);
   await sql`INSERT INTO session_approvals (session_id, pattern_key, approved_by)

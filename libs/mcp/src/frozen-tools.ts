@@ -33,7 +33,11 @@ function safeDescription(server: string, tool: McpTool): string {
 
 /** A server's listed tools as frozen entries; `taken` holds names already used (no collisions). */
 export function freezeTools(server: string, config: ServerConfig, tools: readonly McpTool[], taken: Set<string>): FrozenTool[] {
-  const names = mcpToolNames(server, tools.map((tool) => tool.name), taken);
+  const names = mcpToolNames(
+    server,
+    tools.map((tool) => tool.name),
+    taken,
+  );
   return tools.map((tool) => {
     const name = names.get(tool.name) as string;
     taken.add(name);

@@ -8,9 +8,27 @@ type Schema = Record<string, unknown>;
  * values they do not know, vendor extensions. `$ref` is inlined from the schema's own `$defs`.
  */
 const KEPT = new Set([
-  'type', 'properties', 'required', 'items', 'enum', 'const', 'description', 'default', 'anyOf',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern',
-  'minItems', 'maxItems', 'uniqueItems', 'additionalProperties', 'title',
+  'type',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'const',
+  'description',
+  'default',
+  'anyOf',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'additionalProperties',
+  'title',
 ]);
 
 /** Deep enough for real schemas; a recursive `$ref` stops here as an open value. */

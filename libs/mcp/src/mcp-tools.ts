@@ -96,9 +96,7 @@ export class McpTools {
   /** The operator's servers, then the profile's own (a profile cannot replace an operator's server). */
   async serversFor(profileId: string): Promise<ServerMap> {
     const own = await loadProfileServers(this.#options.db, profileId);
-    const allowed = Object.entries(own).filter(
-      ([name, server]) => !Object.hasOwn(this.#options.servers, name) && (!isStdio(server) || this.#options.config.allowedCommands.includes(server.command)),
-    );
+    const allowed = Object.entries(own).filter(([name, server]) => !Object.hasOwn(this.#options.servers, name) && (!isStdio(server) || this.#options.config.allowedCommands.includes(server.command)));
     return { ...Object.fromEntries(allowed), ...this.#options.servers };
   }
 
@@ -160,7 +158,12 @@ export class McpTools {
   async listTools(profileId: string, name: string, server: ServerConfig, workspaceDir: string) {
     const placement = await this.#place(profileId, name, server, workspaceDir);
     const timeoutMs = server.timeout_ms ?? this.#options.config.timeoutMs;
-    return this.#pool.use(placement.key, () => this.#connect(name, placement), (connection) => connection.listTools(timeoutMs), AbortSignal.timeout(timeoutMs * 2));
+    return this.#pool.use(
+      placement.key,
+      () => this.#connect(name, placement),
+      (connection) => connection.listTools(timeoutMs),
+      AbortSignal.timeout(timeoutMs * 2),
+    );
   }
 
   async #place(profileId: string, name: string, server: ServerConfig, workspaceDir: string): Promise<Placement> {

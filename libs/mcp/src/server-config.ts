@@ -63,10 +63,9 @@ function serverEntry<S extends z.ZodType, H extends z.ZodType>(stdio: S, http: H
 
 export const operatorServersSchema = z.strictObject({ servers: z.record(serverName, serverEntry(stdioServer, operatorHttpServer)).default({}) });
 /** A profile's own servers (`PUT /v1/profiles/:p/mcp`): never internal. */
-export const profileServersSchema = z.strictObject({ servers: z.record(serverName, serverEntry(stdioServer, httpServer)).default({}) }).refine(
-  (body) => Object.keys(body.servers).length <= 20,
-  { error: 'at most 20 servers', path: ['servers'] },
-);
+export const profileServersSchema = z
+  .strictObject({ servers: z.record(serverName, serverEntry(stdioServer, httpServer)).default({}) })
+  .refine((body) => Object.keys(body.servers).length <= 20, { error: 'at most 20 servers', path: ['servers'] });
 
 export type StdioServerConfig = z.output<typeof stdioServer>;
 export type HttpServerConfig = z.output<typeof httpServer> & { internal?: boolean };

@@ -12,7 +12,10 @@ async function file(name: string, text: string): Promise<string> {
 
 describe('HERALD_MCP_FILE', () => {
   it('reads YAML and JSON with defaults', async () => {
-    const yaml = await file('mcp.yaml', 'servers:\n  gh:\n    command: npx\n    args: [server]\n    env_from: [GITHUB_TOKEN]\n  api:\n    url: https://mcp.example.com/mcp\n    headers_from: {Authorization: API_TOKEN}\n    internal: true\n');
+    const yaml = await file(
+      'mcp.yaml',
+      'servers:\n  gh:\n    command: npx\n    args: [server]\n    env_from: [GITHUB_TOKEN]\n  api:\n    url: https://mcp.example.com/mcp\n    headers_from: {Authorization: API_TOKEN}\n    internal: true\n',
+    );
     const servers = await loadMcpFile(yaml, []);
     expect(servers.gh).toMatchObject({ command: 'npx', args: ['server'], env_from: ['GITHUB_TOKEN'], approval: 'dangerous', toolsets: ['herald-core'] });
     expect(servers.api).toMatchObject({ url: 'https://mcp.example.com/mcp', internal: true, transport: 'auto' });
@@ -21,10 +24,14 @@ describe('HERALD_MCP_FILE', () => {
   });
 
   it('names the field at fault', async () => {
-    await expect(loadMcpFile(await file('a.yaml', 'servers:\n  gh:\n    command: npx\n    approval: sometimes\n'), [])).rejects.toThrow(/HERALD_MCP_FILE: servers\.gh\.approval: expected never, dangerous or always/);
+    await expect(loadMcpFile(await file('a.yaml', 'servers:\n  gh:\n    command: npx\n    approval: sometimes\n'), [])).rejects.toThrow(
+      /HERALD_MCP_FILE: servers\.gh\.approval: expected never, dangerous or always/,
+    );
     await expect(loadMcpFile(await file('b.yaml', 'servers:\n  web:\n    url: ftp://x\n'), [])).rejects.toThrow(/servers\.web\.url/);
     await expect(loadMcpFile(await file('c.yaml', 'servers:\n  "bad name!":\n    command: x\n'), [])).rejects.toThrow(/servers\.bad name!/);
-    await expect(loadMcpFile(await file('d.yaml', 'servers:\n  gh:\n    command: x\n    env_from: [DATABASE_URL]\n'), ['DATABASE_URL'])).rejects.toThrow(/servers\.gh\.env_from: DATABASE_URL is a Herald setting/);
+    await expect(loadMcpFile(await file('d.yaml', 'servers:\n  gh:\n    command: x\n    env_from: [DATABASE_URL]\n'), ['DATABASE_URL'])).rejects.toThrow(
+      /servers\.gh\.env_from: DATABASE_URL is a Herald setting/,
+    );
     await expect(loadMcpFile(await file('e.yaml', 'servers: [\n'), [])).rejects.toThrow(/not valid YAML/);
     await expect(loadMcpFile('/nonexistent/mcp.yaml', [])).rejects.toThrow(/cannot read/);
   });

@@ -112,7 +112,11 @@ export async function verifyToken(db: Db, presented: string): Promise<{ personId
   const hash = await hashSecret(match[2], row?.salt ?? Buffer.alloc(16));
   if (!row || !row.live || row.hash.length !== hash.length || !timingSafeEqual(row.hash, hash)) return undefined;
   if (row.last_used_at === null || Date.now() - row.last_used_at.getTime() > LAST_USE_RESOLUTION_MS) {
-    await db.updateTable('api_tokens').set({ last_used_at: sql`now()` }).where('id', '=', row.id).execute();
+    await db
+      .updateTable('api_tokens')
+      .set({ last_used_at: sql`now()` })
+      .where('id', '=', row.id)
+      .execute();
   }
   return { personId: row.person_id, tokenId: row.id };
 }
@@ -129,11 +133,7 @@ export async function listTokens(db: Db, personId: string): Promise<TokenView[]>
 
 export async function getToken(db: Db, id: string): Promise<TokenView | undefined> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
-  const row = await db
-    .selectFrom('api_tokens')
-    .select(['id', 'person_id', 'name', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await db.selectFrom('api_tokens').select(['id', 'person_id', 'name', 'created_at', 'expires_at', 'last_used_at', 'revoked_at']).where('id', '=', id).executeTakeFirst();
   return row ? view(row) : undefined;
 }
 

@@ -28,7 +28,10 @@ export async function startConsoleSession(db: Db, personId: string, via: 'token'
   const secret = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const expiresAt = new Date(Date.now() + hours * 3_600_000);
-  await db.insertInto('console_sessions').values({ secret_hash: hashOf(secret), person_id: personId, csrf_token: csrfToken, via, expires_at: expiresAt }).execute();
+  await db
+    .insertInto('console_sessions')
+    .values({ secret_hash: hashOf(secret), person_id: personId, csrf_token: csrfToken, via, expires_at: expiresAt })
+    .execute();
   return { secret, personId, csrfToken, via, expiresAt };
 }
 
@@ -44,5 +47,8 @@ export async function consoleSessionOf(db: Db, secret: string): Promise<ConsoleS
 
 /** Signs out: the row goes, and with it the cookie's power. Expired rows of anyone go too. */
 export async function endConsoleSession(db: Db, secret: string): Promise<void> {
-  await db.deleteFrom('console_sessions').where((eb) => eb.or([eb('secret_hash', '=', hashOf(secret)), eb('expires_at', '<', new Date())])).execute();
+  await db
+    .deleteFrom('console_sessions')
+    .where((eb) => eb.or([eb('secret_hash', '=', hashOf(secret)), eb('expires_at', '<', new Date())]))
+    .execute();
 }

@@ -55,7 +55,11 @@ export async function redeemLinkCode(db: Db, code: string, identity: string): Pr
         .forUpdate()
         .executeTakeFirst();
       if (!row) return { result: { kind: 'invalid' } as LinkOutcome, audit: [] };
-      await trx.updateTable('link_codes').set({ used_at: sql`now()`, used_by: identity }).where('code_hash', '=', row.code_hash).execute();
+      await trx
+        .updateTable('link_codes')
+        .set({ used_at: sql`now()`, used_by: identity })
+        .where('code_hash', '=', row.code_hash)
+        .execute();
       await linkIdentity(trx, row.person_id, identity);
       return {
         result: { kind: 'linked', personId: row.person_id, displayName: row.display_name } as LinkOutcome,

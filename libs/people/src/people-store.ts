@@ -94,12 +94,7 @@ export async function personOfIdentity(db: Executor, identity: string): Promise<
  */
 export async function personKeyOf(db: Executor, userId: string, cache?: ProfileCache): Promise<string> {
   const read = async () => {
-    const row = await db
-      .selectFrom('person_identities as i')
-      .innerJoin('people as p', 'p.id', 'i.person_id')
-      .select('p.key')
-      .where('i.identity', '=', userId)
-      .executeTakeFirst();
+    const row = await db.selectFrom('person_identities as i').innerJoin('people as p', 'p.id', 'i.person_id').select('p.key').where('i.identity', '=', userId).executeTakeFirst();
     return row?.key ?? userId;
   };
   // Per process, dropped when a link or a key changes (migrations/0088_shared_cache_notices.sql):
@@ -113,12 +108,8 @@ export async function personKeyOf(db: Executor, userId: string, cache?: ProfileC
  * were linked to, plus everyone holding an operator or admin grant on every profile.
  */
 export async function effectiveOperators(db: Executor, configured: readonly string[]): Promise<string[]> {
-  const linked = configured.length === 0 ? [] : await db
-    .selectFrom('person_identities as i')
-    .innerJoin('people as p', 'p.id', 'i.person_id')
-    .select('p.key')
-    .where('i.identity', 'in', configured)
-    .execute();
+  const linked =
+    configured.length === 0 ? [] : await db.selectFrom('person_identities as i').innerJoin('people as p', 'p.id', 'i.person_id').select('p.key').where('i.identity', 'in', configured).execute();
   const granted = await db
     .selectFrom('role_grants as g')
     .innerJoin('people as p', 'p.id', 'g.person_id')
@@ -198,7 +189,11 @@ export async function linkIdentity(trx: Transaction<Database>, personId: string,
   const person = await trx.selectFrom('people').select('key').where('id', '=', personId).forUpdate().executeTakeFirst();
   if (!person) throw new PeopleError(404, `person ${personId}: not found`, 'id');
   await linkIn(trx, personId, person.key, normalizeIdentity(identity));
-  await trx.updateTable('people').set({ updated_at: sql`now()` }).where('id', '=', personId).execute();
+  await trx
+    .updateTable('people')
+    .set({ updated_at: sql`now()` })
+    .where('id', '=', personId)
+    .execute();
 }
 
 export interface PersonPatch {
@@ -216,7 +211,12 @@ export async function updatePerson(db: Db, id: string, patch: PersonPatch, actor
   const displayName = patch.displayName === undefined ? undefined : checkName(patch.displayName);
   const unlink = (patch.unlink ?? []).map(normalizeIdentity);
   await withAudit(db, async (trx) => {
-    if (displayName !== undefined) await trx.updateTable('people').set({ display_name: displayName, updated_at: sql`now()` }).where('id', '=', id).execute();
+    if (displayName !== undefined)
+      await trx
+        .updateTable('people')
+        .set({ display_name: displayName, updated_at: sql`now()` })
+        .where('id', '=', id)
+        .execute();
     for (const identity of patch.link ?? []) await linkIdentity(trx, id, identity);
     const person = await trx.selectFrom('people').select('key').where('id', '=', id).executeTakeFirstOrThrow();
     for (const identity of unlink) {

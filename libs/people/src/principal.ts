@@ -44,10 +44,7 @@ export function mayAct(principal: Principal, need: Need, resource: ResourceOwner
  * How a list is narrowed for the principal: `all` (no filter), or profiles it sees whole, or only
  * what it owns (in some profiles, or all of them). undefined: nothing at all.
  */
-export type ListScope =
-  | { kind: 'all' }
-  | { kind: 'profiles'; profiles: readonly string[] }
-  | { kind: 'own'; ownerKey: string; profiles: readonly string[] | 'all' };
+export type ListScope = { kind: 'all' } | { kind: 'profiles'; profiles: readonly string[] } | { kind: 'own'; ownerKey: string; profiles: readonly string[] | 'all' };
 
 export function listScope(principal: Principal, need: Need): ListScope | undefined {
   const whole = principal.grants.filter((grant) => grantsWhole(grant, need));

@@ -62,6 +62,9 @@ export function grantsOwn(grant: Grant, need: Need): boolean {
 export function parseGrant(text: string): Grant | undefined {
   const [role, profiles] = text.split(':', 2);
   if (role === undefined || !isRole(role)) return undefined;
-  const list = (profiles ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const list = (profiles ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   return { role, profiles: list };
 }

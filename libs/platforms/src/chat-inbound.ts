@@ -67,8 +67,7 @@ export interface ChatInboundDependencies {
 
 export type ChatInboundOutcome = 'accepted' | 'duplicate' | 'refused' | 'backlog_full' | 'limited' | 'skipped';
 
-export const REFUSAL_TEXT =
-  'Sorry, I only answer people on this bot\'s allowlist. Ask whoever runs it to add your user id: ';
+export const REFUSAL_TEXT = "Sorry, I only answer people on this bot's allowlist. Ask whoever runs it to add your user id: ";
 
 /** Refusals per person per platform: at most one per this window, across all replicas. */
 const REFUSAL_WINDOW_MS = 3_600_000;

@@ -95,9 +95,7 @@ export class DraftStream {
     this.#stopped = true;
     await this.settle();
     for (const id of this.#ids) {
-      await this.#options.calls.remove(this.#options.target, id, AbortSignal.timeout(10_000)).catch((error: unknown) =>
-        this.#options.logger.debug({ err: error }, 'could not remove a draft message'),
-      );
+      await this.#options.calls.remove(this.#options.target, id, AbortSignal.timeout(10_000)).catch((error: unknown) => this.#options.logger.debug({ err: error }, 'could not remove a draft message'));
     }
     this.#ids.length = 0;
     this.#shown.length = 0;
@@ -116,13 +114,16 @@ export class DraftStream {
     // A tool with nothing written yet is shown only once it has run a while: a quick tool, or one
     // that stops for an approval (whose question is the next message), leaves no draft behind.
     if (this.#ids.length === 0 && this.#text.length === 0) this.#nextAt = Math.max(this.#nextAt, Date.now() + this.#options.pacing.intervalMs);
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#busy = this.#flush().finally(() => {
-        this.#busy = undefined;
-        this.#schedule();
-      });
-    }, Math.max(0, this.#nextAt - Date.now()));
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#busy = this.#flush().finally(() => {
+          this.#busy = undefined;
+          this.#schedule();
+        });
+      },
+      Math.max(0, this.#nextAt - Date.now()),
+    );
   }
 
   /** The messages as they should read now: the text split to fit, the last with the tool line and cursor. */

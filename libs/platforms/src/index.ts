@@ -13,5 +13,18 @@ export type { DraftPacing, DraftStreamOptions } from './draft-stream.ts';
 export { DraftStreams } from './draft-streams.ts';
 export type { DraftStreamsOptions } from './draft-streams.ts';
 export { defineAdapter, defineDeliveryAdapter } from './platform-adapter.ts';
-export type { AnyDeliveryAdapter, AnyPlatformAdapter, ConfiguredCalls, DeliveryAdapter, DeliveryAdapterSpec, InboundDependencies, InboundHandle, PlatformAdapter, PlatformAdapterSpec, PlatformWebhook, RateLimitRules, WebhookAnswer } from './platform-adapter.ts';
+export type {
+  AnyDeliveryAdapter,
+  AnyPlatformAdapter,
+  ConfiguredCalls,
+  DeliveryAdapter,
+  DeliveryAdapterSpec,
+  InboundDependencies,
+  InboundHandle,
+  PlatformAdapter,
+  PlatformAdapterSpec,
+  PlatformWebhook,
+  RateLimitRules,
+  WebhookAnswer,
+} from './platform-adapter.ts';
 export { DELIVERY_ADAPTERS, PLATFORM_ADAPTERS } from './platform-adapters.ts';

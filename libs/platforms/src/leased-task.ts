@@ -59,14 +59,17 @@ export class LeasedTask {
       this.#holding = true;
       const lost = new AbortController();
       const held = token;
-      const renew = setInterval(() => {
-        renewPlatformLease(db, name, owner, held, ttlMs).then(
-          (ok) => {
-            if (!ok) lost.abort(new Error(`lease ${name} lost`));
-          },
-          (error: unknown) => logger.warn({ err: error, lease: name }, 'platform lease renewal failed; will retry'),
-        );
-      }, Math.max(50, Math.floor(ttlMs / 3)));
+      const renew = setInterval(
+        () => {
+          renewPlatformLease(db, name, owner, held, ttlMs).then(
+            (ok) => {
+              if (!ok) lost.abort(new Error(`lease ${name} lost`));
+            },
+            (error: unknown) => logger.warn({ err: error, lease: name }, 'platform lease renewal failed; will retry'),
+          );
+        },
+        Math.max(50, Math.floor(ttlMs / 3)),
+      );
       try {
         await this.#options.run(AbortSignal.any([lost.signal, this.#stop.signal]));
         failures = 0;

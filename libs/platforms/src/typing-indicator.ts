@@ -50,10 +50,14 @@ export class TypingIndicator {
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.#intervalMs);
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }

@@ -33,9 +33,7 @@ describe('splitting and formatting', () => {
     expect(markdownToTelegramHtml('# Title\n**bold** and *it* and `a<b>` and [x](https://e.com/?a=1&b=2) ~~no~~ 1 < 2 & 3 > 2')).toBe(
       '<b>Title</b>\n<b>bold</b> and <i>it</i> and <code>a&lt;b&gt;</code> and <a href="https://e.com/?a=1&amp;b=2">x</a> <s>no</s> 1 &lt; 2 &amp; 3 &gt; 2',
     );
-    expect(markdownToTelegramHtml('```js\nif (a < b) {}\n```\n- item')).toBe(
-      '<pre><code class="language-js">if (a &lt; b) {}</code></pre>\n• item',
-    );
+    expect(markdownToTelegramHtml('```js\nif (a < b) {}\n```\n- item')).toBe('<pre><code class="language-js">if (a &lt; b) {}</code></pre>\n• item');
     expect(markdownToTelegramHtml('snake_case_name stays')).toBe('snake_case_name stays');
   });
 

@@ -6,7 +6,17 @@ import { discordAdapter } from '../src/discord/index.ts';
 import { slackAdapter } from '../src/slack/index.ts';
 import { telegramAdapter } from '../src/telegram/index.ts';
 
-const NONE: PlatformsConfig = { telegram: null, discord: null, slack: null, email: null, mailAllowedDomains: [], accounts: { telegram: [], discord: [], slack: [] }, platformsFile: undefined, deliveryPollMs: 1000, streaming: { telegram: true, discord: true, slack: true } };
+const NONE: PlatformsConfig = {
+  telegram: null,
+  discord: null,
+  slack: null,
+  email: null,
+  mailAllowedDomains: [],
+  accounts: { telegram: [], discord: [], slack: [] },
+  platformsFile: undefined,
+  deliveryPollMs: 1000,
+  streaming: { telegram: true, discord: true, slack: true },
+};
 
 describe('the platform contract (issue 30, point 1)', () => {
   it('has one adapter per platform of the registry, each under its own name', () => {
@@ -50,7 +60,15 @@ describe('the platform contract (issue 30, point 1)', () => {
   });
 
   it('streams drafts and sends files on a platform with several accounts, each call through the account its target names', async () => {
-    const app = (account: string) => ({ account, botToken: `xoxb-${account}`, appToken: undefined, signingSecret: undefined, allowedUsers: [], allowedChannels: [], apiUrl: 'http://127.0.0.1:9/api/' });
+    const app = (account: string) => ({
+      account,
+      botToken: `xoxb-${account}`,
+      appToken: undefined,
+      signingSecret: undefined,
+      allowedUsers: [],
+      allowedChannels: [],
+      apiUrl: 'http://127.0.0.1:9/api/',
+    });
     const sender = slackAdapter.senderFor({ ...NONE, accounts: { ...NONE.accounts, slack: [app('default'), app('second')] } });
     expect(sender?.drafts).toBeDefined();
     expect(sender?.sendFile).toBeDefined();

@@ -22,7 +22,7 @@ describe('Slack, the parts without a server', () => {
     expect(verifySlackSignature(SECRET, signed(body, now / 1000 + 301), body, now)).toBe('stale');
   });
 
-  it('tells which of several apps\' signing secrets signed a request, and refuses one signed by none', () => {
+  it("tells which of several apps' signing secrets signed a request, and refuses one signed by none", () => {
     const now = 1_800_000_000_000;
     const body = '{"type":"event_callback"}';
     const at = now / 1000 - 10;
@@ -46,9 +46,7 @@ describe('Slack, the parts without a server', () => {
   });
 
   it('turns markdown into mrkdwn and Slack text back into what the person typed', () => {
-    expect(markdownToSlackMrkdwn('**bold** and *it* and ~~gone~~ [site](https://x.example/a?b=1&c=2)')).toBe(
-      '*bold* and _it_ and ~gone~ <https://x.example/a?b=1&amp;c=2|site>',
-    );
+    expect(markdownToSlackMrkdwn('**bold** and *it* and ~~gone~~ [site](https://x.example/a?b=1&c=2)')).toBe('*bold* and _it_ and ~gone~ <https://x.example/a?b=1&amp;c=2|site>');
     expect(markdownToSlackMrkdwn('# Title\n- one\n```ts\nif (a < b) {}\n```\n`x<y`')).toBe('*Title*\n• one\n```\nif (a &lt; b) {}\n```\n`x&lt;y`');
     expect(slackTextToPlain('<@UBOT> is 1 &lt; 2 &amp;&amp; <@UOTHER>?', 'UBOT')).toBe('is 1 < 2 && <@UOTHER>?');
   });

@@ -27,7 +27,10 @@ const value = z
 export const bindingRuleSchema = z
   .strictObject({
     platform: z.enum(PERSON_PLATFORMS, { error: `expected one of ${PERSON_PLATFORMS.join(', ')}` }).optional(),
-    account: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, { error: 'an account is lowercase letters, digits, - and _' }).optional(),
+    account: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, { error: 'an account is lowercase letters, digits, - and _' })
+      .optional(),
     chat_id: value.optional(),
     guild_id: value.optional(),
     channel_id: value.optional(),

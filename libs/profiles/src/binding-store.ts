@@ -42,9 +42,10 @@ export async function replaceBindings(db: Db, edit: BindingsEdit, actor: string)
     const rules = [...next];
     // The profiles named are locked against a concurrent delete until the list is committed.
     const names = [...new Set(rules.map((rule) => rule.profile))];
-    const active = names.length === 0
-      ? new Set<string>()
-      : new Set((await trx.selectFrom('profiles').select('id').where('id', 'in', names).where('deleted_at', 'is', null).forShare().execute()).map((row) => row.id));
+    const active =
+      names.length === 0
+        ? new Set<string>()
+        : new Set((await trx.selectFrom('profiles').select('id').where('id', 'in', names).where('deleted_at', 'is', null).forShare().execute()).map((row) => row.id));
     const missing = rules.findIndex((rule) => !active.has(rule.profile));
     if (missing >= 0) return { result: { kind: 'missing_profile' as const, index: missing, profile: rules[missing]?.profile ?? '' }, audit: [] };
     await trx.deleteFrom('bindings').execute();

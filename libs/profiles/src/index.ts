@@ -7,16 +7,7 @@ export type { BindingFacts, BindingField, BindingRule } from './binding-rules.ts
 export { readBindings, replaceBindings, routeProfile } from './binding-store.ts';
 export type { ReplaceOutcome } from './binding-store.ts';
 export type { ProfileBinding } from './profile-bindings.ts';
-export {
-  activeProfileIds,
-  createProfile,
-  deleteProfile,
-  listProfiles,
-  profileExists,
-  profileModelSettings,
-  profileState,
-  setProfileModel,
-} from './profile-store.ts';
+export { activeProfileIds, createProfile, deleteProfile, listProfiles, profileExists, profileModelSettings, profileState, setProfileModel } from './profile-store.ts';
 export type { CreateOutcome, DeleteOutcome, ProfileCompanions, ProfileSummary } from './profile-store.ts';
 export { deleteProfileDocument, profileDocuments, profileRecord, putProfileDocument, updateProfileSettings } from './profile-settings.ts';
 export type { ProfileDocument, ProfileRecord, ProfileSettings } from './profile-settings.ts';

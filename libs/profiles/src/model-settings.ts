@@ -4,7 +4,12 @@ import { z } from 'zod';
 // to providers declared by HERALD_PROVIDERS_FILE (or the implicit openai and anthropic). Only
 // names are stored; the keys stay in the environment of the processes that call the models.
 
-const modelRef = z.string().trim().min(3).max(200).regex(/^[^/\s]+\/\S+$/, { error: 'expected provider/model, e.g. openai/gpt-4.1-mini' });
+const modelRef = z
+  .string()
+  .trim()
+  .min(3)
+  .max(200)
+  .regex(/^[^/\s]+\/\S+$/, { error: 'expected provider/model, e.g. openai/gpt-4.1-mini' });
 
 export const modelSettingsSchema = z.strictObject({
   primary: modelRef,

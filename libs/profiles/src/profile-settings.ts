@@ -52,12 +52,7 @@ export interface ProfileDocument {
 
 /** A profile's context documents, in name order. */
 export async function profileDocuments(db: Executor, profileId: string): Promise<ProfileDocument[]> {
-  const rows = await db
-    .selectFrom('profile_documents')
-    .select(['name', 'content', 'updated_at'])
-    .where('profile_id', '=', profileId)
-    .orderBy('name')
-    .execute();
+  const rows = await db.selectFrom('profile_documents').select(['name', 'content', 'updated_at']).where('profile_id', '=', profileId).orderBy('name').execute();
   return rows.map((row) => ({ name: row.name, content: row.content, updatedAt: row.updated_at }));
 }
 

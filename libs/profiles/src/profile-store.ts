@@ -43,12 +43,7 @@ export async function activeProfileIds(db: Db): Promise<string[]> {
 }
 
 export async function listProfiles(db: Db): Promise<ProfileSummary[]> {
-  const rows = await db
-    .selectFrom('profiles')
-    .select(['id', 'display_name', 'created_at', 'model'])
-    .where('deleted_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  const rows = await db.selectFrom('profiles').select(['id', 'display_name', 'created_at', 'model']).where('deleted_at', 'is', null).orderBy('id').execute();
   return Promise.all(
     rows.map(async (row) => ({
       name: row.id,
@@ -69,7 +64,11 @@ export async function profileModelSettings(db: Db, id: string): Promise<ModelSet
 
 export async function setProfileModel(db: Db, id: string, model: ModelSettings | null, actor: string): Promise<void> {
   await withAudit(db, async (trx) => {
-    await trx.updateTable('profiles').set({ model: model === null ? null : JSON.stringify(model) }).where('id', '=', id).execute();
+    await trx
+      .updateTable('profiles')
+      .set({ model: model === null ? null : JSON.stringify(model) })
+      .where('id', '=', id)
+      .execute();
     return { result: undefined, audit: { kind: 'admin_change', actor, profileId: id, subject: `profile:${id}`, detail: { fields: ['model'], model } } };
   });
 }
@@ -123,11 +122,7 @@ export async function createProfile(db: Db, name: string, from: string | undefin
   });
 }
 
-export type DeleteOutcome =
-  | { kind: 'deleted' }
-  | { kind: 'missing' }
-  | { kind: 'main' }
-  | { kind: 'bound'; bindings: ProfileBinding[] };
+export type DeleteOutcome = { kind: 'deleted' } | { kind: 'missing' } | { kind: 'main' } | { kind: 'bound'; bindings: ProfileBinding[] };
 
 /**
  * Deletes softly: the profile takes no new messages and is not listed, while its sessions,

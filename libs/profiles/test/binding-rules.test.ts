@@ -27,7 +27,10 @@ describe('bindings: the most specific match wins, else main', () => {
   it('sends what nothing matches to main; on a tie the earlier rule wins', () => {
     expect(profileFor(rules, { platform: 'api', chatId: 'c', chatType: 'dm', userId: 'api:u' })).toBe('main');
     expect(profileFor([], telegramDm)).toBe('main');
-    const tie: BindingRule[] = [{ account: 'ops', profile: 'first' }, { account: 'ops', profile: 'second' }];
+    const tie: BindingRule[] = [
+      { account: 'ops', profile: 'first' },
+      { account: 'ops', profile: 'second' },
+    ];
     expect(winningBinding(tie, telegramDm)).toEqual({ index: 0, rule: tie[0] });
   });
 
@@ -41,13 +44,22 @@ describe('bindings: the most specific match wins, else main', () => {
   });
 
   it('refuses a rule without a field, with an unknown field or platform, or a bad profile name', () => {
-    const bad = [[{ profile: 'ops' }], [{ platform: 'telegram', room: 'x', profile: 'ops' }], [{ platform: 'irc', profile: 'ops' }], [{ platform: 'telegram', profile: 'Ops' }], [{ chat_id: 'a\u0000b', profile: 'ops' }]];
+    const bad = [
+      [{ profile: 'ops' }],
+      [{ platform: 'telegram', room: 'x', profile: 'ops' }],
+      [{ platform: 'irc', profile: 'ops' }],
+      [{ platform: 'telegram', profile: 'Ops' }],
+      [{ chat_id: 'a\u0000b', profile: 'ops' }],
+    ];
     for (const list of bad) expect(bindingListSchema.safeParse(list).success, JSON.stringify(list)).toBe(false);
     expect(bindingListSchema.safeParse([{ platform: 'telegram', account: 'ops', profile: 'ops' }]).success).toBe(true);
   });
 
   it("names the account a profile's messages leave through when a target names none", () => {
-    const bound: BindingRule[] = [{ platform: 'discord', account: 'research', profile: 'research' }, { platform: 'telegram', account: 'ops', profile: 'ops' }];
+    const bound: BindingRule[] = [
+      { platform: 'discord', account: 'research', profile: 'research' },
+      { platform: 'telegram', account: 'ops', profile: 'ops' },
+    ];
     expect(boundAccount(bound, 'ops', 'telegram')).toBe('ops');
     expect(boundAccount(bound, 'ops', 'discord')).toBeUndefined();
     expect(boundAccount(bound, 'main', 'telegram')).toBeUndefined();

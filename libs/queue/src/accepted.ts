@@ -25,9 +25,7 @@ export async function announceAccepted(
 ): Promise<void> {
   const { sessionId } = accepted;
   if (accepted.needsWake) {
-    await enqueueWake(deps.queue, sessionId, accepted.wakeGeneration).catch((error: unknown) =>
-      deps.logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
-    );
+    await enqueueWake(deps.queue, sessionId, accepted.wakeGeneration).catch((error: unknown) => deps.logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'));
   }
   for (const other of accepted.alsoWake ?? []) {
     await enqueueWake(deps.queue, other.sessionId, other.wakeGeneration).catch((error: unknown) =>
@@ -35,8 +33,6 @@ export async function announceAccepted(
     );
   }
   if (accepted.control !== undefined && !accepted.duplicate) {
-    await publishSessionControl(deps.notices, deps.queuePrefix, sessionId, accepted.control).catch((error: unknown) =>
-      deps.logger.warn({ err: error, sessionId }, 'session control notice failed'),
-    );
+    await publishSessionControl(deps.notices, deps.queuePrefix, sessionId, accepted.control).catch((error: unknown) => deps.logger.warn({ err: error, sessionId }, 'session control notice failed'));
   }
 }

@@ -1,13 +1,6 @@
 export { createRedis, probeRedis } from './redis.ts';
 export type { RedisRole } from './redis.ts';
-export {
-  createPostgresRunQueue,
-  createRunQueue,
-  enqueueWake,
-  POSTGRES_QUEUE_SCHEMA,
-  RUNS_QUEUE,
-  wakeJobId,
-} from './run-queue.ts';
+export { createPostgresRunQueue, createRunQueue, enqueueWake, POSTGRES_QUEUE_SCHEMA, RUNS_QUEUE, wakeJobId } from './run-queue.ts';
 export type { RunQueue, RunWorker, WakeJob } from './run-queue.ts';
 export { openQueueTransport } from './queue-transport.ts';
 export type { QueueTransport } from './queue-transport.ts';

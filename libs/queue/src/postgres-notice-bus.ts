@@ -142,10 +142,9 @@ export class PostgresNoticeBus implements NoticeBus {
 
   async aliveRoles(prefix: string): Promise<Record<string, number>> {
     const marker = `${prefix}:alive:`;
-    const { rows } = await this.#pool.query<{ application_name: string }>(
-      `SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND starts_with(application_name, $1)`,
-      [marker],
-    );
+    const { rows } = await this.#pool.query<{ application_name: string }>(`SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND starts_with(application_name, $1)`, [
+      marker,
+    ]);
     const counts: Record<string, number> = {};
     for (const { application_name: name } of rows) {
       for (const role of name.slice(marker.length).split(',')) counts[role] = (counts[role] ?? 0) + 1;

@@ -47,12 +47,7 @@ export function createPostgresRunQueue(databaseUrl: string): RunQueue {
   return new onPostgres.Queue<WakeJob>(RUNS_QUEUE, { connection: postgresQueueConnection(databaseUrl, 2) }) as unknown as RunQueue;
 }
 
-export function createRunWorker(
-  connection: Redis,
-  prefix: string,
-  processor: Processor<WakeJob, void>,
-  concurrency: number,
-): RunWorker {
+export function createRunWorker(connection: Redis, prefix: string, processor: Processor<WakeJob, void>, concurrency: number): RunWorker {
   return new Worker<WakeJob, void>(RUNS_QUEUE, processor, { connection, prefix, concurrency, autorun: true }) as unknown as RunWorker;
 }
 
@@ -66,17 +61,13 @@ export function createPostgresRunWorker(databaseUrl: string, processor: Processo
 
 export async function enqueueWake(queue: RunQueue, sessionId: string, generation: string): Promise<void> {
   const traceParent = currentTraceParent();
-  await queue.add(
-    'wake',
-    traceParent === undefined ? { sessionId } : { sessionId, traceParent },
-    {
-      jobId: wakeJobId(sessionId, generation),
-      removeOnComplete: true,
-      removeOnFail: true,
-      // A failed drain is almost always a storage blip: retry soon. Past the attempts the reconciler
-      // still finds the session, so a short budget loses nothing.
-      attempts: 6,
-      backoff: { type: 'exponential', delay: 200 },
-    },
-  );
+  await queue.add('wake', traceParent === undefined ? { sessionId } : { sessionId, traceParent }, {
+    jobId: wakeJobId(sessionId, generation),
+    removeOnComplete: true,
+    removeOnFail: true,
+    // A failed drain is almost always a storage blip: retry soon. Past the attempts the reconciler
+    // still finds the session, so a short budget loses nothing.
+    attempts: 6,
+    backoff: { type: 'exponential', delay: 200 },
+  });
 }

@@ -8,12 +8,7 @@ export function sessionControlChannel(prefix: string): string {
 }
 
 /** Tells whichever worker runs the session to stop its turn or interrupt its model call. */
-export async function publishSessionControl(
-  bus: NoticeBus,
-  prefix: string,
-  sessionId: string,
-  action: ControlAction,
-): Promise<void> {
+export async function publishSessionControl(bus: NoticeBus, prefix: string, sessionId: string, action: ControlAction): Promise<void> {
   await bus.publish(sessionControlChannel(prefix), JSON.stringify({ sessionId, action }));
 }
 

@@ -1,10 +1,7 @@
 import type { TurnStreamEntry } from './turn-stream.ts';
 
 /** What a follower shows of a turn: new text, a tool call starting or ending, a pause. */
-export type StreamView =
-  | { type: 'delta'; text: string }
-  | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' }
-  | { type: 'phase'; phase: 'compressing' };
+export type StreamView = { type: 'delta'; text: string } | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' } | { type: 'phase'; phase: 'compressing' };
 
 /**
  * Turns a stream's entries into what a follower shows, each piece of text once. A model call that

@@ -10,9 +10,7 @@ import type { NoticeBus } from './notice-bus.ts';
  * `phase` a pause the person should know about.
  */
 export type TurnStreamEntry =
-  | { type: 'delta'; step: number; attempt: string; offset: number; text: string }
-  | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' }
-  | { type: 'phase'; phase: 'compressing' };
+  { type: 'delta'; step: number; attempt: string; offset: number; text: string } | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' } | { type: 'phase'; phase: 'compressing' };
 
 export interface StoredStreamEntry {
   /** Increasing within an event's stream: the SSE id a client resumes from. */
@@ -119,10 +117,11 @@ export class PostgresTurnStreamStore implements TurnStreamStore {
 
   async read(eventId: string, afterId: string | undefined, limit = 500): Promise<StoredStreamEntry[]> {
     const after = afterId !== undefined && /^\d{1,18}$/.test(afterId) ? afterId : '0';
-    const result = await this.#pool.query<{ id: string; entry: TurnStreamEntry }>(
-      'SELECT id::text AS id, entry FROM turn_stream_entries WHERE event_id = $1 AND id > $2 ORDER BY id LIMIT $3',
-      [eventId, after, limit],
-    );
+    const result = await this.#pool.query<{ id: string; entry: TurnStreamEntry }>('SELECT id::text AS id, entry FROM turn_stream_entries WHERE event_id = $1 AND id > $2 ORDER BY id LIMIT $3', [
+      eventId,
+      after,
+      limit,
+    ]);
     return result.rows.map((row) => ({ id: row.id, entry: row.entry }));
   }
 }

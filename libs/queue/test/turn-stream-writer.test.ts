@@ -26,7 +26,11 @@ describe("a turn's stream writer", () => {
     writer.write(delta(0, 'Hel'));
     await waitFor(async () => (await entries('event-burst')).length === 1, { what: 'the first piece, without waiting for the window' });
     await waitFor(async () => woken > 0, { what: "the followers' wake-up, published with the entry" });
-    for (const [offset, text] of [[3, 'lo, '], [7, 'world']] as const) writer.write(delta(offset, text));
+    for (const [offset, text] of [
+      [3, 'lo, '],
+      [7, 'world'],
+    ] as const)
+      writer.write(delta(offset, text));
     // The window is a minute long: only the flush sends the rest, and it sends it as one entry.
     expect(await entries('event-burst')).toEqual([delta(0, 'Hel')]);
     await writer.flush();

@@ -89,7 +89,13 @@ export function substringSnippet(text: string, substrings: readonly string[], ra
   const end = Math.min(flat.length, (first === -1 ? 0 : first) + radius * 2);
   let window = flat.slice(start, end);
   if (substrings.length > 0) {
-    const pattern = new RegExp(substrings.filter((s) => s.length > 0).map(escapeRegExp).join('|'), 'giu');
+    const pattern = new RegExp(
+      substrings
+        .filter((s) => s.length > 0)
+        .map(escapeRegExp)
+        .join('|'),
+      'giu',
+    );
     window = window.replace(pattern, (match) => `${HIGHLIGHT_START}${match}${HIGHLIGHT_END}`);
   }
   return `${start > 0 ? '...' : ''}${window}${end < flat.length ? '...' : ''}`;

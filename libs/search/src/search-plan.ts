@@ -199,16 +199,28 @@ function alternativeOf(terms: SearchTerm[], lexemes: Map<WordTerm, Lexemes>, sta
   // A negated stop word cannot be excluded by the index and excludes almost everything.
   const stop = words.filter((term) => lexemes.get(term)?.nodes === 0 && !term.negated);
   const substringDrives = oneDriver && terms.some((term) => term.kind === 'substring' && !term.negated && longestWordRun(term.text) >= 3);
-  addWords(alt, words.filter((term) => lexemes.get(term)?.nodes !== 0), lexemes, oneDriver ? stats : null, substringDrives);
+  addWords(
+    alt,
+    words.filter((term) => lexemes.get(term)?.nodes !== 0),
+    lexemes,
+    oneDriver ? stats : null,
+    substringDrives,
+  );
   addStopWords(alt, stop);
-  addSubstrings(alt, terms.filter((term): term is SubstringTerm => term.kind === 'substring'));
+  addSubstrings(
+    alt,
+    terms.filter((term): term is SubstringTerm => term.kind === 'substring'),
+  );
   // A substring or stop-word term has no share in the statistics: the alternative's is unknown.
   if (alt.usesSubstrings) alt.share = null;
   return alt.usesWords || alt.usesSubstrings ? alt : null;
 }
 
 function conditionOf(alternatives: Alternative[]): RawBuilder<unknown> {
-  return sql`(${sql.join(alternatives.map((alt) => sql`(${sql.join(alt.parts, sql` AND `)})`), sql` OR `)})`;
+  return sql`(${sql.join(
+    alternatives.map((alt) => sql`(${sql.join(alt.parts, sql` AND `)})`),
+    sql` OR `,
+  )})`;
 }
 
 /** The word terms of a query, in the order queryLexemesSql reports on them. */
@@ -232,13 +244,7 @@ export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[], stats:
   if (alternatives.length === 0) throw new SearchQueryError('query has no words or characters to search for');
   const usesWords = alternatives.some((alt) => alt.usesWords);
   const usesSubstrings = alternatives.some((alt) => alt.usesSubstrings);
-  const route: SearchRoute = alternatives.some((alt) => !alt.indexed)
-    ? 'recent-scan'
-    : usesWords && usesSubstrings
-      ? 'mixed'
-      : usesWords
-        ? 'fulltext'
-        : 'trigram';
+  const route: SearchRoute = alternatives.some((alt) => !alt.indexed) ? 'recent-scan' : usesWords && usesSubstrings ? 'mixed' : usesWords ? 'fulltext' : 'trigram';
   const ranks = alternatives.flatMap((alt) => alt.ranks);
   const headline = alternatives.flatMap((alt) => alt.headline);
   return {
@@ -249,7 +255,12 @@ export function planQuery(parsed: ParsedQuery, found: readonly Lexemes[], stats:
     headlineQuery: headline.length > 0 ? headline.join(' | ') : null,
     substrings: alternatives.flatMap((alt) => alt.substrings),
     // OR: the alternatives' shares add up; one unknown makes the whole unknown.
-    share: alternatives.some((alt) => alt.share === null) ? null : Math.min(1, alternatives.reduce((sum, alt) => sum + (alt.share ?? 0), 0)),
+    share: alternatives.some((alt) => alt.share === null)
+      ? null
+      : Math.min(
+          1,
+          alternatives.reduce((sum, alt) => sum + (alt.share ?? 0), 0),
+        ),
     prefixPostings: stats === null ? null : alternatives.reduce((sum, alt) => sum + (alt.prefixPostings ?? 0), 0),
   };
 }

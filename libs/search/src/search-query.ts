@@ -153,11 +153,7 @@ export function parseSearchQuery(query: string): ParsedQuery {
     return positive;
   });
   if (kept.length === 0) {
-    throw new SearchQueryError(
-      excluded > 0
-        ? 'query only excludes words; add at least one word or phrase to find'
-        : 'query has no words or characters to search for',
-    );
+    throw new SearchQueryError(excluded > 0 ? 'query only excludes words; add at least one word or phrase to find' : 'query has no words or characters to search for');
   }
   const count = kept.reduce((sum, terms) => sum + terms.length, 0);
   if (count > MAX_QUERY_TERMS) throw new SearchQueryError(`query has ${count} terms; the limit is ${MAX_QUERY_TERMS}`);

@@ -2,9 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseSearchQuery, SearchQueryError } from '@herald/search';
 
 const shape = (query: string) =>
-  parseSearchQuery(query).alternatives.map((terms) =>
-    terms.map((term) => `${term.negated ? '-' : ''}${term.kind === 'word' ? (term.phrase ? `"${term.text}"` : term.text) : `~${term.text}`}`),
-  );
+  parseSearchQuery(query).alternatives.map((terms) => terms.map((term) => `${term.negated ? '-' : ''}${term.kind === 'word' ? (term.phrase ? `"${term.text}"` : term.text) : `~${term.text}`}`));
 
 describe('parseSearchQuery', () => {
   it('reads words, phrases, OR and exclusions', () => {

@@ -103,8 +103,7 @@ function messageAccess(nodes: PlanNode[]): { indexes: Set<string>; seqScan: bool
 
 describe('history search at scale: the scope inside the index, a bounded candidate set', () => {
   const database = useTestDatabase();
-  const search = (query: string, options: Partial<SearchOptions> = {}, userId = 'u0') =>
-    searchHistory(database.db, { profileId: 'main', userId }, { limit: 10, ...options, query });
+  const search = (query: string, options: Partial<SearchOptions> = {}, userId = 'u0') => searchHistory(database.db, { profileId: 'main', userId }, { limit: 10, ...options, query });
 
   beforeAll(async () => {
     await seedHistory(database.db);
@@ -146,7 +145,9 @@ describe('history search at scale: the scope inside the index, a bounded candida
 
   it('skips the walk for a term the statistics show too sparse for it, and finds the same messages', async () => {
     const walked = (nodes: PlanNode[]) =>
-      nodes.filter((node) => node['Index Name'] === 'messages_scope_time_idx' && node['Node Type'] === 'Index Scan' && (node['Actual Loops'] ?? 0) > 0).reduce((sum, node) => sum + (node['Actual Rows'] ?? 0), 0);
+      nodes
+        .filter((node) => node['Index Name'] === 'messages_scope_time_idx' && node['Node Type'] === 'Index Scan' && (node['Actual Loops'] ?? 0) > 0)
+        .reduce((sum, node) => sum + (node['Actual Rows'] ?? 0), 0);
     const stats = await messageStats(database.db);
     expect(stats?.owners.get('u0')).toBeGreaterThan(0.3);
     // rarexyz: 12 of 60,000 messages, not among the listed lexemes; middling: 1 in 100, listed
@@ -173,9 +174,7 @@ describe('history search at scale: the scope inside the index, a bounded candida
 
   it('reads a term too sparse for the walk period by period, newest first, and finds the same newest and oldest matches', async () => {
     const { nodes } = await explain(database.db, 'middling', { limit: 50, hitsPerSession: 10 });
-    const byPeriod = nodes.filter(
-      (node) => node['Index Name'] === 'messages_scope_vector_idx' && (node['Actual Loops'] ?? 0) > 0 && /= p(_\d+)?\.p\)/.test(node['Index Cond'] ?? ''),
-    );
+    const byPeriod = nodes.filter((node) => node['Index Name'] === 'messages_scope_vector_idx' && (node['Actual Loops'] ?? 0) > 0 && /= p(_\d+)?\.p\)/.test(node['Index Cond'] ?? ''));
     // The newest periods first, one GIN scan each with the owner, the period and the term in its condition.
     expect(byPeriod.length).toBeGreaterThan(0);
     expect(byPeriod.every((node) => /owner_id = 'u0'.*= p(_\d+)?\.p\).*search_vector @@/.test(node['Index Cond'] ?? ''))).toBe(true);

@@ -56,13 +56,7 @@ export async function recordFailure(db: Kysely<Database>, failure: FailureRecord
 
 /** True when this piece of work is a dead letter: intake and workers skip it. */
 export async function isDeadLetter(db: Kysely<Database>, source: DeadLetterSource, key: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('dead_letters')
-    .select('id')
-    .where('source', '=', source)
-    .where('key', '=', key)
-    .where('status', '=', 'dead')
-    .executeTakeFirst();
+  const row = await db.selectFrom('dead_letters').select('id').where('source', '=', source).where('key', '=', key).where('status', '=', 'dead').executeTakeFirst();
   return row !== undefined;
 }
 

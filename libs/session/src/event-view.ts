@@ -29,8 +29,17 @@ export async function getEvent(db: Kysely<Database>, eventId: string): Promise<E
     .selectFrom('inbound_events as e')
     .leftJoin('tool_waits as w', (join) => join.onRef('w.turn_id', '=', 'e.turn_id').on('w.status', '=', 'pending'))
     .select([
-      'e.id', 'e.session_id', 'e.status', 'e.reply_text', 'e.error',
-      'w.id as wait_id', 'w.kind', 'w.tool_name', 'w.prompt', 'w.choices', 'w.expires_at',
+      'e.id',
+      'e.session_id',
+      'e.status',
+      'e.reply_text',
+      'e.error',
+      'w.id as wait_id',
+      'w.kind',
+      'w.tool_name',
+      'w.prompt',
+      'w.choices',
+      'w.expires_at',
       sql<string[] | null>`(SELECT array_agg(b.text ORDER BY b.created_at) FROM budget_warnings b WHERE b.turn_id = e.turn_id)`.as('budget_warnings'),
     ])
     .where('e.id', '=', eventId)

@@ -11,10 +11,6 @@ export interface SessionChat {
 }
 
 export async function sessionChat(db: Kysely<Database> | Transaction<Database>, sessionId: string): Promise<SessionChat | undefined> {
-  const row = await db
-    .selectFrom('sessions')
-    .select(['platform', 'account', 'chat_type', 'chat_id', 'thread_id'])
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
+  const row = await db.selectFrom('sessions').select(['platform', 'account', 'chat_type', 'chat_id', 'thread_id']).where('id', '=', sessionId).executeTakeFirst();
   return row ? { platform: row.platform, account: row.account, chatType: row.chat_type, chatId: row.chat_id, threadId: row.thread_id } : undefined;
 }

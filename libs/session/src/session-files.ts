@@ -8,15 +8,8 @@ import type { Kysely } from 'kysely';
  * retries, one row per key). Returns false when the session is not a chat (the API, a scheduled
  * run): there is no chat to send it to.
  */
-export async function enqueueSessionFile(
-  db: Kysely<Database>,
-  request: { sessionId: string; idempotencyKey: string; file: StoredFile; caption: string },
-): Promise<boolean> {
-  const session = await db
-    .selectFrom('sessions')
-    .select(['platform', 'chat_id', 'chat_type', 'thread_id'])
-    .where('id', '=', request.sessionId)
-    .executeTakeFirst();
+export async function enqueueSessionFile(db: Kysely<Database>, request: { sessionId: string; idempotencyKey: string; file: StoredFile; caption: string }): Promise<boolean> {
+  const session = await db.selectFrom('sessions').select(['platform', 'chat_id', 'chat_type', 'thread_id']).where('id', '=', request.sessionId).executeTakeFirst();
   if (!session || !isChatPlatform(session.platform)) return false;
   await enqueueOutbound(db, {
     idempotencyKey: request.idempotencyKey,

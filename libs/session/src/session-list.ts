@@ -42,7 +42,17 @@ function summaryQuery(db: Kysely<Database>) {
   return db
     .selectFrom('sessions as s')
     .select([
-      's.id', 's.session_key', 's.profile_id', 's.platform', 's.chat_type', 's.chat_id', 's.thread_id', 's.origin_user_id', 's.parent_session_id', 's.created_at', 's.updated_at',
+      's.id',
+      's.session_key',
+      's.profile_id',
+      's.platform',
+      's.chat_type',
+      's.chat_id',
+      's.thread_id',
+      's.origin_user_id',
+      's.parent_session_id',
+      's.created_at',
+      's.updated_at',
       sql<boolean>`EXISTS (SELECT 1 FROM session_routes r WHERE r.session_id = s.id)`.as('live'),
       sql<number>`COALESCE((SELECT max(m.seq) FROM messages m WHERE m.session_id = s.id), 0)`.as('last_seq'),
       sql<string>`(SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id)`.as('children'),
@@ -71,7 +81,11 @@ export async function listSessions(db: Kysely<Database>, filter: SessionFilter, 
   if (filter.beforeSessionId !== undefined) {
     query = query.where(sql<boolean>`(s.created_at, s.id) < (SELECT b.created_at, b.id FROM sessions b WHERE b.id = ${filter.beforeSessionId})`);
   }
-  const rows = await query.orderBy('s.created_at', 'desc').orderBy('s.id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('s.created_at', 'desc')
+    .orderBy('s.id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return {
     more: rows.length > limit,
     sessions: rows.slice(0, limit).map((row) => ({

@@ -59,15 +59,49 @@ export interface SubagentRun {
 }
 
 const columns = [
-  'id', 'parent_session_id', 'parent_turn_id', 'tool_call_id', 'wait_id', 'task_index', 'child_session_id', 'goal', 'context',
-  'role', 'tools', 'depth', 'max_iterations', 'status', 'exit_reason', 'refusal', 'user_id', 'created_at', 'started_at', 'finished_at',
+  'id',
+  'parent_session_id',
+  'parent_turn_id',
+  'tool_call_id',
+  'wait_id',
+  'task_index',
+  'child_session_id',
+  'goal',
+  'context',
+  'role',
+  'tools',
+  'depth',
+  'max_iterations',
+  'status',
+  'exit_reason',
+  'refusal',
+  'user_id',
+  'created_at',
+  'started_at',
+  'finished_at',
 ] as const;
 
 type RunRow = {
-  id: string; parent_session_id: string; parent_turn_id: string; tool_call_id: string; wait_id: string | null; task_index: number;
-  child_session_id: string; goal: string; context: string | null; role: SubagentRole; tools: string[]; depth: number;
-  max_iterations: number; status: SubagentRunStatus; exit_reason: SubagentExitReason | null; refusal: string | null; user_id: string; created_at: Date;
-  started_at: Date | null; finished_at: Date | null;
+  id: string;
+  parent_session_id: string;
+  parent_turn_id: string;
+  tool_call_id: string;
+  wait_id: string | null;
+  task_index: number;
+  child_session_id: string;
+  goal: string;
+  context: string | null;
+  role: SubagentRole;
+  tools: string[];
+  depth: number;
+  max_iterations: number;
+  status: SubagentRunStatus;
+  exit_reason: SubagentExitReason | null;
+  refusal: string | null;
+  user_id: string;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
 };
 
 function view(row: RunRow): SubagentRun {
@@ -116,7 +150,10 @@ export async function createChildRuns(trx: Transaction<Database>, input: ChildRu
     const runId = randomUUID();
     const sessionId = randomUUID();
     const refused = await limitPassed(trx, input.userId, input.limits);
-    await trx.insertInto('sessions').values(childSession(input, task, runId, sessionId)).execute();
+    await trx
+      .insertInto('sessions')
+      .values(childSession(input, task, runId, sessionId))
+      .execute();
     if (refused === undefined) {
       await trx
         .insertInto('inbound_events')
@@ -124,7 +161,10 @@ export async function createChildRuns(trx: Transaction<Database>, input: ChildRu
         .execute();
     }
     const settled = refused === undefined ? {} : { status: 'done' as const, exit_reason: 'refused' as const, refusal: refused.message, started_at: new Date(), finished_at: new Date() };
-    await trx.insertInto('subagent_runs').values({ ...runRow(input, task, runId, sessionId), ...settled }).execute();
+    await trx
+      .insertInto('subagent_runs')
+      .values({ ...runRow(input, task, runId, sessionId), ...settled })
+      .execute();
     created.push({ runId, sessionId, refused: refused !== undefined });
   }
   return created;
@@ -208,7 +248,11 @@ export async function listRuns(db: Executor, filter: RunFilter, limit: number): 
     const before = filter.before;
     query = query.where(sql<boolean>`(created_at, id) < (SELECT r.created_at, r.id FROM subagent_runs r WHERE r.id = ${before}::uuid)`);
   }
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return { runs: rows.slice(0, limit).map(view), more: rows.length > limit };
 }
 

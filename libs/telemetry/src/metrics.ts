@@ -12,14 +12,51 @@ const registers = [registry];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 const turns = new Counter({ name: 'herald_turns_total', help: 'Turns finished, by outcome (answered, error, waiting, ...).', labelNames: ['outcome'], registers });
-const turnSeconds = new Histogram({ name: 'herald_turn_duration_seconds', help: 'Wall time of one turn on a worker, model time included.', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers });
-const modelCalls = new Counter({ name: 'herald_model_calls_total', help: 'Model calls (each attempt), by provider, model and outcome (ok or the error kind).', labelNames: ['provider', 'model', 'outcome'], registers });
+const turnSeconds = new Histogram({
+  name: 'herald_turn_duration_seconds',
+  help: 'Wall time of one turn on a worker, model time included.',
+  labelNames: ['outcome'],
+  buckets: LATENCY_BUCKETS,
+  registers,
+});
+const modelCalls = new Counter({
+  name: 'herald_model_calls_total',
+  help: 'Model calls (each attempt), by provider, model and outcome (ok or the error kind).',
+  labelNames: ['provider', 'model', 'outcome'],
+  registers,
+});
 const modelSeconds = new Histogram({ name: 'herald_model_call_duration_seconds', help: 'Latency of one model call attempt.', labelNames: ['provider', 'model'], buckets: LATENCY_BUCKETS, registers });
-const modelTokens = new Counter({ name: 'herald_model_tokens_total', help: 'Tokens of answered model calls, by kind: input, output, cached_input (served from the provider cache), cache_write.', labelNames: ['provider', 'model', 'kind'], registers });
-const modelFailovers = new Counter({ name: 'herald_model_failovers_total', help: 'Model calls moved to the next model of a failover chain, by the model left, the one tried next and why (the error kind, or resting: every key of it cooling down).', labelNames: ['from', 'to', 'reason'], registers });
-const toolCalls = new Counter({ name: 'herald_tool_calls_total', help: 'Tool calls, by tool and outcome (ok, failed, refused, invalid, unknown, waiting).', labelNames: ['tool', 'outcome'], registers });
-const toolSeconds = new Histogram({ name: 'herald_tool_call_duration_seconds', help: 'Latency of one tool call, approval checks included.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers });
-const leaseClaims = new Counter({ name: 'herald_lease_claims_total', help: 'Session lease claims: claimed (free), taken_over (the holder died or stalled), busy (a live holder has it).', labelNames: ['result'], registers });
+const modelTokens = new Counter({
+  name: 'herald_model_tokens_total',
+  help: 'Tokens of answered model calls, by kind: input, output, cached_input (served from the provider cache), cache_write.',
+  labelNames: ['provider', 'model', 'kind'],
+  registers,
+});
+const modelFailovers = new Counter({
+  name: 'herald_model_failovers_total',
+  help: 'Model calls moved to the next model of a failover chain, by the model left, the one tried next and why (the error kind, or resting: every key of it cooling down).',
+  labelNames: ['from', 'to', 'reason'],
+  registers,
+});
+const toolCalls = new Counter({
+  name: 'herald_tool_calls_total',
+  help: 'Tool calls, by tool and outcome (ok, failed, refused, invalid, unknown, waiting).',
+  labelNames: ['tool', 'outcome'],
+  registers,
+});
+const toolSeconds = new Histogram({
+  name: 'herald_tool_call_duration_seconds',
+  help: 'Latency of one tool call, approval checks included.',
+  labelNames: ['tool'],
+  buckets: LATENCY_BUCKETS,
+  registers,
+});
+const leaseClaims = new Counter({
+  name: 'herald_lease_claims_total',
+  help: 'Session lease claims: claimed (free), taken_over (the holder died or stalled), busy (a live holder has it).',
+  labelNames: ['result'],
+  registers,
+});
 const fencingRejections = new Counter({ name: 'herald_fencing_rejections_total', help: 'Writes refused because the lease token was no longer current.', registers });
 const crashRecoveries = new Counter({ name: 'herald_crash_recoveries_total', help: 'Turns resumed after their worker died or lost the lease mid-turn.', registers });
 const deliveries = new Counter({ name: 'herald_deliveries_total', help: 'Outbox sends, by platform and outcome (delivered, retry, failed).', labelNames: ['platform', 'outcome'], registers });
@@ -27,9 +64,25 @@ const reviews = new Counter({ name: 'herald_reviews_total', help: 'Background re
 const cronFires = new Counter({ name: 'herald_cron_fires_total', help: 'Cron runs: fired when dispatched, then succeeded, silent or failed when they finish.', labelNames: ['outcome'], registers });
 const searchSeconds = new Histogram({ name: 'herald_search_duration_seconds', help: 'History search latency.', buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1], registers });
 const compressions = new Counter({ name: 'herald_compressions_total', help: 'Session compressions, by outcome (compressed, fallback, unchanged, unavailable).', labelNames: ['outcome'], registers });
-const compressionSeconds = new Histogram({ name: 'herald_compression_duration_seconds', help: 'Wall time of one compression, by part: total, or summary (the summariser call alone).', labelNames: ['part'], buckets: LATENCY_BUCKETS, registers });
-const modelCost = new Counter({ name: 'herald_model_cost_usd_total', help: 'What recorded model calls cost in US dollars, from the price table (a model without a price adds 0).', labelNames: ['provider', 'model'], registers });
-const quotaRefusals = new Counter({ name: 'herald_quota_refusals_total', help: 'Messages refused by a limit, by limit (turns_per_minute, concurrent_turns, tokens_per_day, attachments, their global_ forms, budget, session_backlog).', labelNames: ['limit'], registers });
+const compressionSeconds = new Histogram({
+  name: 'herald_compression_duration_seconds',
+  help: 'Wall time of one compression, by part: total, or summary (the summariser call alone).',
+  labelNames: ['part'],
+  buckets: LATENCY_BUCKETS,
+  registers,
+});
+const modelCost = new Counter({
+  name: 'herald_model_cost_usd_total',
+  help: 'What recorded model calls cost in US dollars, from the price table (a model without a price adds 0).',
+  labelNames: ['provider', 'model'],
+  registers,
+});
+const quotaRefusals = new Counter({
+  name: 'herald_quota_refusals_total',
+  help: 'Messages refused by a limit, by limit (turns_per_minute, concurrent_turns, tokens_per_day, attachments, their global_ forms, budget, session_backlog).',
+  labelNames: ['limit'],
+  registers,
+});
 const deadLetters = new Counter({ name: 'herald_dead_letters_total', help: 'Work given up on for good, by kind (delivery, run_job, review_job, cron_job).', labelNames: ['kind'], registers });
 
 export function recordTurn(outcome: string, seconds: number): void {

@@ -83,7 +83,15 @@ describe('browser tools (playwright-core, system Chromium)', () => {
     const exposure = new ToolExposure(registry);
     expect(exposure.resolve({ policy: {}, platform: 'api', role: 'chat' }).some((name) => name.startsWith('browser_'))).toBe(false);
     expect(exposure.resolve({ policy: { enabled: ['browser'] }, platform: 'api', role: 'chat' })).toEqual([
-      'browser_back', 'browser_click', 'browser_close', 'browser_navigate', 'browser_press', 'browser_scroll', 'browser_snapshot', 'browser_type', 'browser_vision',
+      'browser_back',
+      'browser_click',
+      'browser_close',
+      'browser_navigate',
+      'browser_press',
+      'browser_scroll',
+      'browser_snapshot',
+      'browser_type',
+      'browser_vision',
     ]);
   });
 });

@@ -105,7 +105,9 @@ describe('file tools in the bubblewrap sandbox', () => {
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     expect(environ.join('\n')).not.toMatch(/DATABASE_URL|OPENAI_API_KEY|leak/);
     // NSpid lists the pid in each namespace from the host's down: two entries, the sandbox's own.
-    const nspid = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^NSpid:\s+(.*)$/m)![1]!.split(/\s+/);
+    const nspid = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .match(/^NSpid:\s+(.*)$/m)![1]!
+      .split(/\s+/);
     expect(nspid.length).toBeGreaterThan(1);
     // Its root shows the workspace but not the directory next to it, nor this repository's config.
     expect(existsSync(`/proc/${pid}/root${workspace}`)).toBe(true);

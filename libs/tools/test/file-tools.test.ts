@@ -116,9 +116,7 @@ describe('patch', () => {
   });
 
   it('names the count and the lines when old_string is ambiguous, and changes nothing', async () => {
-    await expect(run(patchTool, { path: 'code.ts', old_string: '= 2;', new_string: '= 3;' })).rejects.toThrow(
-      /matches 2 times in code.ts \(lines 2, 3\).*replace_all=true/,
-    );
+    await expect(run(patchTool, { path: 'code.ts', old_string: '= 2;', new_string: '= 3;' })).rejects.toThrow(/matches 2 times in code.ts \(lines 2, 3\).*replace_all=true/);
     expect(await readFile(join(workspace, 'code.ts'), 'utf8')).toContain('const b = 2;');
   });
 
@@ -154,11 +152,7 @@ describe('search_files', () => {
 
   it('finds content with file:line and skips node_modules and binary files', async () => {
     const found = await run(searchFilesTool, { pattern: 'TODO' }, context(searchDir));
-    expect(found.split('\n').filter((line) => !line.startsWith('['))).toEqual([
-      'src/a.ts:2: // TODO: beta',
-      'src/deep/b.ts:1: const beta = 2; // TODO',
-      'src/notes.md:1: TODO in markdown',
-    ]);
+    expect(found.split('\n').filter((line) => !line.startsWith('['))).toEqual(['src/a.ts:2: // TODO: beta', 'src/deep/b.ts:1: const beta = 2; // TODO', 'src/notes.md:1: TODO in markdown']);
     expect(found).toContain('1 binary, linked or larger');
     // Searching inside a skipped directory by path works.
     expect(await run(searchFilesTool, { pattern: 'TODO', path: 'node_modules' }, context(searchDir))).toContain('node_modules/pkg/index.js:1:');

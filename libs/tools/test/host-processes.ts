@@ -24,4 +24,3 @@ export async function noneRunning(marker: string): Promise<boolean> {
   for (let i = 0; i < 150 && running(marker).length > 0; i += 1) await sleep(100);
   return running(marker).length === 0;
 }
-

@@ -89,7 +89,10 @@ describe('process (background commands)', () => {
     await call('y', { action: 'start', command: 'sleep 30.51' });
     await processes.stopAll();
     expect(await noneRunning('sleep 30.51')).toBe(true);
-    expect(stopped.map((s) => [s.sessionId, s.ended.length]).sort()).toEqual([['x', 2], ['y', 1]]);
+    expect(stopped.map((s) => [s.sessionId, s.ended.length]).sort()).toEqual([
+      ['x', 2],
+      ['y', 1],
+    ]);
     expect(notices).toEqual([]);
     await expect(call('x', { action: 'start', command: 'true' })).rejects.toThrow(/worker is stopping/);
   });
@@ -97,7 +100,12 @@ describe('process (background commands)', () => {
   it("starts the same background process through Hermes' terminal(background=true, notify_on_complete)", async () => {
     const { call, processes, notices } = harness();
     const terminal = createTerminalTool({ sandbox, processes });
-    const started = JSON.parse(await terminal.execute(terminal.schema.parse({ command: 'echo bg-done', background: true, notify_on_complete: true }), offlineContext({ sessionId: 't1', userId: 'api:ada', workspaceDir: join(base, 't1') })));
+    const started = JSON.parse(
+      await terminal.execute(
+        terminal.schema.parse({ command: 'echo bg-done', background: true, notify_on_complete: true }),
+        offlineContext({ sessionId: 't1', userId: 'api:ada', workspaceDir: join(base, 't1') }),
+      ),
+    );
     expect(started).toMatchObject({ status: 'running', notify_on_exit: true });
     expect(await call('t1', { action: 'wait', session_id: started.session_id, timeout: 10 })).toMatchObject({ status: 'exited', exit_code: 0, output: 'bg-done\n' });
     expect(notices).toEqual([expect.objectContaining({ sessionId: 't1', exitCode: 0, tail: 'bg-done\n' })]);

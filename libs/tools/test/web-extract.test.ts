@@ -153,9 +153,7 @@ describe('web_extract content', () => {
 
   it('turns HTML into readable text', async () => {
     const text = await run(tool, [`${main.origin}/page`]);
-    expect(text).toBe(
-      `## Herald & Friends\nURL: ${main.origin}/page\n\n# Release notes\n\nVersion 2 is out — see the changelog.\n\n- faster\n- safer ✓`,
-    );
+    expect(text).toBe(`## Herald & Friends\nURL: ${main.origin}/page\n\n# Release notes\n\nVersion 2 is out — see the changelog.\n\n- faster\n- safer ✓`);
   });
 
   it('reads at most maxBytes', async () => {
@@ -185,9 +183,27 @@ describe('web_extract content', () => {
 
 describe('address policy', () => {
   it.each([
-    '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1', '169.254.169.254',
-    '0.0.0.0', '224.0.0.1', '255.255.255.255', '::', '::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'ff02::1',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '2002:7f00:1::1',
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '100.64.0.1',
+    '169.254.169.254',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::',
+    '::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'fe80::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::1',
   ])('blocks %s', (address) => {
     expect(blockedReason(address)).not.toBeNull();
   });

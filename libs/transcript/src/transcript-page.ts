@@ -4,11 +4,7 @@ import { MESSAGE_COLUMNS, toStoredMessage } from './transcript.ts';
 import type { MessageRow, StoredMessage } from './transcript.ts';
 
 /** Where a page of a transcript starts: the newest messages, or before/after a seq, or around a message id. */
-export type PageAnchor =
-  | { kind: 'latest' }
-  | { kind: 'before'; seq: number }
-  | { kind: 'after'; seq: number }
-  | { kind: 'around'; messageId: string };
+export type PageAnchor = { kind: 'latest' } | { kind: 'before'; seq: number } | { kind: 'after'; seq: number } | { kind: 'around'; messageId: string };
 
 export interface TranscriptPage {
   messages: StoredMessage[];

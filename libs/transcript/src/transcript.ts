@@ -9,12 +9,7 @@ import type { NewMessage, StoredMessage } from './stored-message.ts';
 export type { NewMessage, StoredMessage } from './stored-message.ts';
 
 /** Appends in order; callers hold the session lease (inside `fenced`), so seq cannot collide. */
-export async function appendMessages(
-  trx: Transaction<Database>,
-  sessionId: string,
-  turnId: string | null,
-  messages: NewMessage[],
-): Promise<void> {
+export async function appendMessages(trx: Transaction<Database>, sessionId: string, turnId: string | null, messages: NewMessage[]): Promise<void> {
   if (messages.length === 0) return;
   await sql`SELECT herald_append_messages(${sessionId}::uuid, ${turnId}::uuid, ${messagesJson(messages)}::jsonb)`.execute(trx);
 }
@@ -55,11 +50,7 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
  * holds are read (loadTranscriptState says how that stays true); a transaction's read is never
  * cached, as it may hold rows that are rolled back.
  */
-export async function loadTranscript(
-  db: Kysely<Database> | Transaction<Database>,
-  sessionId: string,
-  cache?: TranscriptCache,
-): Promise<StoredMessage[]> {
+export async function loadTranscript(db: Kysely<Database> | Transaction<Database>, sessionId: string, cache?: TranscriptCache): Promise<StoredMessage[]> {
   if (cache !== undefined && !db.isTransaction) return (await loadTranscriptState(db, sessionId, cache)).messages;
   const rows = await db.selectFrom('messages').select(MESSAGE_COLUMNS).where('session_id', '=', sessionId).orderBy('seq').execute();
   return rows.map(toStoredMessage);

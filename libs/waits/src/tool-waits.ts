@@ -23,14 +23,39 @@ export interface WaitView {
 }
 
 const columns = [
-  'id', 'session_id', 'turn_id', 'tool_call_id', 'kind', 'tool_name', 'arguments', 'prompt', 'choices',
-  'status', 'answer', 'answered_by', 'created_at', 'expires_at', 'resolved_at',
+  'id',
+  'session_id',
+  'turn_id',
+  'tool_call_id',
+  'kind',
+  'tool_name',
+  'arguments',
+  'prompt',
+  'choices',
+  'status',
+  'answer',
+  'answered_by',
+  'created_at',
+  'expires_at',
+  'resolved_at',
 ] as const;
 
 type WaitRow = {
-  id: string; session_id: string; turn_id: string; tool_call_id: string; kind: WaitKind; tool_name: string;
-  arguments: string; prompt: string; choices: string[] | null; status: WaitStatus; answer: string | null;
-  answered_by: string | null; created_at: Date; expires_at: Date; resolved_at: Date | null;
+  id: string;
+  session_id: string;
+  turn_id: string;
+  tool_call_id: string;
+  kind: WaitKind;
+  tool_name: string;
+  arguments: string;
+  prompt: string;
+  choices: string[] | null;
+  status: WaitStatus;
+  answer: string | null;
+  answered_by: string | null;
+  created_at: Date;
+  expires_at: Date;
+  resolved_at: Date | null;
 };
 
 function view(row: WaitRow): WaitView {
@@ -100,8 +125,7 @@ export async function resolveWait(
 }
 
 /** What someone who may not answer a wait is told; the wait stays pending. */
-export const NOT_YOURS_REPLY =
-  'Only the person whose request this is, or an operator, can answer it; it is still waiting for them.';
+export const NOT_YOURS_REPLY = 'Only the person whose request this is, or an operator, can answer it; it is still waiting for them.';
 
 /**
  * Whether this person may answer the wait: the one whose turn asked, or an operator
@@ -142,19 +166,11 @@ export async function takeAnsweredWaits(trx: Transaction<Database>, turnId: stri
 }
 
 export async function isPatternApproved(db: Executor, sessionId: string, patternKey: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('session_approvals')
-    .select('pattern_key')
-    .where('session_id', '=', sessionId)
-    .where('pattern_key', '=', patternKey)
-    .executeTakeFirst();
+  const row = await db.selectFrom('session_approvals').select('pattern_key').where('session_id', '=', sessionId).where('pattern_key', '=', patternKey).executeTakeFirst();
   return row !== undefined;
 }
 
-export async function recordRefusal(
-  db: Executor,
-  refusal: { sessionId: string; turnId: string | null; toolName: string; role: string; userId: string; reason: string },
-): Promise<void> {
+export async function recordRefusal(db: Executor, refusal: { sessionId: string; turnId: string | null; toolName: string; role: string; userId: string; reason: string }): Promise<void> {
   await db
     .insertInto('tool_refusals')
     .values({

@@ -40,7 +40,10 @@ const POSTGRES_QUEUES = {
 
 const jobsQuery = z.object({
   queue: z.enum(Object.keys(POSTGRES_QUEUES) as [keyof typeof POSTGRES_QUEUES], { error: `expected one of ${Object.keys(POSTGRES_QUEUES).join(', ')}` }),
-  status: z.string().regex(/^[a-z_]{1,20}$/, { error: 'expected a status name' }).optional(),
+  status: z
+    .string()
+    .regex(/^[a-z_]{1,20}$/, { error: 'expected a status name' })
+    .optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 
@@ -54,7 +57,6 @@ const DEAD_LETTER_COUNTS: Record<string, string> = {
   run: 'runs',
 };
 
-
 /** What `herald status` shows: live processes per role, queue depths, the oldest waiting turn, dead letters. */
 async function clusterStatus(deps: AdminDependencies): Promise<Record<string, unknown>> {
   const [alive, inbox, queues, dead] = await Promise.all([
@@ -67,8 +69,7 @@ async function clusterStatus(deps: AdminDependencies): Promise<Record<string, un
   return {
     roles: Object.fromEntries(ROLES.map((role) => [role, alive[role] ?? 0])),
     queues: [inboxQueue, ...queues].map(({ oldestWaitingSeconds, ...counts }) => ({ ...counts, oldest_waiting_seconds: Math.round(oldestWaitingSeconds * 10) / 10 })),
-    oldest_waiting_turn:
-      oldestEventId === null ? null : { event_id: oldestEventId, session_id: oldestSessionId, waiting_seconds: Math.round(inbox.oldestWaitingSeconds * 10) / 10 },
+    oldest_waiting_turn: oldestEventId === null ? null : { event_id: oldestEventId, session_id: oldestSessionId, waiting_seconds: Math.round(inbox.oldestWaitingSeconds * 10) / 10 },
     dead_letters: Object.fromEntries(Object.entries(DEAD_LETTER_COUNTS).map(([kind, name]) => [name, dead[kind] ?? 0])),
   };
 }
@@ -83,11 +84,17 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDependencie
     const board = new FastifyAdapter();
     board.setBasePath(ADMIN_VIEW_PATH);
     // The board's adapter is typed for Redis queues but uses only the backend-neutral API.
-    createBullBoard({ queues: deps.queues.map((queue) => new BullMQAdapter(queue as unknown as ConstructorParameters<typeof BullMQAdapter>[0])), serverAdapter: board, options: { uiConfig: { boardTitle: 'Herald' } } });
+    createBullBoard({
+      queues: deps.queues.map((queue) => new BullMQAdapter(queue as unknown as ConstructorParameters<typeof BullMQAdapter>[0])),
+      serverAdapter: board,
+      options: { uiConfig: { boardTitle: 'Herald' } },
+    });
     await scope.register(board.registerPlugin(), { prefix: ADMIN_VIEW_PATH });
   });
 
-  app.get('/v1/admin/status', withContract({ summary: 'Cluster status: live roles, queue depths, dead letters', tags: ['admin'], response: { 200: clusterStatusSchema } }), async () => clusterStatus(deps));
+  app.get('/v1/admin/status', withContract({ summary: 'Cluster status: live roles, queue depths, dead letters', tags: ['admin'], response: { 200: clusterStatusSchema } }), async () =>
+    clusterStatus(deps),
+  );
 
   app.get('/v1/admin/jobs', withContract({ summary: 'The Postgres-side queues jobs', tags: ['admin'], querystring: jobsQuery, response: { 200: postgresJobs } }), async (request, reply) => {
     const parsed = jobsQuery.safeParse(request.query);

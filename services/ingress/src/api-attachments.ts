@@ -13,7 +13,10 @@ export const attachmentInput = z
     name: z.string().trim().min(1).max(255),
     /** Informative only: the type is sniffed from the bytes. */
     mime: z.string().trim().min(1).max(255).optional(),
-    data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, { error: 'expected base64' }).optional(),
+    data: z
+      .string()
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, { error: 'expected base64' })
+      .optional(),
     url: z.url({ protocol: /^https?$/, error: 'expected an http or https URL' }).optional(),
   })
   .refine((file) => (file.data === undefined) !== (file.url === undefined), { error: 'give exactly one of data (base64) and url' });

@@ -18,13 +18,7 @@ export type ApiErrorCode =
   | 'internal';
 
 /** One error shape for every route: `{error: {code, message, field?}}`. */
-export function sendError(
-  reply: FastifyReply,
-  status: number,
-  code: ApiErrorCode,
-  message: string,
-  field?: string,
-): FastifyReply {
+export function sendError(reply: FastifyReply, status: number, code: ApiErrorCode, message: string, field?: string): FastifyReply {
   return reply.code(status).send({ error: { code, message, ...(field === undefined ? {} : { field }) } });
 }
 

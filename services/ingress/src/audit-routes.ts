@@ -10,7 +10,10 @@ import { firstIssue } from './message-body.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { auditPage } from './contracts/admin-views.ts';
 
-const date = z.string().refine((value) => !Number.isNaN(Date.parse(value)), { error: 'expected an ISO date or date-time' }).transform((value) => new Date(value));
+const date = z
+  .string()
+  .refine((value) => !Number.isNaN(Date.parse(value)), { error: 'expected an ISO date or date-time' })
+  .transform((value) => new Date(value));
 
 const auditQuery = z.strictObject({
   person: z.string().trim().min(1).max(256).optional(),
@@ -19,7 +22,10 @@ const auditQuery = z.strictObject({
   from: date.optional(),
   to: date.optional(),
   // The `next` of the previous page: a positive decimal id, nothing else.
-  before: z.string().regex(/^[1-9][0-9]{0,17}$/, { error: 'expected the next cursor of a previous page' }).optional(),
+  before: z
+    .string()
+    .regex(/^[1-9][0-9]{0,17}$/, { error: 'expected the next cursor of a previous page' })
+    .optional(),
   limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(500).default(100),
 });
 

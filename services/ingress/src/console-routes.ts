@@ -48,19 +48,22 @@ const SECURITY_HEADERS: Record<string, string> = {
  */
 export function registerConsoleRoutes(app: FastifyInstance, dir: string = CONSOLE_DIR): void {
   app.get('/ui', async (_request, reply) => reply.headers(SECURITY_HEADERS).redirect(CONSOLE_PATH, 308));
-  void app.register(async (scope) => {
-    scope.addHook('onSend', async (_request, reply, payload) => {
-      reply.headers(SECURITY_HEADERS);
-      return payload;
-    });
-    scope.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('not found'));
-    if (!existsSync(dir)) {
-      // A source checkout that never ran the build: say so instead of a bare 404.
-      const notBuilt = async (_request: unknown, reply: FastifyReply) => reply.code(503).type('text/plain; charset=utf-8').send('the console is not built: run npm run build');
-      // '/*' matches '/ui/' too, as the static plugin's wildcard route does.
-      scope.get('/*', notBuilt);
-      return;
-    }
-    await scope.register(fastifyStatic, { root: dir, prefix: '/', index: 'index.html', wildcard: true, dotfiles: 'deny', decorateReply: false, cacheControl: true, maxAge: 0 });
-  }, { prefix: '/ui' });
+  void app.register(
+    async (scope) => {
+      scope.addHook('onSend', async (_request, reply, payload) => {
+        reply.headers(SECURITY_HEADERS);
+        return payload;
+      });
+      scope.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('not found'));
+      if (!existsSync(dir)) {
+        // A source checkout that never ran the build: say so instead of a bare 404.
+        const notBuilt = async (_request: unknown, reply: FastifyReply) => reply.code(503).type('text/plain; charset=utf-8').send('the console is not built: run npm run build');
+        // '/*' matches '/ui/' too, as the static plugin's wildcard route does.
+        scope.get('/*', notBuilt);
+        return;
+      }
+      await scope.register(fastifyStatic, { root: dir, prefix: '/', index: 'index.html', wildcard: true, dotfiles: 'deny', decorateReply: false, cacheControl: true, maxAge: 0 });
+    },
+    { prefix: '/ui' },
+  );
 }

@@ -1,7 +1,23 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { apiUserId } from '@herald/core';
-import { CRON_MISSED_POLICIES, createCronJob, CronJobInputError, cronNow, getCronJob, listCronJobs, listCronRuns, parseSchedule, pauseCronJob, removeCronJob, requestCronRun, resumeCronJob, ScheduleError, upcomingOccurrences, updateCronJob } from '@herald/cron';
+import {
+  CRON_MISSED_POLICIES,
+  createCronJob,
+  CronJobInputError,
+  cronNow,
+  getCronJob,
+  listCronJobs,
+  listCronRuns,
+  parseSchedule,
+  pauseCronJob,
+  removeCronJob,
+  requestCronRun,
+  resumeCronJob,
+  ScheduleError,
+  upcomingOccurrences,
+  updateCronJob,
+} from '@herald/cron';
 import type { CronJobView } from '@herald/cron';
 import type { Db } from '@herald/db';
 import { asActor } from '@herald/audit';
@@ -98,9 +114,7 @@ function createJob(db: Db, body: z.infer<typeof createBody>, rules: CronTargetRu
     sessionName: body.session,
     missedPolicy: body.missed_policy,
     enabled: body.enabled,
-    origin: origin
-      ? { platform: origin.platform, chatType: origin.chat_type, chatId: origin.chat_id, ...(origin.thread_id === undefined ? {} : { threadId: origin.thread_id }) }
-      : null,
+    origin: origin ? { platform: origin.platform, chatType: origin.chat_type, chatId: origin.chat_id, ...(origin.thread_id === undefined ? {} : { threadId: origin.thread_id }) } : null,
   });
 }
 
@@ -154,18 +168,26 @@ const noJob = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'no su
 
 /** A job's runs: one started now, and the history with delivery receipts. */
 function registerRunRoutes(app: FastifyInstance, db: Db): void {
-  app.post<{ Params: { id: string } }>('/v1/cron/jobs/:id/run', withContract({ summary: 'Run a cron job now', tags: ['cron'], params: idParams, response: { 202: cronRunView } }), async (request, reply) => {
-    const run = await requestCronRun(db, request.params.id);
-    return run ? reply.code(202).send(runJson(run)) : noJob(reply);
-  });
+  app.post<{ Params: { id: string } }>(
+    '/v1/cron/jobs/:id/run',
+    withContract({ summary: 'Run a cron job now', tags: ['cron'], params: idParams, response: { 202: cronRunView } }),
+    async (request, reply) => {
+      const run = await requestCronRun(db, request.params.id);
+      return run ? reply.code(202).send(runJson(run)) : noJob(reply);
+    },
+  );
 
-  app.get<{ Params: { id: string } }>('/v1/cron/jobs/:id/runs', withContract({ summary: 'A cron job runs with their delivery receipts', tags: ['cron'], params: idParams, querystring: runsQuery, response: { 200: cronRunList } }), async (request, reply) => {
-    const query = runsQuery.safeParse(request.query);
-    if (!query.success) return sendInvalid(reply, query.error);
-    const job = await getCronJob(db, request.params.id);
-    if (!job) return noJob(reply);
-    return { runs: (await listCronRuns(db, job.id, query.data.limit)).map(runJson) };
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/cron/jobs/:id/runs',
+    withContract({ summary: 'A cron job runs with their delivery receipts', tags: ['cron'], params: idParams, querystring: runsQuery, response: { 200: cronRunList } }),
+    async (request, reply) => {
+      const query = runsQuery.safeParse(request.query);
+      if (!query.success) return sendInvalid(reply, query.error);
+      const job = await getCronJob(db, request.params.id);
+      if (!job) return noJob(reply);
+      return { runs: (await listCronRuns(db, job.id, query.data.limit)).map(runJson) };
+    },
+  );
 }
 
 /** People's view of cron jobs: CRUD, a run-now trigger and run history with delivery receipts. */
@@ -195,19 +217,27 @@ export function registerCronRoutes(app: FastifyInstance, db: Db, rules: CronTarg
     return job ? jobJson(job) : noJob(reply);
   });
 
-  app.patch<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'Change a cron job; enabled pauses or resumes it', tags: ['cron'], params: idParams, body: patchBody, response: { 200: cronJobView } }), async (request, reply) => {
-    const parsed = patchBody.safeParse(request.body ?? {});
-    if (!parsed.success) return sendInvalid(reply, parsed.error);
-    return refusingBadInput(reply, async () => {
-      const job = await patchJob(db, request.params.id, parsed.data, rules);
-      return job ? jobJson(job) : noJob(reply);
-    });
-  });
+  app.patch<{ Params: { id: string } }>(
+    '/v1/cron/jobs/:id',
+    withContract({ summary: 'Change a cron job; enabled pauses or resumes it', tags: ['cron'], params: idParams, body: patchBody, response: { 200: cronJobView } }),
+    async (request, reply) => {
+      const parsed = patchBody.safeParse(request.body ?? {});
+      if (!parsed.success) return sendInvalid(reply, parsed.error);
+      return refusingBadInput(reply, async () => {
+        const job = await patchJob(db, request.params.id, parsed.data, rules);
+        return job ? jobJson(job) : noJob(reply);
+      });
+    },
+  );
 
-  app.delete<{ Params: { id: string } }>('/v1/cron/jobs/:id', withContract({ summary: 'Remove a cron job', tags: ['cron'], params: idParams, response: { 204: noContent } }), async (request, reply) => {
-    if (!(await asActor(db, 'api', (trx) => removeCronJob(trx, request.params.id)))) return noJob(reply);
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/cron/jobs/:id',
+    withContract({ summary: 'Remove a cron job', tags: ['cron'], params: idParams, response: { 204: noContent } }),
+    async (request, reply) => {
+      if (!(await asActor(db, 'api', (trx) => removeCronJob(trx, request.params.id)))) return noJob(reply);
+      return reply.code(204).send();
+    },
+  );
 
   registerRunRoutes(app, db);
 }

@@ -47,45 +47,61 @@ function deliveryView(row: FailedDelivery) {
  * discard) and pg-boss's dead-letter jobs (discard).
  */
 export function registerDeadLetterRoutes(app: FastifyInstance, db: Db): void {
-  app.get('/v1/admin/dead-letters', withContract({ summary: 'Work given up on for good, with the reason', tags: ['admin'], querystring: deadLettersQuery, response: { 200: deadLetters } }), async (request, reply) => {
-    const parsed = deadLettersQuery.safeParse(request.query);
-    if (!parsed.success) {
-      const issue = firstIssue(parsed.error);
-      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
-    }
-    const [letters, deliveries, jobs] = await Promise.all([
-      listDeadLetters(db, parsed.data.limit),
-      listFailedDeliveries(db, parsed.data.limit),
-      listDeadLetterJobs(db, JOB_DEAD_LETTERS, parsed.data.limit),
-    ]);
-    return {
-      dead_letters: letters.map((letter) => ({
-        kind: letter.kind,
-        id: letter.id,
-        reason: letter.reason,
-        failures: letter.failures,
-        session_id: letter.sessionId,
-        failed_at: letter.failedAt.toISOString(),
-      })),
-      deliveries: deliveries.map(deliveryView),
-      jobs: jobs.map((job) => ({ id: job.id, queue: job.queue, data: job.data, reason: job.reason, state: job.state, created_at: job.createdAt.toISOString() })),
-    };
-  });
+  app.get(
+    '/v1/admin/dead-letters',
+    withContract({ summary: 'Work given up on for good, with the reason', tags: ['admin'], querystring: deadLettersQuery, response: { 200: deadLetters } }),
+    async (request, reply) => {
+      const parsed = deadLettersQuery.safeParse(request.query);
+      if (!parsed.success) {
+        const issue = firstIssue(parsed.error);
+        return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+      }
+      const [letters, deliveries, jobs] = await Promise.all([
+        listDeadLetters(db, parsed.data.limit),
+        listFailedDeliveries(db, parsed.data.limit),
+        listDeadLetterJobs(db, JOB_DEAD_LETTERS, parsed.data.limit),
+      ]);
+      return {
+        dead_letters: letters.map((letter) => ({
+          kind: letter.kind,
+          id: letter.id,
+          reason: letter.reason,
+          failures: letter.failures,
+          session_id: letter.sessionId,
+          failed_at: letter.failedAt.toISOString(),
+        })),
+        deliveries: deliveries.map(deliveryView),
+        jobs: jobs.map((job) => ({ id: job.id, queue: job.queue, data: job.data, reason: job.reason, state: job.state, created_at: job.createdAt.toISOString() })),
+      };
+    },
+  );
 
-  app.post<{ Params: { id: string } }>('/v1/admin/dead-letters/deliveries/:id/retry', withContract({ summary: 'Retry a failed delivery', tags: ['admin'], params: idParams, response: { 202: deliveryRetried } }), async (request, reply) => {
-    const done = isUuid(request.params.id) && (await retryFailedDelivery(db, request.params.id));
-    if (!done) return sendError(reply, 404, 'not_found', 'no failed delivery with this id (already retried, delivered or discarded?)');
-    return reply.code(202).send({ id: request.params.id, status: 'pending' });
-  });
+  app.post<{ Params: { id: string } }>(
+    '/v1/admin/dead-letters/deliveries/:id/retry',
+    withContract({ summary: 'Retry a failed delivery', tags: ['admin'], params: idParams, response: { 202: deliveryRetried } }),
+    async (request, reply) => {
+      const done = isUuid(request.params.id) && (await retryFailedDelivery(db, request.params.id));
+      if (!done) return sendError(reply, 404, 'not_found', 'no failed delivery with this id (already retried, delivered or discarded?)');
+      return reply.code(202).send({ id: request.params.id, status: 'pending' });
+    },
+  );
 
-  app.delete<{ Params: { id: string } }>('/v1/admin/dead-letters/deliveries/:id', withContract({ summary: 'Discard a failed delivery', tags: ['admin'], params: idParams, response: { 204: noContent } }), async (request, reply) => {
-    const done = isUuid(request.params.id) && (await discardFailedDelivery(db, request.params.id));
-    if (!done) return sendError(reply, 404, 'not_found', 'no failed delivery with this id');
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/admin/dead-letters/deliveries/:id',
+    withContract({ summary: 'Discard a failed delivery', tags: ['admin'], params: idParams, response: { 204: noContent } }),
+    async (request, reply) => {
+      const done = isUuid(request.params.id) && (await discardFailedDelivery(db, request.params.id));
+      if (!done) return sendError(reply, 404, 'not_found', 'no failed delivery with this id');
+      return reply.code(204).send();
+    },
+  );
 
-  app.delete<{ Params: { id: string } }>('/v1/admin/dead-letters/jobs/:id', withContract({ summary: 'Discard a dead-letter job', tags: ['admin'], params: idParams, response: { 204: noContent } }), async (request, reply) => {
-    if (!(await discardDeadLetterJob(db, JOB_DEAD_LETTERS, request.params.id))) return sendError(reply, 404, 'not_found', 'no dead-letter job with this id');
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/admin/dead-letters/jobs/:id',
+    withContract({ summary: 'Discard a dead-letter job', tags: ['admin'], params: idParams, response: { 204: noContent } }),
+    async (request, reply) => {
+      if (!(await discardDeadLetterJob(db, JOB_DEAD_LETTERS, request.params.id))) return sendError(reply, 404, 'not_found', 'no dead-letter job with this id');
+      return reply.code(204).send();
+    },
+  );
 }

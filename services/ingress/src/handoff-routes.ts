@@ -35,30 +35,38 @@ export function handoffJson(handoff: HandoffView): Record<string, unknown> {
 }
 
 export function registerHandoffRoutes(app: FastifyInstance, db: Db): void {
-  app.post<{ Params: { id: string } }>('/v1/sessions/:id/handoff', withContract({ summary: 'Hand a session over to a platform home chat', tags: ['sessions'], params: idParams, body: handoffBody, response: { 202: handoffView } }), async (request, reply) => {
-    // An unknown session is a 404 whatever the body says (malformed ids are 400 before any handler).
-    if (!(await sessionExists(db, request.params.id))) return sendError(reply, 404, 'not_found', 'no such session');
-    if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
-      return sendError(reply, 400, 'invalid_request', 'body: expected a JSON object', 'body');
-    }
-    const parsed = handoffBody.safeParse(request.body);
-    if (!parsed.success) {
-      const issue = firstIssue(parsed.error);
-      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
-    }
-    // The API's token is the operator's: its handoff may end the home chat's own session.
-    const outcome = await requestHandoff(db, request.params.id, parsed.data.platform, apiUserId(parsed.data.user_id ?? 'api'), true);
-    if (outcome.kind === 'not_found') return sendError(reply, 404, 'not_found', 'no such session');
-    if (outcome.kind === 'ended') return sendError(reply, 409, 'session_ended', `the session has ended (${outcome.reason}); hand off the chat's current session`);
-    if (outcome.kind === 'open') {
-      return sendError(reply, 409, 'handoff_in_progress', `handoff ${outcome.handoff.id} of this session is already ${outcome.handoff.status}`);
-    }
-    return reply.code(202).send(handoffJson(outcome.handoff));
-  });
+  app.post<{ Params: { id: string } }>(
+    '/v1/sessions/:id/handoff',
+    withContract({ summary: 'Hand a session over to a platform home chat', tags: ['sessions'], params: idParams, body: handoffBody, response: { 202: handoffView } }),
+    async (request, reply) => {
+      // An unknown session is a 404 whatever the body says (malformed ids are 400 before any handler).
+      if (!(await sessionExists(db, request.params.id))) return sendError(reply, 404, 'not_found', 'no such session');
+      if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
+        return sendError(reply, 400, 'invalid_request', 'body: expected a JSON object', 'body');
+      }
+      const parsed = handoffBody.safeParse(request.body);
+      if (!parsed.success) {
+        const issue = firstIssue(parsed.error);
+        return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+      }
+      // The API's token is the operator's: its handoff may end the home chat's own session.
+      const outcome = await requestHandoff(db, request.params.id, parsed.data.platform, apiUserId(parsed.data.user_id ?? 'api'), true);
+      if (outcome.kind === 'not_found') return sendError(reply, 404, 'not_found', 'no such session');
+      if (outcome.kind === 'ended') return sendError(reply, 409, 'session_ended', `the session has ended (${outcome.reason}); hand off the chat's current session`);
+      if (outcome.kind === 'open') {
+        return sendError(reply, 409, 'handoff_in_progress', `handoff ${outcome.handoff.id} of this session is already ${outcome.handoff.status}`);
+      }
+      return reply.code(202).send(handoffJson(outcome.handoff));
+    },
+  );
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/handoff', withContract({ summary: 'The latest handoff of a session', tags: ['sessions'], params: idParams, response: { 200: handoffView } }), async (request, reply) => {
-    const handoff = await latestHandoff(db, request.params.id);
-    if (handoff) return handoffJson(handoff);
-    return sendError(reply, 404, 'not_found', (await sessionExists(db, request.params.id)) ? 'no handoff was asked for this session' : 'no such session');
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/sessions/:id/handoff',
+    withContract({ summary: 'The latest handoff of a session', tags: ['sessions'], params: idParams, response: { 200: handoffView } }),
+    async (request, reply) => {
+      const handoff = await latestHandoff(db, request.params.id);
+      if (handoff) return handoffJson(handoff);
+      return sendError(reply, 404, 'not_found', (await sessionExists(db, request.params.id)) ? 'no handoff was asked for this session' : 'no such session');
+    },
+  );
 }

@@ -21,31 +21,39 @@ const hooksBody = z.strictObject({ hooks: profileHooksSchema });
 export function registerHookRoutes(app: FastifyInstance, db: Db, options: { signing: boolean; profiles?: ProfileCache | undefined }): void {
   const profileExists = (id: string) => profileExistsIn(db, id);
 
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', withContract({ summary: 'A profile own hooks', tags: ['profiles'], params: profileParams, response: { 200: hooksView } }), async (request, reply) => {
-    if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    return { hooks: await profileHooksOf(db, request.params.profile) };
-  });
+  app.get<{ Params: { profile: string } }>(
+    '/v1/profiles/:profile/hooks',
+    withContract({ summary: 'A profile own hooks', tags: ['profiles'], params: profileParams, response: { 200: hooksView } }),
+    async (request, reply) => {
+      if (!(await profileExists(request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+      return { hooks: await profileHooksOf(db, request.params.profile) };
+    },
+  );
 
-  app.put<{ Params: { profile: string } }>('/v1/profiles/:profile/hooks', withContract({ summary: 'Replace a profile own hooks', tags: ['profiles'], params: profileParams, body: hooksBody, response: { 200: hooksView } }), async (request, reply) => {
-    const parsed = hooksBody.safeParse(request.body ?? {});
-    if (!parsed.success) {
-      const issue = firstIssue(parsed.error);
-      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
-    }
-    const hooks = parsed.data.hooks;
-    if (!options.signing && hooks.some((hook) => 'url' in hook)) {
-      return sendError(reply, 400, 'invalid_request', 'hooks: url hooks need HERALD_HOOKS_SECRET set on the deployment (their events are signed)', 'hooks');
-    }
-    const names = hooks.map((hook) => hook.name);
-    if (new Set(names).size !== names.length) return sendError(reply, 400, 'invalid_request', 'hooks: hook names must be unique', 'hooks');
-    const profileId = request.params.profile;
-    if (!(await profileExists(profileId))) return sendError(reply, 404, 'not_found', 'no such profile');
-    await withAudit(db, async (trx) => {
-      await saveProfileHooks(trx, profileId, hooks);
-      const detail = { hooks: hooks.map((hook) => ({ name: hook.name, event: hook.event, kind: 'url' in hook ? 'url' : 'command' })) };
-      return { result: undefined, audit: { kind: 'admin_change', actor: 'api', profileId, subject: `hooks:${profileId}`, detail } };
-    });
-    options.profiles?.invalidate(profileId);
-    return { hooks };
-  });
+  app.put<{ Params: { profile: string } }>(
+    '/v1/profiles/:profile/hooks',
+    withContract({ summary: 'Replace a profile own hooks', tags: ['profiles'], params: profileParams, body: hooksBody, response: { 200: hooksView } }),
+    async (request, reply) => {
+      const parsed = hooksBody.safeParse(request.body ?? {});
+      if (!parsed.success) {
+        const issue = firstIssue(parsed.error);
+        return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+      }
+      const hooks = parsed.data.hooks;
+      if (!options.signing && hooks.some((hook) => 'url' in hook)) {
+        return sendError(reply, 400, 'invalid_request', 'hooks: url hooks need HERALD_HOOKS_SECRET set on the deployment (their events are signed)', 'hooks');
+      }
+      const names = hooks.map((hook) => hook.name);
+      if (new Set(names).size !== names.length) return sendError(reply, 400, 'invalid_request', 'hooks: hook names must be unique', 'hooks');
+      const profileId = request.params.profile;
+      if (!(await profileExists(profileId))) return sendError(reply, 404, 'not_found', 'no such profile');
+      await withAudit(db, async (trx) => {
+        await saveProfileHooks(trx, profileId, hooks);
+        const detail = { hooks: hooks.map((hook) => ({ name: hook.name, event: hook.event, kind: 'url' in hook ? 'url' : 'command' })) };
+        return { result: undefined, audit: { kind: 'admin_change', actor: 'api', profileId, subject: `hooks:${profileId}`, detail } };
+      });
+      options.profiles?.invalidate(profileId);
+      return { hooks };
+    },
+  );
 }

@@ -62,16 +62,12 @@ function errorHandler(app: FastifyInstance, logger: IngressOptions['logger']) {
       return sendError(reply, 413, 'payload_too_large', `body: larger than the ${app.initialConfig.bodyLimit} byte limit`, 'body');
     }
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-      const message = error.code === 'FST_ERR_CTP_INVALID_JSON' || error instanceof SyntaxError
-        ? `body: not valid JSON (${error.message})`
-        : error.message;
+      const message = error.code === 'FST_ERR_CTP_INVALID_JSON' || error instanceof SyntaxError ? `body: not valid JSON (${error.message})` : error.message;
       return sendError(reply, error.statusCode, 'invalid_request', message, 'body');
     }
     logger.error({ err: error, url: request.url }, 'request failed');
     const unavailable = /ECONNREFUSED|Connection terminated|connect|timeout/i.test(error.message);
-    return unavailable
-      ? sendError(reply, 503, 'unavailable', 'storage is unavailable; retry shortly, nothing was accepted')
-      : sendError(reply, 500, 'internal', 'internal error');
+    return unavailable ? sendError(reply, 503, 'unavailable', 'storage is unavailable; retry shortly, nothing was accepted') : sendError(reply, 500, 'internal', 'internal error');
   };
 }
 
@@ -85,7 +81,13 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
     return503OnClosing: true,
   });
   app.setErrorHandler(errorHandler(app, options.logger));
-  installAuth(app, { db: options.db, token: options.config.api.token, bootstrapTokenDisabled: options.config.people.bootstrapTokenDisabled, operators: options.config.people.operators, profiles: options.profiles });
+  installAuth(app, {
+    db: options.db,
+    token: options.config.api.token,
+    bootstrapTokenDisabled: options.config.people.bootstrapTokenDisabled,
+    operators: options.config.people.operators,
+    profiles: options.profiles,
+  });
   installInputHygiene(app, PLATFORM_EVENT_ROUTES);
   installOpenApi(app, options.config.api.token);
   if (options.checkResponses) installResponseCheck(app);
@@ -103,7 +105,11 @@ export function createIngressServer(options: IngressOptions): FastifyInstance {
   registerSkillRoutes(app, options.db);
   registerSkillTransferRoutes(app, options.db);
   registerReviewRoutes(app, options.db);
-  registerCronRoutes(app, options.db, { operators: options.config.people.operators, mailDomains: options.config.platforms.mailAllowedDomains, platformAccounts: platformAccountNames(options.config.platforms) });
+  registerCronRoutes(app, options.db, {
+    operators: options.config.people.operators,
+    mailDomains: options.config.platforms.mailAllowedDomains,
+    platformAccounts: platformAccountNames(options.config.platforms),
+  });
   registerDeliveryRoutes(app, options.db);
   registerAttachmentRoutes(app, options.db);
   registerAdminRoutes(app, { config: options.config, db: options.db, notices: options.notices, queues: options.adminQueues ?? [options.queue] });

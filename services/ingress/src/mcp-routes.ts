@@ -20,12 +20,22 @@ const serversView = z.object({ servers: z.record(z.string(), anyJson) });
  * sessions that start after it: a running session keeps the tools it began with.
  */
 export function registerMcpRoutes(app: FastifyInstance, db: Db, options: { allowedCommands: readonly string[] }): void {
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile/mcp', withContract({ summary: "A profile's own MCP servers", tags: ['profiles'], params: profileParams, response: { 200: serversView } }), async (request, reply) => {
-    if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    return { servers: await loadProfileServers(db, request.params.profile) };
-  });
+  app.get<{ Params: { profile: string } }>(
+    '/v1/profiles/:profile/mcp',
+    withContract({ summary: "A profile's own MCP servers", tags: ['profiles'], params: profileParams, response: { 200: serversView } }),
+    async (request, reply) => {
+      if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+      return { servers: await loadProfileServers(db, request.params.profile) };
+    },
+  );
 
-  const putContract = { summary: "Set a profile's own MCP servers (stdio commands from HERALD_MCP_ALLOWED_COMMANDS only)", tags: ['profiles'], params: profileParams, body: profileServersSchema, response: { 200: serversView } };
+  const putContract = {
+    summary: "Set a profile's own MCP servers (stdio commands from HERALD_MCP_ALLOWED_COMMANDS only)",
+    tags: ['profiles'],
+    params: profileParams,
+    body: profileServersSchema,
+    response: { 200: serversView },
+  };
   app.put<{ Params: { profile: string } }>('/v1/profiles/:profile/mcp', withContract(putContract), async (request, reply) => {
     const parsed = profileServersSchema.safeParse(request.body ?? {});
     if (!parsed.success) {
@@ -39,7 +49,9 @@ export function registerMcpRoutes(app: FastifyInstance, db: Db, options: { allow
     if (!(await profileExists(db, profileId))) return sendError(reply, 404, 'not_found', 'no such profile');
     await withAudit(db, async (trx) => {
       await saveProfileServers(trx, profileId, servers);
-      const detail = { servers: Object.entries(servers).map(([name, server]) => ({ name, kind: isStdio(server) ? 'stdio' : 'http', ...(isStdio(server) ? { command: server.command } : { url: server.url }) })) };
+      const detail = {
+        servers: Object.entries(servers).map(([name, server]) => ({ name, kind: isStdio(server) ? 'stdio' : 'http', ...(isStdio(server) ? { command: server.command } : { url: server.url }) })),
+      };
       return { result: undefined, audit: { kind: 'admin_change', actor: 'api', profileId, subject: `mcp:${profileId}`, detail } };
     });
     return { servers };

@@ -184,7 +184,14 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     if (!query.success) return sendInvalid(reply, query.error);
     const body = await checkedBody(request, reply, deps);
     if (!('text' in body)) return body;
-    const dispatch = await gatewayDispatch(deps.hooks, db, { profileId: body.profile ?? MAIN_PROFILE, platform: 'api', chatId: body.chat_id, threadId: body.thread_id, userId: body.user_id, text: body.text });
+    const dispatch = await gatewayDispatch(deps.hooks, db, {
+      profileId: body.profile ?? MAIN_PROFILE,
+      platform: 'api',
+      chatId: body.chat_id,
+      threadId: body.thread_id,
+      userId: body.user_id,
+      text: body.text,
+    });
     if (dispatch.kind === 'skip') return reply.code(200).send({ status: 'skipped', reason: dispatch.reason });
     const accepted = await accept(deps, reply, body, dispatch.text);
     if (!('eventId' in accepted)) return accepted;
@@ -208,7 +215,13 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
 /** An accepted message's event: its status and reply, the stream of its turn, and a session's open ones. */
 function registerEventRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
   const { db } = deps;
-  const streamContract = { summary: "Follow an event's turn as server-sent events (delta, tool, waiting, done, error)", tags: ['messages'], params: idParams, produces: 'text/event-stream', response: { 200: eventStream } };
+  const streamContract = {
+    summary: "Follow an event's turn as server-sent events (delta, tool, waiting, done, error)",
+    tags: ['messages'],
+    params: idParams,
+    produces: 'text/event-stream',
+    response: { 200: eventStream },
+  };
   app.get<{ Params: { id: string } }>('/v1/events/:id/stream', withContract(streamContract), async (request, reply) => {
     const event = await getEvent(db, request.params.id);
     if (!event) return sendError(reply, 404, 'not_found', 'no such event');
@@ -223,17 +236,21 @@ function registerEventRoutes(app: FastifyInstance, deps: MessageRouteDependencie
     return { events: events.map((event) => ({ event_id: event.id, status: event.status, received_at: event.receivedAt.toISOString() })) };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/events/:id', withContract({ summary: 'An event: its status, reply or wait', tags: ['messages'], params: idParams, response: { 200: eventView } }), async (request, reply) => {
-    const event = await getEvent(db, request.params.id);
-    if (!event) return sendError(reply, 404, 'not_found', 'no such event');
-    const done = event.status === 'done' || event.status === 'failed';
-    return {
-      event_id: event.id,
-      session_id: event.sessionId,
-      status: event.waiting ? 'waiting' : event.status,
-      reply: done ? { text: event.replyText ?? '' } : null,
-      ...(event.waiting ? { waiting: waitingView(event.waiting) } : {}),
-      ...warningsOf(event),
-    };
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/events/:id',
+    withContract({ summary: 'An event: its status, reply or wait', tags: ['messages'], params: idParams, response: { 200: eventView } }),
+    async (request, reply) => {
+      const event = await getEvent(db, request.params.id);
+      if (!event) return sendError(reply, 404, 'not_found', 'no such event');
+      const done = event.status === 'done' || event.status === 'failed';
+      return {
+        event_id: event.id,
+        session_id: event.sessionId,
+        status: event.waiting ? 'waiting' : event.status,
+        reply: done ? { text: event.replyText ?? '' } : null,
+        ...(event.waiting ? { waiting: waitingView(event.waiting) } : {}),
+        ...warningsOf(event),
+      };
+    },
+  );
 }

@@ -54,7 +54,13 @@ export class OidcClient {
   static async discover(settings: OidcConfig, redirectUri: string): Promise<OidcClient> {
     const issuer = new URL(settings.issuer);
     const loopback = issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
-    const config = await oidc.discovery(issuer, settings.clientId, { redirect_uris: [redirectUri] }, oidc.ClientSecretBasic(settings.clientSecret), loopback ? { execute: [oidc.allowInsecureRequests] } : undefined);
+    const config = await oidc.discovery(
+      issuer,
+      settings.clientId,
+      { redirect_uris: [redirectUri] },
+      oidc.ClientSecretBasic(settings.clientSecret),
+      loopback ? { execute: [oidc.allowInsecureRequests] } : undefined,
+    );
     return new OidcClient(config, settings, redirectUri);
   }
 

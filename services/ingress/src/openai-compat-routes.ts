@@ -121,9 +121,8 @@ async function streamCompletion(deps: MessageRouteDependencies, request: Fastify
 async function wholeCompletion(deps: MessageRouteDependencies, request: FastifyRequest, reply: FastifyReply, accepted: AcceptedEvent, body: ChatCompletionBody) {
   const closed = new AbortController();
   request.raw.once('close', () => closed.abort());
-  const event = accepted.needsWake && !accepted.duplicate
-    ? await waitForReply(deps.db, deps.listener, accepted.eventId, COMPLETION_WAIT_MS, closed.signal, true)
-    : await getEvent(deps.db, accepted.eventId);
+  const event =
+    accepted.needsWake && !accepted.duplicate ? await waitForReply(deps.db, deps.listener, accepted.eventId, COMPLETION_WAIT_MS, closed.signal, true) : await getEvent(deps.db, accepted.eventId);
   const finished = event?.status === 'done' || event?.status === 'failed';
   if (!finished && !event?.waiting) return openAiError(reply, 504, 'timeout', `the turn is still running; follow it at GET /v1/events/${accepted.eventId}`);
   const content = finished ? (event.replyText ?? '') : waitingText(event!.waiting!);

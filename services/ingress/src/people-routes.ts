@@ -1,21 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '@herald/db';
-import {
-  addPerson,
-  createLinkCode,
-  createToken,
-  getPerson,
-  grantRole,
-  listPeople,
-  listTokens,
-  parseDuration,
-  PeopleError,
-  removePerson,
-  revokeRole,
-  revokeToken,
-  updatePerson,
-} from '@herald/people';
+import { addPerson, createLinkCode, createToken, getPerson, grantRole, listPeople, listTokens, parseDuration, PeopleError, removePerson, revokeRole, revokeToken, updatePerson } from '@herald/people';
 import type { Grant, Person, TokenView } from '@herald/people';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { principalOfRequest } from './api-auth.ts';
@@ -44,7 +30,10 @@ const createTokenBody = z.strictObject({
   person_id: z.string({ error: 'is required' }).min(1).max(64),
   name: z.string().max(100).optional(),
   /** `30d`, `12h`, `90m`, `2w`; without it the token does not expire. */
-  expires: z.string().refine((value) => parseDuration(value) !== undefined, { error: 'expected a duration such as 30d, 12h or 90m' }).optional(),
+  expires: z
+    .string()
+    .refine((value) => parseDuration(value) !== undefined, { error: 'expected a duration such as 30d, 12h or 90m' })
+    .optional(),
 });
 
 export function personJson(person: Person) {
@@ -100,39 +89,55 @@ function registerPersonRoutes(app: FastifyInstance, db: Db): void {
     });
   });
 
-  app.get<{ Params: { id: string } }>('/v1/people/:id', withContract({ summary: 'A person, with their tokens', tags: ['people'], params: idParams, response: { 200: personDetail } }), async (request, reply) => {
-    const person = await getPerson(db, request.params.id);
-    if (!person) return sendError(reply, 404, 'not_found', 'no such person');
-    return { ...personJson(person), tokens: (await listTokens(db, person.id)).map(tokenJson) };
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/people/:id',
+    withContract({ summary: 'A person, with their tokens', tags: ['people'], params: idParams, response: { 200: personDetail } }),
+    async (request, reply) => {
+      const person = await getPerson(db, request.params.id);
+      if (!person) return sendError(reply, 404, 'not_found', 'no such person');
+      return { ...personJson(person), tokens: (await listTokens(db, person.id)).map(tokenJson) };
+    },
+  );
 
-  app.patch<{ Params: { id: string } }>('/v1/people/:id', withContract({ summary: 'Rename, link or unlink identities, set role grants', tags: ['people'], params: idParams, body: patchPersonBody, response: { 200: personView } }), async (request, reply) => {
-    const parsed = patchPersonBody.safeParse(request.body ?? {});
-    if (!parsed.success) return sendInvalid(reply, parsed.error);
-    const actor = principalOfRequest(request).key;
-    return refusing(reply, async () => {
-      const person = await updatePerson(db, request.params.id, { displayName: parsed.data.display_name, link: parsed.data.link, unlink: parsed.data.unlink }, actor);
-      if (parsed.data.grants !== undefined) await setGrants(db, person, parsed.data.grants, actor);
-      const now = await getPerson(db, person.id);
-      return now ? personJson(now) : sendError(reply, 404, 'not_found', 'no such person');
-    });
-  });
+  app.patch<{ Params: { id: string } }>(
+    '/v1/people/:id',
+    withContract({ summary: 'Rename, link or unlink identities, set role grants', tags: ['people'], params: idParams, body: patchPersonBody, response: { 200: personView } }),
+    async (request, reply) => {
+      const parsed = patchPersonBody.safeParse(request.body ?? {});
+      if (!parsed.success) return sendInvalid(reply, parsed.error);
+      const actor = principalOfRequest(request).key;
+      return refusing(reply, async () => {
+        const person = await updatePerson(db, request.params.id, { displayName: parsed.data.display_name, link: parsed.data.link, unlink: parsed.data.unlink }, actor);
+        if (parsed.data.grants !== undefined) await setGrants(db, person, parsed.data.grants, actor);
+        const now = await getPerson(db, person.id);
+        return now ? personJson(now) : sendError(reply, 404, 'not_found', 'no such person');
+      });
+    },
+  );
 
-  app.delete<{ Params: { id: string } }>('/v1/people/:id', withContract({ summary: 'Remove a person (their data stays; herald people erase removes it)', tags: ['people'], params: idParams, response: { 204: noContent } }), async (request, reply) => {
-    const actor = principalOfRequest(request).key;
-    return refusing(reply, async () => {
-      await removePerson(db, request.params.id, actor);
-      return reply.code(204).send();
-    });
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/people/:id',
+    withContract({ summary: 'Remove a person (their data stays; herald people erase removes it)', tags: ['people'], params: idParams, response: { 204: noContent } }),
+    async (request, reply) => {
+      const actor = principalOfRequest(request).key;
+      return refusing(reply, async () => {
+        await removePerson(db, request.params.id, actor);
+        return reply.code(204).send();
+      });
+    },
+  );
 
-  app.post<{ Params: { id: string } }>('/v1/people/:id/link-code', withContract({ summary: 'A one-time code that links a chat identity with /link CODE (10 minutes)', tags: ['people'], params: idParams, response: { 201: linkCodeView } }), async (request, reply) => {
-    const actor = principalOfRequest(request).key;
-    return refusing(reply, async () => {
-      const code = await createLinkCode(db, request.params.id, actor);
-      return reply.code(201).send({ code: code.code, person_id: code.personId, expires_at: code.expiresAt.toISOString() });
-    });
-  });
+  app.post<{ Params: { id: string } }>(
+    '/v1/people/:id/link-code',
+    withContract({ summary: 'A one-time code that links a chat identity with /link CODE (10 minutes)', tags: ['people'], params: idParams, response: { 201: linkCodeView } }),
+    async (request, reply) => {
+      const actor = principalOfRequest(request).key;
+      return refusing(reply, async () => {
+        const code = await createLinkCode(db, request.params.id, actor);
+        return reply.code(201).send({ code: code.code, person_id: code.personId, expires_at: code.expiresAt.toISOString() });
+      });
+    },
+  );
 }
 
 function registerTokenRoutes(app: FastifyInstance, db: Db, maxPerPerson: number): void {
@@ -148,13 +153,17 @@ function registerTokenRoutes(app: FastifyInstance, db: Db, maxPerPerson: number)
     });
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/tokens/:id', withContract({ summary: 'Revoke a personal API token', tags: ['people'], params: idParams, response: { 204: noContent } }), async (request, reply) => {
-    const actor = principalOfRequest(request).key;
-    return refusing(reply, async () => {
-      await revokeToken(db, request.params.id, actor);
-      return reply.code(204).send();
-    });
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/tokens/:id',
+    withContract({ summary: 'Revoke a personal API token', tags: ['people'], params: idParams, response: { 204: noContent } }),
+    async (request, reply) => {
+      const actor = principalOfRequest(request).key;
+      return refusing(reply, async () => {
+        await revokeToken(db, request.params.id, actor);
+        return reply.code(204).send();
+      });
+    },
+  );
 }
 
 /** GET/POST/PATCH/DELETE /v1/people, link codes, POST /v1/tokens and DELETE /v1/tokens/:id. */

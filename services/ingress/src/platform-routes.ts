@@ -37,7 +37,10 @@ export function registerPlatformWebhooks(app: FastifyInstance, webhooks: readonl
           logger.error({ err: error, path: webhook.path }, 'platform event could not be handled or recorded');
           return reply.code(200).send({ ok: true, outcome: 'failed' });
         }
-        return reply.code(answer.status).headers(answer.headers ?? {}).send(answer.body);
+        return reply
+          .code(answer.status)
+          .headers(answer.headers ?? {})
+          .send(answer.body);
       });
     }
   });

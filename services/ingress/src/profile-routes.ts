@@ -100,36 +100,52 @@ async function updateProfile(db: Db, profileId: string, patch: ProfilePatch): Pr
  * cache is told at once, so the next message here sees it.
  */
 export function registerProfileRoutes(app: FastifyInstance, db: Db, profiles?: ProfileCache, providers: ReadonlySet<string> = DEFAULT_PROVIDERS): void {
-  app.get<{ Params: { profile: string } }>('/v1/profiles/:profile', withContract({ summary: 'A profile: identity, settings and context documents', tags: ['profiles'], params: profileParams, response: { 200: profileViewSchema } }), async (request, reply) => {
-    return (await profileView(db, request.params.profile)) ?? sendError(reply, 404, 'not_found', 'no such profile');
-  });
+  app.get<{ Params: { profile: string } }>(
+    '/v1/profiles/:profile',
+    withContract({ summary: 'A profile: identity, settings and context documents', tags: ['profiles'], params: profileParams, response: { 200: profileViewSchema } }),
+    async (request, reply) => {
+      return (await profileView(db, request.params.profile)) ?? sendError(reply, 404, 'not_found', 'no such profile');
+    },
+  );
 
-  app.patch<{ Params: { profile: string } }>('/v1/profiles/:profile', withContract({ summary: 'Change a profile settings', tags: ['profiles'], params: profileParams, body: profilePatch, response: { 200: profileViewSchema } }), async (request, reply) => {
-    const parsed = profilePatch.safeParse(request.body ?? {});
-    if (!parsed.success) return sendInvalid(reply, parsed.error);
-    const unknown = parsed.data.model ? unknownProvider(parsed.data.model, providers) : undefined;
-    if (unknown) return sendError(reply, 400, 'invalid_request', unknown.message, unknown.field);
-    const state = await profileState(db, request.params.profile);
-    if (state === 'missing') return sendError(reply, 404, 'not_found', 'no such profile');
-    if (state === 'deleted') return sendError(reply, 409, 'conflict', 'the profile was deleted; its records are read-only');
-    if (Object.keys(parsed.data).length > 0) {
-      await updateProfile(db, request.params.profile, parsed.data);
-      profiles?.invalidate(request.params.profile);
-    }
-    return profileView(db, request.params.profile);
-  });
+  app.patch<{ Params: { profile: string } }>(
+    '/v1/profiles/:profile',
+    withContract({ summary: 'Change a profile settings', tags: ['profiles'], params: profileParams, body: profilePatch, response: { 200: profileViewSchema } }),
+    async (request, reply) => {
+      const parsed = profilePatch.safeParse(request.body ?? {});
+      if (!parsed.success) return sendInvalid(reply, parsed.error);
+      const unknown = parsed.data.model ? unknownProvider(parsed.data.model, providers) : undefined;
+      if (unknown) return sendError(reply, 400, 'invalid_request', unknown.message, unknown.field);
+      const state = await profileState(db, request.params.profile);
+      if (state === 'missing') return sendError(reply, 404, 'not_found', 'no such profile');
+      if (state === 'deleted') return sendError(reply, 409, 'conflict', 'the profile was deleted; its records are read-only');
+      if (Object.keys(parsed.data).length > 0) {
+        await updateProfile(db, request.params.profile, parsed.data);
+        profiles?.invalidate(request.params.profile);
+      }
+      return profileView(db, request.params.profile);
+    },
+  );
 
-  app.put<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', withContract({ summary: 'Write a context document', tags: ['profiles'], params: documentParams, body: documentBody, response: { 200: documentView } }), async (request, reply) => {
-    const parsed = documentBody.safeParse(request.body ?? {});
-    if (!parsed.success) return sendInvalid(reply, parsed.error);
-    if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
-    await asActor(db, 'api', (trx) => putProfileDocument(trx, request.params.profile, request.params.name, parsed.data.content));
-    return { profile: request.params.profile, name: request.params.name, content: parsed.data.content };
-  });
+  app.put<{ Params: { profile: string; name: string } }>(
+    '/v1/profiles/:profile/documents/:name',
+    withContract({ summary: 'Write a context document', tags: ['profiles'], params: documentParams, body: documentBody, response: { 200: documentView } }),
+    async (request, reply) => {
+      const parsed = documentBody.safeParse(request.body ?? {});
+      if (!parsed.success) return sendInvalid(reply, parsed.error);
+      if (!(await profileExists(db, request.params.profile))) return sendError(reply, 404, 'not_found', 'no such profile');
+      await asActor(db, 'api', (trx) => putProfileDocument(trx, request.params.profile, request.params.name, parsed.data.content));
+      return { profile: request.params.profile, name: request.params.name, content: parsed.data.content };
+    },
+  );
 
-  app.delete<{ Params: { profile: string; name: string } }>('/v1/profiles/:profile/documents/:name', withContract({ summary: 'Delete a context document', tags: ['profiles'], params: documentParams, response: { 204: noContent } }), async (request, reply) => {
-    const deleted = await asActor(db, 'api', (trx) => deleteProfileDocument(trx, request.params.profile, request.params.name));
-    if (!deleted) return sendError(reply, 404, 'not_found', 'no such document');
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { profile: string; name: string } }>(
+    '/v1/profiles/:profile/documents/:name',
+    withContract({ summary: 'Delete a context document', tags: ['profiles'], params: documentParams, response: { 204: noContent } }),
+    async (request, reply) => {
+      const deleted = await asActor(db, 'api', (trx) => deleteProfileDocument(trx, request.params.profile, request.params.name));
+      if (!deleted) return sendError(reply, 404, 'not_found', 'no such document');
+      return reply.code(204).send();
+    },
+  );
 }

@@ -24,7 +24,11 @@ export function registerReviewRoutes(app: FastifyInstance, db: Db): void {
     };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/reviews/:id', withContract({ summary: 'A review: what it looked at and what it saved', tags: ['reviews'], params: idParams, response: { 200: reviewView } }), async (request, reply) => {
-    return (await getReview(db, request.params.id)) ?? sendError(reply, 404, 'not_found', 'no such review');
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/reviews/:id',
+    withContract({ summary: 'A review: what it looked at and what it saved', tags: ['reviews'], params: idParams, response: { 200: reviewView } }),
+    async (request, reply) => {
+      return (await getReview(db, request.params.id)) ?? sendError(reply, 404, 'not_found', 'no such review');
+    },
+  );
 }

@@ -48,10 +48,12 @@ async function resourceGuard(context: GuardContext, need: Need, what: string, ow
   return notFound(context.reply, what);
 }
 
-const sessionThing = (kind: 'session' | 'wait' | 'event' | 'run'): Guard => async (context, need) => {
-  const id = text(fields(context.request.params).id) ?? '';
-  return resourceGuard(context, need, kind, await sessionResourceOwner(context.db, kind, id));
-};
+const sessionThing =
+  (kind: 'session' | 'wait' | 'event' | 'run'): Guard =>
+  async (context, need) => {
+    const id = text(fields(context.request.params).id) ?? '';
+    return resourceGuard(context, need, kind, await sessionResourceOwner(context.db, kind, id));
+  };
 
 /**
  * A list narrowed to what the caller may see: the profile (given, or the only one they may see)

@@ -93,21 +93,29 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
     return { runs: page.runs.map(runView), next_before: page.more && last ? last.id : null };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/runs/:id', withContract({ summary: 'A child run, with its result once it ended', tags: ['runs'], params: idParams, response: { 200: runDetail } }), async (request, reply) => {
-    if (!runId.safeParse(request.params.id).success) return sendError(reply, 400, 'invalid_request', 'id: expected a run id (uuid)', 'id');
-    const run = await getRun(db, request.params.id);
-    if (!run) return sendError(reply, 404, 'not_found', 'no such run');
-    const ended = run.status === 'done' || run.status === 'cancelled';
-    const [result] = ended ? await childResults(db, [run], WHOLE_REPORT) : [];
-    return { ...runView(run), result: result ?? null };
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/runs/:id',
+    withContract({ summary: 'A child run, with its result once it ended', tags: ['runs'], params: idParams, response: { 200: runDetail } }),
+    async (request, reply) => {
+      if (!runId.safeParse(request.params.id).success) return sendError(reply, 400, 'invalid_request', 'id: expected a run id (uuid)', 'id');
+      const run = await getRun(db, request.params.id);
+      if (!run) return sendError(reply, 404, 'not_found', 'no such run');
+      const ended = run.status === 'done' || run.status === 'cancelled';
+      const [result] = ended ? await childResults(db, [run], WHOLE_REPORT) : [];
+      return { ...runView(run), result: result ?? null };
+    },
+  );
 
-  app.post<{ Params: { id: string } }>('/v1/runs/:id/cancel', withContract({ summary: 'Cancel a run (or every run of a parent turn) with its children', tags: ['runs'], params: idParams, response: { 200: runsCancelled } }), async (request, reply) => {
-    const id = request.params.id;
-    if (!runId.safeParse(id).success) return sendError(reply, 400, 'invalid_request', 'id: expected a run id (uuid)', 'id');
-    const run = await getRun(db, id);
-    if (!run && !(await turnStartedRuns(db, id))) return sendError(reply, 404, 'not_found', 'no such run');
-    const cancelled = await cancel(deps, [id]);
-    return { cancelled };
-  });
+  app.post<{ Params: { id: string } }>(
+    '/v1/runs/:id/cancel',
+    withContract({ summary: 'Cancel a run (or every run of a parent turn) with its children', tags: ['runs'], params: idParams, response: { 200: runsCancelled } }),
+    async (request, reply) => {
+      const id = request.params.id;
+      if (!runId.safeParse(id).success) return sendError(reply, 400, 'invalid_request', 'id: expected a run id (uuid)', 'id');
+      const run = await getRun(db, id);
+      if (!run && !(await turnStartedRuns(db, id))) return sendError(reply, 404, 'not_found', 'no such run');
+      const cancelled = await cancel(deps, [id]);
+      return { cancelled };
+    },
+  );
 }

@@ -13,11 +13,17 @@ import { searchAnswer } from './contracts/knowledge-views.ts';
 
 const ROLES = ['user', 'assistant', 'tool'] as const;
 
-const commaList = z
-  .string()
-  .transform((value) => value.split(',').map((part) => part.trim()).filter((part) => part.length > 0));
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0),
+);
 
-const date = z.string().refine((value) => !Number.isNaN(Date.parse(value)), { error: 'expected an ISO date or date-time' }).transform((value) => new Date(value));
+const date = z
+  .string()
+  .refine((value) => !Number.isNaN(Date.parse(value)), { error: 'expected an ISO date or date-time' })
+  .transform((value) => new Date(value));
 
 const searchQuery = z.object({
   q: z
@@ -81,17 +87,21 @@ export function registerSearchRoutes(app: FastifyInstance, reads: ReadRouting): 
     const { db } = await readDbFor(reads, request);
     if (!(await profileExists(db, query.profile))) return sendError(reply, 404, 'not_found', 'no such profile', 'profile');
     try {
-      const result = await searchHistory(db, { profileId: query.profile, userId: apiUserId(query.user_id), subagents: query.subagents === 'true' }, {
-        query: query.q,
-        sort: query.sort,
-        roles: query.role,
-        platforms: query.platform,
-        sessionId: query.session_id,
-        from: query.from,
-        to: query.to,
-        limit: query.limit,
-        hitsPerSession: query.hits,
-      });
+      const result = await searchHistory(
+        db,
+        { profileId: query.profile, userId: apiUserId(query.user_id), subagents: query.subagents === 'true' },
+        {
+          query: query.q,
+          sort: query.sort,
+          roles: query.role,
+          platforms: query.platform,
+          sessionId: query.session_id,
+          from: query.from,
+          to: query.to,
+          limit: query.limit,
+          hitsPerSession: query.hits,
+        },
+      );
       return searchView(query.q, result);
     } catch (error) {
       if (SearchQueryError.isInstance(error)) return sendError(reply, 400, 'invalid_request', `q: ${error.message}`, 'q');

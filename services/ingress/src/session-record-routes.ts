@@ -34,33 +34,45 @@ async function sessionView(db: Db, id: string) {
 
 /** A session's own record, its lineage (the chain of compressions) and its queue mode. */
 export function registerSessionRecordRoutes(app: FastifyInstance, db: Db): void {
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id', withContract({ summary: 'A session record', tags: ['sessions'], params: idParams, response: { 200: sessionRecordSchema } }), async (request, reply) => {
-    const view = await sessionView(db, request.params.id);
-    return view ?? sendError(reply, 404, 'not_found', 'no such session');
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/sessions/:id',
+    withContract({ summary: 'A session record', tags: ['sessions'], params: idParams, response: { 200: sessionRecordSchema } }),
+    async (request, reply) => {
+      const view = await sessionView(db, request.params.id);
+      return view ?? sendError(reply, 404, 'not_found', 'no such session');
+    },
+  );
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/lineage', withContract({ summary: 'A session lineage (its chain of compressions)', tags: ['sessions'], params: idParams, response: { 200: lineageView } }), async (request, reply) => {
-    const chain = await sessionLineage(db, request.params.id);
-    if (chain.length === 0) return sendError(reply, 404, 'not_found', 'no such session');
-    return {
-      sessions: chain.map((entry) => ({
-        session_id: entry.sessionId,
-        title: entry.title,
-        parent_session_id: entry.parentSessionId,
-        end_reason: entry.endReason,
-        ended_at: entry.endedAt?.toISOString() ?? null,
-        created_at: entry.createdAt.toISOString(),
-      })),
-    };
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/sessions/:id/lineage',
+    withContract({ summary: 'A session lineage (its chain of compressions)', tags: ['sessions'], params: idParams, response: { 200: lineageView } }),
+    async (request, reply) => {
+      const chain = await sessionLineage(db, request.params.id);
+      if (chain.length === 0) return sendError(reply, 404, 'not_found', 'no such session');
+      return {
+        sessions: chain.map((entry) => ({
+          session_id: entry.sessionId,
+          title: entry.title,
+          parent_session_id: entry.parentSessionId,
+          end_reason: entry.endReason,
+          ended_at: entry.endedAt?.toISOString() ?? null,
+          created_at: entry.createdAt.toISOString(),
+        })),
+      };
+    },
+  );
 
-  app.patch<{ Params: { id: string } }>('/v1/sessions/:id', withContract({ summary: 'Change a session queue mode', tags: ['sessions'], params: idParams, body: sessionPatch, response: { 200: sessionRecordSchema } }), async (request, reply) => {
-    const parsed = sessionPatch.safeParse(request.body ?? {});
-    if (!parsed.success) {
-      return sendError(reply, 400, 'invalid_request', `queue_mode: expected one of ${QUEUE_MODES.join(', ')}`, 'queue_mode');
-    }
-    const mode = parsed.data.queue_mode;
-    if (!(await setQueueMode(db, request.params.id, mode))) return sendError(reply, 404, 'not_found', 'no such session');
-    return sessionView(db, request.params.id);
-  });
+  app.patch<{ Params: { id: string } }>(
+    '/v1/sessions/:id',
+    withContract({ summary: 'Change a session queue mode', tags: ['sessions'], params: idParams, body: sessionPatch, response: { 200: sessionRecordSchema } }),
+    async (request, reply) => {
+      const parsed = sessionPatch.safeParse(request.body ?? {});
+      if (!parsed.success) {
+        return sendError(reply, 400, 'invalid_request', `queue_mode: expected one of ${QUEUE_MODES.join(', ')}`, 'queue_mode');
+      }
+      const mode = parsed.data.queue_mode;
+      if (!(await setQueueMode(db, request.params.id, mode))) return sendError(reply, 404, 'not_found', 'no such session');
+      return sessionView(db, request.params.id);
+    },
+  );
 }

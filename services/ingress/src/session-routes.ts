@@ -32,7 +32,10 @@ const SESSION_PLATFORMS = [
 const name = z.string().trim().min(1).max(256);
 const listQuery = z.strictObject({
   profile: name.optional(),
-  platform: z.string().regex(/^[a-z_]{1,32}$/, { error: 'expected a platform name' }).optional(),
+  platform: z
+    .string()
+    .regex(/^[a-z_]{1,32}$/, { error: 'expected a platform name' })
+    .optional(),
   user_id: name.optional(),
   chat_id: name.optional(),
   state: z.enum(['live', 'ended']).optional(),
@@ -43,13 +46,20 @@ const listQuery = z.strictObject({
   subagents: z.enum(['true', 'false'], { error: 'expected true or false' }).optional(),
 });
 
-const seq = z.coerce.number({ error: 'expected a message seq' }).int().min(0).max(2 ** 31 - 1);
+const seq = z.coerce
+  .number({ error: 'expected a message seq' })
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
 const pageQuery = z
   .strictObject({
     limit: z.coerce.number({ error: 'expected a number' }).int().min(1).max(MAX_PAGE).optional(),
     before: seq.optional(),
     after: seq.optional(),
-    around: z.string().regex(/^[0-9]{1,18}$/, { error: 'expected a message id' }).optional(),
+    around: z
+      .string()
+      .regex(/^[0-9]{1,18}$/, { error: 'expected a message id' })
+      .optional(),
   })
   .refine((query) => [query.before, query.after, query.around].filter((value) => value !== undefined).length <= 1, {
     error: 'before, after and around: give at most one',
@@ -139,28 +149,41 @@ export function registerSessionRoutes(app: FastifyInstance, reads: ReadRouting):
       return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
     }
     const query = parsed.data;
-    const filter = { profileId: query.profile, platform: query.platform, userId: query.user_id === undefined ? undefined : apiUserId(query.user_id), chatId: query.chat_id, state: query.state, parentSessionId: query.parent_id, beforeSessionId: query.before, subagents: query.subagents === 'true' };
+    const filter = {
+      profileId: query.profile,
+      platform: query.platform,
+      userId: query.user_id === undefined ? undefined : apiUserId(query.user_id),
+      chatId: query.chat_id,
+      state: query.state,
+      parentSessionId: query.parent_id,
+      beforeSessionId: query.before,
+      subagents: query.subagents === 'true',
+    };
     const { db } = await readDbFor(reads, request);
     const page = await listSessions(db, filter, query.limit);
     const last = page.sessions.at(-1);
     return { sessions: page.sessions.map(summaryView), next_before: page.more && last ? last.id : null, platforms: SESSION_PLATFORMS };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/messages', withContract({ summary: 'A session transcript, whole or by keyset pages on seq', tags: ['sessions'], params: idParams, querystring: pageQuery, response: { 200: transcriptPage } }), async (request, reply) => {
-    if (!isUuid(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
-    const parsed = pageQuery.safeParse(request.query ?? {});
-    if (!parsed.success) {
-      const issue = queryIssue(parsed.error);
-      return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
-    }
-    const { db } = await readDbFor(reads, request);
-    const sessionId = request.params.id;
-    if (!(await sessionExists(db, sessionId))) return sendError(reply, 404, 'not_found', 'no such session');
-    const query = parsed.data;
-    const paged = query.limit !== undefined || query.before !== undefined || query.after !== undefined || query.around !== undefined;
-    if (!paged) return { messages: await messageViews(db, sessionId, await loadTranscript(db, sessionId)) };
-    const page = await loadTranscriptPage(db, sessionId, anchorOf(query), query.limit ?? 100);
-    if (!page) return sendError(reply, 404, 'not_found', 'around: no such message in this session', 'around');
-    return { messages: await messageViews(db, sessionId, page.messages), has_before: page.hasBefore, has_after: page.hasAfter };
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/sessions/:id/messages',
+    withContract({ summary: 'A session transcript, whole or by keyset pages on seq', tags: ['sessions'], params: idParams, querystring: pageQuery, response: { 200: transcriptPage } }),
+    async (request, reply) => {
+      if (!isUuid(request.params.id)) return sendError(reply, 404, 'not_found', 'no such session');
+      const parsed = pageQuery.safeParse(request.query ?? {});
+      if (!parsed.success) {
+        const issue = queryIssue(parsed.error);
+        return sendError(reply, 400, 'invalid_request', issue.message, issue.field);
+      }
+      const { db } = await readDbFor(reads, request);
+      const sessionId = request.params.id;
+      if (!(await sessionExists(db, sessionId))) return sendError(reply, 404, 'not_found', 'no such session');
+      const query = parsed.data;
+      const paged = query.limit !== undefined || query.before !== undefined || query.after !== undefined || query.around !== undefined;
+      if (!paged) return { messages: await messageViews(db, sessionId, await loadTranscript(db, sessionId)) };
+      const page = await loadTranscriptPage(db, sessionId, anchorOf(query), query.limit ?? 100);
+      if (!page) return sendError(reply, 404, 'not_found', 'around: no such message in this session', 'around');
+      return { messages: await messageViews(db, sessionId, page.messages), has_before: page.hasBefore, has_after: page.hasAfter };
+    },
+  );
 }

@@ -43,18 +43,24 @@ export function registerSignInRoutes(app: FastifyInstance, options: SignInOption
     oidc: oidc !== undefined,
   }));
 
-  app.post('/v1/auth/sign-in', withContract({ summary: 'Sign in to the console with a personal token', tags: ['sign-in'], body: tokenSignIn, response: { 200: signedInView } }), async (request, reply) => {
-    const body = tokenSignIn.safeParse(request.body);
-    if (!body.success) return sendInvalid(reply, body.error);
-    const verified = await verifyToken(options.db, body.data.token);
-    const person = verified ? await getPerson(options.db, verified.personId) : undefined;
-    if (!person) return sendError(reply, 401, 'unauthorized', 'that is not a valid personal token (herald tokens create --person ID makes one)');
-    const session = await startConsoleSession(options.db, person.id, 'token', hours);
-    sessionCookie(reply, session.secret, hours * 3600);
-    return { person: { id: person.id, display_name: person.displayName, key: person.key }, grants: person.grants, csrf_token: session.csrfToken, via: 'token' };
-  });
+  app.post(
+    '/v1/auth/sign-in',
+    withContract({ summary: 'Sign in to the console with a personal token', tags: ['sign-in'], body: tokenSignIn, response: { 200: signedInView } }),
+    async (request, reply) => {
+      const body = tokenSignIn.safeParse(request.body);
+      if (!body.success) return sendInvalid(reply, body.error);
+      const verified = await verifyToken(options.db, body.data.token);
+      const person = verified ? await getPerson(options.db, verified.personId) : undefined;
+      if (!person) return sendError(reply, 401, 'unauthorized', 'that is not a valid personal token (herald tokens create --person ID makes one)');
+      const session = await startConsoleSession(options.db, person.id, 'token', hours);
+      sessionCookie(reply, session.secret, hours * 3600);
+      return { person: { id: person.id, display_name: person.displayName, key: person.key }, grants: person.grants, csrf_token: session.csrfToken, via: 'token' };
+    },
+  );
 
-  app.get('/v1/auth/session', withContract({ summary: 'Who is signed in, and the CSRF token for state-changing calls', tags: ['sign-in'], response: { 200: signedInView } }), async (request) => describe(options.db, principalOfRequest(request), request));
+  app.get('/v1/auth/session', withContract({ summary: 'Who is signed in, and the CSRF token for state-changing calls', tags: ['sign-in'], response: { 200: signedInView } }), async (request) =>
+    describe(options.db, principalOfRequest(request), request),
+  );
 
   app.delete('/v1/auth/session', withContract({ summary: 'Sign out: the console session ends on the server', tags: ['sign-in'], response: { 204: noContent } }), async (request, reply) => {
     const secret = cookieOf(request, SESSION_COOKIE);
@@ -89,7 +95,13 @@ function lazyOidc(options: SignInOptions): () => Promise<OidcClient> {
 }
 
 /** Single sign-on's two routes; without a provider configured they say so (404), so the API's shape does not depend on settings. */
-function registerOidcRoutes(app: FastifyInstance, options: SignInOptions, client: (() => Promise<OidcClient>) | undefined, signedIn: (reply: FastifyReply, secret: string) => void, secure: boolean): void {
+function registerOidcRoutes(
+  app: FastifyInstance,
+  options: SignInOptions,
+  client: (() => Promise<OidcClient>) | undefined,
+  signedIn: (reply: FastifyReply, secret: string) => void,
+  secure: boolean,
+): void {
   const off = (reply: FastifyReply) => sendError(reply, 404, 'not_found', 'single sign-on is not configured here (HERALD_OIDC_ISSUER, HERALD_OIDC_CLIENT_ID, HERALD_OIDC_CLIENT_SECRET)');
   const pendingCookie = (reply: FastifyReply, value: string, maxAge: number) => setCookie(reply, PENDING_COOKIE, value, { secure, sameSite: 'Lax', path: CALLBACK_PATH, maxAge });
   const backToConsole = (reply: FastifyReply, error?: string) => reply.redirect(error === undefined ? CONSOLE_PATH : `${CONSOLE_PATH}?signin_error=${encodeURIComponent(error)}`, 303);

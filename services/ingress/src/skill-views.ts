@@ -12,10 +12,7 @@ export function summaryView(skill: SkillSummary) {
     created_by: skill.createdBy,
     // 'builtin': Herald's own skill (skills/ in the repository), with its version and state.
     origin: skill.builtin === null ? 'profile' : 'builtin',
-    builtin:
-      skill.builtin === null
-        ? null
-        : { version: skill.builtin.version, edited: skill.builtin.edited, offered_version: skill.builtin.offeredVersion },
+    builtin: skill.builtin === null ? null : { version: skill.builtin.version, edited: skill.builtin.edited, offered_version: skill.builtin.offeredVersion },
     updated_at: skill.updatedAt.toISOString(),
     shared: skill.shared,
     owner_id: skill.ownerId,

@@ -31,7 +31,12 @@ function bound(end: boolean) {
 const groupList = z
   .union([z.string(), z.array(z.string())])
   .default('day')
-  .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((part) => part.split(',')).map((part) => part.trim()).filter((part) => part !== ''))
+  .transform((value) =>
+    (Array.isArray(value) ? value : [value])
+      .flatMap((part) => part.split(','))
+      .map((part) => part.trim())
+      .filter((part) => part !== ''),
+  )
   .refine((groups): groups is UsageGroup[] => groups.length > 0 && groups.every((group) => (USAGE_GROUPS as readonly string[]).includes(group)), { error: GROUP_HINT });
 
 /** An empty parameter (`from=&to=`) is the same as none: the default applies. */
@@ -102,12 +107,18 @@ function budgetTarget(params: { scope: string; subject: string }): { scope: 'per
 }
 
 function registerBudgets(app: FastifyInstance, db: Db, defaults: BudgetDefaults): void {
-  app.get('/v1/budgets', withContract({ summary: 'The money budgets: the defaults and each person\'s or profile\'s own', tags: ['usage'], response: { 200: budgetList } }), async () => ({
+  app.get('/v1/budgets', withContract({ summary: "The money budgets: the defaults and each person's or profile's own", tags: ['usage'], response: { 200: budgetList } }), async () => ({
     defaults: { person_day: defaults.personDay, person_month: defaults.personMonth, profile_day: defaults.profileDay, profile_month: defaults.profileMonth },
     budgets: (await listBudgets(db)).map(budgetJson),
   }));
 
-  const put = { summary: 'Set a person\'s or a profile\'s budgets per day and month (US dollars; null: the default; 0: off)', tags: ['usage'], params: budgetParams, body: budgetBody, response: { 200: budgetView } };
+  const put = {
+    summary: "Set a person's or a profile's budgets per day and month (US dollars; null: the default; 0: off)",
+    tags: ['usage'],
+    params: budgetParams,
+    body: budgetBody,
+    response: { 200: budgetView },
+  };
   app.put<{ Params: { scope: string; subject: string } }>('/v1/budgets/:scope/:subject', withContract(put), async (request, reply) => {
     const target = budgetTarget(request.params);
     if ('field' in target) return sendError(reply, 400, 'invalid_request', target.message, target.field);
@@ -119,7 +130,7 @@ function registerBudgets(app: FastifyInstance, db: Db, defaults: BudgetDefaults)
     return budgetJson(await setBudget(db, target.scope, target.subject, body.data.per_day ?? null, body.data.per_month ?? null));
   });
 
-  const remove = { summary: 'Remove a person\'s or a profile\'s own budgets (the defaults apply again)', tags: ['usage'], params: budgetParams, response: { 204: noContent } };
+  const remove = { summary: "Remove a person's or a profile's own budgets (the defaults apply again)", tags: ['usage'], params: budgetParams, response: { 204: noContent } };
   app.delete<{ Params: { scope: string; subject: string } }>('/v1/budgets/:scope/:subject', withContract(remove), async (request, reply) => {
     const target = budgetTarget(request.params);
     if ('field' in target) return sendError(reply, 400, 'invalid_request', target.message, target.field);

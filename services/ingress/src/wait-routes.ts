@@ -16,7 +16,6 @@ import { withContract } from './contracts/route-contract.ts';
 import { idParams } from './contracts/common.ts';
 import { waitList, waitView as waitViewSchema } from './contracts/message-views.ts';
 
-
 // Who answers: the person whose turn asked or an operator (HERALD_OPERATORS); a bare id is the
 // API's own (`u1` is `api:u1`), a qualified one names its platform (`telegram:42`).
 const answerer = z.string().trim().min(1).max(256).optional();
@@ -42,18 +41,24 @@ interface WaitRouteDependencies {
 export function registerWaitRoutes(app: FastifyInstance, deps: WaitRouteDependencies): void {
   const { db } = deps;
 
-  app.get<{ Params: { id: string } }>('/v1/sessions/:id/waits', withContract({ summary: 'A session waits (approvals and questions)', tags: ['waits'], params: idParams, response: { 200: waitList } }), async (request, reply) => {
-    if (!(await sessionExists(db, request.params.id))) return sendError(reply, 404, 'not_found', 'no such session');
-    return { waits: (await listWaits(db, request.params.id)).map(waitView) };
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/sessions/:id/waits',
+    withContract({ summary: 'A session waits (approvals and questions)', tags: ['waits'], params: idParams, response: { 200: waitList } }),
+    async (request, reply) => {
+      if (!(await sessionExists(db, request.params.id))) return sendError(reply, 404, 'not_found', 'no such session');
+      return { waits: (await listWaits(db, request.params.id)).map(waitView) };
+    },
+  );
 
   app.get<{ Params: { id: string } }>('/v1/waits/:id', withContract({ summary: 'A wait', tags: ['waits'], params: idParams, response: { 200: waitViewSchema } }), async (request, reply) => {
     const wait = await getWait(db, request.params.id);
     return wait ? waitView(wait) : sendError(reply, 404, 'not_found', 'no such wait');
   });
 
-  app.post<{ Params: { id: string } }>('/v1/waits/:id', withContract({ summary: 'Answer a wait: approve or deny a call, or answer a question', tags: ['waits'], params: idParams, body: answerBody, response: { 200: waitViewSchema } }), (request, reply) =>
-    answerWait(deps, request, reply),
+  app.post<{ Params: { id: string } }>(
+    '/v1/waits/:id',
+    withContract({ summary: 'Answer a wait: approve or deny a call, or answer a question', tags: ['waits'], params: idParams, body: answerBody, response: { 200: waitViewSchema } }),
+    (request, reply) => answerWait(deps, request, reply),
   );
 }
 
@@ -103,9 +108,7 @@ async function answerWait(deps: WaitRouteDependencies, request: FastifyRequest<{
   }
   const [session] = await wakeGenerations(db, [sessionId]);
   if (!session) throw new Error(`session ${sessionId} of wait ${wait.id} is gone`);
-  await enqueueWake(deps.queue, sessionId, session.wakeGeneration).catch((error: unknown) =>
-    deps.logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
-  );
+  await enqueueWake(deps.queue, sessionId, session.wakeGeneration).catch((error: unknown) => deps.logger.warn({ err: error, sessionId }, 'wake-up enqueue failed; the reconciler will retry'));
   const updated = await getWait(db, wait.id);
   return updated ? waitView(updated) : sendError(reply, 404, 'not_found', 'no such wait');
 }

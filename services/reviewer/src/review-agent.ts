@@ -135,11 +135,7 @@ function reviewTools(deps: ReviewAgentDependencies, run: ReviewRun, platform: st
  * cache. Only memory and skill tools may execute; their writes are fenced by the run's attempt, so a run that a later one took over writes nothing.
  * Nothing is written to the session's transcript.
  */
-export async function runReview(
-  deps: ReviewAgentDependencies,
-  run: ReviewRun,
-  signal: AbortSignal,
-): Promise<Omit<ReviewResult, 'status' | 'error'>> {
+export async function runReview(deps: ReviewAgentDependencies, run: ReviewRun, signal: AbortSignal): Promise<Omit<ReviewResult, 'status' | 'error'>> {
   const review = run.review;
   const { system, platform, history } = await reviewConversation(deps.db, review);
   const tools = reviewTools(deps, run, platform, signal);
@@ -181,7 +177,6 @@ export async function runReview(
   });
   await count(result.finalCall);
   if (result.outcome === 'provider_error') throw new ReviewRunError(result.text);
-  const summary =
-    result.outcome === 'iteration_limit' ? `stopped at the review's cap of ${REVIEW_MAX_ITERATIONS} steps` : result.text.trim();
+  const summary = result.outcome === 'iteration_limit' ? `stopped at the review's cap of ${REVIEW_MAX_ITERATIONS} steps` : result.text.trim();
   return { actions, summary: summary === '' ? null : summary.slice(0, 2000), usage };
 }

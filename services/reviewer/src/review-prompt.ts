@@ -7,10 +7,7 @@ export const REVIEW_TOOL_NAMES: readonly string[] = ['memory', 'skills_list', 's
 export const REVIEW_MAX_ITERATIONS = 16;
 
 export function refusedToolResult(name: string): string {
-  return (
-    `Tool '${name}' is not available in background review: only memory and skill tools ` +
-    `(${REVIEW_TOOL_NAMES.join(', ')}) may run here. Nothing was executed.`
-  );
+  return `Tool '${name}' is not available in background review: only memory and skill tools ` + `(${REVIEW_TOOL_NAMES.join(', ')}) may run here. Nothing was executed.`;
 }
 
 const MEMORY_PART = `## Memory
@@ -32,10 +29,7 @@ You must view a skill file with skill_view before you patch or rewrite it. Do no
  * so every earlier byte of the request matches what the session sent and hits the prefix cache.
  */
 export function reviewInstruction(kinds: readonly ReviewKind[]): string {
-  const parts = [
-    '[Background review] The conversation above has ended for now. Review it and save what is worth keeping. ' +
-      'Be active: saving nothing should be a judgement, not the default.',
-  ];
+  const parts = ['[Background review] The conversation above has ended for now. Review it and save what is worth keeping. ' + 'Be active: saving nothing should be a judgement, not the default.'];
   if (kinds.includes('memory')) parts.push(MEMORY_PART);
   if (kinds.includes('skill')) parts.push(SKILL_PART);
   parts.push(

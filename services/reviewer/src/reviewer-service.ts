@@ -1,18 +1,7 @@
 import type { Config, Logger, PriceTable } from '@herald/core';
 import { recordDeadLetter, recordReview } from '@herald/telemetry';
 import type { Provider } from '@herald/agent';
-import {
-  finishReview,
-  giveUpReview,
-  handBackReview,
-  openReviews,
-  REVIEW_DEAD_LETTER_QUEUE,
-  REVIEW_QUEUE,
-  reviewQueues,
-  ReviewSupersededError,
-  sendReviewJob,
-  startReviewRun,
-} from '@herald/knowledge';
+import { finishReview, giveUpReview, handBackReview, openReviews, REVIEW_DEAD_LETTER_QUEUE, REVIEW_QUEUE, reviewQueues, ReviewSupersededError, sendReviewJob, startReviewRun } from '@herald/knowledge';
 import type { ReviewJob, ReviewRun } from '@herald/knowledge';
 import { isConnectionError } from '@herald/db';
 import type { Db } from '@herald/db';

@@ -71,9 +71,7 @@ export class CronService {
       this.#jobs.consume<CronFireJob>(CRON_FIRE_QUEUE, { concurrency, pollMs: tickMs }, (job) => this.#fire(job));
       this.#jobs.consume<CronFinishJob>(CRON_FINISH_QUEUE, { concurrency: 2, pollMs: tickMs }, (job) => this.#finish(job.data.eventId));
       this.#jobs.consume<CronFireJob>(CRON_FIRE_DEAD_LETTER_QUEUE, { concurrency: 1, pollMs: sweepIntervalMs }, (job) => this.#fireDeadLettered(job));
-      this.#jobs.consume<CronFinishJob>(CRON_FINISH_DEAD_LETTER_QUEUE, { concurrency: 1, pollMs: sweepIntervalMs }, (job) =>
-        this.#finishDeadLettered(job),
-      );
+      this.#jobs.consume<CronFinishJob>(CRON_FINISH_DEAD_LETTER_QUEUE, { concurrency: 1, pollMs: sweepIntervalMs }, (job) => this.#finishDeadLettered(job));
       this.#sweepTimer = setInterval(() => void this.sweep(), sweepIntervalMs);
     })();
     return this.#started;
@@ -97,9 +95,7 @@ export class CronService {
     }
     for (const run of dispatched) {
       // Committed already: a failed enqueue is picked up by the reconciler sweep.
-      await enqueueWake(queue, run.sessionId, run.wakeGeneration).catch((error: unknown) =>
-        logger.warn({ err: error, runId: run.runId }, 'wake-up enqueue failed; the reconciler will retry'),
-      );
+      await enqueueWake(queue, run.sessionId, run.wakeGeneration).catch((error: unknown) => logger.warn({ err: error, runId: run.runId }, 'wake-up enqueue failed; the reconciler will retry'));
     }
     for (let i = 0; i < dispatched.length; i++) recordCronFire('fired');
     if (dispatched.length > 0) logger.info({ dispatched: dispatched.length }, 'cron runs started');

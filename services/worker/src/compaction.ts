@@ -14,11 +14,8 @@ import { recordCompression } from '@herald/telemetry';
 // the lineage commit is commitCompaction (libs/session).
 
 export const UNAVAILABLE_NOTICE =
-  'Note: this conversation is getting long, and I could not reach the summary model to compress it. ' +
-  'It goes on as it is for now; if answers start failing, send /compress or /new.';
-export const THRASHING_NOTICE =
-  'Note: this conversation is too long to compress any further. Send /new to start a fresh session ' +
-  '(earlier sessions stay searchable).';
+  'Note: this conversation is getting long, and I could not reach the summary model to compress it. ' + 'It goes on as it is for now; if answers start failing, send /compress or /new.';
+export const THRASHING_NOTICE = 'Note: this conversation is too long to compress any further. Send /new to start a fresh session ' + '(earlier sessions stay searchable).';
 /** Compressions in a row that do not bring a session under the threshold before it stops trying (Hermes). */
 export const MAX_INEFFECTIVE = 2;
 const SUMMARISER_SYSTEM = 'You write compact, faithful summaries of conversations for an assistant to continue from.';
@@ -80,8 +77,7 @@ export function autoTrigger(config: Config, budget: ContextBudget, size: Session
 }
 
 export type CompactionOutcome =
-  | { kind: 'compressed'; childId: string; summarised: number; fallback: boolean; tokensBefore: number; tokensAfter: number }
-  | { kind: 'unchanged'; reason: string; notice: string | undefined };
+  { kind: 'compressed'; childId: string; summarised: number; fallback: boolean; tokensBefore: number; tokensAfter: number } | { kind: 'unchanged'; reason: string; notice: string | undefined };
 
 function toNewMessage(message: ChatMessage): NewMessage {
   if (message.role === 'tool') return { role: 'tool', content: message.content, toolCallId: message.tool_call_id, toolName: message.name };

@@ -10,11 +10,7 @@ import { recordTurn, setSpanAttributes, withSpan } from '@herald/telemetry';
 import { runTurn } from './turn-runner.ts';
 import type { TurnControl, TurnDependencies, TurnResult } from './turn-context.ts';
 
-export type DrainResult =
-  | { kind: 'busy' }
-  | { kind: 'drained'; turns: number }
-  | { kind: 'lease-lost'; turns: number }
-  | { kind: 'stopped'; turns: number };
+export type DrainResult = { kind: 'busy' } | { kind: 'drained'; turns: number } | { kind: 'lease-lost'; turns: number } | { kind: 'stopped'; turns: number };
 
 /**
  * The events the next turn takes: a crashed turn's own events first; in collect mode everything
@@ -110,12 +106,7 @@ export async function drainSession(options: DrainOptions, sessionId: string, log
   return result.kind === 'busy' && turns > 0 ? { kind: 'drained', turns } : 'turns' in result ? { ...result, turns: result.turns + turns } : result;
 }
 
-async function drainOne(
-  options: DrainOptions,
-  sessionId: string,
-  logger: Logger,
-  compacted: Set<string>,
-): Promise<DrainResult | { kind: 'moved'; childId: string; turns: number }> {
+async function drainOne(options: DrainOptions, sessionId: string, logger: Logger, compacted: Set<string>): Promise<DrainResult | { kind: 'moved'; childId: string; turns: number }> {
   const { db, config } = options;
   const lease = await claimLease(db, sessionId, options.owner, config.roles.worker.leaseTtlMs);
   if (!lease) return { kind: 'busy' };
@@ -193,9 +184,12 @@ function keepLease(ttlMs: number, db: DrainOptions['db'], lease: Lease, logger: 
     else lost.abort(new LeaseLostError(sessionId));
     return held;
   };
-  const renew = setInterval(() => {
-    renewNow().catch((error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'));
-  }, Math.max(250, Math.floor(ttlMs / 3)));
+  const renew = setInterval(
+    () => {
+      renewNow().catch((error: unknown) => logger.warn({ err: error, sessionId }, 'lease renewal failed; will retry'));
+    },
+    Math.max(250, Math.floor(ttlMs / 3)),
+  );
   const ensureLease = async () => {
     if (performance.now() - renewedAt <= ttlMs / 2) return;
     if (!(await renewNow())) throw new LeaseLostError(sessionId);
@@ -204,14 +198,7 @@ function keepLease(ttlMs: number, db: DrainOptions['db'], lease: Lease, logger: 
 }
 
 /** One turn, counted by outcome with its wall time, and traced. */
-function measuredTurn(
-  options: DrainOptions,
-  lease: Lease,
-  session: LeasedSession,
-  queueMode: QueueMode,
-  events: PendingEvent[],
-  control: TurnControl,
-): Promise<TurnResult> {
+function measuredTurn(options: DrainOptions, lease: Lease, session: LeasedSession, queueMode: QueueMode, events: PendingEvent[], control: TurnControl): Promise<TurnResult> {
   const started = performance.now();
   return withSpan('herald.turn', { 'herald.session_id': lease.sessionId, 'herald.events': events.length }, async () => {
     const result = await runTurn(options, lease, session, queueMode, events, control);

@@ -58,8 +58,6 @@ export async function wakeParentOf(db: Db, queue: RunQueue, platform: string, se
 export async function wakeSessions(db: Db, queue: RunQueue, sessionIds: string[], logger: Logger): Promise<void> {
   if (sessionIds.length === 0) return;
   for (const row of await wakeGenerations(db, sessionIds)) {
-    await enqueueWake(queue, row.sessionId, row.wakeGeneration).catch((error: unknown) =>
-      logger.warn({ err: error, sessionId: row.sessionId }, 'wake-up enqueue failed; the reconciler will retry'),
-    );
+    await enqueueWake(queue, row.sessionId, row.wakeGeneration).catch((error: unknown) => logger.warn({ err: error, sessionId: row.sessionId }, 'wake-up enqueue failed; the reconciler will retry'));
   }
 }

@@ -18,14 +18,11 @@ interface AttachmentDependencies {
  * go to a model that takes them as image content; to one that does not, a line saying so. Only this
  * turn's messages get images: later turns read the text line, not the picture again.
  */
-export async function withAttachments(
-  deps: AttachmentDependencies,
-  workspace: string,
-  provider: Provider,
-  events: readonly PendingEvent[],
-  history: ChatMessage[],
-): Promise<ChatMessage[]> {
-  const byEvent = await eventAttachments(deps.db, events.filter((event) => mayCarryFiles(event.text)).map((event) => event.id));
+export async function withAttachments(deps: AttachmentDependencies, workspace: string, provider: Provider, events: readonly PendingEvent[], history: ChatMessage[]): Promise<ChatMessage[]> {
+  const byEvent = await eventAttachments(
+    deps.db,
+    events.filter((event) => mayCarryFiles(event.text)).map((event) => event.id),
+  );
   if (byEvent.size === 0) return history;
   // Images go scaled down to the provider's limits; without vision, none go at all.
   const limits = modelTakesImages(provider.model, deps.config.attachments.vision) ? imageLimitsFor(provider.name) : undefined;

@@ -37,8 +37,7 @@ export type BeforeTurn =
 
 export function compressedReply(summarised: number, focus: string | undefined): string {
   return (
-    `Compressed: ${summarised} earlier messages are now a summary${focus ? ` (with extra weight on ${focus})` : ''}, ` +
-    'and this chat goes on in a new session. Earlier messages stay searchable.'
+    `Compressed: ${summarised} earlier messages are now a summary${focus ? ` (with extra weight on ${focus})` : ''}, ` + 'and this chat goes on in a new session. Earlier messages stay searchable.'
   );
 }
 
@@ -64,7 +63,13 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: readonly Pen
   if (tc.systemPrompt === null) return { kind: 'go', note: undefined };
   const state = await loadTranscriptState(deps.db, lease.sessionId, deps.transcripts);
   const history = toChatMessages(state.messages);
-  const size = sessionSize(state, tc.systemPrompt, history, events.map((e) => e.text), deps.tools);
+  const size = sessionSize(
+    state,
+    tc.systemPrompt,
+    history,
+    events.map((e) => e.text),
+    deps.tools,
+  );
   const budget = contextBudget(deps.config, tc.model, deps.contextTokens);
   const trigger = autoTrigger(deps.config, budget, size);
   if (trigger === undefined) {

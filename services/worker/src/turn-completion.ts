@@ -73,9 +73,7 @@ export interface HandOverDependencies extends CompletionDependencies {
  * `?wait=N` callers, records the rest of the completion event, and wakes a child's parent.
  */
 export async function handOverTurn(deps: HandOverDependencies, result: TurnResult): Promise<void> {
-  await publishTurnDone(deps.bus, deps.queuePrefix, result.eventIds).catch((error: unknown) =>
-    deps.logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'),
-  );
+  await publishTurnDone(deps.bus, deps.queuePrefix, result.eventIds).catch((error: unknown) => deps.logger.warn({ err: error }, 'turn-done notice failed; waiters fall back to polling'));
   await emitTurnCompletion(deps, result);
   const { queue } = deps;
   if (queue && result.turn) await wakeParentOf(deps.db, queue, result.turn.platform, result.turn.sessionId, deps.logger);

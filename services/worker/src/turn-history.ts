@@ -18,11 +18,9 @@ export async function readHistory(turn: TurnContext, provider: Provider): Promis
   const history = await withAttachments(deps, turn.shape.workspace, provider, events, stored);
   if (deps.recall === null || !turn.shape.recall) return history;
   const last = events[events.length - 1];
-  const snippets = await deps.recall
-    .recall({ profileId: session.profileId, userId: last?.userId ?? '', sessionId, text: events.map((e) => e.text).join('\n') })
-    .catch((error: unknown) => {
-      deps.logger.warn({ err: error, sessionId }, 'recall failed; answering without it');
-      return [];
-    });
+  const snippets = await deps.recall.recall({ profileId: session.profileId, userId: last?.userId ?? '', sessionId, text: events.map((e) => e.text).join('\n') }).catch((error: unknown) => {
+    deps.logger.warn({ err: error, sessionId }, 'recall failed; answering without it');
+    return [];
+  });
   return withRecall(history, snippets);
 }

@@ -75,9 +75,7 @@ export class TurnHooks {
     const { db, sessionId, turnId } = this.#scope;
     if (!(await isOnlyTurnOfSession(db, sessionId, turnId)) || (await this.#firing('', 'on_session_start'))) return;
     await this.observe('on_session_start', {}, 'session_start');
-    await this.#scope.write((trx) =>
-      recordHookFiring(trx, turnId, '', 'on_session_start'),
-    );
+    await this.#scope.write((trx) => recordHookFiring(trx, turnId, '', 'on_session_start'));
   }
 
   /**
@@ -87,9 +85,7 @@ export class TurnHooks {
   async once(event: HookEvent, extra: Record<string, unknown>): Promise<void> {
     if (!this.#set.has(event) || (await this.#firing('', event))) return;
     await this.observe(event, extra, event);
-    await this.#scope.write((trx) =>
-      recordHookFiring(trx, this.#scope.turnId, '', event),
-    );
+    await this.#scope.write((trx) => recordHookFiring(trx, this.#scope.turnId, '', event));
   }
 
   #where(toolCallId?: string) {
@@ -144,9 +140,7 @@ export class TurnHooks {
     const wait = await findWait(this.#scope.db, this.#scope.turnId, call.id);
     if (!wait || wait.kind !== 'approval' || wait.status === 'pending' || (await this.#firing(call.id, 'post_approval_response'))) return;
     await this.observe('post_approval_response', { tool_name: call.name, tool_call_id: call.id, wait_id: wait.id, status: wait.status, answered_by: wait.answeredBy }, `${call.id}:answer`);
-    await this.#scope.write((trx) =>
-      recordHookFiring(trx, this.#scope.turnId, call.id, 'post_approval_response'),
-    );
+    await this.#scope.write((trx) => recordHookFiring(trx, this.#scope.turnId, call.id, 'post_approval_response'));
   }
 
   async #execute(runner: GatedRunner, call: ToolCall, signal: AbortSignal): Promise<ToolRunOutcome<WaitRequest>> {

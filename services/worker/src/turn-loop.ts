@@ -42,10 +42,19 @@ function injectedMessages(db: Db, write: FencedWrite, sessionId: string, turnId:
     const pending = await pendingMessages(db, sessionId);
     if (pending.length === 0) return [];
     return write(async (trx) => {
-      const claimed = await claimForTurn(trx, pending.map((event) => event.id), turnId);
+      const claimed = await claimForTurn(
+        trx,
+        pending.map((event) => event.id),
+        turnId,
+      );
       const ids = new Set(claimed.map((row) => row.id));
       const joined = pending.filter((event) => ids.has(event.id));
-      await appendMessages(trx, sessionId, turnId, joined.map((event) => ({ role: 'user' as const, content: event.text, owner: event.user_id })));
+      await appendMessages(
+        trx,
+        sessionId,
+        turnId,
+        joined.map((event) => ({ role: 'user' as const, content: event.text, owner: event.user_id })),
+      );
       for (const event of joined) eventIds.push(event.id);
       return joined.map((event): ChatMessage => ({ role: 'user', content: event.text }));
     });
@@ -171,7 +180,13 @@ function loopOptions(
       ...(pollInjected ? { pollInjected } : {}),
       onToolStep: (step, call) => recordStep(db, lease, turnId, [{ role: 'assistant', content: step.content, toolCalls: step.tool_calls }], modelCallRow(call, deps.prices)),
       onToolResults: (results) =>
-        recordResults(db, lease, turnId, results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })), hooks?.takeAudit() ?? []),
+        recordResults(
+          db,
+          lease,
+          turnId,
+          results.map((r) => ({ role: 'tool' as const, content: r.content, toolCallId: r.tool_call_id, toolName: r.name })),
+          hooks?.takeAudit() ?? [],
+        ),
     },
   };
 }

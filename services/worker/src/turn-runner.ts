@@ -24,8 +24,7 @@ export const NO_MODEL_REPLY =
 
 export const STOPPED_REPLY = 'Stopped. Send a new message when you are ready.';
 
-export const INTERNAL_ERROR_REPLY =
-  'Sorry, something went wrong on my side while answering. The error is logged; please try again.';
+export const INTERNAL_ERROR_REPLY = 'Sorry, something went wrong on my side while answering. The error is logged; please try again.';
 
 /** Known already when compactBeforeTurn read the session's size this turn; read once otherwise. */
 async function compactionAllowed(db: Db, sessionId: string, ineffective: number | undefined): Promise<boolean> {
@@ -40,14 +39,7 @@ async function compactionAllowed(db: Db, sessionId: string, ineffective: number 
  * step, and endTurn stores the reply on the events (or parkTurn parks it on a person). Every write
  * is one call of a turn function that checks the lease token first.
  */
-export async function runTurn(
-  deps: TurnDependencies,
-  lease: Lease,
-  session: LeasedSession,
-  queueMode: QueueMode,
-  events: PendingEvent[],
-  control: TurnControl,
-): Promise<TurnResult> {
+export async function runTurn(deps: TurnDependencies, lease: Lease, session: LeasedSession, queueMode: QueueMode, events: PendingEvent[], control: TurnControl): Promise<TurnResult> {
   // The session's own tools (its MCP servers') join the registry before anything is offered.
   const input = { deps: await withSessionTools(deps, lease, session), lease, session, queueMode, events, control };
   const started = await setUpTurn(input);

@@ -10,13 +10,7 @@ import type { TurnCompaction } from './turn-compaction.ts';
 import type { TurnContext, TurnInput, TurnResult, TurnShape } from './turn-context.ts';
 import { shapeTurn } from './turn-shape.ts';
 
-function compactionFor(
-  input: TurnInput,
-  tools: { offered: readonly string[]; sent: readonly string[] },
-  shape: TurnShape,
-  models: TurnModels,
-  turnId: string,
-): TurnCompaction | undefined {
+function compactionFor(input: TurnInput, tools: { offered: readonly string[]; sent: readonly string[] }, shape: TurnShape, models: TurnModels, turnId: string): TurnCompaction | undefined {
   const { deps, lease, session, events } = input;
   const { provider } = shape;
   if (provider === null) return undefined;

@@ -53,7 +53,6 @@ export interface WorkerServiceOptions {
   profiles?: ProfileCache | undefined;
 }
 
-
 export class WorkerService {
   readonly #options: WorkerServiceOptions;
   readonly #owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -127,8 +126,7 @@ export class WorkerService {
         stopping: this.#stopping.signal,
         hardStop: this.#hardStop.signal,
         registerControl: (id, handler) => this.#control.register(id, handler),
-        onTurnDone: (turn) =>
-          handOverTurn({ ...this.#options, logger, bus: this.#options.transport.bus, queuePrefix: this.#options.config.redis.queuePrefix }, turn),
+        onTurnDone: (turn) => handOverTurn({ ...this.#options, logger, bus: this.#options.transport.bus, queuePrefix: this.#options.config.redis.queuePrefix }, turn),
       },
       sessionId,
       logger,

@@ -60,9 +60,10 @@ const TEMPLATE = `## Historical Task Snapshot
 
 /** The instruction to the summariser: a new snapshot, or an update of the previous one. */
 export function summaryPrompt(middle: ChatMessage[], budgetTokens: number, previous: string | undefined, focus: string | undefined): string {
-  const task = previous === undefined
-    ? 'Summarise the conversation below into this structured snapshot.'
-    : 'Update the previous snapshot with the conversation below that followed it: keep what still holds, move finished work to Completed Actions, and do not summarise the snapshot itself again.';
+  const task =
+    previous === undefined
+      ? 'Summarise the conversation below into this structured snapshot.'
+      : 'Update the previous snapshot with the conversation below that followed it: keep what still holds, move finished work to Completed Actions, and do not summarise the snapshot itself again.';
   return [
     `${task} Write in the language the person uses. Never copy secrets (API keys, tokens, passwords): write [redacted]. ` +
       `Keep facts, names, numbers, paths and commands exactly. At most about ${budgetTokens} tokens.` +

@@ -31,7 +31,11 @@ export function pruneToolOutputs(messages: ChatMessage[], keepFrom: number): Cha
 
 /** `[terminal] deployment "api" successfully rolled out… (3,400 chars, 47 lines)` */
 function oneLine(message: Extract<ChatMessage, { role: 'tool' }>): string {
-  const first = message.content.split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+  const first =
+    message.content
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? '';
   const lines = message.content.split('\n').length;
   const head = first.length > 120 ? `${first.slice(0, 120)}…` : first;
   return `[${message.name ?? 'tool'}] ${head} (${message.content.length.toLocaleString('en')} chars, ${lines} lines)`;

@@ -65,7 +65,8 @@ export class FailoverProvider implements Provider {
     const id = `${entry.ref}#${key.name}`;
     let client = this.#clients.get(id);
     if (!client) {
-      client = this.#options.create?.(entry, key.value) ??
+      client =
+        this.#options.create?.(entry, key.value) ??
         createProvider({ provider: entry.provider.type, model: entry.model, apiKey: key.value, baseURL: entry.provider.baseURL, timeoutMs: this.#options.timeoutMs });
       this.#clients.set(id, client);
     }

@@ -1,12 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type {
-  ContentBlockParam,
-  ImageBlockParam,
-  Message,
-  MessageCreateParamsNonStreaming,
-  MessageParam,
-  Tool as AnthropicTool,
-} from '@anthropic-ai/sdk/resources/messages';
+import type { ContentBlockParam, ImageBlockParam, Message, MessageCreateParamsNonStreaming, MessageParam, Tool as AnthropicTool } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatMessage, CompletionRequest, ImageInput, CompletionResult, FinishReason, Provider, ToolCall } from '../types.ts';
 import { ProviderError } from '../provider-error.ts';
 import { malformed, toProviderError } from './error-mapping.ts';
@@ -118,15 +111,18 @@ export class AnthropicProvider implements Provider {
    */
   #sdk(): Promise<Anthropic> {
     const options = this.#options;
-    this.#client ??= import('@anthropic-ai/sdk').then(({ default: Sdk }) => new Sdk({
-      apiKey: options.apiKey ?? 'unused',
-      baseURL: options.baseURL,
-      // Always explicit: without a timeout the SDK derives one from max_tokens and refuses
-      // non-streaming calls whose max_tokens might take over 10 minutes (about 21k tokens).
-      timeout: options.timeoutMs ?? 10 * 60_000,
-      maxRetries: 0,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-    }));
+    this.#client ??= import('@anthropic-ai/sdk').then(
+      ({ default: Sdk }) =>
+        new Sdk({
+          apiKey: options.apiKey ?? 'unused',
+          baseURL: options.baseURL,
+          // Always explicit: without a timeout the SDK derives one from max_tokens and refuses
+          // non-streaming calls whose max_tokens might take over 10 minutes (about 21k tokens).
+          timeout: options.timeoutMs ?? 10 * 60_000,
+          maxRetries: 0,
+          ...(options.fetch ? { fetch: options.fetch } : {}),
+        }),
+    );
     return this.#client;
   }
 

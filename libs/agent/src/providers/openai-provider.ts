@@ -1,22 +1,7 @@
-import OpenAI, {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-  OpenAIError,
-} from 'openai';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAIError } from 'openai';
 import { ProviderError } from '../provider-error.ts';
 import { kindForStatus, parseRetryAfterMs } from './error-mapping.ts';
-import type {
-  ChatMessage,
-  CompletionRequest,
-  CompletionResult,
-  FinishReason,
-  ImageInput,
-  Provider,
-  ToolCall,
-  ToolDefinition,
-} from '../types.ts';
+import type { ChatMessage, CompletionRequest, CompletionResult, FinishReason, ImageInput, Provider, ToolCall, ToolDefinition } from '../types.ts';
 
 type WireMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type WireTool = OpenAI.Chat.Completions.ChatCompletionTool;
@@ -68,17 +53,10 @@ export class OpenAIProvider implements Provider {
   }
 
   /** The same call streamed (usage asked for in the last chunk), assembled into the non-streamed shape. */
-  async #stream(
-    params: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
-    onDelta: (text: string) => void,
-    signal: AbortSignal | undefined,
-  ): Promise<CompletionResult> {
+  async #stream(params: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void, signal: AbortSignal | undefined): Promise<CompletionResult> {
     const assembly = new ChunkAssembly();
     try {
-      const stream = await this.#client.chat.completions.create(
-        { ...params, stream: true, stream_options: { include_usage: true } },
-        { signal },
-      );
+      const stream = await this.#client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal });
       for await (const chunk of stream) {
         const text = assembly.add(chunk as unknown);
         if (text !== '') onDelta(text);
@@ -142,10 +120,7 @@ class ChunkAssembly {
 
 /** A user message with images: its text, then each image as an image_url data URL. */
 function openAIParts(text: string, images: ImageInput[]): OpenAI.Chat.Completions.ChatCompletionContentPart[] {
-  return [
-    ...(text === '' ? [] : [{ type: 'text' as const, text }]),
-    ...images.map((image) => ({ type: 'image_url' as const, image_url: { url: `data:${image.mime};base64,${image.data}` } })),
-  ];
+  return [...(text === '' ? [] : [{ type: 'text' as const, text }]), ...images.map((image) => ({ type: 'image_url' as const, image_url: { url: `data:${image.mime};base64,${image.data}` } }))];
 }
 
 /**
@@ -262,12 +237,7 @@ function normalizeResponse(response: unknown, fallbackModel: string): Completion
       // Only function tools are offered; custom tool calls (free-form input) are not ours to run.
       if (call['type'] !== undefined && call['type'] !== 'function') continue;
       const fn = call['function'];
-      if (
-        typeof call['id'] !== 'string' ||
-        !isRecord(fn) ||
-        typeof fn['name'] !== 'string' ||
-        typeof fn['arguments'] !== 'string'
-      ) {
+      if (typeof call['id'] !== 'string' || !isRecord(fn) || typeof fn['name'] !== 'string' || typeof fn['arguments'] !== 'string') {
         throw malformed('tool call lacks id, name or arguments', response);
       }
       // Arguments stay the raw text the model produced; the tool runner parses and validates them.

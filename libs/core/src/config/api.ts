@@ -20,19 +20,16 @@ export const apiSection = z
     }),
     HERALD_URL: optionalText.pipe(url(/^https?:$/, 'http://127.0.0.1:8080').optional()),
   })
-  .transform(
-    (e): ApiConfig => ({
-      // Without a token the API is open, so it only listens on loopback unless HOST says otherwise.
-      host: e.HOST ?? (e.HERALD_API_TOKEN === undefined ? '127.0.0.1' : '0.0.0.0'),
-      port: e.PORT,
-      token: e.HERALD_API_TOKEN,
-      url: e.HERALD_URL ?? `http://127.0.0.1:${e.PORT}`,
-    }),
-  );
+  .transform((e): ApiConfig => ({
+    // Without a token the API is open, so it only listens on loopback unless HOST says otherwise.
+    host: e.HOST ?? (e.HERALD_API_TOKEN === undefined ? '127.0.0.1' : '0.0.0.0'),
+    port: e.PORT,
+    token: e.HERALD_API_TOKEN,
+    url: e.HERALD_URL ?? `http://127.0.0.1:${e.PORT}`,
+  }));
 
 /** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
   return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || /^::ffff:127(\.\d{1,3}){3}$/.test(bare);
 }
-

@@ -37,14 +37,12 @@ export const attachmentsSection = z
     if (endpoint === undefined || endpoint.provider === 'openai') return;
     context.addIssue({ code: 'custom', path: ['HERALD_TRANSCRIBE_MODEL'], message: 'expected openai/<model> (any OpenAI-compatible server through OPENAI_BASE_URL)' });
   })
-  .transform(
-    (e): AttachmentsConfig => ({
-      maxBytes: e.HERALD_MAX_ATTACHMENT_MB * 1024 * 1024,
-      transcribe: endpointFor(e.HERALD_TRANSCRIBE_MODEL, e) ?? null,
-      vision: e.HERALD_MODEL_VISION,
-      blobStorage: blobLocation(e.HERALD_BLOB_URL),
-    }),
-  );
+  .transform((e): AttachmentsConfig => ({
+    maxBytes: e.HERALD_MAX_ATTACHMENT_MB * 1024 * 1024,
+    transcribe: endpointFor(e.HERALD_TRANSCRIBE_MODEL, e) ?? null,
+    vision: e.HERALD_MODEL_VISION,
+    blobStorage: blobLocation(e.HERALD_BLOB_URL),
+  }));
 
 /** The settings with nothing set, for an edge built without a config (tests, tools). */
 export const DEFAULT_ATTACHMENTS: AttachmentsConfig = attachmentsSection.parse({});

@@ -25,7 +25,7 @@ export function parseBlobUrl(text: string): S3BlobLocation | string {
   }
   if (parsed.protocol !== 's3:') return 'expected an s3:// url (or nothing, for the blobs table in Postgres)';
   if (parsed.username !== '' || parsed.password !== '') return 'credentials do not go in the url: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY';
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(parsed.hostname)) return 'the bucket name (the url\'s host) is not a valid S3 bucket name';
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(parsed.hostname)) return "the bucket name (the url's host) is not a valid S3 bucket name";
   const unknown = [...parsed.searchParams.keys()].find((key) => !QUERY_KEYS.has(key));
   if (unknown !== undefined) return `unknown parameter ${unknown} (known: endpoint, region, force_path_style)`;
   const endpoint = parsed.searchParams.get('endpoint');

@@ -19,11 +19,7 @@ export interface CompressionConfig {
 
 const compressionEnv = z.object({
   HERALD_CONTEXT_TOKENS: integer(1000, 100_000_000).optional(),
-  HERALD_COMPRESSION_THRESHOLD: z.coerce
-    .number({ error: 'expected a number' })
-    .gt(0, { error: 'expected a share above 0' })
-    .max(0.95, { error: 'expected at most 0.95' })
-    .default(0.5),
+  HERALD_COMPRESSION_THRESHOLD: z.coerce.number({ error: 'expected a number' }).gt(0, { error: 'expected a share above 0' }).max(0.95, { error: 'expected at most 0.95' }).default(0.5),
   HERALD_SUMMARY_MODEL: modelName,
   HERALD_COMPRESSION_ON_FAILURE: oneOf(['fallback', 'abort']).default('fallback'),
   HERALD_COMPRESSION_MESSAGE_LIMIT: integer(10, 1_000_000).default(5000),
@@ -34,13 +30,10 @@ const compressionEnv = z.object({
   ANTHROPIC_BASE_URL: optionalText,
 });
 
-
-export const compressionSection = compressionEnv.transform(
-  (e): CompressionConfig => ({
-    contextTokens: e.HERALD_CONTEXT_TOKENS,
-    threshold: e.HERALD_COMPRESSION_THRESHOLD,
-    summaryModel: endpointFor(e.HERALD_SUMMARY_MODEL, e),
-    onFailure: e.HERALD_COMPRESSION_ON_FAILURE,
-    messageLimit: e.HERALD_COMPRESSION_MESSAGE_LIMIT,
-  }),
-);
+export const compressionSection = compressionEnv.transform((e): CompressionConfig => ({
+  contextTokens: e.HERALD_CONTEXT_TOKENS,
+  threshold: e.HERALD_COMPRESSION_THRESHOLD,
+  summaryModel: endpointFor(e.HERALD_SUMMARY_MODEL, e),
+  onFailure: e.HERALD_COMPRESSION_ON_FAILURE,
+  messageLimit: e.HERALD_COMPRESSION_MESSAGE_LIMIT,
+}));

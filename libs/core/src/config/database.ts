@@ -36,13 +36,11 @@ export const databaseSection = z
     HERALD_DATABASE: oneOf(['auto', 'embedded', 'external']).default('auto'),
     HERALD_DATA_DIR: z.string().trim().min(1, { error: 'expected a directory path' }).default('./.herald'),
   })
-  .transform(
-    (e): DatabaseConfig => ({
-      url: e.DATABASE_URL ?? DEFAULT_DATABASE_URL,
-      readUrl: e.DATABASE_READ_URL,
-      poolSize: e.HERALD_DB_POOL_SIZE,
-      mode: e.HERALD_DATABASE,
-      urlGiven: e.DATABASE_URL !== undefined,
-      dataDir: resolve(e.HERALD_DATA_DIR),
-    }),
-  );
+  .transform((e): DatabaseConfig => ({
+    url: e.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    readUrl: e.DATABASE_READ_URL,
+    poolSize: e.HERALD_DB_POOL_SIZE,
+    mode: e.HERALD_DATABASE,
+    urlGiven: e.DATABASE_URL !== undefined,
+    dataDir: resolve(e.HERALD_DATA_DIR),
+  }));

@@ -35,14 +35,11 @@ const delegationEnv = z.object({
   ANTHROPIC_BASE_URL: optionalText,
 });
 
-
-export const delegationSection = delegationEnv.transform(
-  (e): DelegationConfig => ({
-    maxSpawnDepth: e.HERALD_DELEGATION_MAX_SPAWN_DEPTH,
-    maxConcurrentChildren: e.HERALD_DELEGATION_MAX_CONCURRENT_CHILDREN,
-    maxIterations: e.HERALD_DELEGATION_MAX_ITERATIONS,
-    orchestratorEnabled: e.HERALD_DELEGATION_ORCHESTRATOR_ENABLED,
-    maxSummaryChars: e.HERALD_DELEGATION_MAX_SUMMARY_CHARS,
-    model: endpointFor(e.HERALD_DELEGATION_MODEL, e),
-  }),
-);
+export const delegationSection = delegationEnv.transform((e): DelegationConfig => ({
+  maxSpawnDepth: e.HERALD_DELEGATION_MAX_SPAWN_DEPTH,
+  maxConcurrentChildren: e.HERALD_DELEGATION_MAX_CONCURRENT_CHILDREN,
+  maxIterations: e.HERALD_DELEGATION_MAX_ITERATIONS,
+  orchestratorEnabled: e.HERALD_DELEGATION_ORCHESTRATOR_ENABLED,
+  maxSummaryChars: e.HERALD_DELEGATION_MAX_SUMMARY_CHARS,
+  model: endpointFor(e.HERALD_DELEGATION_MODEL, e),
+}));

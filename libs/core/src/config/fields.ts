@@ -31,7 +31,12 @@ export const optionalText = z
 export const commaList = z
   .string()
   .optional()
-  .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter((item) => item !== ''));
+  .transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== ''),
+  );
 
 /** One of a fixed set of words; the message lists them, so the list is written once. */
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>

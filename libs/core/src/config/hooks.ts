@@ -28,10 +28,8 @@ export const hooksSection = z
       })
       .default(365),
   })
-  .transform(
-    (e): HooksConfig => ({
-      file: e.HERALD_HOOKS_FILE === undefined ? undefined : resolve(e.HERALD_HOOKS_FILE),
-      secret: e.HERALD_HOOKS_SECRET,
-      auditRetentionDays: e.HERALD_AUDIT_RETENTION_DAYS,
-    }),
-  );
+  .transform((e): HooksConfig => ({
+    file: e.HERALD_HOOKS_FILE === undefined ? undefined : resolve(e.HERALD_HOOKS_FILE),
+    secret: e.HERALD_HOOKS_SECRET,
+    auditRetentionDays: e.HERALD_AUDIT_RETENTION_DAYS,
+  }));

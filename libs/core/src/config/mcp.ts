@@ -24,12 +24,10 @@ export const mcpSection = z
     HERALD_MCP_TIMEOUT_MS: integer(100, 3_600_000).default(60_000),
     HERALD_MCP_MAX_MESSAGE_BYTES: integer(65_536, 1_073_741_824).default(8 * 1024 * 1024),
   })
-  .transform(
-    (e): McpConfig => ({
-      file: e.HERALD_MCP_FILE === undefined ? undefined : resolve(e.HERALD_MCP_FILE),
-      allowedCommands: e.HERALD_MCP_ALLOWED_COMMANDS,
-      idleMs: e.HERALD_MCP_IDLE_MS,
-      timeoutMs: e.HERALD_MCP_TIMEOUT_MS,
-      maxMessageBytes: e.HERALD_MCP_MAX_MESSAGE_BYTES,
-    }),
-  );
+  .transform((e): McpConfig => ({
+    file: e.HERALD_MCP_FILE === undefined ? undefined : resolve(e.HERALD_MCP_FILE),
+    allowedCommands: e.HERALD_MCP_ALLOWED_COMMANDS,
+    idleMs: e.HERALD_MCP_IDLE_MS,
+    timeoutMs: e.HERALD_MCP_TIMEOUT_MS,
+    maxMessageBytes: e.HERALD_MCP_MAX_MESSAGE_BYTES,
+  }));

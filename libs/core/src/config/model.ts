@@ -45,7 +45,6 @@ const isImplicit = (provider: string): provider is ProviderName => (PROVIDERS as
 /** The providers' keys and base URLs as the environment holds them. */
 export type ProviderEnv = { [K in (typeof KEY_VARIABLE)[ProviderName] | (typeof URL_VARIABLE)[ProviderName]]?: string | undefined };
 
-
 /** The endpoint a `provider/model` value names, reached with that provider's key and base URL. */
 export function endpointFor(value: string | undefined, e: ProviderEnv): ModelEndpoint | undefined {
   if (value === undefined) return undefined;
@@ -97,14 +96,12 @@ export const modelSection = modelEnv
       message: `required when HERALD_MODEL uses provider ${endpoint.provider} (or set ${URL_VARIABLE[endpoint.provider]} for a server that needs no key)`,
     });
   })
-  .transform(
-    (e): ModelConfig => ({
-      endpoint: endpointOf(e),
-      timeoutMs: e.HERALD_MODEL_TIMEOUT_MS,
-      maxRetries: e.HERALD_PROVIDER_MAX_RETRIES,
-      retryBaseMs: e.HERALD_PROVIDER_RETRY_BASE_MS,
-      streaming: e.HERALD_STREAMING === 'on',
-      providersFile: e.HERALD_PROVIDERS_FILE,
-      fallbacks: e.HERALD_MODEL_FALLBACKS,
-    }),
-  );
+  .transform((e): ModelConfig => ({
+    endpoint: endpointOf(e),
+    timeoutMs: e.HERALD_MODEL_TIMEOUT_MS,
+    maxRetries: e.HERALD_PROVIDER_MAX_RETRIES,
+    retryBaseMs: e.HERALD_PROVIDER_RETRY_BASE_MS,
+    streaming: e.HERALD_STREAMING === 'on',
+    providersFile: e.HERALD_PROVIDERS_FILE,
+    fallbacks: e.HERALD_MODEL_FALLBACKS,
+  }));

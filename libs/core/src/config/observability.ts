@@ -29,13 +29,11 @@ export const observabilitySection = z
     HERALD_METRICS_HOST: optionalText,
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(url(/^https?:$/, 'http://otel-collector:4318').optional()),
   })
-  .transform(
-    (e): ObservabilityConfig => ({
-      logLevel: e.LOG_LEVEL,
-      logFormat: e.LOG_FORMAT,
-      metricsPort: e.HERALD_METRICS_PORT ?? DEFAULT_METRICS_PORT,
-      metricsPortGiven: e.HERALD_METRICS_PORT !== undefined,
-      metricsHost: e.HERALD_METRICS_HOST ?? '127.0.0.1',
-      otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
-    }),
-  );
+  .transform((e): ObservabilityConfig => ({
+    logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    metricsPort: e.HERALD_METRICS_PORT ?? DEFAULT_METRICS_PORT,
+    metricsPortGiven: e.HERALD_METRICS_PORT !== undefined,
+    metricsHost: e.HERALD_METRICS_HOST ?? '127.0.0.1',
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+  }));

@@ -71,20 +71,18 @@ export const peopleSection = z
       .default('false')
       .transform((v) => v === 'true' || v === '1'),
   })
-  .transform(
-    (e): PeopleConfig => ({
-      operators: e.HERALD_OPERATORS,
-      quotas: {
-        turnsPerMinute: e.HERALD_LIMIT_TURNS_PER_MINUTE,
-        globalTurnsPerMinute: e.HERALD_LIMIT_GLOBAL_TURNS_PER_MINUTE,
-        concurrentTurns: e.HERALD_LIMIT_CONCURRENT_TURNS,
-        globalConcurrentTurns: e.HERALD_LIMIT_GLOBAL_CONCURRENT_TURNS,
-        tokensPerDay: e.HERALD_LIMIT_TOKENS_PER_DAY,
-        globalTokensPerDay: e.HERALD_LIMIT_GLOBAL_TOKENS_PER_DAY,
-        attachmentBytesPerDay: e.HERALD_LIMIT_ATTACHMENT_MB_PER_DAY * MB,
-        globalAttachmentBytesPerDay: e.HERALD_LIMIT_GLOBAL_ATTACHMENT_MB_PER_DAY * MB,
-      },
-      tokensPerPerson: e.HERALD_TOKENS_PER_PERSON,
-      bootstrapTokenDisabled: e.HERALD_API_TOKEN_DISABLED,
-    }),
-  );
+  .transform((e): PeopleConfig => ({
+    operators: e.HERALD_OPERATORS,
+    quotas: {
+      turnsPerMinute: e.HERALD_LIMIT_TURNS_PER_MINUTE,
+      globalTurnsPerMinute: e.HERALD_LIMIT_GLOBAL_TURNS_PER_MINUTE,
+      concurrentTurns: e.HERALD_LIMIT_CONCURRENT_TURNS,
+      globalConcurrentTurns: e.HERALD_LIMIT_GLOBAL_CONCURRENT_TURNS,
+      tokensPerDay: e.HERALD_LIMIT_TOKENS_PER_DAY,
+      globalTokensPerDay: e.HERALD_LIMIT_GLOBAL_TOKENS_PER_DAY,
+      attachmentBytesPerDay: e.HERALD_LIMIT_ATTACHMENT_MB_PER_DAY * MB,
+      globalAttachmentBytesPerDay: e.HERALD_LIMIT_GLOBAL_ATTACHMENT_MB_PER_DAY * MB,
+    },
+    tokensPerPerson: e.HERALD_TOKENS_PER_PERSON,
+    bootstrapTokenDisabled: e.HERALD_API_TOKEN_DISABLED,
+  }));

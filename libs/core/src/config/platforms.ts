@@ -261,7 +261,11 @@ function readPlatformsDocument(path: string): z.infer<typeof platformsDocument> 
   const parsed = platformsDocument.safeParse(raw ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = issue?.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '') || 'the file';
+    const field =
+      issue?.path
+        .map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`))
+        .join('')
+        .replace(/^\./, '') || 'the file';
     throw new PlatformsFileError(`${source}: ${field}: ${issue?.message ?? 'is invalid'}`);
   }
   return parsed.data;
@@ -349,10 +353,20 @@ export function withPlatformAccounts(platforms: PlatformsConfig, env: Readonly<R
   const discordTaken = new Map(platforms.accounts.discord.map((account) => [account.account ?? DEFAULT_ACCOUNT, account.botToken]));
   const telegramAccounts = (document.telegram ?? []).map((entry, index): TelegramConfig => {
     const { token, allowed } = entryBasics(entry, `telegram[${index}]`, env, telegramTaken, commaList.parse(env.TELEGRAM_ALLOWED_USERS));
-    if (!/^\d+:[A-Za-z0-9_-]+$/.test(token)) throw new PlatformsFileError(`HERALD_PLATFORMS_FILE: telegram[${index}].token_env: ${entry.token_env} is not a bot token like 123456:ABC-def from @BotFather`);
+    if (!/^\d+:[A-Za-z0-9_-]+$/.test(token))
+      throw new PlatformsFileError(`HERALD_PLATFORMS_FILE: telegram[${index}].token_env: ${entry.token_env} is not a bot token like 123456:ABC-def from @BotFather`);
     const root = entry.api_root ?? env.TELEGRAM_API_ROOT ?? 'https://api.telegram.org';
     const timeout = Number(env.TELEGRAM_POLL_TIMEOUT_SECONDS ?? 25);
-    return { account: entry.account, botToken: token, mode: 'polling', webhookSecret: undefined, webhookUrl: undefined, allowedUsers: allowed, apiRoot: root.replace(/\/+$/, ''), pollTimeoutSeconds: Number.isInteger(timeout) ? timeout : 25 };
+    return {
+      account: entry.account,
+      botToken: token,
+      mode: 'polling',
+      webhookSecret: undefined,
+      webhookUrl: undefined,
+      allowedUsers: allowed,
+      apiRoot: root.replace(/\/+$/, ''),
+      pollTimeoutSeconds: Number.isInteger(timeout) ? timeout : 25,
+    };
   });
   const discordAccounts = (document.discord ?? []).map((entry, index): DiscordConfig => {
     const { token, allowed } = entryBasics(entry, `discord[${index}]`, env, discordTaken, commaList.parse(env.DISCORD_ALLOWED_USERS));

@@ -19,14 +19,15 @@ export interface RedisConfig {
 export const redisSection = z
   .object({
     REDIS_URL: url(/^rediss?:$/, 'redis://127.0.0.1:6379').optional(),
-    HERALD_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }).default('herald'),
+    HERALD_QUEUE_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' })
+      .default('herald'),
     HERALD_QUEUE: oneOf(['auto', 'redis', 'postgres']).default('auto'),
   })
-  .transform(
-    (e): RedisConfig => ({
-      url: e.REDIS_URL ?? DEFAULT_REDIS_URL,
-      queuePrefix: e.HERALD_QUEUE_PREFIX,
-      queueMode: e.HERALD_QUEUE,
-      urlGiven: e.REDIS_URL !== undefined,
-    }),
-  );
+  .transform((e): RedisConfig => ({
+    url: e.REDIS_URL ?? DEFAULT_REDIS_URL,
+    queuePrefix: e.HERALD_QUEUE_PREFIX,
+    queueMode: e.HERALD_QUEUE,
+    urlGiven: e.REDIS_URL !== undefined,
+  }));

@@ -62,24 +62,22 @@ export const rolesSection = z
     HERALD_SCHEDULER_TICK_MS: integer(50, 600_000).default(1000),
     HERALD_CRON_MAX_FAILURES: integer(1, 1000).default(3),
   })
-  .transform(
-    (e): RolesConfig => ({
-      shutdownTimeoutMs: e.HERALD_SHUTDOWN_TIMEOUT_MS,
-      reconcileIntervalMs: e.HERALD_RECONCILE_INTERVAL_MS,
-      worker: {
-        concurrency: e.HERALD_WORKER_CONCURRENCY,
-        leaseTtlMs: e.HERALD_LEASE_TTL_MS,
-        turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
-        maxIterations: e.HERALD_MAX_ITERATIONS,
-        recall: e.HERALD_RECALL,
-        transcriptCacheMessages: e.HERALD_TRANSCRIPT_CACHE_MESSAGES,
-      },
-      reviewer: {
-        concurrency: e.HERALD_REVIEWER_CONCURRENCY,
-        maxAttempts: e.HERALD_REVIEW_MAX_ATTEMPTS,
-        retryBaseMs: e.HERALD_REVIEW_RETRY_BASE_MS,
-        timeoutMs: e.HERALD_REVIEW_TIMEOUT_MS,
-      },
-      scheduler: { tickMs: e.HERALD_SCHEDULER_TICK_MS, cronMaxFailures: e.HERALD_CRON_MAX_FAILURES },
-    }),
-  );
+  .transform((e): RolesConfig => ({
+    shutdownTimeoutMs: e.HERALD_SHUTDOWN_TIMEOUT_MS,
+    reconcileIntervalMs: e.HERALD_RECONCILE_INTERVAL_MS,
+    worker: {
+      concurrency: e.HERALD_WORKER_CONCURRENCY,
+      leaseTtlMs: e.HERALD_LEASE_TTL_MS,
+      turnMaxAttempts: e.HERALD_TURN_MAX_ATTEMPTS,
+      maxIterations: e.HERALD_MAX_ITERATIONS,
+      recall: e.HERALD_RECALL,
+      transcriptCacheMessages: e.HERALD_TRANSCRIPT_CACHE_MESSAGES,
+    },
+    reviewer: {
+      concurrency: e.HERALD_REVIEWER_CONCURRENCY,
+      maxAttempts: e.HERALD_REVIEW_MAX_ATTEMPTS,
+      retryBaseMs: e.HERALD_REVIEW_RETRY_BASE_MS,
+      timeoutMs: e.HERALD_REVIEW_TIMEOUT_MS,
+    },
+    scheduler: { tickMs: e.HERALD_SCHEDULER_TICK_MS, cronMaxFailures: e.HERALD_CRON_MAX_FAILURES },
+  }));

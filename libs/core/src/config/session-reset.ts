@@ -18,15 +18,14 @@ function isTimeZone(value: string): boolean {
 const selector = z.string().regex(/^[a-z_]{1,32}$/, { error: 'expected a platform or chat type name (a-z, _)' });
 
 /** One rule, in the shape both HERALD_SESSION_RESET and a profile's session_reset take. */
-export const resetRuleSchema = z
-  .strictObject({
-    platform: selector.optional(),
-    chat_type: selector.optional(),
-    mode: z.enum(['none', 'idle', 'daily', 'both'], { error: 'expected none, idle, daily or both' }),
-    idle_minutes: z.number({ error: 'expected a number' }).int({ error: 'expected a whole number' }).min(1).max(525_600).default(1440),
-    at_hour: z.number({ error: 'expected a number' }).int({ error: 'expected a whole number' }).min(0).max(23).default(4),
-    timezone: z.string().refine(isTimeZone, { error: 'expected an IANA time zone such as Europe/Berlin' }).default('UTC'),
-  });
+export const resetRuleSchema = z.strictObject({
+  platform: selector.optional(),
+  chat_type: selector.optional(),
+  mode: z.enum(['none', 'idle', 'daily', 'both'], { error: 'expected none, idle, daily or both' }),
+  idle_minutes: z.number({ error: 'expected a number' }).int({ error: 'expected a whole number' }).min(1).max(525_600).default(1440),
+  at_hour: z.number({ error: 'expected a number' }).int({ error: 'expected a whole number' }).min(0).max(23).default(4),
+  timezone: z.string().refine(isTimeZone, { error: 'expected an IANA time zone such as Europe/Berlin' }).default('UTC'),
+});
 export type ResetRule = z.output<typeof resetRuleSchema>;
 
 export const resetRulesSchema = z.array(resetRuleSchema).max(50, { error: 'expected at most 50 rules' });

@@ -55,20 +55,18 @@ export const toolsSection = z
     const missing = missingWebSearchSetting(e);
     if (missing !== null) context.addIssue({ code: 'custom', path: [missing], message: `required when HERALD_WEB_SEARCH is ${e.HERALD_WEB_SEARCH}` });
   })
-  .transform(
-    (e): ToolsConfig => ({
-      plugins: e.HERALD_TOOL_PLUGINS,
-      workspaceRoot: resolve(e.HERALD_WORKSPACE_ROOT),
-      terminalMaxTimeoutMs: e.HERALD_TERMINAL_MAX_TIMEOUT_MS,
-      terminalOutputChars: e.HERALD_TERMINAL_OUTPUT_CHARS,
-      webAllowlist: e.HERALD_WEB_ALLOWLIST,
-      webMaxBytes: e.HERALD_WEB_MAX_BYTES,
-      approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
-      toolSchemaBudget: e.HERALD_TOOL_SCHEMA_BUDGET,
-      chromiumPath: e.HERALD_CHROMIUM_PATH,
-      browserIdleMs: e.HERALD_BROWSER_IDLE_MS,
-      sandbox: sandboxConfig(e),
-      webSearch: webSearchConfig(e),
-      processes: processesConfig(e),
-    }),
-  );
+  .transform((e): ToolsConfig => ({
+    plugins: e.HERALD_TOOL_PLUGINS,
+    workspaceRoot: resolve(e.HERALD_WORKSPACE_ROOT),
+    terminalMaxTimeoutMs: e.HERALD_TERMINAL_MAX_TIMEOUT_MS,
+    terminalOutputChars: e.HERALD_TERMINAL_OUTPUT_CHARS,
+    webAllowlist: e.HERALD_WEB_ALLOWLIST,
+    webMaxBytes: e.HERALD_WEB_MAX_BYTES,
+    approvalTimeoutMs: e.HERALD_APPROVAL_TIMEOUT_MS,
+    toolSchemaBudget: e.HERALD_TOOL_SCHEMA_BUDGET,
+    chromiumPath: e.HERALD_CHROMIUM_PATH,
+    browserIdleMs: e.HERALD_BROWSER_IDLE_MS,
+    sandbox: sandboxConfig(e),
+    webSearch: webSearchConfig(e),
+    processes: processesConfig(e),
+  }));

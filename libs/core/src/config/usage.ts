@@ -35,14 +35,12 @@ export const usageSection = z
     HERALD_BUDGET_PROFILE_DAY: dollars,
     HERALD_BUDGET_PROFILE_MONTH: dollars,
   })
-  .transform(
-    (e): UsageConfig => ({
-      pricesFile: e.HERALD_PRICES_FILE,
-      budgets: {
-        personDay: e.HERALD_BUDGET_PERSON_DAY,
-        personMonth: e.HERALD_BUDGET_PERSON_MONTH,
-        profileDay: e.HERALD_BUDGET_PROFILE_DAY,
-        profileMonth: e.HERALD_BUDGET_PROFILE_MONTH,
-      },
-    }),
-  );
+  .transform((e): UsageConfig => ({
+    pricesFile: e.HERALD_PRICES_FILE,
+    budgets: {
+      personDay: e.HERALD_BUDGET_PERSON_DAY,
+      personMonth: e.HERALD_BUDGET_PERSON_MONTH,
+      profileDay: e.HERALD_BUDGET_PROFILE_DAY,
+      profileMonth: e.HERALD_BUDGET_PROFILE_MONTH,
+    },
+  }));

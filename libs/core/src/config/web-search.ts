@@ -2,11 +2,7 @@ import type { z } from 'zod';
 import { oneOf, optionalText, url } from './fields.ts';
 
 /** Which search engine web_search asks; null: none configured, and the tool is not offered. */
-export type WebSearchConfig =
-  | { backend: 'searxng'; url: string }
-  | { backend: 'brave'; url: string; apiKey: string }
-  | { backend: 'tavily'; url: string; apiKey: string }
-  | null;
+export type WebSearchConfig = { backend: 'searxng'; url: string } | { backend: 'brave'; url: string; apiKey: string } | { backend: 'tavily'; url: string; apiKey: string } | null;
 
 const httpUrl = url(/^https?:$/, 'https://search.example.com');
 

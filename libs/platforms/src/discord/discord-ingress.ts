@@ -158,12 +158,7 @@ export class DiscordIngress {
   async #connect(signal: AbortSignal): Promise<void> {
     const { config, logger } = this.#options;
     const client = new Client({
-      intents: [
-        GatewayIntentBits.Guilds,
-        GatewayIntentBits.GuildMessages,
-        GatewayIntentBits.DirectMessages,
-        GatewayIntentBits.MessageContent,
-      ],
+      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
       partials: [Partials.Channel],
       rest: { api: config.apiBase, version: '10' },
       shards: [this.#options.shardId ?? 0],

@@ -200,11 +200,10 @@ export class DiscordSender implements OutboundSender {
     const components = last ? buttonRows(item.target.buttons) : [];
     const allowed_mentions = { parse: [] as string[] };
     if (interactionToken !== undefined && applicationId !== undefined) {
-      const route =
-        part === 0
-          ? Routes.webhookMessage(applicationId, interactionToken, '@original')
-          : Routes.webhook(applicationId, interactionToken);
-      const sent = (await (part === 0 ? this.#rest.patch(route, { body: { content, allowed_mentions }, auth: false, signal }) : this.#rest.post(route, { body: { content, allowed_mentions }, auth: false, signal }))) as { id: string };
+      const route = part === 0 ? Routes.webhookMessage(applicationId, interactionToken, '@original') : Routes.webhook(applicationId, interactionToken);
+      const sent = (await (part === 0
+        ? this.#rest.patch(route, { body: { content, allowed_mentions }, auth: false, signal })
+        : this.#rest.post(route, { body: { content, allowed_mentions }, auth: false, signal }))) as { id: string };
       return sent.id;
     }
     const sent = (await this.#rest.post(Routes.channelMessages(channelId), {
@@ -214,9 +213,7 @@ export class DiscordSender implements OutboundSender {
         enforce_nonce: true,
         allowed_mentions,
         ...(components.length > 0 ? { components } : {}),
-        ...(part === 0 && replyTo !== undefined && item.target.chatType !== 'dm'
-          ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } }
-          : {}),
+        ...(part === 0 && replyTo !== undefined && item.target.chatType !== 'dm' ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } } : {}),
       },
       signal,
     })) as { id: string };

@@ -29,8 +29,7 @@ const markdown = new Marked({
       const inner = this.parser.parseInline(token.tokens);
       return SAFE_LINK.test(token.href) ? `<a href="${escapeHtml(token.href)}">${inner}</a>` : inner;
     },
-    image: ({ href, text }: Tokens.Image) =>
-      SAFE_LINK.test(href) ? `<a href="${escapeHtml(href)}">${escapeHtml(text || href)}</a>` : escapeHtml(text),
+    image: ({ href, text }: Tokens.Image) => (SAFE_LINK.test(href) ? `<a href="${escapeHtml(href)}">${escapeHtml(text || href)}</a>` : escapeHtml(text)),
   },
 });
 
@@ -38,10 +37,6 @@ const markdown = new Marked({
 export function mailBody(report: string, title: string): MailBody {
   const rendered = markdown.parse(report, { async: false });
   const html =
-    '<!doctype html>\n<html><head><meta charset="utf-8"><title>' +
-    escapeHtml(title) +
-    '</title></head>\n<body style="font-family: sans-serif; line-height: 1.4">\n' +
-    rendered +
-    '</body></html>\n';
+    '<!doctype html>\n<html><head><meta charset="utf-8"><title>' + escapeHtml(title) + '</title></head>\n<body style="font-family: sans-serif; line-height: 1.4">\n' + rendered + '</body></html>\n';
   return { html, text: report.endsWith('\n') ? report : `${report}\n` };
 }

@@ -74,7 +74,16 @@ export class EmailSender implements OutboundSender {
     const title = (item.target.title ?? 'Herald report').replace(/[\r\n]+/g, ' ').slice(0, SUBJECT_MAX);
     const body = mailBody(item.text, title);
     const digest = createHash('sha256').update(item.idempotencyKey).digest('hex').slice(0, 32);
-    const mail: Mail.Options = { from: this.#from, to, subject: title, text: body.text, html: body.html, messageId: `<${digest}@${fromDomain(this.#from)}>`, disableFileAccess: true, disableUrlAccess: true };
+    const mail: Mail.Options = {
+      from: this.#from,
+      to,
+      subject: title,
+      text: body.text,
+      html: body.html,
+      messageId: `<${digest}@${fromDomain(this.#from)}>`,
+      disableFileAccess: true,
+      disableUrlAccess: true,
+    };
     const files = item.attachedFiles ?? [];
     // Bytes only (never a path or URL nodemailer would open), typed by the sniffed type, not the name.
     if (files.length > 0) mail.attachments = files.map((file) => ({ filename: file.name, content: file.bytes, contentType: file.mime, contentDisposition: 'attachment' as const }));

@@ -27,7 +27,10 @@ export const slackAdapter: PlatformAdapter<SlackConfig, SlackInbound> = defineAd
       logger.warn({}, 'SLACK_ALLOWED_USERS is empty: everyone gets the allowlist refusal (use * to allow everyone)');
     }
     if (settings.appToken === undefined && settings.signingSecret === undefined) {
-      logger.warn({}, 'this Slack app has neither an app token nor a signing secret (SLACK_APP_TOKEN, SLACK_SIGNING_SECRET; app_token_env, signing_secret_env): it can be posted to, but nothing is heard from it');
+      logger.warn(
+        {},
+        'this Slack app has neither an app token nor a signing secret (SLACK_APP_TOKEN, SLACK_SIGNING_SECRET; app_token_env, signing_secret_env): it can be posted to, but nothing is heard from it',
+      );
     }
     const ingress = new SlackIngress({ config: settings, ...deps, logger });
     const socket = settings.appToken === undefined ? undefined : ingress.startSocketMode(settings.appToken);

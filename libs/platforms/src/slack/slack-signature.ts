@@ -14,12 +14,7 @@ export type SlackSignatureMatch = { verdict: 'ok'; index: number } | { verdict: 
  * parsed and re-serialised body would not match). A timestamp more than five minutes from now
  * either way is refused before any hashing, so a captured request cannot be replayed later.
  */
-export function verifySlackSignature(
-  secret: string,
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-  rawBody: Buffer | string,
-  nowMs: number = Date.now(),
-): SlackSignatureVerdict {
+export function verifySlackSignature(secret: string, headers: Readonly<Record<string, string | string[] | undefined>>, rawBody: Buffer | string, nowMs: number = Date.now()): SlackSignatureVerdict {
   return matchSlackSignature([secret], headers, rawBody, nowMs).verdict;
 }
 

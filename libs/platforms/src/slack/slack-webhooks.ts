@@ -26,14 +26,22 @@ function refusal(status: number, code: string, message: string, field?: string):
  * same event, is a duplicate of the committed message and changes nothing).
  */
 async function answer(apps: readonly SlackEventsApp[], kind: SlackEnvelopeKind, raw: Buffer, headers: Headers): Promise<WebhookAnswer> {
-  const match = matchSlackSignature(apps.map((app) => app.signingSecret), headers, raw);
+  const match = matchSlackSignature(
+    apps.map((app) => app.signingSecret),
+    headers,
+    raw,
+  );
   const ingress = match.verdict === 'ok' ? apps[match.index]?.ingress : undefined;
   if (ingress === undefined) {
-    const why = match.verdict === 'stale' ? 'X-Slack-Request-Timestamp: older than five minutes' : 'X-Slack-Signature: missing or not signed with the signing secret of a Slack app here (SLACK_SIGNING_SECRET, signing_secret_env)';
+    const why =
+      match.verdict === 'stale'
+        ? 'X-Slack-Request-Timestamp: older than five minutes'
+        : 'X-Slack-Signature: missing or not signed with the signing secret of a Slack app here (SLACK_SIGNING_SECRET, signing_secret_env)';
     return refusal(401, 'unauthorized', why);
   }
   const body = kind === 'events_api' ? parseJson(raw.toString('utf8')) : parseJson(new URLSearchParams(raw.toString('utf8')).get('payload') ?? '');
-  if (body === undefined) return refusal(400, 'invalid_request', kind === 'events_api' ? 'body: not valid JSON' : 'payload: expected a form field with Slack\'s JSON payload', kind === 'events_api' ? 'body' : 'payload');
+  if (body === undefined)
+    return refusal(400, 'invalid_request', kind === 'events_api' ? 'body: not valid JSON' : "payload: expected a form field with Slack's JSON payload", kind === 'events_api' ? 'body' : 'payload');
   const challenge = (body as { type?: unknown; challenge?: unknown }).type === 'url_verification' ? (body as { challenge?: unknown }).challenge : undefined;
   if (typeof challenge === 'string') return { status: 200, body: { challenge } };
   try {

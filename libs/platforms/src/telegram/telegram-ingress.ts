@@ -26,12 +26,7 @@ export function botIdOf(token: string): string {
 
 /** A structurally valid update: an object with an integer update_id. */
 export function isUpdate(body: unknown): body is Update {
-  return (
-    typeof body === 'object' &&
-    body !== null &&
-    !Array.isArray(body) &&
-    Number.isSafeInteger((body as { update_id?: unknown }).update_id)
-  );
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && Number.isSafeInteger((body as { update_id?: unknown }).update_id);
 }
 
 /**
@@ -142,8 +137,7 @@ export class TelegramIngress {
 
   constructor(options: TelegramIngressOptions) {
     this.#options = options;
-    this.api =
-      options.api ?? new Api(options.config.botToken, { apiRoot: options.config.apiRoot, timeoutSeconds: options.config.pollTimeoutSeconds + 15 });
+    this.api = options.api ?? new Api(options.config.botToken, { apiRoot: options.config.apiRoot, timeoutSeconds: options.config.pollTimeoutSeconds + 15 });
   }
 
   get botId(): string {

@@ -131,9 +131,7 @@ export class TelegramSender implements OutboundSender {
   }
 
   static fromConfig(options: { botToken: string; apiRoot: string; timeoutSeconds?: number }): TelegramSender {
-    return new TelegramSender(
-      new Api(options.botToken, { apiRoot: options.apiRoot, timeoutSeconds: options.timeoutSeconds ?? 20 }),
-    );
+    return new TelegramSender(new Api(options.botToken, { apiRoot: options.apiRoot, timeoutSeconds: options.timeoutSeconds ?? 20 }));
   }
 
   readonly drafts: DraftCalls = {
@@ -203,7 +201,12 @@ export class TelegramSender implements OutboundSender {
   /** Edits a message into a chunk (HTML, or its plain text when rejected); false when the message is gone. */
   async #edit(chatId: string, messageId: string, chunk: TelegramChunk, keyboard: ChatTarget['keyboard'], signal: AbortSignal, html: boolean): Promise<boolean> {
     const markup = keyboard ? { reply_markup: { inline_keyboard: keyboard } } : {};
-    const forms = html ? ([[chunk.html, 'HTML'], [chunk.plain, undefined]] as const) : ([[chunk.plain, undefined]] as const);
+    const forms = html
+      ? ([
+          [chunk.html, 'HTML'],
+          [chunk.plain, undefined],
+        ] as const)
+      : ([[chunk.plain, undefined]] as const);
     for (const [text, mode] of forms) {
       try {
         await this.#api.editMessageText(chatId, Number(messageId), text, { ...markup, link_preview_options: { is_disabled: true }, ...(mode === undefined ? {} : { parse_mode: mode }) }, sig(signal));
@@ -239,9 +242,7 @@ export class TelegramSender implements OutboundSender {
     const asPhoto = PHOTO_TYPES.has(file.mime) && file.size <= TELEGRAM_PHOTO_LIMIT;
     let messageId: string;
     try {
-      const sent = asPhoto
-        ? await this.#api.sendPhoto(target.chatId, input, options, sig(signal))
-        : await this.#api.sendDocument(target.chatId, input, options, sig(signal));
+      const sent = asPhoto ? await this.#api.sendPhoto(target.chatId, input, options, sig(signal)) : await this.#api.sendDocument(target.chatId, input, options, sig(signal));
       messageId = String(sent.message_id);
     } catch (error) {
       throw classifyTelegramError(error);
@@ -256,9 +257,7 @@ export class TelegramSender implements OutboundSender {
       ...(last && target.keyboard ? { reply_markup: { inline_keyboard: target.keyboard } } : {}),
       ...(target.threadId === undefined ? {} : { message_thread_id: target.threadId }),
       // In a group the answer quotes the message it answers; in a DM that is noise.
-      ...(first && !target.isPrivate && target.replyTo !== undefined
-        ? { reply_parameters: { message_id: target.replyTo, allow_sending_without_reply: true } }
-        : {}),
+      ...(first && !target.isPrivate && target.replyTo !== undefined ? { reply_parameters: { message_id: target.replyTo, allow_sending_without_reply: true } } : {}),
       link_preview_options: { is_disabled: true },
     };
     if (html) {
@@ -281,10 +280,7 @@ export class TelegramSender implements OutboundSender {
   async #reconcile(target: ChatTarget, chunk: TelegramChunk, anchor: string | null, others: ReadonlySet<string>, signal: AbortSignal): Promise<string | undefined> {
     const start = anchor === null ? NaN : Number(anchor);
     if (!Number.isSafeInteger(start)) {
-      throw new DeliveryError(
-        'a send timed out and no earlier message id in this chat is known to check it against; not resent, to avoid a duplicate',
-        { retryable: false, ambiguous: true },
-      );
+      throw new DeliveryError('a send timed out and no earlier message id in this chat is known to check it against; not resent, to avoid a duplicate', { retryable: false, ambiguous: true });
     }
     for (let id = start + 1; id <= start + RECONCILE_WINDOW; id++) {
       if (others.has(String(id))) continue;
@@ -294,7 +290,10 @@ export class TelegramSender implements OutboundSender {
   }
 
   async #probe(chatId: string, messageId: number, chunk: TelegramChunk, signal: AbortSignal): Promise<boolean> {
-    for (const [text, mode] of [[chunk.html, 'HTML'], [chunk.plain, undefined]] as const) {
+    for (const [text, mode] of [
+      [chunk.html, 'HTML'],
+      [chunk.plain, undefined],
+    ] as const) {
       try {
         await this.#api.editMessageText(chatId, messageId, text, mode === undefined ? {} : { parse_mode: mode }, sig(signal));
         // Edited: a bot message that differed (ours, sent in the other form): it is the part.
@@ -311,12 +310,7 @@ export class TelegramSender implements OutboundSender {
 
   async typing(target: Record<string, string>, signal: AbortSignal): Promise<void> {
     const chat = chatTarget(target);
-    await this.#api.sendChatAction(
-      chat.chatId,
-      'typing',
-      chat.threadId === undefined ? {} : { message_thread_id: chat.threadId },
-      sig(signal),
-    );
+    await this.#api.sendChatAction(chat.chatId, 'typing', chat.threadId === undefined ? {} : { message_thread_id: chat.threadId }, sig(signal));
   }
 }
 

@@ -19,9 +19,7 @@ const schema = z.object({
 export const clarifyTool = defineTool({
   name: 'clarify',
   toolset: 'clarify',
-  description:
-    'Ask the person a question and wait for their answer. Use only when you cannot proceed sensibly without it; ' +
-    'offer choices when the likely answers are few.',
+  description: 'Ask the person a question and wait for their answer. Use only when you cannot proceed sensibly without it; ' + 'offer choices when the likely answers are few.',
   guidance: 'clarify: ask the person when a request is ambiguous in a way that matters; do not ask what you can find out yourself.',
   schema,
   // The question is stored once per call; asking again on resume returns the stored answer.

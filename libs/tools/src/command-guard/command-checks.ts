@@ -80,7 +80,26 @@ function find(args: readonly string[], inspector: Inspector): void {
   });
 }
 
-const XARGS_VALUED = new Set(['-I', '-L', '-l', '-n', '-P', '-s', '-d', '-E', '-e', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file', '--replace', '--max-lines', '--eof', '--max-chars']);
+const XARGS_VALUED = new Set([
+  '-I',
+  '-L',
+  '-l',
+  '-n',
+  '-P',
+  '-s',
+  '-d',
+  '-E',
+  '-e',
+  '-a',
+  '--max-args',
+  '--max-procs',
+  '--delimiter',
+  '--arg-file',
+  '--replace',
+  '--max-lines',
+  '--eof',
+  '--max-chars',
+]);
 
 function xargs(args: readonly string[], inspector: Inspector): void {
   let at = 0;
@@ -121,7 +140,8 @@ function git(all: readonly string[], inspector: Inspector): void {
 }
 
 /** git settings whose value is a command git runs: `!` aliases, pagers, editors, ssh, hooks, drivers. */
-const GIT_RUNS_COMMAND = /^(alias\.[^=]+=\s*!|core\.(sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)=|(diff|merge|filter)\.[^=]*\.(command|driver|textconv|clean|smudge|process)=|credential\.helper=|sequence\.editor=|uploadpack\.packobjectshook=|protocol\.ext\.)/i;
+const GIT_RUNS_COMMAND =
+  /^(alias\.[^=]+=\s*!|core\.(sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)=|(diff|merge|filter)\.[^=]*\.(command|driver|textconv|clean|smudge|process)=|credential\.helper=|sequence\.editor=|uploadpack\.packobjectshook=|protocol\.ext\.)/i;
 
 const COMPRESSORS = /^(gzip|bzip2|xz|zstd|lz4|pigz|pbzip2|lzip|lzma|lzop|brotli)( -[\w=-]+)*$/;
 
@@ -180,8 +200,14 @@ function trap(args: readonly string[], inspector: Inspector): void {
   if (action !== undefined && args.length > 1) inspector.source(action);
 }
 
-const hardline = (rule: Rule): Check => (_args, inspector) => inspector.hardline(rule);
-const dangerous = (rule: Rule): Check => (_args, inspector) => inspector.dangerous(rule);
+const hardline =
+  (rule: Rule): Check =>
+  (_args, inspector) =>
+    inspector.hardline(rule);
+const dangerous =
+  (rule: Rule): Check =>
+  (_args, inspector) =>
+    inspector.dangerous(rule);
 const writesOperands: Check = (args, inspector) => {
   for (const arg of operands(args)) inspector.writeTarget(arg);
 };

@@ -45,8 +45,32 @@ const MAX_DEPTH = 4;
 const PRIVILEGE = /^(sudo|su|doas|runuser|pkexec|run0)$/;
 /** Commands whose operands, when they come from xargs or find, may destroy whatever arrives. */
 const DESTRUCTIVE = new Set([
-  'rm', 'rmdir', 'unlink', 'shred', 'dd', 'mv', 'cp', 'ln', 'install', 'rsync', 'chmod', 'chown', 'chgrp', 'truncate',
-  'tee', 'kill', 'pkill', 'killall', 'sed', 'find', 'xargs', 'parallel', 'git', 'eval', 'source', '.',
+  'rm',
+  'rmdir',
+  'unlink',
+  'shred',
+  'dd',
+  'mv',
+  'cp',
+  'ln',
+  'install',
+  'rsync',
+  'chmod',
+  'chown',
+  'chgrp',
+  'truncate',
+  'tee',
+  'kill',
+  'pkill',
+  'killall',
+  'sed',
+  'find',
+  'xargs',
+  'parallel',
+  'git',
+  'eval',
+  'source',
+  '.',
 ]);
 
 function wordsOf(texts: readonly string[]): Word[] {

@@ -61,8 +61,27 @@ export const UNCERTAIN = {
 } as const satisfies Record<string, Rule>;
 
 const TOP_SYSTEM_DIRS = new Set([
-  '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/libx32', '/media', '/mnt', '/opt',
-  '/proc', '/root', '/run', '/sbin', '/snap', '/srv', '/sys', '/usr', '/var',
+  '/bin',
+  '/boot',
+  '/dev',
+  '/etc',
+  '/home',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/media',
+  '/mnt',
+  '/opt',
+  '/proc',
+  '/root',
+  '/run',
+  '/sbin',
+  '/snap',
+  '/srv',
+  '/sys',
+  '/usr',
+  '/var',
 ]);
 const SYSTEM_WRITE_ROOTS = ['/etc', '/usr', '/bin', '/sbin', '/boot', '/lib', '/lib32', '/lib64', '/sys', '/proc', '/dev', '/var', '/root', '/opt', '/srv'];
 const HARMLESS_SYSTEM_PATHS = [/^\/dev\/(null|zero|u?random|stdin|stdout|stderr|tty)$/, /^\/dev\/(fd|shm|pts|tcp|udp)\//, /^\/proc\/self\/fd\//, /^\/var\/tmp(\/|$)/];

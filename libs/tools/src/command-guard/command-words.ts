@@ -1,10 +1,12 @@
 /** Word-level facts the command guard shares: names, flags and the wrappers around a command. */
 
 export const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'fish', 'csh', 'tcsh', 'yash', 'busybox-sh', 'rbash']);
-export const INTERPRETER = /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|php[0-9.]*|lua[0-9.]*|luajit|deno|bun|tclsh[0-9.]*|wish|Rscript|R|julia|osascript|pwsh|powershell|groovy|jshell|scala|elixir|erl|guile|racket|sbcl)$/;
+export const INTERPRETER =
+  /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|php[0-9.]*|lua[0-9.]*|luajit|deno|bun|tclsh[0-9.]*|wish|Rscript|R|julia|osascript|pwsh|powershell|groovy|jshell|scala|elixir|erl|guile|racket|sbcl)$/;
 export const FETCHERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'lwp-download', 'lwp-request', 'GET', 'POST']);
 /** Assignments that make a shell or the dynamic linker run other code. */
-export const STARTUP_VARIABLES = /^(BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|LD_PRELOAD|LD_AUDIT|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PERL5OPT|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_PROXY_COMMAND|GIT_ASKPASS|SSH_ASKPASS)$/;
+export const STARTUP_VARIABLES =
+  /^(BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|LD_PRELOAD|LD_AUDIT|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PERL5OPT|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_PROXY_COMMAND|GIT_ASKPASS|SSH_ASKPASS)$/;
 
 export function basename(word: string): string {
   return word.includes('/') ? word.slice(word.lastIndexOf('/') + 1) : word;
@@ -12,7 +14,10 @@ export function basename(word: string): string {
 
 /** The letters of every short flag group (`-rf -x` gives "rfx"). */
 export function shortFlags(args: readonly string[]): string {
-  return args.filter((arg) => /^-[A-Za-z0-9]+$/.test(arg)).map((arg) => arg.slice(1)).join('');
+  return args
+    .filter((arg) => /^-[A-Za-z0-9]+$/.test(arg))
+    .map((arg) => arg.slice(1))
+    .join('');
 }
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;

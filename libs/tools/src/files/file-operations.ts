@@ -55,7 +55,6 @@ function lineOf(text: string, index: number): number {
   return line;
 }
 
-
 /** The tools' arguments once their schemas (file-tools.ts) have checked them. */
 export interface ReadFileArgs {
   path: string;
@@ -82,11 +81,7 @@ export interface SearchFilesArgs {
 }
 
 /** One file tool call, as the worker hands it to the sandboxed child (JSON on its stdin). */
-export type FileCall =
-  | { tool: 'read_file'; args: ReadFileArgs }
-  | { tool: 'write_file'; args: WriteFileArgs }
-  | { tool: 'patch'; args: PatchArgs }
-  | { tool: 'search_files'; args: SearchFilesArgs };
+export type FileCall = { tool: 'read_file'; args: ReadFileArgs } | { tool: 'write_file'; args: WriteFileArgs } | { tool: 'patch'; args: PatchArgs } | { tool: 'search_files'; args: SearchFilesArgs };
 
 async function readFileCall(args: ReadFileArgs, workspaceDir: string): Promise<string> {
   const target = await resolveWorkspacePath(workspaceDir, args.path);
@@ -98,9 +93,7 @@ async function readFileCall(args: ReadFileArgs, workspaceDir: string): Promise<s
     if (total === 0) return `${target.display} is empty.`;
     if (lines.length === 0) return `${target.display} has ${total} lines; offset ${offset} is past the end.`;
     const last = offset + lines.length - 1;
-    const footer = more
-      ? `\n[lines ${offset}-${last} shown; more follow: read_file with offset=${last + 1}]`
-      : `\n[end of file, ${last} lines]`;
+    const footer = more ? `\n[lines ${offset}-${last} shown; more follow: read_file with offset=${last + 1}]` : `\n[end of file, ${last} lines]`;
     return lines.join('\n') + footer;
   } finally {
     await handle.close();
@@ -127,9 +120,7 @@ async function patchCall(args: PatchArgs, workspaceDir: string): Promise<string>
   }
   const positions = countOccurrences(text, args.old_string);
   if (positions.length === 0) {
-    throw new Error(
-      `old_string was not found in ${target.display} (0 matches). Read the file and copy the text exactly, including indentation and line breaks.`,
-    );
+    throw new Error(`old_string was not found in ${target.display} (0 matches). Read the file and copy the text exactly, including indentation and line breaks.`);
   }
   if (positions.length > 1 && args.replace_all !== true) {
     const lines = positions.slice(0, 10).map((at) => lineOf(text, at));

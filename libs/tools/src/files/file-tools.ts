@@ -25,8 +25,7 @@ function readFileToolRunBy(run: FileRunner) {
     name: 'read_file',
     toolset: 'file',
     description: 'Read a text file from the workspace. Returns numbered lines ("N|text"); page with offset and limit.',
-    guidance:
-      'File paths are relative to your workspace directory, which keeps its files for the whole conversation.',
+    guidance: 'File paths are relative to your workspace directory, which keeps its files for the whole conversation.',
     schema: readArgs,
     replaySafe: true,
     execute: (args, context) => run({ tool: 'read_file', args }, context),

@@ -57,10 +57,13 @@ export class RegexScanner {
       const onMessage = (hits: RegexHit[]) => settle(() => resolve(hits));
       const onError = (error: Error) => settle(() => reject(error));
       const onAbort = () => settle(() => reject(this.#signal.reason as Error));
-      const timer = setTimeout(() => {
-        settle(() => reject(new RegexBudgetExceeded('the regular expression took too long')));
-        void this.#worker.terminate();
-      }, Math.max(0, this.#deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          settle(() => reject(new RegexBudgetExceeded('the regular expression took too long')));
+          void this.#worker.terminate();
+        },
+        Math.max(0, this.#deadline - Date.now()),
+      );
       this.#worker.on('message', onMessage).on('error', onError);
       this.#signal.addEventListener('abort', onAbort, { once: true });
       this.#worker.postMessage({ pattern: this.#pattern, files, max, lineChars });

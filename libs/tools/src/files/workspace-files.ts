@@ -44,9 +44,7 @@ async function checked(handle: FileHandle, target: WorkspacePath, path: string):
       throw new WorkspacePathError(`${target.display} goes through a symlink that leads outside your workspace; refused`);
     }
     if (info.isFile() && info.nlink > 1) {
-      throw new WorkspacePathError(
-        `${target.display} has ${info.nlink} hard links: another name for the same file may be outside your workspace; refused. Copy the file instead of linking it.`,
-      );
+      throw new WorkspacePathError(`${target.display} has ${info.nlink} hard links: another name for the same file may be outside your workspace; refused. Copy the file instead of linking it.`);
     }
     return { handle, info };
   } catch (error) {
@@ -91,7 +89,9 @@ function under(directory: { handle: FileHandle; path: string }, name: string): s
 /** Opens (creating as needed) each directory from the workspace down to `path`, each one checked. */
 async function openDirectoryChain(target: WorkspacePath, path: string): Promise<{ handle: FileHandle; path: string }> {
   let current = { handle: await open(target.root, DIRECTORY_FLAGS), path: target.root };
-  for (const part of relative(target.root, path).split(sep).filter((piece) => piece !== '')) {
+  for (const part of relative(target.root, path)
+    .split(sep)
+    .filter((piece) => piece !== '')) {
     const next = under(current, part);
     let handle: FileHandle;
     try {

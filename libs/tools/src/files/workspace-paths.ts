@@ -55,9 +55,7 @@ export async function resolveWorkspacePath(workspaceDir: string, requested: stri
     // The workspace may be reached through a symlinked parent (/tmp on macOS, say); accept both spellings.
     if (inside(lexicalRoot, absolute)) absolute = resolve(root, relative(lexicalRoot, absolute));
     else if (!inside(root, absolute)) {
-      throw new WorkspacePathError(
-        `${requested} is outside your workspace. Use a path relative to the workspace (your working directory).`,
-      );
+      throw new WorkspacePathError(`${requested} is outside your workspace. Use a path relative to the workspace (your working directory).`);
     }
   } else {
     absolute = resolve(root, trimmed);

@@ -11,10 +11,7 @@ const action = z.enum(['add', 'replace', 'remove']);
 const memoryArgs = z
   .object({
     action: action.optional().describe('add a new entry, replace one, or remove one'),
-    target: z
-      .enum(['memory', 'user'])
-      .default('memory')
-      .describe('memory: your notes; user: the person you talk to'),
+    target: z.enum(['memory', 'user']).default('memory').describe('memory: your notes; user: the person you talk to'),
     content: z.string().max(4000).optional().describe('The new entry text (add, replace)'),
     old_text: z.string().max(500).optional().describe('A short piece of the one entry to replace or remove'),
     operations: z
@@ -67,20 +64,15 @@ export const memoryTool = defineTool({
   schema: memoryArgs,
   replaySafe: false,
   async execute(args, context) {
-    const operations: MemoryOperation[] =
-      args.operations ?? [{ action: args.action ?? 'add', content: args.content, old_text: args.old_text }];
-    const result = await context.fencedWrite((trx) =>
-      writeMemory(trx, { profileId: context.profileId, store: args.target, userId: context.userId }, operations),
-    );
+    const operations: MemoryOperation[] = args.operations ?? [{ action: args.action ?? 'add', content: args.content, old_text: args.old_text }];
+    const result = await context.fencedWrite((trx) => writeMemory(trx, { profileId: context.profileId, store: args.target, userId: context.userId }, operations));
     if (result.ok) return JSON.stringify({ success: true, ...view(result.state) });
     const failed = noteFailure(context.turnId);
     return JSON.stringify({
       success: false,
       error: result.error,
       ...view(result.state),
-      ...(failed >= MEMORY_FAILURES_PER_TURN
-        ? { note: `This is failed memory call ${failed} in this turn. Stop retrying; tell the person what could not be saved.` }
-        : {}),
+      ...(failed >= MEMORY_FAILURES_PER_TURN ? { note: `This is failed memory call ${failed} in this turn. Stop retrying; tell the person what could not be saved.` } : {}),
     });
   },
 });

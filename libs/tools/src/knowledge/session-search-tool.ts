@@ -17,20 +17,12 @@ const PREVIEW_CHARS = 300;
 const ROLES = ['user', 'assistant', 'tool'] as const;
 
 const sessionSearchArgs = z.object({
-  query: z
-    .string()
-    .max(MAX_QUERY_CHARS)
-    .optional()
-    .describe('Words to find; any language'),
+  query: z.string().max(MAX_QUERY_CHARS).optional().describe('Words to find; any language'),
   session_id: z.string().max(64).optional().describe('A session from an earlier result: read it, or scroll around a message'),
   around_message_id: z.coerce.number().int().min(1).optional().describe('With session_id: show the messages around this one'),
   window: z.number().int().min(1).max(SESSION_SEARCH_MAX_WINDOW).optional().describe('Messages before and after around_message_id (default 5)'),
   limit: z.number().int().min(1).max(SESSION_SEARCH_MAX_LIMIT).optional().describe('Sessions to return (default 3)'),
-  role_filter: z
-    .string()
-    .max(40)
-    .optional()
-    .describe('Comma-separated roles to search: user, assistant, tool (default user,assistant)'),
+  role_filter: z.string().max(40).optional().describe('Comma-separated roles to search: user, assistant, tool (default user,assistant)'),
 });
 
 type Args = z.infer<typeof sessionSearchArgs>;
@@ -42,7 +34,10 @@ function preview(text: string, max = PREVIEW_CHARS): string {
 
 function roles(filter: string | undefined): MessageRole[] | string {
   if (filter === undefined || filter.trim() === '') return ['user', 'assistant'];
-  const parts = filter.split(',').map((part) => part.trim().toLowerCase()).filter((part) => part.length > 0);
+  const parts = filter
+    .split(',')
+    .map((part) => part.trim().toLowerCase())
+    .filter((part) => part.length > 0);
   const bad = parts.filter((part) => !(ROLES as readonly string[]).includes(part));
   if (bad.length > 0) return `role_filter: unknown role ${bad.join(', ')}; use user, assistant, tool`;
   return parts as MessageRole[];
@@ -178,8 +173,7 @@ export const sessionSearchTool = defineTool({
     'Search past conversations (never this one). query: words, "quoted phrase", OR, -exclude; returns sessions with ' +
     'snippets and message ids. session_id + around_message_id: read around a match. session_id alone: its start and end. ' +
     'No arguments: recent sessions. History may be outdated: check the source before relying on it.',
-  guidance:
-    'When the person refers to something from an earlier conversation, use session_search to find it instead of guessing; read around the best match before quoting it.',
+  guidance: 'When the person refers to something from an earlier conversation, use session_search to find it instead of guessing; read around the best match before quoting it.',
   schema: sessionSearchArgs,
   replaySafe: true,
   async execute(args, context) {

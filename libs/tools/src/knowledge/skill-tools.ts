@@ -14,17 +14,13 @@ const listArgs = z.object({
 export const skillsListTool = defineTool({
   name: 'skills_list',
   toolset: 'skills',
-  description:
-    'List the skills of this profile: name, description, category and tags. Use it to find an existing skill ' +
-    'before creating a new one; load one with skill_view.',
+  description: 'List the skills of this profile: name, description, category and tags. Use it to find an existing skill ' + 'before creating a new one; load one with skill_view.',
   guidance: '',
   schema: listArgs,
   replaySafe: true,
   async execute(args, context) {
     // The shared skills and the person's own (docs/security.md, "Skills: who sees what").
-    const skills = (await listSkills(context.db, context.profileId, { person: context.userId })).filter(
-      (skill) => args.category === undefined || skill.category === args.category,
-    );
+    const skills = (await listSkills(context.db, context.profileId, { person: context.userId })).filter((skill) => args.category === undefined || skill.category === args.category);
     return JSON.stringify({
       success: true,
       count: skills.length,
@@ -42,18 +38,13 @@ export const skillsListTool = defineTool({
 
 const viewArgs = z.object({
   name: z.string().min(1).max(64).describe('The skill name'),
-  file_path: z
-    .string()
-    .max(255)
-    .optional()
-    .describe('A supporting file to read, e.g. references/api.md; omit for SKILL.md'),
+  file_path: z.string().max(255).optional().describe('A supporting file to read, e.g. references/api.md; omit for SKILL.md'),
 });
 
 export const skillViewTool = defineTool({
   name: 'skill_view',
   toolset: 'skills',
-  description:
-    "Load a skill: its SKILL.md (instructions) and the list of its supporting files, or one supporting file with file_path.",
+  description: 'Load a skill: its SKILL.md (instructions) and the list of its supporting files, or one supporting file with file_path.',
   guidance: '',
   schema: viewArgs,
   replaySafe: true,
@@ -95,11 +86,7 @@ const manageArgs = z
     old_string: z.string().optional().describe('patch: the exact text to replace; it must match once unless replace_all'),
     new_string: z.string().optional().describe('patch: the replacement text'),
     replace_all: z.boolean().optional().describe('patch: replace every match'),
-    file_path: z
-      .string()
-      .max(255)
-      .optional()
-      .describe('patch, write_file, remove_file: a file under references/, templates/, scripts/ or assets/ (patch defaults to SKILL.md)'),
+    file_path: z.string().max(255).optional().describe('patch, write_file, remove_file: a file under references/, templates/, scripts/ or assets/ (patch defaults to SKILL.md)'),
     file_content: z.string().optional().describe('write_file: the file content'),
     absorbed_into: z.string().max(64).optional().describe('delete: the skill that now covers this one'),
   })
@@ -171,8 +158,7 @@ export const skillManageTool = defineTool({
     'match unless replace_all; file_path for a supporting file), edit (whole SKILL.md), delete (absorbed_into names ' +
     'the skill that covers it now), write_file / remove_file (files under references/, templates/, scripts/, assets/). ' +
     'Prefer improving an existing skill over creating a near-duplicate.',
-  guidance:
-    'After a complex task (5+ tool calls) or a correction from the person, save the procedure as a skill with skill_manage, or patch the skill you used if it was wrong or incomplete.',
+  guidance: 'After a complex task (5+ tool calls) or a correction from the person, save the procedure as a skill with skill_manage, or patch the skill you used if it was wrong or incomplete.',
   schema: manageArgs,
   replaySafe: false,
   execute: manage,

@@ -17,15 +17,8 @@ const todoItem = z.object({
 type TodoItem = z.infer<typeof todoItem>;
 
 const todoArgs = z.object({
-  todos: z
-    .array(todoItem)
-    .max(TODO_MAX_ITEMS)
-    .optional()
-    .describe('Items to write. Omit to read the current list.'),
-  merge: z
-    .boolean()
-    .optional()
-    .describe('false (default): replace the whole list. true: update items by id and append new ones.'),
+  todos: z.array(todoItem).max(TODO_MAX_ITEMS).optional().describe('Items to write. Omit to read the current list.'),
+  merge: z.boolean().optional().describe('false (default): replace the whole list. true: update items by id and append new ones.'),
 });
 
 function view(items: TodoItem[], revision: number): string {
@@ -41,8 +34,7 @@ export const todoTool = defineTool({
     'Read or write the task list for this conversation. Call with no arguments to read it. ' +
     'Pass todos to replace the list, or todos with merge=true to update items by id and append new ones. ' +
     'Returns the full list, a revision number and counts per status.',
-  guidance:
-    'For work with three or more steps, keep a task list with the todo tool and update statuses as you go.',
+  guidance: 'For work with three or more steps, keep a task list with the todo tool and update statuses as you go.',
   schema: todoArgs,
   replaySafe: true,
   async execute(args, context) {

@@ -10,9 +10,31 @@ const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx
  * reading.
  */
 const ETC_FILES = [
-  'passwd', 'group', 'hosts', 'resolv.conf', 'nsswitch.conf', 'host.conf', 'gai.conf', 'localtime', 'timezone',
-  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'ssl', 'ca-certificates', 'ca-certificates.conf', 'pki', 'alternatives',
-  'mime.types', 'protocols', 'services', 'os-release', 'debian_version', 'inputrc', 'bash.bashrc', 'profile',
+  'passwd',
+  'group',
+  'hosts',
+  'resolv.conf',
+  'nsswitch.conf',
+  'host.conf',
+  'gai.conf',
+  'localtime',
+  'timezone',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'ssl',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'pki',
+  'alternatives',
+  'mime.types',
+  'protocols',
+  'services',
+  'os-release',
+  'debian_version',
+  'inputrc',
+  'bash.bashrc',
+  'profile',
 ];
 
 function lstatOrNull(path: string) {
@@ -58,16 +80,23 @@ export function baseBwrapArgs(layout: BwrapLayout): string[] {
     '--die-with-parent',
     // A new session: no controlling terminal to push keystrokes into (TIOCSTI).
     '--new-session',
-    '--cap-drop', 'ALL',
-    '--uid', String(layout.uid),
-    '--gid', String(layout.gid),
+    '--cap-drop',
+    'ALL',
+    '--uid',
+    String(layout.uid),
+    '--gid',
+    String(layout.gid),
     ...SYSTEM_DIRS.flatMap(readOnly),
     ...ETC_FILES.flatMap((name) => ['--ro-bind-try', `/etc/${name}`, `/etc/${name}`]),
     ...extra.flatMap((path) => ['--ro-bind-try', path, path]),
     // A /proc of the sandbox's own PID namespace: the worker's processes (and their environ) are not in it.
     ...(layout.proc ? ['--proc', '/proc'] : []),
-    '--dev', '/dev',
-    '--size', String(layout.tmpBytes), '--tmpfs', '/tmp',
+    '--dev',
+    '/dev',
+    '--size',
+    String(layout.tmpBytes),
+    '--tmpfs',
+    '/tmp',
   ];
 }
 
@@ -81,10 +110,14 @@ export function callBwrapArgs(base: readonly string[], workspace: string, networ
     ...base,
     ...(network ? ['--share-net'] : []),
     ...readOnlyPaths.flatMap((path) => ['--ro-bind', path, path]),
-    '--bind', workspace, workspace,
+    '--bind',
+    workspace,
+    workspace,
     // Everything else in the sandbox's root stays as set up: read-only.
-    '--remount-ro', '/',
-    '--chdir', workspace,
+    '--remount-ro',
+    '/',
+    '--chdir',
+    workspace,
   ];
 }
 

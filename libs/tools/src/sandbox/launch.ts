@@ -36,12 +36,7 @@ interface SandboxOptions {
 function limitsThenExec(options: SandboxOptions): [string, string[]] {
   const bash = existsSync('/bin/bash');
   const { settings } = options;
-  const limits = [
-    'ulimit -c 0',
-    `ulimit -d ${settings.memoryMb * 1024}`,
-    `ulimit -f ${settings.maxFileMb * (bash ? 1024 : 2048)}`,
-    ...(bash ? [`ulimit -u ${settings.maxProcesses}`] : []),
-  ];
+  const limits = ['ulimit -c 0', `ulimit -d ${settings.memoryMb * 1024}`, `ulimit -f ${settings.maxFileMb * (bash ? 1024 : 2048)}`, ...(bash ? [`ulimit -u ${settings.maxProcesses}`] : [])];
   const shell = bash ? '/bin/bash' : '/bin/sh';
   return [shell, ['-c', `{ ${limits.join('; ')}; } 2>/dev/null; exec "$@"`, shell]];
 }

@@ -9,12 +9,7 @@ const LOCALE_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ)$/;
  * operator granted (HERALD_SANDBOX_ENV; the platform's own settings are refused at config load),
  * and fixed values. Database URLs, tokens and keys the worker holds never reach a command.
  */
-export function sandboxEnv(
-  worker: Readonly<Record<string, string | undefined>>,
-  granted: readonly string[],
-  workspace: string,
-  path = SANDBOX_PATH,
-): Record<string, string> {
+export function sandboxEnv(worker: Readonly<Record<string, string | undefined>>, granted: readonly string[], workspace: string, path = SANDBOX_PATH): Record<string, string> {
   const env: Record<string, string> = { PATH: path, LANG: 'C.UTF-8' };
   for (const [name, value] of Object.entries(worker)) {
     if (value !== undefined && (LOCALE_ENV.test(name) || granted.includes(name))) env[name] = value;

@@ -250,8 +250,7 @@ class Unconfined implements Sandbox {
   }
 }
 
-const HOW_TO_GET_TOOLS =
-  'install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or set HERALD_SANDBOX=none if one trusted person uses this host';
+const HOW_TO_GET_TOOLS = 'install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or set HERALD_SANDBOX=none if one trusted person uses this host';
 
 /**
  * Runs `true` in a real sandbox once: namespaces may be refused by the kernel, seccomp or AppArmor,
@@ -286,7 +285,7 @@ export async function openSandbox(options: SandboxOptions): Promise<SandboxChoic
   if (options.settings.mode === 'none') {
     return {
       sandbox: new Unconfined(options),
-      notice: 'HERALD_SANDBOX=none: terminal and file tools run unconfined, as the worker\'s own user with its files and network; use this only for one trusted person',
+      notice: "HERALD_SANDBOX=none: terminal and file tools run unconfined, as the worker's own user with its files and network; use this only for one trusted person",
     };
   }
   const bwrap = findExecutable('bwrap', options.env.PATH ?? SANDBOX_PATH);

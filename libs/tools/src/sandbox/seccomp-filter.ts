@@ -48,8 +48,21 @@ const ARCHES: Record<string, Arch> = {
     audit: 0xc000_003e,
     x32: true,
     // open, creat, chmod, fchmod, mknod, openat, mknodat, fchmodat, fchmodat2
-    modes: [[2, 2], [85, 1], [90, 1], [91, 1], [133, 1], [257, 3], [259, 2], [268, 2], [FCHMODAT2, 2]],
-    namespaces: [[56, 0], [272, 0]], // clone, unshare
+    modes: [
+      [2, 2],
+      [85, 1],
+      [90, 1],
+      [91, 1],
+      [133, 1],
+      [257, 3],
+      [259, 2],
+      [268, 2],
+      [FCHMODAT2, 2],
+    ],
+    namespaces: [
+      [56, 0],
+      [272, 0],
+    ], // clone, unshare
     unreadable: [437, 425], // openat2, io_uring_setup
     clone3: 435,
   },
@@ -57,8 +70,17 @@ const ARCHES: Record<string, Arch> = {
     audit: 0xc000_00b7,
     x32: false,
     // mknodat, fchmod, fchmodat, openat, fchmodat2
-    modes: [[33, 2], [52, 1], [53, 2], [56, 3], [FCHMODAT2, 2]],
-    namespaces: [[220, 0], [97, 0]], // clone, unshare
+    modes: [
+      [33, 2],
+      [52, 1],
+      [53, 2],
+      [56, 3],
+      [FCHMODAT2, 2],
+    ],
+    namespaces: [
+      [220, 0],
+      [97, 0],
+    ], // clone, unshare
     unreadable: [437, 425],
     clone3: 435,
   },
@@ -106,7 +128,13 @@ function program(arch: Arch, options: SeccompOptions): Instruction[] {
     [LD_W_ABS, 0, 0, ARCH],
     [JEQ_K, 1, 0, arch.audit],
     [RET_K, 0, 0, RET_ERRNO | EPERM],
-    ...(arch.x32 ? ([[LD_W_ABS, 0, 0, NR], [JGE_K, 0, 1, X32_SYSCALL_BIT], [RET_K, 0, 0, RET_ERRNO | ENOSYS]] as Instruction[]) : []),
+    ...(arch.x32
+      ? ([
+          [LD_W_ABS, 0, 0, NR],
+          [JGE_K, 0, 1, X32_SYSCALL_BIT],
+          [RET_K, 0, 0, RET_ERRNO | ENOSYS],
+        ] as Instruction[])
+      : []),
     ...rules,
     [RET_K, 0, 0, RET_ALLOW],
   ];

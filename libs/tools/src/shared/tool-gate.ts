@@ -57,9 +57,7 @@ class WaitSignal extends Error {
 }
 
 function formatIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
-    .join('; ');
+  return error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`).join('; ');
 }
 
 function minutes(ms: number): string {
@@ -153,13 +151,7 @@ export class ToolGate {
     return this.#run(tool, args, call, context);
   }
 
-  async #approval(
-    tool: Tool,
-    call: { id: string; name: string; arguments: string },
-    context: ToolContext,
-    patternKey: string,
-    reason: string,
-  ): Promise<'run' | CallOutcome> {
+  async #approval(tool: Tool, call: { id: string; name: string; arguments: string }, context: ToolContext, patternKey: string, reason: string): Promise<'run' | CallOutcome> {
     if (context.role !== 'chat') {
       return this.#refuse(
         tool.name,
@@ -244,13 +236,7 @@ export class ToolGate {
     return { isError: false, content: capToolResult(content), ...(images.length === 0 ? {} : { images }) };
   }
 
-  async #askPerson(
-    tool: Tool,
-    call: { id: string; name: string; arguments: string },
-    context: ToolContext,
-    question: string,
-    choices: readonly string[] | undefined,
-  ): Promise<PersonAnswer> {
+  async #askPerson(tool: Tool, call: { id: string; name: string; arguments: string }, context: ToolContext, question: string, choices: readonly string[] | undefined): Promise<PersonAnswer> {
     if (context.role !== 'chat') {
       throw new RefusedSignal(`BLOCKED: ${context.role} runs have nobody to ask. Decide without asking, or report what you need.`);
     }

@@ -19,9 +19,7 @@ export const toolPolicySchema = z.strictObject({
   disabled: nameList.optional(),
   platforms: z.record(z.string().min(1).max(64), scope).optional(),
   users: z.record(z.string().min(1).max(256), z.strictObject({ disabled: nameList })).optional(),
-  toolsets: z
-    .record(toolsetName, z.strictObject({ description: z.string().max(500).default(''), tools: z.array(z.string()).max(200).default([]), includes: nameList.default([]) }))
-    .optional(),
+  toolsets: z.record(toolsetName, z.strictObject({ description: z.string().max(500).default(''), tools: z.array(z.string()).max(200).default([]), includes: nameList.default([]) })).optional(),
 });
 
 export type ToolPolicy = z.infer<typeof toolPolicySchema>;
@@ -109,7 +107,7 @@ export class ToolExposure {
     const disabled = [
       ...(policy.disabled ?? []),
       ...(platformScope?.disabled ?? []),
-      ...(input.userId === undefined ? [] : personEntry(policy, input.userId)?.disabled ?? []),
+      ...(input.userId === undefined ? [] : (personEntry(policy, input.userId)?.disabled ?? [])),
       ...ROLE_DISABLED[role],
     ];
     return { enabled, disabled };

@@ -57,7 +57,10 @@ export function createToolSearchTool(registry: ToolRegistry): Tool {
     schema: z.object({ query: z.string().trim().min(1).max(500), limit: z.number().int().min(1).max(20).optional() }),
     replaySafe: true,
     async execute(args, context) {
-      const words = args.query.toLowerCase().split(/[^a-z0-9_]+/).filter((word) => word.length > 1);
+      const words = args.query
+        .toLowerCase()
+        .split(/[^a-z0-9_]+/)
+        .filter((word) => word.length > 1);
       const candidates = (context.offered ?? []).filter((name) => !CORE_TOOLS.has(name) && !BRIDGE.includes(name));
       const found = registry
         .definitions(candidates)

@@ -33,7 +33,15 @@ export const BUILTIN_TOOLSETS: ToolsetCatalog = {
   delegation: leaf('hand tasks to subagents that run as child sessions', ['delegate_task']),
   // Off by default: in no bundle, a profile enables it by name.
   browser: leaf('a web browser: navigate, read the page, click, type', [
-    'browser_navigate', 'browser_snapshot', 'browser_click', 'browser_type', 'browser_press', 'browser_scroll', 'browser_back', 'browser_close', 'browser_vision',
+    'browser_navigate',
+    'browser_snapshot',
+    'browser_click',
+    'browser_type',
+    'browser_press',
+    'browser_scroll',
+    'browser_back',
+    'browser_close',
+    'browser_vision',
   ]),
   'herald-core': bundle('every built-in toolset', CORE),
   // No files or shell: for chats where the people are not trusted with the host.
@@ -60,11 +68,7 @@ export function defaultToolsetFor(platform: string, catalog: ToolsetCatalog = BU
  * toolset. `registered` maps toolset name to the registry's tools declaring it, so plugin tools
  * join toolsets by name. Unknown names expand to nothing and are reported in `unknown`.
  */
-export function expandToolsets(
-  names: readonly string[],
-  catalog: ToolsetCatalog,
-  registered: ReadonlyMap<string, readonly string[]> = new Map(),
-): { tools: Set<string>; unknown: string[] } {
+export function expandToolsets(names: readonly string[], catalog: ToolsetCatalog, registered: ReadonlyMap<string, readonly string[]> = new Map()): { tools: Set<string>; unknown: string[] } {
   const tools = new Set<string>();
   const unknown: string[] = [];
   const visited = new Set<string>();

@@ -117,10 +117,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   // Without input stdin is closed at once: a command reading it sees its end, as with /dev/null.
   // A child that exits without reading its input makes the write fail with EPIPE; its exit says more.
   child.stdin.on('error', () => undefined).end(spec.input);
-  const drained = Promise.all([
-    new Promise((resolve) => child.stdout.once('close', resolve)),
-    new Promise((resolve) => child.stderr.once('close', resolve)),
-  ]);
+  const drained = Promise.all([new Promise((resolve) => child.stdout.once('close', resolve)), new Promise((resolve) => child.stderr.once('close', resolve))]);
   let timedOut = false;
   let killTimer: NodeJS.Timeout | undefined;
   const stop = () => {

@@ -92,14 +92,23 @@ async function act(args: Args, context: CallContext, options: ProcessToolOptions
     if (options.sandbox === null) throw new Error(options.unavailable ?? 'no sandbox');
     if (args.command === undefined) throw new Error('start needs a command');
     const workspace = await ensureWorkspace(context.workspaceDir);
-    const entry = await processes.start(options.sandbox, { sessionId: context.sessionId, userId: context.userId, command: args.command, workspace, network: options.network === true, notifyOnExit: args.notify_on_exit === true || args.notify_on_complete === true });
+    const entry = await processes.start(options.sandbox, {
+      sessionId: context.sessionId,
+      userId: context.userId,
+      command: args.command,
+      workspace,
+      network: options.network === true,
+      notifyOnExit: args.notify_on_exit === true || args.notify_on_complete === true,
+    });
     return { ...view(entry), notify_on_exit: entry.notifyOnExit };
   }
   if (args.action === 'list') return { processes: processes.list(context.sessionId).map(view) };
   if (args.session_id === undefined) throw new Error(`session_id is required for ${args.action}; process list shows them`);
-  const entry = processes.get(context.sessionId, args.session_id) ?? (() => {
-    throw new Error(`no process ${args.session_id} in this session; process list shows them`);
-  })();
+  const entry =
+    processes.get(context.sessionId, args.session_id) ??
+    (() => {
+      throw new Error(`no process ${args.session_id} in this session; process list shows them`);
+    })();
   switch (args.action) {
     case 'poll':
       return { ...view(entry), ...pollOutput(entry) };

@@ -51,23 +51,15 @@ export function createTerminalTool(options: TerminalToolOptions): Tool {
   const maxTimeoutS = Math.max(1, Math.floor(maxTimeoutMs / 1000));
   const schema = z.object({
     command: z.string().min(1).max(100_000).describe('The shell command (bash -c)'),
-    timeout: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe(`Seconds before the command is killed (default ${TERMINAL_DEFAULT_TIMEOUT_S}, at most ${maxTimeoutS})`),
+    timeout: z.number().int().min(1).optional().describe(`Seconds before the command is killed (default ${TERMINAL_DEFAULT_TIMEOUT_S}, at most ${maxTimeoutS})`),
     background: z.boolean().optional(),
     notify_on_complete: z.boolean().optional(),
   });
   return defineTool({
     name: 'terminal',
     toolset: 'terminal',
-    description:
-      'Run a shell command in your workspace directory (non-interactive, no stdin). Returns combined stdout/stderr and the exit code. ' +
-      'Long output keeps its beginning and end.',
-    guidance:
-      `terminal commands run in the workspace${options.network === true ? '' : ' without network access'}, are killed at the timeout with any processes they started, and destructive ones need the person's approval or are refused.`,
+    description: 'Run a shell command in your workspace directory (non-interactive, no stdin). Returns combined stdout/stderr and the exit code. ' + 'Long output keeps its beginning and end.',
+    guidance: `terminal commands run in the workspace${options.network === true ? '' : ' without network access'}, are killed at the timeout with any processes they started, and destructive ones need the person's approval or are refused.`,
     schema,
     ...(sandbox === null ? { unavailable: options.unavailable ?? 'no sandbox' } : {}),
     replaySafe: false,

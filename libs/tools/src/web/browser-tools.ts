@@ -11,8 +11,15 @@ const ACTION_TIMEOUT_MS = 15_000;
 const SNAPSHOT_CHARS = 30_000;
 
 export const BROWSER_TOOL_NAMES = [
-  'browser_navigate', 'browser_snapshot', 'browser_click', 'browser_type', 'browser_press',
-  'browser_scroll', 'browser_back', 'browser_close', 'browser_vision',
+  'browser_navigate',
+  'browser_snapshot',
+  'browser_click',
+  'browser_type',
+  'browser_press',
+  'browser_scroll',
+  'browser_back',
+  'browser_close',
+  'browser_vision',
 ] as const;
 
 /** Refs as the snapshot prints them: `e5`, `@e5` or `[ref=e5]` all name the same element. */
@@ -81,40 +88,89 @@ async function after(page: Page, what: string): Promise<string> {
 /** Actions on the open page: each answers with the snapshot that follows it. */
 function inputTools(sessions: BrowserSessions): Tool[] {
   return [
-    browserTool(sessions, { name: 'browser_click', description: 'Click an element by ref.', schema: z.object({ ref: refSchema }), run: async (page, args) => {
-      await locate(page, args.ref).click({ timeout: ACTION_TIMEOUT_MS });
-      await page.waitForLoadState('domcontentloaded', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined);
-      return after(page, `Clicked ${args.ref}`);
-    } }),
-    browserTool(sessions, { name: 'browser_type', description: 'Type text into an input by ref (replaces its value).', schema: z.object({ ref: refSchema, text: z.string().max(10_000) }), run: async (page, args) => {
-      await locate(page, args.ref).fill(args.text, { timeout: ACTION_TIMEOUT_MS });
-      return after(page, `Typed into ${args.ref}`);
-    } }),
-    browserTool(sessions, { name: 'browser_press', description: 'Press a key (Enter, Tab, Escape, ArrowDown...) in the focused element.', schema: z.object({ key: z.string().min(1).max(40) }), run: async (page, args) => {
-      await page.keyboard.press(args.key);
-      await page.waitForLoadState('domcontentloaded', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined);
-      return after(page, `Pressed ${args.key}`);
-    } }),
-    browserTool(sessions, { name: 'browser_scroll', description: 'Scroll the page up or down by a screen.', schema: z.object({ direction: z.enum(['up', 'down']) }), run: async (page, args) => {
-      await page.mouse.wheel(0, args.direction === 'down' ? 800 : -800);
-      return after(page, `Scrolled ${args.direction}`);
-    } }),
-    browserTool(sessions, { name: 'browser_back', description: 'Go back to the previous page.', schema: z.object({}), run: async (page) => {
-      await page.goBack({ timeout: ACTION_TIMEOUT_MS, waitUntil: 'domcontentloaded' });
-      return after(page, 'Went back');
-    } }),
+    browserTool(sessions, {
+      name: 'browser_click',
+      description: 'Click an element by ref.',
+      schema: z.object({ ref: refSchema }),
+      run: async (page, args) => {
+        await locate(page, args.ref).click({ timeout: ACTION_TIMEOUT_MS });
+        await page.waitForLoadState('domcontentloaded', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined);
+        return after(page, `Clicked ${args.ref}`);
+      },
+    }),
+    browserTool(sessions, {
+      name: 'browser_type',
+      description: 'Type text into an input by ref (replaces its value).',
+      schema: z.object({ ref: refSchema, text: z.string().max(10_000) }),
+      run: async (page, args) => {
+        await locate(page, args.ref).fill(args.text, { timeout: ACTION_TIMEOUT_MS });
+        return after(page, `Typed into ${args.ref}`);
+      },
+    }),
+    browserTool(sessions, {
+      name: 'browser_press',
+      description: 'Press a key (Enter, Tab, Escape, ArrowDown...) in the focused element.',
+      schema: z.object({ key: z.string().min(1).max(40) }),
+      run: async (page, args) => {
+        await page.keyboard.press(args.key);
+        await page.waitForLoadState('domcontentloaded', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined);
+        return after(page, `Pressed ${args.key}`);
+      },
+    }),
+    browserTool(sessions, {
+      name: 'browser_scroll',
+      description: 'Scroll the page up or down by a screen.',
+      schema: z.object({ direction: z.enum(['up', 'down']) }),
+      run: async (page, args) => {
+        await page.mouse.wheel(0, args.direction === 'down' ? 800 : -800);
+        return after(page, `Scrolled ${args.direction}`);
+      },
+    }),
+    browserTool(sessions, {
+      name: 'browser_back',
+      description: 'Go back to the previous page.',
+      schema: z.object({}),
+      run: async (page) => {
+        await page.goBack({ timeout: ACTION_TIMEOUT_MS, waitUntil: 'domcontentloaded' });
+        return after(page, 'Went back');
+      },
+    }),
   ];
 }
 
 /** Hermes' browser tools on playwright-core and the system's Chromium; toolset `browser`, off by default. */
 export function createBrowserTools(sessions: BrowserSessions): Tool[] {
   return [
-    browserTool(sessions, { name: 'browser_navigate', description: 'Open a URL in your browser and return the page snapshot. Private addresses are refused.', schema: z.object({ url: z.string().min(1).max(4000) }), run: (page, args) => navigate(sessions, page, args.url) }),
-    browserTool(sessions, { name: 'browser_snapshot', description: "The page's accessibility tree with element refs (@e1...) to click or type into.", schema: z.object({ full: z.boolean().optional() }), replaySafe: true, run: (page) => snapshot(page) }),
+    browserTool(sessions, {
+      name: 'browser_navigate',
+      description: 'Open a URL in your browser and return the page snapshot. Private addresses are refused.',
+      schema: z.object({ url: z.string().min(1).max(4000) }),
+      run: (page, args) => navigate(sessions, page, args.url),
+    }),
+    browserTool(sessions, {
+      name: 'browser_snapshot',
+      description: "The page's accessibility tree with element refs (@e1...) to click or type into.",
+      schema: z.object({ full: z.boolean().optional() }),
+      replaySafe: true,
+      run: (page) => snapshot(page),
+    }),
     ...inputTools(sessions),
-    defineTool({ name: 'browser_close', toolset: 'browser', description: 'Close your browser (cookies and pages of this conversation).', guidance: '', schema: z.object({}), replaySafe: true,
+    defineTool({
+      name: 'browser_close',
+      toolset: 'browser',
+      description: 'Close your browser (cookies and pages of this conversation).',
+      guidance: '',
+      schema: z.object({}),
+      replaySafe: true,
       ...(sessions.unavailable === undefined ? {} : { unavailable: sessions.unavailable }),
-      execute: async (_args, context) => ((await sessions.close(context.sessionId)) ? 'Browser closed.' : 'No browser was open.') }),
-    browserTool(sessions, { name: 'browser_vision', description: 'Take a screenshot of the page.', schema: z.object({ question: z.string().max(2000).optional() }), replaySafe: true, run: (page, _args, context) => screenshot(page, context) }),
+      execute: async (_args, context) => ((await sessions.close(context.sessionId)) ? 'Browser closed.' : 'No browser was open.'),
+    }),
+    browserTool(sessions, {
+      name: 'browser_vision',
+      description: 'Take a screenshot of the page.',
+      schema: z.object({ question: z.string().max(2000).optional() }),
+      replaySafe: true,
+      run: (page, _args, context) => screenshot(page, context),
+    }),
   ];
 }

@@ -83,7 +83,10 @@ export class Allowlist {
 
   constructor(entries: readonly string[] = []) {
     for (const raw of entries) {
-      const entry = raw.trim().toLowerCase().replace(/^\[|\]$/g, '');
+      const entry = raw
+        .trim()
+        .toLowerCase()
+        .replace(/^\[|\]$/g, '');
       if (entry === '') continue;
       const [network, prefix] = entry.split('/') as [string, string | undefined];
       const family = isIP(network);

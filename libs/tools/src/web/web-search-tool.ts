@@ -51,7 +51,13 @@ function backendRequest(backend: Backend, query: string, limit: number): Backend
   }
 }
 
-const text = (value: unknown): string => (typeof value === 'string' ? value.replace(/<[^>]*>/g, '').replace(/\s+/g, ' ').trim() : '');
+const text = (value: unknown): string =>
+  typeof value === 'string'
+    ? value
+        .replace(/<[^>]*>/g, '')
+        .replace(/\s+/g, ' ')
+        .trim()
+    : '';
 
 /** Results with a usable http(s) url, cut to `limit`, each snippet to a few hundred characters. */
 export function normalizeResults(raw: readonly unknown[], snippetField: string, limit: number): SearchResult[] {

@@ -23,13 +23,16 @@ export type Page = (context: PageContext) => Promise<void>;
 export function parseRoute(hash: string): Route {
   const text = hash.replace(/^#\/?/, '');
   const [path = '', search = ''] = text.split('?', 2);
-  const parts = path.split('/').filter((part) => part.length > 0).map((part) => {
-    try {
-      return decodeURIComponent(part);
-    } catch {
-      return part;
-    }
-  });
+  const parts = path
+    .split('/')
+    .filter((part) => part.length > 0)
+    .map((part) => {
+      try {
+        return decodeURIComponent(part);
+      } catch {
+        return part;
+      }
+    });
   return { page: parts[0] ?? 'sessions', parts: parts.slice(1), params: new URLSearchParams(search) };
 }
 

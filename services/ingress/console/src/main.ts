@@ -1,4 +1,18 @@
-import { ApiError, callWith, currentCookieSession, endCookieSession, forgetToken, isOpenApi, probeCookieSession, probeOpenApi, signInWithPersonalToken, singleSignOnOffered, storedToken, storeToken, whenUnauthorized } from './api.ts';
+import {
+  ApiError,
+  callWith,
+  currentCookieSession,
+  endCookieSession,
+  forgetToken,
+  isOpenApi,
+  probeCookieSession,
+  probeOpenApi,
+  signInWithPersonalToken,
+  singleSignOnOffered,
+  storedToken,
+  storeToken,
+  whenUnauthorized,
+} from './api.ts';
 import { link, parseRoute } from './app.ts';
 import type { Page, PageContext } from './app.ts';
 import { h, notice, replace } from './dom.ts';
@@ -88,7 +102,7 @@ function signIn(message = ''): void {
     } catch (error) {
       const text =
         error instanceof ApiError && error.status === 401
-          ? "That token was refused: compare it with HERALD_API_TOKEN in the .env Herald started from (or its environment), or make a personal one with herald tokens create, and try again."
+          ? 'That token was refused: compare it with HERALD_API_TOKEN in the .env Herald started from (or its environment), or make a personal one with herald tokens create, and try again.'
           : `Could not reach Herald: ${(error as Error).message}`;
       replace(status, notice(text, 'error'));
       token.select();

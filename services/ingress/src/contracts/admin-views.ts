@@ -5,9 +5,7 @@ const count = z.number().int();
 
 export const clusterStatus = z.object({
   roles: z.record(z.string(), count),
-  queues: z.array(
-    z.object({ queue: z.string(), waiting: count, active: count, delayed: count, failed: count, oldest_waiting_seconds: z.number() }),
-  ),
+  queues: z.array(z.object({ queue: z.string(), waiting: count, active: count, delayed: count, failed: count, oldest_waiting_seconds: z.number() })),
   // The oldest pending event and its session come from one row: both set, or no turn waits.
   oldest_waiting_turn: z.object({ event_id: z.string(), session_id: z.string(), waiting_seconds: z.number() }).nullable(),
   dead_letters: z.record(z.string(), count),
@@ -29,9 +27,7 @@ export const failedDelivery = z.object({
 });
 
 export const deadLetters = z.object({
-  dead_letters: z.array(
-    z.object({ kind: z.string(), id: z.string(), reason: z.string(), failures: count, session_id: z.string().nullable(), failed_at: isoTime }),
-  ),
+  dead_letters: z.array(z.object({ kind: z.string(), id: z.string(), reason: z.string(), failures: count, session_id: z.string().nullable(), failed_at: isoTime })),
   deliveries: z.array(failedDelivery),
   jobs: z.array(z.object({ id: z.string(), queue: z.string(), data: anyJson, reason: z.string(), state: z.string(), created_at: isoTime })),
 });

@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { isoTime } from './common.ts';
 
-const target = z.union([
-  z.object({ platform: z.literal('webhook'), url: z.string() }),
-  z.object({ platform: z.string(), chatId: z.string(), threadId: z.string().optional() }),
-]);
+const target = z.union([z.object({ platform: z.literal('webhook'), url: z.string() }), z.object({ platform: z.string(), chatId: z.string(), threadId: z.string().optional() })]);
 
 export const cronJobView = z.object({
   job_id: z.string(),

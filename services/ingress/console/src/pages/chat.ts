@@ -9,7 +9,6 @@ import type { TranscriptMessage, TranscriptPage } from '../../../src/contracts/s
 import type { MessageAnswer, OpenEventList } from '../../../src/contracts/message-views.ts';
 import type { ProfileList } from '../../../src/contracts/profile-views.ts';
 
-
 // Who writes from this browser: kept across visits (it is a name, not a secret; the token is not here).
 const WHO_KEY = 'herald.console.user';
 const DEFAULT_WHO = 'console';
@@ -116,17 +115,21 @@ async function sendMessage(ctx: PageContext, state: ChatState, log: HTMLElement,
   reply.scrollIntoView({ block: 'end' });
   const body = { chat_id: state.chat, user_id: who(), text, profile: state.profile };
   try {
-    await followTurn(() => openStream('POST', '/v1/messages', { body, signal }), {
-      opened: ({ sessionId }) => {
-        if (sessionId === '' || state.session === sessionId) return;
-        state.session = sessionId;
-        remember(state);
+    await followTurn(
+      () => openStream('POST', '/v1/messages', { body, signal }),
+      {
+        opened: ({ sessionId }) => {
+          if (sessionId === '' || state.session === sessionId) return;
+          state.session = sessionId;
+          remember(state);
+        },
+        event: (event) => {
+          view.show(event);
+          if (event.event === 'delta' || event.event === 'done') reply.scrollIntoView({ block: 'end' });
+        },
       },
-      event: (event) => {
-        view.show(event);
-        if (event.event === 'delta' || event.event === 'done') reply.scrollIntoView({ block: 'end' });
-      },
-    }, signal);
+      signal,
+    );
     // Let go after a stop: the turn's stored messages say how far it got.
     if (signal.aborted && !ctx.signal.aborted) view.show({ event: 'error', data: { code: 'stopped', message: 'Stopped.' } });
   } catch (error) {
@@ -142,7 +145,11 @@ export async function chatPage(ctx: PageContext): Promise<void> {
   const { profiles } = await api<ProfileList>('GET', '/v1/profiles');
   if (!ctx.current()) return;
   remember(state);
-  const profile = select('profile', profiles.map((entry) => [entry.profile, entry.display_name && entry.display_name !== entry.profile ? `${entry.profile} · ${entry.display_name}` : entry.profile] as const), state.profile);
+  const profile = select(
+    'profile',
+    profiles.map((entry) => [entry.profile, entry.display_name && entry.display_name !== entry.profile ? `${entry.profile} · ${entry.display_name}` : entry.profile] as const),
+    state.profile,
+  );
   const whoInput = input('user_id', localStorage.getItem(WHO_KEY) ?? DEFAULT_WHO, { required: true });
   const who = () => whoInput.value.trim() || DEFAULT_WHO;
   whoInput.addEventListener('change', () => localStorage.setItem(WHO_KEY, who()));

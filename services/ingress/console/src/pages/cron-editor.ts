@@ -7,7 +7,6 @@ import { personInput } from '../people.ts';
 import type { CronJobView, CronPreview } from '../../../src/contracts/cron-views.ts';
 import type { ProfileList } from '../../../src/contracts/profile-views.ts';
 
-
 type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
 
 /** The editor's fields by the API's names, so an error's `field` finds its control. */
@@ -51,7 +50,11 @@ function timeZoneList(): HTMLDataListElement {
 function controlsFor(job: CronJobView | undefined, profiles: string[]): Controls {
   const prompt = h('textarea', { name: 'prompt', rows: '5', required: true });
   prompt.value = job?.prompt ?? '';
-  const profile = select('profile', profiles.map((name) => [name, name] as const), job?.profile ?? 'main');
+  const profile = select(
+    'profile',
+    profiles.map((name) => [name, name] as const),
+    job?.profile ?? 'main',
+  );
   profile.disabled = job !== undefined;
   const owner = personInput('user_id', job?.user_id ?? localStorage.getItem('herald.console.user') ?? 'console');
   owner.disabled = job !== undefined;
@@ -84,7 +87,14 @@ function previewer(controls: Controls, list: HTMLElement): () => void {
       const local = browserTimeZone();
       replace(
         list,
-        ...preview.runs.map((run) => h('li', { 'data-run': run }, h('time', { datetime: run }, formatInZone(run, preview.timezone)), preview.timezone === local ? null : h('span', { class: 'muted' }, ` · ${formatInZone(run, local)} in ${local}`))),
+        ...preview.runs.map((run) =>
+          h(
+            'li',
+            { 'data-run': run },
+            h('time', { datetime: run }, formatInZone(run, preview.timezone)),
+            preview.timezone === local ? null : h('span', { class: 'muted' }, ` · ${formatInZone(run, local)} in ${local}`),
+          ),
+        ),
       );
       if (preview.runs.length === 0) replace(list, h('li', { class: 'muted' }, 'No further runs.'));
     } catch (error) {
@@ -115,9 +125,7 @@ async function save(controls: Controls, job: CronJobView | undefined, status: HT
   for (const name of Object.keys(controls)) showFieldError(name, null);
   replace(status);
   try {
-    const saved = job
-      ? await api<CronJobView>('PATCH', `/v1/cron/jobs/${segment(job.job_id)}`, bodyOf(controls, job))
-      : await api<CronJobView>('POST', '/v1/cron/jobs', bodyOf(controls, job));
+    const saved = job ? await api<CronJobView>('PATCH', `/v1/cron/jobs/${segment(job.job_id)}`, bodyOf(controls, job)) : await api<CronJobView>('POST', '/v1/cron/jobs', bodyOf(controls, job));
     go(link('cron', [], { saved: saved.job_id }));
   } catch (error) {
     const field = error instanceof ApiError ? error.field : undefined;
@@ -133,12 +141,12 @@ async function save(controls: Controls, job: CronJobView | undefined, status: HT
 /** Creates a cron job (#/cron/new) or edits one (#/cron/edit/<id>), previewing its next runs as the schedule is typed. */
 export async function cronEditorPage(ctx: PageContext): Promise<void> {
   const id = ctx.route.parts[0] === 'edit' ? ctx.route.parts[1] : undefined;
-  const [job, { profiles }] = await Promise.all([
-    id === undefined ? Promise.resolve(undefined) : api<CronJobView>('GET', `/v1/cron/jobs/${segment(id)}`),
-    api<ProfileList>('GET', '/v1/profiles'),
-  ]);
+  const [job, { profiles }] = await Promise.all([id === undefined ? Promise.resolve(undefined) : api<CronJobView>('GET', `/v1/cron/jobs/${segment(id)}`), api<ProfileList>('GET', '/v1/profiles')]);
   if (!ctx.current()) return;
-  const controls = controlsFor(job, profiles.map((profile) => profile.profile));
+  const controls = controlsFor(
+    job,
+    profiles.map((profile) => profile.profile),
+  );
   const runs = h('ol', { class: 'preview', 'aria-label': 'Next runs', 'aria-live': 'polite' });
   const refresh = previewer(controls, runs);
   controls.schedule.addEventListener('input', refresh);

@@ -22,7 +22,16 @@ function store(title: string, memory: Memory, remove: Remove, explain = ''): HTM
           'ul',
           { class: 'cards' },
           ...memory.entries.map((entry) =>
-            h('li', { class: 'card entry', 'data-entry': entry.id }, h('div', { class: 'text' }, entry.content), h('div', { class: 'actions' }, h('button', { type: 'button', class: 'danger', 'aria-label': `Delete entry ${entry.id}`, on: { click: () => remove(entry.id, entry.content) } }, 'Delete'))),
+            h(
+              'li',
+              { class: 'card entry', 'data-entry': entry.id },
+              h('div', { class: 'text' }, entry.content),
+              h(
+                'div',
+                { class: 'actions' },
+                h('button', { type: 'button', class: 'danger', 'aria-label': `Delete entry ${entry.id}`, on: { click: () => remove(entry.id, entry.content) } }, 'Delete'),
+              ),
+            ),
           ),
         ),
   );

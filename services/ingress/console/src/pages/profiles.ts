@@ -15,7 +15,13 @@ function models(model: ModelSettings | null): string {
 
 function bindings(profile: ProfileSummary): string {
   if (profile.bindings.length === 0) return 'no bindings';
-  return profile.bindings.map((binding) => Object.entries(binding.match).map(([key, value]) => `${key}=${value}`).join(' ')).join('; ');
+  return profile.bindings
+    .map((binding) =>
+      Object.entries(binding.match)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(' '),
+    )
+    .join('; ');
 }
 
 function profileRow(profile: ProfileSummary): HTMLElement {
@@ -30,9 +36,5 @@ function profileRow(profile: ProfileSummary): HTMLElement {
 /** The profiles (agents) of the deployment, each with its models and the bindings that reach it. */
 export async function profilesPage(ctx: PageContext): Promise<void> {
   const { profiles } = await api<ProfileList>('GET', '/v1/profiles');
-  replace(
-    ctx.main,
-    h('h1', {}, 'Profiles'),
-    profiles.length === 0 ? notice('No profiles.') : h('ul', { class: 'rows', 'aria-label': 'Profiles' }, ...profiles.map(profileRow)),
-  );
+  replace(ctx.main, h('h1', {}, 'Profiles'), profiles.length === 0 ? notice('No profiles.') : h('ul', { class: 'rows', 'aria-label': 'Profiles' }, ...profiles.map(profileRow)));
 }

@@ -13,7 +13,16 @@ function statusSection(status: Status): HTMLElement {
   const roles = Object.entries(status.roles).map(([role, count]) => h('li', { class: `badge ${count > 0 ? 'ok' : 'bad'}` }, `${role}: ${count} alive`));
   const head = h('tr', {}, ...['queue', 'waiting', 'active', 'delayed', 'failed', 'oldest waiting'].map((title) => h('th', { scope: 'col' }, title)));
   const rows = status.queues.map((queue) =>
-    h('tr', {}, h('th', { scope: 'row' }, queue.queue), h('td', {}, queue.waiting), h('td', {}, queue.active), h('td', {}, queue.delayed), h('td', {}, queue.failed), h('td', {}, `${queue.oldest_waiting_seconds} s`)),
+    h(
+      'tr',
+      {},
+      h('th', { scope: 'row' }, queue.queue),
+      h('td', {}, queue.waiting),
+      h('td', {}, queue.active),
+      h('td', {}, queue.delayed),
+      h('td', {}, queue.failed),
+      h('td', {}, `${queue.oldest_waiting_seconds} s`),
+    ),
   );
   const oldest = status.oldest_waiting_turn;
   return h(
@@ -26,7 +35,11 @@ function statusSection(status: Status): HTMLElement {
     oldest
       ? h('p', {}, `Oldest waiting turn: ${oldest.waiting_seconds} s, `, h('a', { href: link('session', [oldest.session_id]) }, 'its session'))
       : h('p', { class: 'muted' }, 'No turn is waiting.'),
-    h('p', { class: 'muted' }, `Given up: ${plural(status.dead_letters.deliveries ?? 0, 'delivery', 'deliveries')}, ${plural(status.dead_letters.reviews ?? 0, 'review')}, ${plural(status.dead_letters.cron_jobs ?? 0, 'paused cron job')}.`),
+    h(
+      'p',
+      { class: 'muted' },
+      `Given up: ${plural(status.dead_letters.deliveries ?? 0, 'delivery', 'deliveries')}, ${plural(status.dead_letters.reviews ?? 0, 'review')}, ${plural(status.dead_letters.cron_jobs ?? 0, 'paused cron job')}.`,
+    ),
   );
 }
 
@@ -37,7 +50,13 @@ function deadLetterSection(letters: DeadLetters, act: Act): HTMLElement {
     h(
       'li',
       { class: 'card', 'data-dead-letter': row.id },
-      h('p', { class: 'meta' }, h('span', { class: 'badge bad' }, 'delivery failed'), h('span', {}, `${row.platform} · ${row.source} · ${plural(row.attempts, 'attempt')}`), h('span', {}, 'failed ', timeElement(row.failed_at))),
+      h(
+        'p',
+        { class: 'meta' },
+        h('span', { class: 'badge bad' }, 'delivery failed'),
+        h('span', {}, `${row.platform} · ${row.source} · ${plural(row.attempts, 'attempt')}`),
+        h('span', {}, 'failed ', timeElement(row.failed_at)),
+      ),
       h('p', { class: 'text bad' }, row.reason ?? 'no reason recorded'),
       h('details', { class: 'fold' }, h('summary', {}, 'message'), h('pre', { class: 'text' }, row.text)),
       row.session_id ? h('p', {}, h('a', { href: link('session', [row.session_id]) }, 'its session')) : null,
@@ -45,7 +64,15 @@ function deadLetterSection(letters: DeadLetters, act: Act): HTMLElement {
         'div',
         { class: 'actions' },
         h('button', { type: 'button', on: { click: () => act('Retry queued.', () => api('POST', `/v1/admin/dead-letters/deliveries/${segment(row.id)}/retry`)) } }, 'Retry'),
-        h('button', { type: 'button', class: 'danger', on: { click: () => act('Discarded.', () => api('DELETE', `/v1/admin/dead-letters/deliveries/${segment(row.id)}`), 'Discard this failed delivery? It will not be sent.') } }, 'Discard'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            on: { click: () => act('Discarded.', () => api('DELETE', `/v1/admin/dead-letters/deliveries/${segment(row.id)}`), 'Discard this failed delivery? It will not be sent.') },
+          },
+          'Discard',
+        ),
       ),
     ),
   );
@@ -57,7 +84,15 @@ function deadLetterSection(letters: DeadLetters, act: Act): HTMLElement {
       h('p', { class: 'text bad' }, job.reason),
       h('details', { class: 'fold' }, h('summary', {}, 'job data'), h('pre', { class: 'text' }, JSON.stringify(job.data, null, 2))),
       h('p', { class: 'muted' }, job.queue.startsWith('cron') ? 'To retry, resume or run the job on the Cron page.' : 'The review is recorded as failed; the next trigger starts a new one.'),
-      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'danger', on: { click: () => act('Discarded.', () => api('DELETE', `/v1/admin/dead-letters/jobs/${segment(job.id)}`), 'Discard this dead letter?') } }, 'Discard')),
+      h(
+        'div',
+        { class: 'actions' },
+        h(
+          'button',
+          { type: 'button', class: 'danger', on: { click: () => act('Discarded.', () => api('DELETE', `/v1/admin/dead-letters/jobs/${segment(job.id)}`), 'Discard this dead letter?') } },
+          'Discard',
+        ),
+      ),
     ),
   );
   return h(

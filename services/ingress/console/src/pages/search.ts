@@ -6,7 +6,11 @@ import { timeElement } from '../time.ts';
 import { personInput, resolvePerson } from '../people.ts';
 import type { SearchAnswer } from '../../../src/contracts/knowledge-views.ts';
 
-const SORTS = [['relevance', 'relevance'], ['newest', 'newest first'], ['oldest', 'oldest first']] as const;
+const SORTS = [
+  ['relevance', 'relevance'],
+  ['newest', 'newest first'],
+  ['oldest', 'oldest first'],
+] as const;
 
 /** The server marks matches as >>>word<<<; each becomes a <mark> around a text node, the rest plain text. */
 export function highlighted(snippet: string): HTMLElement {
@@ -59,7 +63,13 @@ function results(answer: SearchAnswer): HTMLElement {
             h(
               'li',
               {},
-              h('a', { href: link('session', [session.session_id], { at: hit.message_id }), class: 'hit-link', 'data-hit': hit.message_id }, h('span', { class: `role ${hit.role}` }, hit.tool_name ?? hit.role), ' ', highlighted(hit.snippet)),
+              h(
+                'a',
+                { href: link('session', [session.session_id], { at: hit.message_id }), class: 'hit-link', 'data-hit': hit.message_id },
+                h('span', { class: `role ${hit.role}` }, hit.tool_name ?? hit.role),
+                ' ',
+                highlighted(hit.snippet),
+              ),
               ' ',
               timeElement(hit.created_at),
             ),
@@ -85,7 +95,15 @@ export async function searchPage(ctx: PageContext): Promise<void> {
     go(link('search', [], { q: controls.q.value, user_id: userId, profile: controls.profile.value.trim(), sort: controls.sort.value }));
   };
   const output = h('div', { 'aria-live': 'polite' });
-  const form = h('form', { class: 'filters', role: 'search', on: { submit: (event) => void submit(event) } }, field('Search', controls.q), field('Person', controls.user_id), field('Profile', controls.profile), field('Sort', controls.sort), h('button', { type: 'submit', class: 'primary' }, 'Search'));
+  const form = h(
+    'form',
+    { class: 'filters', role: 'search', on: { submit: (event) => void submit(event) } },
+    field('Search', controls.q),
+    field('Person', controls.user_id),
+    field('Profile', controls.profile),
+    field('Sort', controls.sort),
+    h('button', { type: 'submit', class: 'primary' }, 'Search'),
+  );
   replace(ctx.main, h('h1', {}, 'Search'), form, syntaxHelp(), output);
   const q = params.get('q');
   const userId = params.get('user_id');

@@ -67,7 +67,12 @@ function waitElement(wait: Wait, refresh: () => void): HTMLElement {
   };
   const actions =
     wait.kind === 'approval'
-      ? h('div', { class: 'actions' }, h('button', { type: 'button', on: { click: () => void answer('approve') } }, 'Approve once'), h('button', { type: 'button', class: 'danger', on: { click: () => void answer('deny') } }, 'Deny'))
+      ? h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'button', on: { click: () => void answer('approve') } }, 'Approve once'),
+          h('button', { type: 'button', class: 'danger', on: { click: () => void answer('deny') } }, 'Deny'),
+        )
       : h('p', { class: 'muted' }, 'A question for the person; they answer in the chat.');
   return h(
     'li',
@@ -99,9 +104,18 @@ async function waitsSection(ctx: PageContext, sessionId: string): Promise<HTMLEl
 async function deliveriesSection(sessionId: string): Promise<HTMLElement | null> {
   const { deliveries } = await api<DeliveryList>('GET', `/v1/sessions/${segment(sessionId)}/deliveries`);
   if (deliveries.length === 0) return null;
-  const rows = deliveries.slice(0, 10).map((delivery) =>
-    h('li', {}, h('span', { class: `badge ${delivery.status === 'failed' ? 'bad' : delivery.status === 'delivered' ? 'ok' : 'muted'}` }, delivery.status), ' ', timeElement(delivery.created_at), delivery.last_error ? ` · ${delivery.last_error}` : ''),
-  );
+  const rows = deliveries
+    .slice(0, 10)
+    .map((delivery) =>
+      h(
+        'li',
+        {},
+        h('span', { class: `badge ${delivery.status === 'failed' ? 'bad' : delivery.status === 'delivered' ? 'ok' : 'muted'}` }, delivery.status),
+        ' ',
+        timeElement(delivery.created_at),
+        delivery.last_error ? ` · ${delivery.last_error}` : '',
+      ),
+    );
   return h('section', {}, h('h2', {}, 'Deliveries'), h('ul', { class: 'plain' }, ...rows));
 }
 
@@ -116,14 +130,27 @@ export async function sessionPage(ctx: PageContext): Promise<void> {
   const session = await api<SessionView>('GET', `/v1/sessions/${segment(id)}`);
   const [lineage, [waits, deliveries, transcript]] = await Promise.all([lineageSection(session), sections]);
   if (!ctx.current()) return;
-  const prompt = session.system_prompt === null
-    ? h('p', { class: 'muted' }, 'No system prompt stored yet (it is built on the first turn).')
-    : h('details', { class: 'fold' }, h('summary', {}, `Stored system prompt · ${session.system_prompt.length} characters, sent byte for byte on every turn`), h('pre', { class: 'text' }, session.system_prompt));
+  const prompt =
+    session.system_prompt === null
+      ? h('p', { class: 'muted' }, 'No system prompt stored yet (it is built on the first turn).')
+      : h(
+          'details',
+          { class: 'fold' },
+          h('summary', {}, `Stored system prompt · ${session.system_prompt.length} characters, sent byte for byte on every turn`),
+          h('pre', { class: 'text' }, session.system_prompt),
+        );
   replace(
     ctx.main,
     h('p', {}, h('a', { href: link('sessions') }, '← Sessions')),
     h('h1', { class: 'mono wrap' }, session.session_key),
-    h('p', { class: 'meta' }, h('span', {}, `profile ${session.profile}`), h('span', {}, `platform ${session.platform}`), h('span', {}, `queue mode ${session.queue_mode}`), h('span', {}, 'started ', timeElement(session.created_at))),
+    h(
+      'p',
+      { class: 'meta' },
+      h('span', {}, `profile ${session.profile}`),
+      h('span', {}, `platform ${session.platform}`),
+      h('span', {}, `queue mode ${session.queue_mode}`),
+      h('span', {}, 'started ', timeElement(session.created_at)),
+    ),
     lineage,
     waits,
     h('section', {}, h('h2', {}, 'System prompt'), prompt),

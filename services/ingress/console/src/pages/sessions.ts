@@ -7,7 +7,11 @@ import type { SessionList, SessionPlatform, SessionSummary } from '../../../src/
 
 export type { SessionSummary };
 
-const STATES = [['', 'live and ended'], ['live', 'live'], ['ended', 'ended']] as const;
+const STATES = [
+  ['', 'live and ended'],
+  ['live', 'live'],
+  ['ended', 'ended'],
+] as const;
 const FILTERS = ['platform', 'user_id', 'chat_id', 'state'] as const;
 
 /** One session as a row: where it lives, whose it is, how long, and whether it is still the chat's current one. */

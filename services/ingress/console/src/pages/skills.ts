@@ -26,7 +26,16 @@ function skillRow(skill: SkillSummary, profile: string): HTMLElement {
     'li',
     { class: 'row' },
     h('a', { href: link('skills', [skill.name], { profile }), class: 'row-main' }, h('span', { class: 'chat' }, skill.name), h('span', {}, skill.description)),
-    h('span', { class: 'meta' }, h('span', {}, `v${skill.version}`), skill.pinned ? h('span', { class: 'badge ok' }, 'pinned') : null, skill.shared ? null : h('span', { class: 'badge muted' }, `only ${skill.owner_id ?? 'its owner'}`), skill.category ? h('span', {}, skill.category) : null, h('span', { class: skill.builtin ? 'badge muted' : '' }, originText(skill)), h('span', {}, 'updated ', timeElement(skill.updated_at))),
+    h(
+      'span',
+      { class: 'meta' },
+      h('span', {}, `v${skill.version}`),
+      skill.pinned ? h('span', { class: 'badge ok' }, 'pinned') : null,
+      skill.shared ? null : h('span', { class: 'badge muted' }, `only ${skill.owner_id ?? 'its owner'}`),
+      skill.category ? h('span', {}, skill.category) : null,
+      h('span', { class: skill.builtin ? 'badge muted' : '' }, originText(skill)),
+      h('span', {}, 'updated ', timeElement(skill.updated_at)),
+    ),
   );
 }
 
@@ -48,7 +57,13 @@ async function skillDetail(ctx: PageContext, profile: string, name: string): Pro
     h('p', {}, h('a', { href: link('skills', [], { profile }) }, '← Skills')),
     h('h1', {}, skill.name),
     h('p', {}, skill.description),
-    h('p', { class: 'meta' }, h('span', {}, `version ${skill.version}`), h('span', { class: `badge ${skill.pinned ? 'ok' : 'muted'}` }, skill.pinned ? 'pinned: the reviewer leaves it alone' : 'not pinned'), h('span', { class: `badge ${skill.shared ? 'ok' : 'muted'}` }, skill.shared ? 'shared with everyone in the profile' : `seen only by ${skill.owner_id ?? 'its owner'} until shared`)),
+    h(
+      'p',
+      { class: 'meta' },
+      h('span', {}, `version ${skill.version}`),
+      h('span', { class: `badge ${skill.pinned ? 'ok' : 'muted'}` }, skill.pinned ? 'pinned: the reviewer leaves it alone' : 'not pinned'),
+      h('span', { class: `badge ${skill.shared ? 'ok' : 'muted'}` }, skill.shared ? 'shared with everyone in the profile' : `seen only by ${skill.owner_id ?? 'its owner'} until shared`),
+    ),
     h(
       'div',
       { class: 'actions' },
@@ -61,7 +76,11 @@ async function skillDetail(ctx: PageContext, profile: string, name: string): Pro
     h('h2', {}, 'Files'),
     h('ul', { class: 'plain' }, ...skill.files.map((file) => h('li', { class: 'mono' }, `${file.path} · ${file.bytes} bytes`))),
     h('h2', {}, 'Versions'),
-    h('ul', { class: 'plain' }, ...skill.versions.map((version) => h('li', {}, `v${version.version} ${version.action} by ${version.author} · `, timeElement(version.created_at), version.note ? ` · ${version.note}` : ''))),
+    h(
+      'ul',
+      { class: 'plain' },
+      ...skill.versions.map((version) => h('li', {}, `v${version.version} ${version.action} by ${version.author} · `, timeElement(version.created_at), version.note ? ` · ${version.note}` : '')),
+    ),
   );
 }
 

@@ -47,13 +47,24 @@ export function costChart(rows: readonly UsageRowView[], from: string, to: strin
   const y = (value: number) => PAD.top + plotHeight - (value / top) * plotHeight;
   const chart = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: 'chart', role: 'img', 'aria-label': `Cost per day from ${days[0] ?? from} to ${days.at(-1) ?? to}, stacked by profile` });
   for (const tick of [0, top / 2, top]) {
-    chart.append(svg('line', { x1: PAD.left, x2: WIDTH - PAD.right, y1: y(tick), y2: y(tick), class: 'grid' }), svg('text', { x: PAD.left - 6, y: y(tick) + 4, 'text-anchor': 'end', class: 'axis' }, dollars(tick)));
+    chart.append(
+      svg('line', { x1: PAD.left, x2: WIDTH - PAD.right, y1: y(tick), y2: y(tick), class: 'grid' }),
+      svg('text', { x: PAD.left - 6, y: y(tick) + 4, 'text-anchor': 'end', class: 'axis' }, dollars(tick)),
+    );
   }
   days.forEach((day, index) => {
     let base = 0;
     for (const row of (byDay.get(day) ?? []).sort((a, b) => profiles.indexOf(a.profile ?? '') - profiles.indexOf(b.profile ?? ''))) {
       const height = y(base) - y(base + row.cost_usd);
-      const rect = svg('rect', { x: PAD.left + index * slot + slot * 0.15, width: Math.max(1, slot * 0.7), y: y(base + row.cost_usd), height: Math.max(0, height), fill: colour(row.profile ?? ''), 'data-day': day, 'data-profile': row.profile ?? '' });
+      const rect = svg('rect', {
+        x: PAD.left + index * slot + slot * 0.15,
+        width: Math.max(1, slot * 0.7),
+        y: y(base + row.cost_usd),
+        height: Math.max(0, height),
+        fill: colour(row.profile ?? ''),
+        'data-day': day,
+        'data-profile': row.profile ?? '',
+      });
       rect.append(svg('title', {}, `${day} · ${row.profile ?? ''}: ${dollars(row.cost_usd)}, ${row.calls} calls`));
       chart.append(rect);
       base += row.cost_usd;

@@ -14,14 +14,26 @@ function usageTable(title: string, key: 'person' | 'model' | 'kind', report: Usa
     h(
       'tr',
       {},
-      h('th', { scope: 'row' }, item[key] || '(before usage was recorded)', item.unknown_price_calls > 0 ? h('span', { class: 'badge warn', title: 'calls of a model without a price, counted at $0' }, ` ${item.unknown_price_calls} unpriced`) : null),
+      h(
+        'th',
+        { scope: 'row' },
+        item[key] || '(before usage was recorded)',
+        item.unknown_price_calls > 0 ? h('span', { class: 'badge warn', title: 'calls of a model without a price, counted at $0' }, ` ${item.unknown_price_calls} unpriced`) : null,
+      ),
       h('td', {}, count(item.calls)),
       h('td', {}, count(item.input_tokens)),
       h('td', {}, count(item.cached_input_tokens)),
       h('td', {}, count(item.output_tokens)),
       h('td', {}, dollars(item.cost_usd)),
     );
-  return h('section', {}, h('h2', {}, title), report.rows.length === 0 ? h('p', { class: 'muted' }, 'No model calls in this range.') : h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, head), h('tbody', {}, ...report.rows.map(row)))));
+  return h(
+    'section',
+    {},
+    h('h2', {}, title),
+    report.rows.length === 0
+      ? h('p', { class: 'muted' }, 'No model calls in this range.')
+      : h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, head), h('tbody', {}, ...report.rows.map(row)))),
+  );
 }
 
 function budgetSection(budgets: Budgets): HTMLElement {
@@ -31,7 +43,13 @@ function budgetSection(budgets: Budgets): HTMLElement {
   };
   const d = budgets.defaults;
   const rows = budgets.budgets.map((budget) =>
-    h('tr', {}, h('th', { scope: 'row' }, `${budget.scope} ${budget.subject}`), h('td', {}, off(budget.per_day, budget.scope === 'person' ? d.person_day : d.profile_day)), h('td', {}, off(budget.per_month, budget.scope === 'person' ? d.person_month : d.profile_month))),
+    h(
+      'tr',
+      {},
+      h('th', { scope: 'row' }, `${budget.scope} ${budget.subject}`),
+      h('td', {}, off(budget.per_day, budget.scope === 'person' ? d.person_day : d.profile_day)),
+      h('td', {}, off(budget.per_month, budget.scope === 'person' ? d.person_month : d.profile_month)),
+    ),
   );
   return h(
     'section',
@@ -41,10 +59,12 @@ function budgetSection(budgets: Budgets): HTMLElement {
       'p',
       { class: 'muted' },
       Object.values(d).every((value) => value === 0)
-        ? 'No default budgets (HERALD_BUDGET_*). Set a person\'s or a profile\'s own with herald budgets set.'
+        ? "No default budgets (HERALD_BUDGET_*). Set a person's or a profile's own with herald budgets set."
         : `Defaults: each person ${off(d.person_day, 0)} a day, ${off(d.person_month, 0)} a month; each profile ${off(d.profile_day, 0)} a day, ${off(d.profile_month, 0)} a month. Set a person's or a profile's own with herald budgets set.`,
     ),
-    rows.length === 0 ? null : h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ...['whose', 'per day', 'per month'].map((name) => h('th', { scope: 'col' }, name)))), h('tbody', {}, ...rows))),
+    rows.length === 0
+      ? null
+      : h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ...['whose', 'per day', 'per month'].map((name) => h('th', { scope: 'col' }, name)))), h('tbody', {}, ...rows))),
   );
 }
 
@@ -76,7 +96,11 @@ export async function usagePage(ctx: PageContext): Promise<void> {
     ctx.main,
     h('h1', {}, 'Usage'),
     filters,
-    h('p', {}, `${dollars(total.cost_usd)} in ${count(total.calls)} model calls, ${count(total.input_tokens)} input tokens (${count(total.cached_input_tokens)} cached), ${count(total.output_tokens)} output, ${byDay.from.slice(0, 10)} to ${toInput.placeholder}.`),
+    h(
+      'p',
+      {},
+      `${dollars(total.cost_usd)} in ${count(total.calls)} model calls, ${count(total.input_tokens)} input tokens (${count(total.cached_input_tokens)} cached), ${count(total.output_tokens)} output, ${byDay.from.slice(0, 10)} to ${toInput.placeholder}.`,
+    ),
     total.unknown_price_calls > 0 ? notice(`${count(total.unknown_price_calls)} calls were of models without a price and count as $0: add them to HERALD_PRICES_FILE.`) : null,
     costChart(byDay.rows, byDay.from, byDay.to),
     usageTable('By person', 'person', byPerson),
