@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { StoredToolCall } from '@herald/db';
+import { importedSessionStates, importSessions } from '@herald/session';
+import { importMessages, settleImportedMessages } from '@herald/transcript';
 import { buildIndexes, setIndexesAside, shouldRebuild } from './bulk-indexes.ts';
 import type { HermesMessage, HermesSession, HermesState } from './hermes-state.ts';
 
@@ -49,60 +48,29 @@ export async function importHistory(client: pg.PoolClient, state: HermesState, t
   const sessions = state.sessions();
   const known = new Set(sessions.map((session) => session.id));
   // The caller's transaction holds the whole home: nothing here commits.
-  {
-    await client.query(STAGING_SESSIONS);
-    await copyRows(client, 'COPY hermes_sessions FROM STDIN', sessionRows(sessions, target.profileId, known));
-    const importedSessions = await client.query(INSERT_SESSIONS, [target.profileId, target.userId]);
-    const rows: MessageTally = { skipped: {}, alreadyThere: 0, imported: 0, multimodal: 0, stored: await storedSessions(client, sessions, target.profileId) };
-    // What this run adds: the home's rows less those an earlier import stored.
-    const stored = [...rows.stored.values()].reduce((sum, session) => sum + session.lastSeq, 0);
-    const rebuild = await shouldRebuild(client, 'messages', state.messageCount() - stored);
-    const aside = rebuild ? await setIndexesAside(client, 'messages') : { definitions: [] };
-    // Kept GIN indexes take a batch fastest through their pending list, merged once afterwards.
-    if (!rebuild) await client.query(`SET LOCAL gin_pending_list_limit = '256MB'`);
-    await copyRows(client, `COPY messages (${MESSAGE_COLUMNS.join(', ')}) FROM STDIN`, messageRows(state.messages(), target, known, rows));
-    if (rebuild) target.onProgress?.(`building the search indexes of ${rows.imported.toLocaleString('en')} messages`);
-    await buildIndexes(client, aside);
-    await client.query('DROP TABLE hermes_sessions');
-    return {
-      sessions: { imported: importedSessions.rowCount ?? 0, alreadyThere: sessions.length - (importedSessions.rowCount ?? 0) },
-      multimodalAsText: rows.multimodal,
-      messages: { imported: rows.imported, alreadyThere: rows.alreadyThere, skipped: rows.skipped },
-      searchIndexes: rebuild ? 'rebuilt' : 'kept',
-    };
-  }
+  const importedSessions = await importSessions(client, sessionRows(sessions, target.profileId, known), target.profileId, target.userId);
+  const rows: MessageTally = { skipped: {}, alreadyThere: 0, imported: 0, multimodal: 0, stored: await storedSessions(client, sessions, target.profileId) };
+  // What this run adds: the home's rows less those an earlier import stored.
+  const stored = [...rows.stored.values()].reduce((sum, session) => sum + session.lastSeq, 0);
+  const rebuild = await shouldRebuild(client, 'messages', state.messageCount() - stored);
+  const aside = rebuild ? await setIndexesAside(client, 'messages') : { definitions: [] };
+  // Kept GIN indexes take a batch fastest through their pending list, merged once afterwards.
+  if (!rebuild) await client.query(`SET LOCAL gin_pending_list_limit = '256MB'`);
+  await importMessages(client, messageRows(state.messages(), target, known, rows));
+  if (rebuild) target.onProgress?.(`building the search indexes of ${rows.imported.toLocaleString('en')} messages`);
+  await buildIndexes(client, aside);
+  return {
+    sessions: { imported: importedSessions, alreadyThere: sessions.length - importedSessions },
+    multimodalAsText: rows.multimodal,
+    messages: { imported: rows.imported, alreadyThere: rows.alreadyThere, skipped: rows.skipped },
+    searchIndexes: rebuild ? 'rebuilt' : 'kept',
+  };
 }
 
 /** After the commit: fresh statistics for a rebuilt table, or the GIN pending lists merged. */
 export async function settleIndexes(client: pg.PoolClient, report: HistoryReport): Promise<void> {
-  if (report.searchIndexes === 'rebuilt') await client.query('ANALYZE messages');
-  else if (report.messages.imported > 0) await mergeGinPendingLists(client);
+  if (report.searchIndexes === 'rebuilt' || report.messages.imported > 0) await settleImportedMessages(client, report.searchIndexes === 'rebuilt');
 }
-
-const STAGING_SESSIONS = `
-  CREATE TEMPORARY TABLE hermes_sessions (
-    id uuid, hermes_id text, platform text, chat_type text, chat_id text, thread_id text,
-    system_prompt text, parent_id uuid, created_at timestamptz, title text, model text, ended_at timestamptz,
-    end_reason text, imported_end_reason text, imported_usage jsonb
-  ) ON COMMIT DROP`;
-
-// Imported sessions get no route: they are history, not a chat that takes new messages.
-const INSERT_SESSIONS = `
-  INSERT INTO sessions (id, profile_id, session_key, platform, chat_type, chat_id, thread_id, origin_user_id,
-                        system_prompt, parent_session_id, created_at, updated_at, title, model, ended_at, end_reason,
-                        imported_end_reason, imported_usage, end_hooks_fired_at)
-  SELECT id, $1, 'hermes:' || hermes_id, platform, chat_type, chat_id, thread_id, $2, system_prompt, parent_id,
-         created_at, coalesce(ended_at, created_at), title, model, ended_at, end_reason, imported_end_reason, imported_usage,
-         -- An ending that happened upstream is history: on_session_end does not fire for it here.
-         ended_at
-    FROM hermes_sessions
-  ON CONFLICT (id) DO NOTHING`;
-
-/**
- * What the COPY writes. The last three are the session's scope, read from the stored sessions
- * (the one source, as herald_message_scope reads it), so the per-row scope trigger stays idle.
- */
-const MESSAGE_COLUMNS = ['session_id', 'seq', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at', 'reasoning', 'platform_message_id', 'profile_id', 'owner_id', 'platform'];
 
 interface StoredSession {
   /** The last seq an earlier import stored (0: none). */
@@ -112,42 +80,11 @@ interface StoredSession {
 
 /** The imported sessions as stored now: their scope, and how many messages an earlier import left in each. */
 async function storedSessions(client: pg.PoolClient, sessions: HermesSession[], profileId: string): Promise<Map<string, StoredSession>> {
-  const ids = sessions.map((session) => importedSessionId(profileId, session.id));
-  const result = await client.query<{ id: string; profile_id: string; origin_user_id: string | null; platform: string; seq: number | null }>(
-    `SELECT s.id, s.profile_id, s.origin_user_id, s.platform, (SELECT max(m.seq) FROM messages m WHERE m.session_id = s.id) AS seq
-       FROM sessions s WHERE s.id = ANY ($1::uuid[])`,
-    [ids],
+  const states = await importedSessionStates(
+    client,
+    sessions.map((session) => importedSessionId(profileId, session.id)),
   );
-  return new Map(result.rows.map((row) => [row.id, { lastSeq: row.seq ?? 0, scope: [row.profile_id, row.origin_user_id, row.platform] }]));
-}
-
-async function mergeGinPendingLists(client: pg.PoolClient): Promise<void> {
-  await client.query(`
-    SELECT gin_clean_pending_list(i.indexrelid::regclass)
-      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
-     WHERE i.indrelid = 'messages'::regclass AND am.amname = 'gin'`);
-}
-
-async function copyRows(client: pg.PoolClient, statement: string, rows: Iterable<(string | null)[]>): Promise<void> {
-  await pipeline(Readable.from(copyLines(rows)), client.query(copyFrom(statement)));
-}
-
-/** COPY's text format, many rows per chunk: one write per row would dominate a large import. */
-function* copyLines(rows: Iterable<(string | null)[]>): Generator<string> {
-  let chunk = '';
-  for (const row of rows) {
-    chunk += row.map(copyField).join('\t') + '\n';
-    if (chunk.length > 1 << 20) {
-      yield chunk;
-      chunk = '';
-    }
-  }
-  if (chunk !== '') yield chunk;
-}
-
-function copyField(value: string | null): string {
-  if (value === null) return '\\N';
-  return value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+  return new Map(states.map((state) => [state.id, { lastSeq: state.lastSeq, scope: [state.profileId, state.originUserId, state.platform] }]));
 }
 
 /** Postgres text cannot hold NUL; Hermes' SQLite can. */

@@ -11,3 +11,5 @@ export { PROFILE_CACHE_APPLICATION_NAME, PROFILE_CHANGED_CHANNEL, ProfileCache, 
 export type { ProfileCacheOptions, ProfileSettings } from './profile-cache.ts';
 export { parseLsn, ReadRouting } from './read-routing.ts';
 export type { ReadSource, RoutedRead } from './read-routing.ts';
+export { copyRows } from './copy-rows.ts';
+export type { BulkClient } from './copy-rows.ts';

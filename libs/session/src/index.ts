@@ -37,3 +37,5 @@ export { firstReply, sessionModelUsage, toolExchanges } from './child-report.ts'
 export { pastMessagesMatching } from './past-messages.ts';
 export type { PastMessagesQuery } from './past-messages.ts';
 export { listInboxJobs } from './inbox-jobs.ts';
+export { importSessions, importedSessionStates, IMPORTED_SESSION_COLUMNS } from './session-import.ts';
+export type { ImportedSessionState } from './session-import.ts';

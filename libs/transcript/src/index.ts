@@ -8,3 +8,4 @@ export type { NewMessage, StoredMessage, TranscriptState } from './transcript.ts
 export { loadTranscriptPage } from './transcript-page.ts';
 export type { PageAnchor, TranscriptPage } from './transcript-page.ts';
 export { storableJson, messagesJson } from './transcript.ts';
+export { importMessages, IMPORTED_MESSAGE_COLUMNS, settleImportedMessages } from './message-import.ts';
