@@ -62,6 +62,22 @@ async function searchOnly(): Promise<void> {
   await searchBench();
 }
 
+async function compareBench(): Promise<void> {
+  const args = process.argv.slice(2);
+  const before = args[args.indexOf('--before') + 1];
+  if (!args.includes('--before') || before === undefined) throw new Error('compare needs --before DIR: a checkout of the other commit, built with npm run build');
+  console.log(
+    `# Herald benchmarks: two builds against the reference\n\n${machineLine()}, load average ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
+  const bench = await import('./compare-builds.ts');
+  const result = bench.runCompare(before, Number(process.env.BENCH_ROUNDS ?? 3), seconds, progress);
+  bench.printCompare(result);
+  await bench.writeCompareJson(result);
+  progress(`wrote ${bench.COMPARE_RESULTS_FILE.pathname}`);
+}
+
 async function modesBench(): Promise<void> {
   const results = await runModesBench(progress, seconds);
   printModesBench(results);
@@ -240,6 +256,8 @@ async function main(): Promise<void> {
     console.log(`# Herald benchmarks: lifecycle hooks\n\n${machineLine()}`);
     return hooksBench();
   }
+  // `npm run bench -- compare --before DIR`: Herald built in another checkout against this one, interleaved with the reference.
+  if (process.argv.slice(2).includes('compare')) return compareBench();
   // `npm run bench -- turns`: only Herald against the reference pipeline (sections 1 and 2).
   if (process.argv.slice(2).includes('scale')) {
     const bench = await import('./scale-bench.ts');
