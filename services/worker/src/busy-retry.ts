@@ -2,8 +2,9 @@
  * When a wake-up finds its session's lease held, it is handed back for later. Usually the holder is
  * a live worker in the middle of a turn, and it takes the new message itself when its turn ends
  * (herald_finish_turn_next reads the inbox before letting go), so each early retry is a claim and two
- * queue scripts spent for nothing: with a 200 ms model and a second message always waiting, the
- * flat 50 ms retry cost about four claims per turn. The retry is still needed for the holder that
+ * queue scripts spent for nothing: behind a 200 ms turn a flat 50 ms retry makes up to four of them
+ * (arithmetic; the turns bench's clients never queue two messages in one session, so it does not
+ * show there). The retry is still needed for the holder that
  * let go a moment after this claim looked, and for one that died (its lease runs out): the first
  * comes back in 50 ms, later ones wait twice as long each time, never more than BUSY_RETRY_MAX_MS,
  * so a crashed holder's session is taken within that of its lease running out.
