@@ -1,7 +1,7 @@
 -- Bindings route inbound traffic to profiles (issue 31 point 5, docs/configuration.md#bindings):
 -- an ordered list of rules, each matching any of platform, account, chat, Discord server (guild),
 -- channel, chat type and person, and naming a profile. The most specific match wins, ties go to
--- the earlier rule (libs/profiles/src/binding-match.ts). `position` is the rule's index in the list
+-- the earlier rule (libs/profiles/src/binding-rules.ts). `position` is the rule's index in the list
 -- PUT /v1/bindings replaces as a whole. A profile with bindings cannot be deleted, and a binding
 -- cannot name a profile that does not exist.
 CREATE TABLE bindings (

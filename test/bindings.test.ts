@@ -51,6 +51,7 @@ describe('bindings route each bot, channel and chat to its profile', () => {
   let opsBot: FakeTelegram;
   let researchBot: FakeTelegram;
   let discord: FakeDiscord;
+  let opsDiscord: FakeDiscord;
   let stack: Stack;
 
   beforeAll(async () => {
@@ -60,6 +61,8 @@ describe('bindings route each bot, channel and chat to its profile', () => {
     opsBot = await startFakeTelegram({ token: KEYS.TELEGRAM_OPS_TOKEN, username: 'ops_bot' });
     researchBot = await startFakeTelegram({ token: KEYS.TELEGRAM_RESEARCH_TOKEN, username: 'research_bot' });
     discord = await startFakeDiscord();
+    // A second Discord bot, its own token and gateway: the `ops` account of the platforms file.
+    opsDiscord = await startFakeDiscord({ botId: '121212121212121212' });
     const providers = writeFile('providers.yaml', [
       'providers:',
       '  fast:',
@@ -82,6 +85,11 @@ describe('bindings route each bot, channel and chat to its profile', () => {
       '    token_env: TELEGRAM_RESEARCH_TOKEN',
       `    api_root: ${researchBot.apiRoot}`,
       '    allowed_users: "42"',
+      'discord:',
+      '  - account: ops',
+      '    token_env: DISCORD_OPS_TOKEN',
+      `    api_base: ${opsDiscord.apiBase}`,
+      "    allowed_users: ['*']",
       '',
     ]);
     stack = await startStack({
@@ -90,6 +98,7 @@ describe('bindings route each bot, channel and chat to its profile', () => {
       env: {
         ...KEYS,
         ...discord.env,
+        DISCORD_OPS_TOKEN: opsDiscord.token,
         DISCORD_ALLOWED_USERS: '*',
         HERALD_PROVIDERS_FILE: providers,
         HERALD_PLATFORMS_FILE: platforms,
@@ -106,7 +115,7 @@ describe('bindings route each bot, channel and chat to its profile', () => {
 
   afterAll(async () => {
     await stack?.stop();
-    await Promise.all([fast?.close(), strong?.close(), opsBot?.close(), researchBot?.close(), discord?.close()]);
+    await Promise.all([fast?.close(), strong?.close(), opsBot?.close(), researchBot?.close(), discord?.close(), opsDiscord?.close()]);
   });
 
   const botReply = (bot: FakeTelegram, chatId: number, pattern: RegExp) =>
@@ -170,6 +179,30 @@ describe('bindings route each bot, channel and chat to its profile', () => {
     const deleted = await stack.delete('/v1/profiles/ops');
     expect(deleted.status).toBe(409);
     expect(deleted.body.error.message).toMatch(/binding/);
+  });
+
+  it('answers a message that came through a second Discord bot through that bot, and reports its profile cron jobs there', async () => {
+    const current = (await stack.get('/v1/bindings')).body.bindings;
+    // The account and the channel beat the channel alone (bound to research above).
+    const rule = { platform: 'discord', account: 'ops', channel_id: CHANNEL_ID, profile: 'ops' };
+    expect((await stack.put('/v1/bindings', { bindings: [...current, rule] })).status).toBe(200);
+    await opsDiscord.ready();
+    opsDiscord.userMessage({ channelId: CHANNEL_ID, userId: '555', content: 'any alerts?', mentionBot: true });
+    const replied = (fake: FakeDiscord, text: string) => fake.botMessages(CHANNEL_ID).find((message) => message.content.includes(text));
+    await waitFor(async () => opsDiscord.botMessages(CHANNEL_ID).find((message) => message.content.startsWith('fast (gpt-ops) as Opsy: any alerts?')), {
+      timeoutMs: 30_000,
+      what: 'the reply through the second Discord bot',
+    });
+    expect(replied(discord, 'any alerts?')).toBeUndefined();
+    const sessions = await stack.database.db.selectFrom('sessions').select(['profile_id', 'session_key']).where('platform', '=', 'discord').where('account', '=', 'ops').execute();
+    expect(sessions).toEqual([{ profile_id: 'ops', session_key: expect.stringMatching(/^agent:ops:discord@ops:/) }]);
+
+    // A cron job of ops naming no account reports through the Discord account bound to ops.
+    const job = await stack.post('/v1/cron/jobs', { user_id: 'admin', schedule: 'every 1d', profile: 'ops', prompt: 'alert digest', deliver: `discord:${CHANNEL_ID}` });
+    expect(job.status, JSON.stringify(job.body)).toBe(201);
+    expect((await stack.post(`/v1/cron/jobs/${job.body.job_id}/run`, {})).status).toBe(202);
+    await waitFor(async () => replied(opsDiscord, 'alert digest'), { timeoutMs: 30_000, what: 'the cron report through the second Discord bot' });
+    expect(replied(discord, 'alert digest')).toBeUndefined();
   });
 
   it("keeps one person's history and memory apart per profile", async () => {

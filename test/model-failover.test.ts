@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeRequest } from './support/fake-llm.ts';
-import { PROCESS_START_MS, spawnHerald, startStack, stopProcess } from './support/stack.ts';
-import type { Stack } from './support/stack.ts';
+import { metricValue } from './support/prometheus.ts';
+import { PROCESS_START_MS, spawnHerald, startStack, stopProcess, waitFor } from './support/stack.ts';
+import type { HeraldProcess, Stack } from './support/stack.ts';
 import { createTestDatabase } from './support/test-database.ts';
 
 const KEYS = { POOL_KEY_A: 'sk-pool-a', POOL_KEY_B: 'sk-pool-b', BACKUP_KEY: 'sk-ant-backup' };
@@ -13,6 +14,21 @@ const keyOf = (request: FakeRequest) => {
   const header = String(request.headers['authorization'] ?? request.headers['x-api-key'] ?? '');
   return Object.entries(KEYS).find(([, value]) => header.includes(value))?.[0] ?? 'none';
 };
+
+/** The pino JSON lines a process logged. */
+const logLines = (process: HeraldProcess): Record<string, unknown>[] =>
+  process
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/** `herald_model_failovers_total` as a worker process serves it on /metrics. */
+async function failovers(process: HeraldProcess, labels: Record<string, string>): Promise<number | undefined> {
+  const port = await waitFor(async () => /metrics and health on port (\d+)/.exec(process.output())?.[1], { what: 'metrics port' });
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return metricValue(text, 'herald_model_failovers_total', labels);
+}
 
 function providersFile(primary: FakeLLM, backup: FakeLLM): string {
   const dir = mkdtempSync(join(tmpdir(), 'herald-providers-'));
@@ -69,6 +85,9 @@ describe('model failover across keys and models, shared by worker processes', { 
     expect(primary.requests.map(keyOf)).toEqual(['POOL_KEY_A', 'POOL_KEY_B']);
     const call = await stack.database.db.selectFrom('model_calls').select(['provider', 'model', 'key_name']).where('session_id', '=', response.body.session_id).executeTakeFirstOrThrow();
     expect(call).toEqual({ provider: 'backup', model: 'claude-steady', key_name: 'BACKUP_KEY' });
+    // The move to the fallback model is exported by the worker that made it (the other has none).
+    const moved = { from: 'pool/gpt-fast', to: 'backup/claude-steady', reason: 'server' };
+    expect(((await failovers(first, moved)) ?? 0) + ((await failovers(second, moved)) ?? 0)).toBe(1);
     const cooling = await stack.database.db.selectFrom('provider_cooldowns').select(['key_id', 'reason']).orderBy('key_id').execute();
     expect(cooling).toEqual([
       { key_id: 'pool:POOL_KEY_A', reason: 'rate_limit' },
@@ -124,6 +143,67 @@ describe('model failover on a refused key, in one worker', () => {
     expect(answer.body.reply.text).toMatch(/rejected the request/);
     // One call, on the one usable key: a 400 is the request's fault, not the key's.
     expect(primary.requests.length - before).toBe(1);
+  });
+});
+
+describe('a refused last key, then the whole chain failing, in a worker process', { timeout: 2 * PROCESS_START_MS }, () => {
+  let primary: FakeLLM;
+  let backup: FakeLLM;
+  let stack: Stack;
+  let worker: HeraldProcess;
+  const refusals = () => logLines(worker).filter((line) => String(line['msg']).startsWith('the provider refused this key (auth)'));
+  beforeAll(async () => {
+    primary = await startFakeOpenAI();
+    backup = await startFakeAnthropic();
+    stack = await startStack({
+      workerProcesses: true,
+      env: { ...KEYS, HERALD_PROVIDERS_FILE: providersFile(primary, backup), HERALD_MODEL: 'pool/gpt-fast', HERALD_MODEL_FALLBACKS: 'backup/claude-steady' },
+    });
+    worker = await stack.startProcess('worker');
+  }, PROCESS_START_MS);
+  afterAll(async () => {
+    await stack.stop();
+    await primary.close();
+    await backup.close();
+  });
+
+  it('logs that the refused last key of a provider is skipped and moves on to the next model, never retrying that key', async () => {
+    primary.handler = () => ({ error: { status: 401 } });
+    backup.handler = (request) => ({ text: `backup answers: ${request.lastUserText}` });
+    const one = await stack.post('/v1/messages?wait=30', { chat_id: 'last-1', user_id: 'u1', text: 'one' });
+    expect(one.body.reply.text).toBe('backup answers: one');
+    const two = await stack.post('/v1/messages?wait=30', { chat_id: 'last-2', user_id: 'u1', text: 'two' });
+    expect(two.body.reply.text).toBe('backup answers: two');
+    expect(primary.requests.map(keyOf)).toEqual(['POOL_KEY_A', 'POOL_KEY_B']);
+    expect(refusals()).toEqual([
+      expect.objectContaining({
+        key: 'pool:POOL_KEY_A',
+        model: 'pool/gpt-fast',
+        restMs: 600_000,
+        nextModel: 'pool/gpt-fast',
+        nextKey: 'pool:POOL_KEY_B',
+        msg: 'the provider refused this key (auth); skipping it, trying the next',
+      }),
+      expect.objectContaining({ key: 'pool:POOL_KEY_B', model: 'pool/gpt-fast', restMs: 600_000, nextModel: 'backup/claude-steady', nextKey: 'backup:BACKUP_KEY' }),
+    ]);
+    expect(logLines(worker)).toContainEqual(expect.objectContaining({ msg: 'model failover', from: 'pool/gpt-fast', to: 'backup/claude-steady', reason: 'auth' }));
+    expect(worker.output()).not.toContain('sk-');
+  });
+
+  it('fails the turn with one line naming the chain and its key variables once every key and model failed', async () => {
+    backup.handler = () => ({ error: { status: 401 } });
+    const before = { pool: primary.requests.length, backup: backup.requests.length };
+    const answer = await stack.post('/v1/messages?wait=30', { chat_id: 'last-3', user_id: 'u1', text: 'three' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.reply.text).toBe(
+      'Sorry, I could not answer: every model of the chain failed (pool/gpt-fast, backup/claude-steady; the last with HTTP 401). ' +
+        'The model provider refused the credentials; check POOL_KEY_A, POOL_KEY_B (provider pool of HERALD_PROVIDERS_FILE) and BACKUP_KEY (provider backup of HERALD_PROVIDERS_FILE).',
+    );
+    // The pool's refused keys rest; the backup's one key was tried once, and nothing is left.
+    expect({ pool: primary.requests.length - before.pool, backup: backup.requests.length - before.backup }).toEqual({ pool: 0, backup: 1 });
+    expect(refusals().at(-1)).toMatchObject({ key: 'backup:BACKUP_KEY', msg: 'the provider refused this key (auth); skipping it; no other key or model is left' });
+    expect(refusals().at(-1)).not.toHaveProperty('nextKey');
+    expect(worker.output()).not.toContain('sk-');
   });
 });
 

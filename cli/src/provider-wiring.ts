@@ -28,11 +28,14 @@ const refOf = (endpoint: ModelEndpoint) => `${endpoint.provider}/${endpoint.mode
 export function chainProvider(wiring: ModelWiring, refs: readonly string[], field: string, fallbackField = 'HERALD_MODEL_FALLBACKS'): Provider {
   const fieldOf = (index: number) => (index === 0 ? field : `${fallbackField}[${index - 1}]`);
   const { config, cooldowns, logger } = wiring;
+  // A key is named by its variable (`provider:VARIABLE`), never by its value.
   const log = (event: FailoverEvent) => {
-    if (event.type === 'auth-failed') logger.warn({ key: event.keyId, model: event.ref }, 'the provider refused this key (auth); skipping it for 10 minutes');
-    else if (event.type === 'key-failed')
-      logger.warn({ key: event.keyId, model: event.ref, kind: event.kind, status: event.status, restMs: event.restMs }, 'model call failed on this key; trying the next');
-    else logger.warn({ from: event.from, to: event.to, reason: event.reason }, 'model failover');
+    if (event.type === 'model-failover') return logger.warn({ from: event.from, to: event.to, reason: event.reason }, 'model failover');
+    const next = event.next ? { nextModel: event.next.model, nextKey: event.next.keyId } : {};
+    const fields = { key: event.keyId, model: event.ref, restMs: event.restMs, ...next };
+    // An auth error is not retried on the same key: the call goes on to the next key or model, if any is left.
+    if (event.type === 'auth-failed') logger.warn(fields, `the provider refused this key (auth); skipping it${event.next ? ', trying the next' : '; no other key or model is left'}`);
+    else logger.warn({ ...fields, kind: event.kind, status: event.status }, `model call failed on this key${event.next ? '; trying the next' : '; no other key or model is left'}`);
   };
   return new FailoverProvider({ chain: modelChain(refs, wiring.providers, fieldOf), cooldowns, timeoutMs: config.model.timeoutMs, onEvent: log });
 }

@@ -16,7 +16,8 @@ export const CHANNEL_ID = '333333333333333333';
 export const THREAD_ID = '444444444444444444';
 
 /** A token whose first part is the bot id in base64, as real tokens are. */
-export const DISCORD_TOKEN = `${Buffer.from(BOT_ID).toString('base64')}.fake.token`;
+const tokenOf = (botId: string) => `${Buffer.from(botId).toString('base64')}.fake.token`;
+export const DISCORD_TOKEN = tokenOf(BOT_ID);
 
 export interface FakeDiscordMessage {
   id: string;
@@ -34,6 +35,9 @@ export interface FakeDiscordMessage {
 export interface FakeDiscord {
   /** For DISCORD_API_BASE. */
   apiBase: string;
+  /** The bot this fake is (BOT_ID unless another was asked for) and its token. */
+  botId: string;
+  token: string;
   /** The environment that points Herald's Discord adapter at this fake. */
   env: Record<string, string>;
   messages: FakeDiscordMessage[];
@@ -71,7 +75,9 @@ const nextId = () => String(++snowflake);
 
 const user = (id: string, bot = false) => ({ id, username: bot ? 'herald' : `user${id.slice(-4)}`, discriminator: '0', global_name: null, avatar: null, ...(bot ? { bot: true } : {}) });
 
-export async function startFakeDiscord(): Promise<FakeDiscord> {
+/** `botId`: a second bot of its own (its own token, so its own gateway lease), for a second account. */
+export async function startFakeDiscord(options: { botId?: string } = {}): Promise<FakeDiscord> {
+  const botId = options.botId ?? BOT_ID;
   const clients = new Set<WebSocket>();
   const rateLimits: { prefix: string; retryAfter: number }[] = [];
   let sequence = 0;
@@ -122,8 +128,10 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
 
   const fake: FakeDiscord = {
     apiBase: '',
+    botId,
+    token: tokenOf(botId),
     get env() {
-      return { DISCORD_BOT_TOKEN: DISCORD_TOKEN, DISCORD_API_BASE: fake.apiBase };
+      return { DISCORD_BOT_TOKEN: fake.token, DISCORD_API_BASE: fake.apiBase };
     },
     messages: [],
     get requests() {
@@ -149,7 +157,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
         edited_timestamp: null,
         tts: false,
         mention_everyone: false,
-        mentions: o.mentionBot ? [user(BOT_ID, true)] : [],
+        mentions: o.mentionBot ? [user(botId, true)] : [],
         mention_roles: [],
         attachments: (o.attachments ?? []).map((file) => {
           const fileId = nextId();
@@ -169,7 +177,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       const id = nextId();
       dispatch('INTERACTION_CREATE', {
         id,
-        application_id: BOT_ID,
+        application_id: botId,
         type: 2,
         token: `interaction-token-${id}`,
         version: 1,
@@ -194,7 +202,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       const message = {
         id: pressed.id,
         channel_id: o.channelId,
-        author: user(BOT_ID, true),
+        author: user(botId, true),
         content: pressed.content,
         timestamp: new Date().toISOString(),
         edited_timestamp: null,
@@ -210,7 +218,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       };
       dispatch('INTERACTION_CREATE', {
         id,
-        application_id: BOT_ID,
+        application_id: botId,
         type: 3,
         token: `interaction-token-${id}`,
         version: 1,
@@ -233,7 +241,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       return id;
     },
     botMessages(channelId) {
-      return fake.messages.filter((message) => message.channel_id === channelId && message.author.id === BOT_ID);
+      return fake.messages.filter((message) => message.channel_id === channelId && message.author.id === botId);
     },
     async close() {
       for (const socket of clients) socket.terminate();
@@ -279,21 +287,21 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       const content = String(body?.content ?? '');
       if (content.length > 2000) return json(response, 400, { code: 50035, message: 'Invalid Form Body' });
       if (body?.enforce_nonce && body.nonce) {
-        const existing = fake.messages.find((m) => m.author.id === BOT_ID && m.nonce === body.nonce);
-        if (existing) return json(response, 200, { ...existing, author: user(BOT_ID, true) });
+        const existing = fake.messages.find((m) => m.author.id === botId && m.nonce === body.nonce);
+        if (existing) return json(response, 200, { ...existing, author: user(botId, true) });
       }
       const message: FakeDiscordMessage = {
         id: nextId(),
         channel_id: channelId,
         content,
-        author: { id: BOT_ID },
+        author: { id: botId },
         ...(body?.nonce ? { nonce: String(body.nonce) } : {}),
         ...(body?.message_reference ? { message_reference: { message_id: String(body.message_reference.message_id) } } : {}),
         ...(Array.isArray(body?.components) ? { components: body.components } : {}),
         ...(uploads.length > 0 ? { files: uploads } : {}),
       };
       fake.messages.push(message);
-      return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
+      return json(response, 200, { ...message, author: user(botId, true), type: 0, timestamp: new Date().toISOString() });
     }
     if (request.method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return json(response, 204, undefined);
     if (request.method === 'PUT' && /^\/applications\/\d+\/commands$/.test(path)) {
@@ -315,13 +323,13 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
         message.content = String(body.content);
       }
       if (Array.isArray(body?.components)) message.components = body.components;
-      return json(response, 200, { ...message, author: user(BOT_ID, true), type: 0, timestamp: new Date().toISOString() });
+      return json(response, 200, { ...message, author: user(botId, true), type: 0, timestamp: new Date().toISOString() });
     }
     match = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path);
     if (request.method === 'PATCH' && match) {
-      const message: FakeDiscordMessage = { id: nextId(), channel_id: `interaction:${match[2]}`, content: String(body?.content ?? ''), author: { id: BOT_ID } };
+      const message: FakeDiscordMessage = { id: nextId(), channel_id: `interaction:${match[2]}`, content: String(body?.content ?? ''), author: { id: botId } };
       fake.messages.push(message);
-      return json(response, 200, { ...message, author: user(BOT_ID, true) });
+      return json(response, 200, { ...message, author: user(botId, true) });
     }
     return json(response, 404, { code: 0, message: `404: ${request.method} ${path} is not faked` });
   });
@@ -346,12 +354,12 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
           s: ++sequence,
           d: {
             v: 10,
-            user: user(BOT_ID, true),
+            user: user(botId, true),
             guilds: [{ id: GUILD_ID, unavailable: true }],
             session_id: `session-${fake.identifies}`,
             resume_gateway_url: `ws://127.0.0.1:${port}/gateway`,
             shard: payload.d.shard ?? [0, 1],
-            application: { id: BOT_ID, flags: 0 },
+            application: { id: botId, flags: 0 },
           },
         });
         send(socket, { op: 0, t: 'GUILD_CREATE', s: ++sequence, d: guild() });

@@ -1,9 +1,10 @@
 export type { ChatMessage, CompletionRequest, CompletionResult, FinishReason, ImageInput, Provider, ToolCall, ToolDefinition, Usage } from './types.ts';
 export { ProviderError } from './provider-error.ts';
-export type { ProviderErrorKind } from './provider-error.ts';
+export type { ChainModel, ProviderErrorKind } from './provider-error.ts';
 export { completeWithRetry } from './complete-with-retry.ts';
 export type { RetryOptions } from './complete-with-retry.ts';
-export { runToolLoop, unansweredToolCalls, describeProviderFailure, INTERRUPTED_RESULT, MAX_INVALID_TOOL_ROUNDS } from './tool-loop.ts';
+export { runToolLoop, unansweredToolCalls, INTERRUPTED_RESULT, MAX_INVALID_TOOL_ROUNDS } from './tool-loop.ts';
+export { describeProviderFailure } from './provider-failure.ts';
 export type { LoopHooks, LoopOptions, LoopProgress, LoopOutcome, LoopResult, ModelCallRecord, ToolRunner, ToolRunOutcome, ToolResultMessage } from './tool-loop.ts';
 export { modelCallRow } from './model-call-row.ts';
 export { buildSystemPrompt, DEFAULT_IDENTITY } from './system-prompt.ts';

@@ -13,6 +13,15 @@ export type ProviderErrorKind =
   | 'aborted';
 
 /**
+ * A model of the failover chain a failed call went through, as the person's one line names it:
+ * its `provider/model` and where its provider is set up (key variables, never a key).
+ */
+export interface ChainModel {
+  ref: string;
+  setup: { keys: string; baseURL: string };
+}
+
+/**
  * A failed model call, classified by who failed so the loop can decide between retrying and
  * turning it into an error reply.
  */
@@ -22,12 +31,15 @@ export class ProviderError extends Error {
   readonly kind: ProviderErrorKind;
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
+  /** The chain behind the call, when it went through failover: what the failure line names. */
+  readonly chain: readonly ChainModel[] | undefined;
 
-  constructor(message: string, options: { kind: ProviderErrorKind; status?: number; retryAfterMs?: number; cause?: unknown }) {
+  constructor(message: string, options: { kind: ProviderErrorKind; status?: number; retryAfterMs?: number; cause?: unknown; chain?: readonly ChainModel[] }) {
     super(message, { cause: options.cause });
     this.kind = options.kind;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.chain = options.chain;
   }
 
   get isRetryable(): boolean {

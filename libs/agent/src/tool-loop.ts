@@ -4,6 +4,7 @@ import { completeWithRetry } from './complete-with-retry.ts';
 import type { RetryOptions } from './complete-with-retry.ts';
 import { recordToolCall, setSpanAttributes, withSpan } from '@herald/telemetry';
 import { ProviderError } from './provider-error.ts';
+import { describeProviderFailure } from './provider-failure.ts';
 import type { ChatMessage, CompletionResult, ImageInput, Provider, ToolCall, ToolDefinition } from './types.ts';
 
 export interface ToolRunOutcome<W> {
@@ -190,22 +191,6 @@ function toolErrorsAnswer(partial: string, lastError: string | undefined): strin
     `(unknown or refused tools, or invalid arguments${lastError ? `; the last error was: ${lastError.slice(0, 300)}` : ''}). ` +
     'This answer may be incomplete; tell me how to go on or rephrase the request.'
   );
-}
-
-export function describeProviderFailure(error: ProviderError): string {
-  const status = error.status === undefined ? '' : ` (HTTP ${error.status})`;
-  const hints: Record<string, string> = {
-    rate_limit: 'The model provider is rate limiting requests; try again in a minute.',
-    server: 'The model provider is having trouble; try again in a moment.',
-    timeout: 'The model provider did not answer in time; try again, or raise HERALD_MODEL_TIMEOUT_MS.',
-    connection: 'Herald could not reach the model provider; check OPENAI_BASE_URL / ANTHROPIC_BASE_URL and the network.',
-    malformed: 'The model provider sent an answer Herald could not read; try again.',
-    auth: 'The model provider refused the credentials; check OPENAI_API_KEY / ANTHROPIC_API_KEY.',
-    bad_request: 'The model provider rejected the request; check HERALD_MODEL.',
-    context_overflow: "This conversation no longer fits the model's context window; send /compress or /new.",
-    aborted: 'The request was cancelled.',
-  };
-  return `Sorry, I could not answer: the model call failed${status}. ${hints[error.kind] ?? ''}`.trim();
 }
 
 /**

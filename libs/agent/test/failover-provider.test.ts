@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FailoverProvider, LocalCooldowns, ProviderError } from '../src/index.ts';
+import { loadProviders, modelChain } from '@herald/core';
+import { describeProviderFailure, FailoverProvider, LocalCooldowns, ProviderError } from '../src/index.ts';
 import type { CompletionRequest, CompletionResult, Provider } from '../src/index.ts';
 import type { ChainEntry } from '@herald/core';
 
@@ -13,7 +14,8 @@ const ok = (text: string): CompletionResult => ({
 
 const entry = (ref: string, keys: string[]): ChainEntry => {
   const [name = '', model = ''] = ref.split('/');
-  return { ref, model, provider: { name, type: 'openai', baseURL: undefined, keys: keys.map((key) => ({ name: key, value: key })) } };
+  const setup = { keys: keys.join(', '), baseURL: `${name}.base_url` };
+  return { ref, model, provider: { name, type: 'openai', baseURL: undefined, keys: keys.map((key) => ({ name: key, value: key })), setup } };
 };
 
 /** Each key answers as `script` says; the calls are recorded as `ref#key`. */
@@ -34,8 +36,8 @@ function chainOf(chain: ChainEntry[], script: Record<string, () => CompletionRes
 }
 
 const request: CompletionRequest = { sessionId: 's', system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] };
-const fail = (kind: ProviderError['kind'], retryAfterMs?: number) => () => {
-  throw new ProviderError(kind, { kind, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+const fail = (kind: ProviderError['kind'], retryAfterMs?: number, status?: number) => () => {
+  throw new ProviderError(kind, { kind, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...(status === undefined ? {} : { status }) });
 };
 
 describe('FailoverProvider', () => {
@@ -79,5 +81,52 @@ describe('FailoverProvider', () => {
     const provider = chainOf([entry('a/m1', ['K1', 'K2'])], { 'a/m1#K1': fail('timeout'), 'a/m1#K2': () => ok('x') }, []);
     await provider.complete({ ...request, onDelta: () => undefined, onRestart: () => (restarts += 1) });
     expect(restarts).toBe(1);
+  });
+});
+
+describe('the line a person gets when every key and model failed', () => {
+  const env = { POOL_KEY_A: 'sk-pool-a', POOL_KEY_B: 'sk-pool-b', BACKUP_KEY: 'sk-ant-backup', OPENAI_API_KEY: 'sk-openai' };
+  const file = { path: 'providers.yaml', text: 'pool:\n  type: openai\n  api_key_envs: [POOL_KEY_A, POOL_KEY_B]\nbackup:\n  type: anthropic\n  api_key_env: BACKUP_KEY\n' };
+  const chain = modelChain(['pool/fast', 'backup/steady', 'openai/gpt'], loadProviders(file, env), String);
+  const lineWhenAll = async (kind: ProviderError['kind'], status?: number) => {
+    const script = Object.fromEntries(chain.flatMap((at) => at.provider.keys.map((key) => [`${at.ref}#${key.value}`, fail(kind, undefined, status)])));
+    const error = await chainOf(chain, script, [])
+      .complete(request)
+      .catch((caught: unknown) => caught as ProviderError);
+    return describeProviderFailure(error as ProviderError);
+  };
+  const lead = 'Sorry, I could not answer: every model of the chain failed (pool/fast, backup/steady, openai/gpt';
+
+  it.each([
+    [
+      'auth',
+      401,
+      `${lead}; the last with HTTP 401). The model provider refused the credentials; check POOL_KEY_A, POOL_KEY_B (provider pool of HERALD_PROVIDERS_FILE), BACKUP_KEY (provider backup of HERALD_PROVIDERS_FILE) and OPENAI_API_KEY.`,
+    ],
+    [
+      'connection',
+      undefined,
+      `${lead}). Herald could not reach the model provider; check the network and pool.base_url of HERALD_PROVIDERS_FILE, backup.base_url of HERALD_PROVIDERS_FILE and OPENAI_BASE_URL.`,
+    ],
+    ['server', 503, `${lead}; the last with HTTP 503). The model provider is having trouble; try again in a moment.`],
+  ] as const)('names the configured providers and variables on %s, in one line and without a key', async (kind, status, line) => {
+    const text = await lineWhenAll(kind, status);
+    expect(text).toBe(line);
+    expect(text).not.toMatch(/sk-|\n/);
+  });
+
+  it('names the one model a bad request was refused by, and a single key by its variable', async () => {
+    const [pool] = chain;
+    const refused = await chainOf([pool!], { 'pool/fast#sk-pool-a': fail('bad_request', undefined, 400) }, [])
+      .complete(request)
+      .catch((caught: unknown) => caught);
+    expect(describeProviderFailure(refused as ProviderError)).toBe(
+      'Sorry, I could not answer: the model call failed (HTTP 400). The model provider rejected the request; check the model name pool/fast.',
+    );
+    const openai = chain.slice(2);
+    const denied = await chainOf(openai, { 'openai/gpt#sk-openai': fail('auth', undefined, 401) }, [])
+      .complete(request)
+      .catch((caught: unknown) => caught);
+    expect(describeProviderFailure(denied as ProviderError)).toBe('Sorry, I could not answer: the model call failed (HTTP 401). The model provider refused the credentials; check OPENAI_API_KEY.');
   });
 });

@@ -8,6 +8,11 @@ export interface NamedProvider {
   baseURL: string | undefined;
   /** Tried in order; `name` is the environment variable, the only form a key is ever shown in. */
   keys: { name: string; value: string }[];
+  /**
+   * Where an operator sets this provider up, in words, for the one line a person gets when every
+   * call failed: the key variables (never a key) and the base URL's setting.
+   */
+  setup: { keys: string; baseURL: string };
 }
 
 const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
@@ -45,13 +50,16 @@ function implicitProviders(env: Readonly<Record<string, string | undefined>>): M
       type,
       baseURL: env[IMPLICIT[type].url] || undefined,
       keys: value ? [{ name: IMPLICIT[type].key, value }] : [NO_KEY],
+      setup: { keys: IMPLICIT[type].key, baseURL: IMPLICIT[type].url },
     });
   }
   return providers;
 }
 
+const keyVariables = (spec: z.infer<typeof entry>): string[] => spec.api_key_envs ?? (spec.api_key_env === undefined ? [] : [spec.api_key_env]);
+
 function keysOf(name: string, spec: z.infer<typeof entry>, env: Readonly<Record<string, string | undefined>>, source: string): NamedProvider['keys'] {
-  const names = spec.api_key_envs ?? (spec.api_key_env === undefined ? [] : [spec.api_key_env]);
+  const names = keyVariables(spec);
   if (names.length === 0) return [NO_KEY];
   if (new Set(names).size !== names.length) throw new ProviderConfigError(`${source}: ${name}.api_key_envs: a variable is named twice`);
   return names.map((variable, index) => {
@@ -60,6 +68,13 @@ function keysOf(name: string, spec: z.infer<typeof entry>, env: Readonly<Record<
     if (!value) throw new ProviderConfigError(`${source}: ${field}: the variable ${variable} is not set`);
     return { name: variable, value };
   });
+}
+
+/** A declared provider's settings as the operator wrote them: its key variables, or where to name one. */
+function setupOf(name: string, spec: z.infer<typeof entry>): NamedProvider['setup'] {
+  const names = keyVariables(spec);
+  const keys = names.length > 0 ? `${names.join(', ')} (provider ${name} of HERALD_PROVIDERS_FILE)` : `${name}.api_key_env of HERALD_PROVIDERS_FILE`;
+  return { keys, baseURL: `${name}.base_url of HERALD_PROVIDERS_FILE` };
 }
 
 /**
@@ -74,7 +89,7 @@ export function loadProviders(file: { path: string; text: string } | undefined, 
   if (!file) return providers;
   const source = `HERALD_PROVIDERS_FILE (${file.path})`;
   for (const [name, spec] of Object.entries(parseProvidersFile(file, source))) {
-    providers.set(name, { name, type: spec.type, baseURL: spec.base_url, keys: keysOf(name, spec, env, source) });
+    providers.set(name, { name, type: spec.type, baseURL: spec.base_url, keys: keysOf(name, spec, env, source), setup: setupOf(name, spec) });
   }
   return providers;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_ACCOUNT, PERSON_PLATFORMS } from '@herald/core';
+import { ACCOUNT_NAME, DEFAULT_ACCOUNT, PERSON_PLATFORMS } from '@herald/core';
 import { MAIN_PROFILE, profileNameSchema } from './profile-name.ts';
 
 // Bindings route inbound traffic to profiles (docs/configuration.md#bindings): an ordered list of
@@ -27,10 +27,8 @@ const value = z
 export const bindingRuleSchema = z
   .strictObject({
     platform: z.enum(PERSON_PLATFORMS, { error: `expected one of ${PERSON_PLATFORMS.join(', ')}` }).optional(),
-    account: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, { error: 'an account is lowercase letters, digits, - and _' })
-      .optional(),
+    // The rule of HERALD_PLATFORMS_FILE's account names: every account it accepts can be bound.
+    account: z.string().regex(ACCOUNT_NAME, { error: 'an account is 1-64 lowercase letters, digits, - and _' }).optional(),
     chat_id: value.optional(),
     guild_id: value.optional(),
     channel_id: value.optional(),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ACCOUNT_NAME } from '@herald/core';
 import { bindingListSchema, boundAccount, profileFor, winningBinding } from '../src/index.ts';
 import type { BindingFacts, BindingRule } from '../src/index.ts';
 
@@ -63,5 +64,14 @@ describe('bindings: the most specific match wins, else main', () => {
     expect(boundAccount(bound, 'ops', 'telegram')).toBe('ops');
     expect(boundAccount(bound, 'ops', 'discord')).toBeUndefined();
     expect(boundAccount(bound, 'main', 'telegram')).toBeUndefined();
+  });
+});
+
+describe('a binding names any account the platforms file can declare', () => {
+  it.each([1, 40, 41, 64, 65])('an account name of %i characters is bound exactly when HERALD_PLATFORMS_FILE accepts it', (length) => {
+    const account = 'a'.repeat(length);
+    const accepted = bindingListSchema.safeParse([{ platform: 'telegram', account, profile: 'ops' }]).success;
+    expect(accepted).toBe(ACCOUNT_NAME.test(account));
+    expect(accepted).toBe(length <= 64);
   });
 });

@@ -1,5 +1,6 @@
 import { recordModelFailover } from '@herald/telemetry';
 import { ProviderError } from '../provider-error.ts';
+import type { ChainModel } from '../provider-error.ts';
 import { createProvider } from '../providers/index.ts';
 import type { CompletionRequest, CompletionResult, Provider } from '../types.ts';
 import type { KeyCooldowns } from './key-cooldowns.ts';
@@ -7,9 +8,15 @@ import type { ChainEntry } from '@herald/core';
 
 /** What the failover did, for the log: a key skipped or cooled, a move to the next model. */
 export type FailoverEvent =
-  | { type: 'key-failed'; keyId: string; ref: string; kind: string; status: number | undefined; restMs: number }
-  | { type: 'auth-failed'; keyId: string; ref: string }
+  | { type: 'key-failed'; keyId: string; ref: string; kind: string; status: number | undefined; restMs: number; next: NextTry | undefined }
+  | { type: 'auth-failed'; keyId: string; ref: string; restMs: number; next: NextTry | undefined }
   | { type: 'model-failover'; from: string; to: string; reason: string };
+
+/** What the call tries after a failed key: the same model's next key, or the next model; none when the chain is spent. */
+export interface NextTry {
+  model: string;
+  keyId: string;
+}
 
 export interface FailoverOptions {
   chain: readonly ChainEntry[];
@@ -104,8 +111,11 @@ export class FailoverProvider implements Provider {
         return { ...result, provider: entry.provider.name, keyName: key.name };
       } catch (caught) {
         const error = asProviderError(caught);
-        if (request.signal?.aborted || !failsOver(error)) throw error;
-        this.#rest(keyId, entry, error);
+        if (request.signal?.aborted) throw error;
+        // Another key or model would be refused the same: the person's line names this model.
+        if (!failsOver(error)) throw named(error, error.message, [entry]);
+        const next = candidates[index + 1];
+        this.#rest(keyId, entry, error, next && { model: next.entry.ref, keyId: next.keyId });
         last = error;
         leaving = { entry, reason: error.kind };
       }
@@ -113,11 +123,11 @@ export class FailoverProvider implements Provider {
     throw this.#exhausted(last);
   }
 
-  #rest(keyId: string, entry: ChainEntry, error: ProviderError): void {
+  #rest(keyId: string, entry: ChainEntry, error: ProviderError, next: NextTry | undefined): void {
     const restMs = error.retryAfterMs ?? REST_MS[error.kind] ?? 0;
     this.#options.cooldowns.coolDown(keyId, restMs, error.kind);
-    if (error.kind === 'auth') this.#options.onEvent?.({ type: 'auth-failed', keyId, ref: entry.ref });
-    else this.#options.onEvent?.({ type: 'key-failed', keyId, ref: entry.ref, kind: error.kind, status: error.status, restMs });
+    if (error.kind === 'auth') this.#options.onEvent?.({ type: 'auth-failed', keyId, ref: entry.ref, restMs, next });
+    else this.#options.onEvent?.({ type: 'key-failed', keyId, ref: entry.ref, kind: error.kind, status: error.status, restMs, next });
   }
 
   #movedOn(from: ChainEntry, to: ChainEntry, reason: string): void {
@@ -125,15 +135,28 @@ export class FailoverProvider implements Provider {
     this.#options.onEvent?.({ type: 'model-failover', from: from.ref, to: to.ref, reason });
   }
 
-  /** Every key tried failed: the last failure, as the caller's retry should see it. */
+  /**
+   * Every key tried failed: the last failure, as the caller's retry should see it, naming the whole
+   * chain (every model of it has failed now or is resting after failing).
+   */
   #exhausted(last: ProviderError | undefined): ProviderError {
-    if (!last) return new ProviderError('the failover chain has no key to try', { kind: 'bad_request' });
-    if (this.#options.chain.length === 1 && this.#options.chain[0]!.provider.keys.length === 1) return last;
-    return new ProviderError(`every key of every model failed; the last: ${last.message}`, {
-      kind: last.kind,
-      ...(last.status === undefined ? {} : { status: last.status }),
-      ...(last.retryAfterMs === undefined ? {} : { retryAfterMs: last.retryAfterMs }),
-      cause: last,
-    });
+    const { chain } = this.#options;
+    if (!last) return new ProviderError('the failover chain has no key to try', { kind: 'bad_request', chain: chain.map(chainModel) });
+    const single = chain.length === 1 && chain[0]!.provider.keys.length === 1;
+    return named(last, single ? last.message : `every key of every model failed; the last: ${last.message}`, chain);
   }
+}
+
+/** A chain entry as an error may carry it: the key variables' names, never their values. */
+const chainModel = (entry: ChainEntry): ChainModel => ({ ref: entry.ref, setup: entry.provider.setup });
+
+/** `error` as the caller sees it (same kind, status and Retry-After), naming the models behind it. */
+function named(error: ProviderError, message: string, entries: readonly ChainEntry[]): ProviderError {
+  return new ProviderError(message, {
+    kind: error.kind,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    cause: error,
+    chain: entries.map(chainModel),
+  });
 }
