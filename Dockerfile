@@ -25,8 +25,10 @@ RUN npm run build \
 FROM node:22-bookworm-slim
 # tini is PID 1 so SIGTERM reaches node and the graceful shutdown runs (node as PID 1 ignores
 # signals it has no handler for, and nothing reaps zombies); bubblewrap sandboxes the terminal tool.
+# chromium is what the browser tools drive (HERALD_CHROMIUM_PATH, /usr/bin/chromium); without it
+# they are not offered. fonts-liberation gives its screenshots legible text.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini bubblewrap ca-certificates \
+ && apt-get install -y --no-install-recommends tini bubblewrap ca-certificates chromium fonts-liberation \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /var/lib/herald/workspaces \
  && chown -R node:node /var/lib/herald

@@ -216,6 +216,8 @@ describe('the image (Dockerfile)', () => {
     for (const folder of ['migrations', 'skills']) expect(image.copied, folder).toContain(folder);
     expect(image.run).toMatch(/apt-get install[^\n]*\btini\b/);
     expect(image.run).toMatch(/apt-get install[^\n]*\bbubblewrap\b/);
+    // The browser tools drive Debian's Chromium at HERALD_CHROMIUM_PATH's default; without it they are not offered.
+    expect(image.run).toMatch(/apt-get install[^\n]*\bchromium\b/);
     expect(image.user).not.toMatch(/^(root|0)$/);
     // Metrics bind loopback unless asked; a container is scraped from outside, so the image asks.
     expect(image.env.HERALD_METRICS_HOST).toBe('0.0.0.0');

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +30,16 @@ beforeAll(async () => {
         <img src="${inside.origin}/pixel.png" alt="tracker">
         <form method="post" action="/submit"><label>Name <input name="name"></label><button type="submit">Send</button></form>`);
     }
+    if (request.path.startsWith('/files/')) {
+      response.setHeader('content-type', 'text/plain');
+      response.setHeader('content-disposition', `attachment; filename="${request.path.slice('/files/'.length)}"`);
+      return response.end(`contents of ${request.path}`);
+    }
+    if (request.path === '/downloads') {
+      return response.end(`<!doctype html><title>Files</title><a href="/files/report.txt">Report</a>
+        <a href="/popup" target="_blank">Popup</a>`);
+    }
+    if (request.path === '/popup') return response.end('<!doctype html><title>Popup</title><a href="/files/popup.txt">Popup report</a>');
     if (request.path === '/submit') return response.end(`<!doctype html><title>Done</title><p>Thanks, ${String(request.raw).replace('name=', '')}</p>`);
     return response.end('<!doctype html><title>Home</title><a href="/form">Form</a>');
   });
@@ -45,6 +55,14 @@ afterAll(async () => {
 const call = (name: string, args: unknown, sessionId = 'b1') => {
   const tool = tools.get(name)!;
   return tool.execute(tool.schema.parse(args), offlineContext({ sessionId, workspaceDir: join(base, sessionId) }));
+};
+/** A download is saved after the click returns: wait for the file. */
+const fileSoon = async (path: string): Promise<string> => {
+  for (let i = 0; ; i++) {
+    const text = await readFile(path, 'utf8').catch(() => null);
+    if (text !== null || i === 50) return text ?? 'missing';
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 };
 const refOf = (snapshot: string, pattern: RegExp) => {
   const line = snapshot.split('\n').find((l) => pattern.test(l));
@@ -76,6 +94,19 @@ describe('browser tools (playwright-core, system Chromium)', () => {
     expect(inside.requests).toEqual([]);
     await call('browser_navigate', { url: `${site.origin}/` }, 'b3');
     expect(await call('browser_snapshot', {}, 'b2')).toContain('URL: about:blank');
+  }, 60_000);
+
+  it("saves downloads into the workspace's downloads folder, from the page and from a popup it opens", async () => {
+    const page = await call('browser_navigate', { url: `${site.origin}/downloads` }, 'd1');
+    await call('browser_click', { ref: refOf(page, /link "Report"/) }, 'd1');
+    expect(await fileSoon(join(base, 'd1', 'downloads', 'report.txt'))).toBe('contents of /files/report.txt');
+    // The link opens a new page (a popup); the tools act on it, and its download is saved as well.
+    await call('browser_click', { ref: refOf(page, /link "Popup"/) }, 'd1');
+    let popup = '';
+    for (let i = 0; i < 50 && !popup.includes('Title: Popup'); i++) popup = await call('browser_snapshot', {}, 'd1');
+    expect(popup).toContain('Title: Popup');
+    await call('browser_click', { ref: refOf(popup, /link "Popup report"/) }, 'd1');
+    expect(await fileSoon(join(base, 'd1', 'downloads', 'popup.txt'))).toBe('contents of /files/popup.txt');
   }, 60_000);
 
   it('is off by default: offered only to a profile that enables the browser toolset', () => {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { isIP } from 'node:net';
-import type { Browser, BrowserContext, Download, Page, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Download, Page } from 'playwright-core';
+import { EgressProxy } from './browser-egress.ts';
 import { Allowlist, assertAddressAllowed, resolveAllowed } from './ssrf.ts';
 import type { LookupFunction } from './ssrf.ts';
 
@@ -18,9 +19,11 @@ export interface BrowserSettings {
 
 interface SessionBrowser {
   context: BrowserContext;
+  /** The context's only way out: every connection it makes, checked and pinned. */
+  egress: EgressProxy;
+  /** The page the tools act on: the newest one open (a popup, once the page opens one). */
   page: Page;
   timer: NodeJS.Timeout | undefined;
-  workspace: string;
 }
 
 /** Why a URL may not be loaded, or null: schemes and addresses held to web_extract's SSRF rules. */
@@ -45,8 +48,10 @@ export async function blockedUrl(raw: string, allowlist: Allowlist, lookup?: Loo
 
 /**
  * One Chromium per worker, started on first use, and one browser context per session (its own
- * cookies and storage), closed when the session leaves it idle. Every request a page makes, the
- * navigation and each subresource, is checked against the SSRF rules by request interception.
+ * cookies and storage), closed when the session leaves it idle. Every connection a context makes
+ * (navigations and each redirect hop, subresources, WebSockets) goes through its own egress
+ * proxy, which holds it to the SSRF rules on the address it connects to
+ * (docs/decisions/2026-12-06-browser-egress.md).
  */
 export class BrowserSessions {
   readonly #settings: BrowserSettings;
@@ -70,32 +75,50 @@ export class BrowserSessions {
 
   #launch(): Promise<Browser> {
     this.#browser ??= import('playwright-core').then(({ chromium }) =>
-      // Chromium's own sandbox refuses to start as root (containers, CI); elsewhere it stays on.
-      chromium.launch({ executablePath: this.#settings.chromiumPath, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] }),
+      chromium.launch({
+        executablePath: this.#settings.chromiumPath,
+        args: [
+          // WebRTC may not send UDP around the proxy (its TCP goes through it, and is checked there).
+          '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+          // Chromium's own sandbox refuses to start as root (containers, CI); elsewhere it stays on.
+          ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
+        ],
+      }),
     );
     return this.#browser;
   }
 
-  async #guard(route: Route): Promise<void> {
-    const reason = await this.blocked(route.request().url());
-    if (reason === null) await route.continue();
-    else await route.abort('blockedbyclient');
-  }
-
   async #open(sessionId: string, workspace: string): Promise<SessionBrowser> {
     const browser = await this.#launch();
-    const context = await browser.newContext({ acceptDownloads: true, serviceWorkers: 'block' });
-    await context.route('**/*', (route) => this.#guard(route));
-    const page = await context.newPage();
-    const entry: SessionBrowser = { context, page, timer: undefined, workspace };
-    context.on('page', (opened) => (entry.page = opened));
-    page.on('download', (download) => void this.#save(entry, download));
-    context.on('close', () => this.#sessions.delete(sessionId));
+    const egress = await EgressProxy.start(this.#allowlist, this.#settings.lookup);
+    const failed = async (error: unknown, context?: BrowserContext): Promise<never> => {
+      await context?.close().catch(() => undefined);
+      await egress.close();
+      throw error;
+    };
+    // `<-loopback>` drops Chromium's default of connecting to loopback directly: loopback goes through the proxy too.
+    const context = await browser.newContext({ acceptDownloads: true, serviceWorkers: 'block', proxy: { server: egress.server, bypass: '<-loopback>' } }).catch(failed);
+    const first = await context.newPage().catch((error: unknown) => failed(error, context));
+    const entry: SessionBrowser = { context, egress, page: first, timer: undefined };
+    const watch = (page: Page) => {
+      entry.page = page;
+      page.on('download', (download) => void this.#save(workspace, download));
+      page.once('close', () => {
+        if (entry.page === page) entry.page = context.pages().at(-1) ?? page;
+      });
+    };
+    // Every page of the context, the first one and each popup, saves its downloads.
+    watch(first);
+    context.on('page', watch);
+    context.on('close', () => {
+      this.#sessions.delete(sessionId);
+      void egress.close();
+    });
     return entry;
   }
 
-  async #save(entry: SessionBrowser, download: Download): Promise<void> {
-    const dir = join(entry.workspace, 'downloads');
+  async #save(workspace: string, download: Download): Promise<void> {
+    const dir = join(workspace, 'downloads');
     await mkdir(dir, { recursive: true });
     // The page names the file; only its last component is kept, inside the workspace.
     const name = basename(download.suggestedFilename()).replace(/^\.+/, '') || 'download';
@@ -115,6 +138,12 @@ export class BrowserSessions {
     entry.timer = setTimeout(() => void this.close(sessionId), this.#settings.idleMs);
     entry.timer.unref();
     return entry.page;
+  }
+
+  /** What the session's egress proxy refused since the last call (newest last), forgetting it. */
+  async takeRefusals(sessionId: string): Promise<string[]> {
+    const entry = await this.#sessions.get(sessionId)?.catch(() => null);
+    return entry?.egress.takeRefusals() ?? [];
   }
 
   has(sessionId: string): boolean {

@@ -45,6 +45,24 @@ interface BrowserToolSpec<Args> {
   run(page: Page, args: Args, context: CallContext): Promise<string>;
 }
 
+/**
+ * Connections the egress proxy refused during an action (a redirect hop, a subresource, a
+ * WebSocket to a private address): a failed action whose cause was one becomes that refusal, a
+ * finished one names them after its result.
+ */
+async function reportRefusals(sessions: BrowserSessions, sessionId: string, action: Promise<string>): Promise<string> {
+  let result: string;
+  try {
+    result = await action;
+  } catch (error) {
+    const refused = await sessions.takeRefusals(sessionId);
+    if (refused.length === 0) throw error;
+    throw new Error(`refused: ${refused.at(-1)!}`, { cause: error });
+  }
+  const refused = await sessions.takeRefusals(sessionId);
+  return refused.length === 0 ? result : `${result}\n\nBlocked (private addresses are not reached): ${refused.join('; ')}`;
+}
+
 function browserTool<Args>(sessions: BrowserSessions, spec: BrowserToolSpec<Args>): Tool {
   const unavailable = sessions.unavailable;
   return defineTool<Args>({
@@ -57,7 +75,8 @@ function browserTool<Args>(sessions: BrowserSessions, spec: BrowserToolSpec<Args
     ...(unavailable === undefined ? {} : { unavailable }),
     async execute(args, context) {
       const page = await sessions.page(context.sessionId, await ensureWorkspace(context.workspaceDir));
-      return spec.run(page, args, context);
+      await sessions.takeRefusals(context.sessionId);
+      return reportRefusals(sessions, context.sessionId, spec.run(page, args, context));
     },
   });
 }
