@@ -16,6 +16,7 @@ import { createTestDatabase, uniquePrefix } from '../test/support/test-database.
 import { HERALD_BUILT_BIN, PROCESS_START_MS, spawnHerald, stopProcess, TEST_TOKEN, waitFor } from '../test/support/stack.ts';
 import type { HeraldProcess } from '../test/support/stack.ts';
 import { statementCounters, statementTrends, trackStatements } from './soak-statements.ts';
+import { manifestMemoryLimit, PodMemory } from './pod-memory.ts';
 
 const WINDOW_MS = 5 * 60_000;
 
@@ -50,9 +51,10 @@ interface Role {
   metricsUrl: string;
 }
 
-async function startRole(role: string, env: Record<string, string>): Promise<Role> {
+async function startRole(role: string, env: Record<string, string>, pods: PodMemory): Promise<Role> {
+  const launcher = await pods.launcher(manifestMemoryLimit(role));
   // The output's tail is enough to find the start line; half an hour of logs is not kept.
-  const child = spawnHerald(role, { ...env, LOG_LEVEL: 'info' }, HERALD_BUILT_BIN, [], 1_000_000);
+  const child = spawnHerald(role, { ...env, LOG_LEVEL: 'info' }, HERALD_BUILT_BIN, [], 1_000_000, launcher);
   const ready = role === 'ingress' ? /ingress listening on (\S+)"/ : /metrics and health on port (\d+)/;
   const found = await waitFor(async () => ready.exec(child.output())?.[1], { timeoutMs: PROCESS_START_MS, what: `${role} start` });
   const metricsUrl = role === 'ingress' ? `${found.replace('0.0.0.0', '127.0.0.1')}/metrics` : `http://127.0.0.1:${found}/metrics`;
@@ -153,8 +155,11 @@ async function main(): Promise<void> {
     // than this run writes): a small bound fills within the warm-up, so what grows after it is a leak.
     HERALD_TRANSCRIPT_CACHE_MESSAGES: '2000',
   };
+  // Each role with its pod's memory (deploy/k8s/base), so V8 sizes its heap as it does in the cluster.
+  const pods = await PodMemory.open();
+  const roleNames = ['ingress', 'worker', 'worker', 'scheduler', 'reviewer'];
   const roles: Role[] = [];
-  for (const name of ['ingress', 'worker', 'worker', 'scheduler', 'reviewer']) roles.push(await startRole(name, env));
+  for (const name of roleNames) roles.push(await startRole(name, env, pods));
   const api = roles[0]!.metricsUrl.replace(/\/metrics$/, '');
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${api}${path}`, {
@@ -273,6 +278,7 @@ async function main(): Promise<void> {
     ),
     minutes,
     sampleSeconds: sampleMs / 1000,
+    podMemory: { method: pods.method, limitMb: Object.fromEntries(roleNames.map((name) => [name, manifestMemoryLimit(name) / 2 ** 20])) },
     roles: roles.map((role, index) => `${role.name}-${index}`),
     samples,
     windows,
@@ -297,6 +303,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ loadAverage: result.loadAverage, verdict: result.verdict, windows, totals: result.totals, lost: result.lost, doubled: result.doubled }, null, 2)}\n`);
 
   for (const role of roles) await stopProcess(role.process, 'SIGTERM');
+  await pods.close();
   await database.drop();
   await telegram.close();
   await model.close();

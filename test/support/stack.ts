@@ -267,9 +267,18 @@ export interface HeraldProcess {
 /**
  * A real `herald <role>` process, as a deployment would run it (from source unless `bin` says).
  * `keepOutputChars` keeps only the output's tail: a soak's roles log for half an hour.
+ * `launcher` is a command that execs the rest (the soak's pod-memory cgroups); the pid stays node's.
  */
-export function spawnHerald(role: string, env: Record<string, string>, bin: string = HERALD_BIN, nodeArgs: string[] = [], keepOutputChars = Number.POSITIVE_INFINITY): HeraldProcess {
-  const child = spawn(process.execPath, [...nodeArgs, bin, role], {
+export function spawnHerald(
+  role: string,
+  env: Record<string, string>,
+  bin: string = HERALD_BIN,
+  nodeArgs: string[] = [],
+  keepOutputChars = Number.POSITIVE_INFINITY,
+  launcher: string[] = [],
+): HeraldProcess {
+  const command = [...launcher, process.execPath, ...nodeArgs, bin, role];
+  const child = spawn(command[0]!, command.slice(1), {
     // Worker, reviewer and scheduler processes serve /metrics; several run side by side here.
     env: { ...process.env, HERALD_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
