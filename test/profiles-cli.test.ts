@@ -74,4 +74,15 @@ describe('herald profiles', { timeout: 3 * PROCESS_START_MS }, () => {
     expect((await herald(['profiles', 'show', 'ops'], env)).output).toMatch(/deleted .*read-only/);
     expect((await herald(['profiles', 'delete', 'ghost'], env)).output).toMatch(/no profile ghost/);
   });
+
+  it("gives a created profile Herald's built-in skills at once, and a copy lists them as built-ins", async () => {
+    expect((await herald(['profiles', 'create', 'fresh'], env)).code).toBe(0);
+    expect((await herald(['profiles', 'create', 'fresh-copy', '--from', 'fresh'], env)).code).toBe(0);
+    for (const profile of ['fresh', 'fresh-copy']) {
+      const listed = (await herald(['skills', 'list', '--profile', profile], env)).output;
+      expect(listed, profile).toContain('herald:\n  cron-jobs v1 (builtin v1): ');
+      for (const name of ['delegating-tasks', 'finding-past-work', 'handing-over-a-chat', 'incident-triage', 'writing-skills'])
+        expect(listed, profile).toMatch(new RegExp(`^  ${name} v1 \\(builtin v1\\): `, 'm'));
+    }
+  });
 });

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applySkillChange, loadBuiltinSkills, scanForInjection, seedBuiltinSkills } from '@herald/knowledge';
 import { startFakeAnthropic, startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeHandler, FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { startStack } from './support/stack.ts';
@@ -181,11 +182,35 @@ describe('profiles: managed, each with its own models', () => {
     expect(copy.model).toEqual({ primary: 'fast/gpt-ops' });
     expect(copy.documents.map((d: any) => [d.name, d.content])).toEqual([['AGENTS.md', 'Check the runbook first.']]);
     expect((await stack.get('/v1/profiles/ops-two/hooks')).body.hooks).toEqual([{ name: 'audit', event: 'post_tool_call', url: 'https://hooks.example/x' }]);
-    const skills = await db.selectFrom('skill_versions').select(['name', 'version', 'files']).where('profile_id', '=', 'ops-two').execute();
+    const skills = await db.selectFrom('skill_versions').select(['name', 'version', 'files']).where('profile_id', '=', 'ops-two').where('name', '=', 'runbook').execute();
     expect(skills).toEqual([{ name: 'runbook', version: 1, files: { 'SKILL.md': 'a'.repeat(64) } }]);
     expect(await db.selectFrom('memory_entries').select('id').where('profile_id', '=', 'ops-two').execute()).toEqual([]);
     expect(await db.selectFrom('sessions').select('id').where('profile_id', '=', 'ops-two').execute()).toEqual([]);
     expect((await send('ops-two', 'c-5', 'copy?')).reply.text).toBe('fast (gpt-ops) as Opsy: copy?');
+  });
+
+  it("gives a profile created at runtime Herald's built-in skills at once, and a copy keeps them built-ins", async () => {
+    const builtins = (await loadBuiltinSkills()).map((skill) => skill.name).sort();
+    const listed = async (profile: string) => (await stack.get(`/v1/profiles/${profile}/skills`)).body.skills as Array<{ name: string; origin: string; builtin: unknown }>;
+    expect((await stack.post('/v1/profiles', { name: 'skilled' })).status).toBe(201);
+    const fresh = await listed('skilled');
+    expect(fresh.map((skill) => skill.name).sort()).toEqual(builtins);
+    for (const skill of fresh) expect(skill).toMatchObject({ origin: 'builtin', builtin: { version: expect.any(Number), edited: false, offered_version: null } });
+
+    // The profile edits one built-in and removes another; its copy keeps both choices.
+    const edit = { action: 'patch' as const, name: 'incident-triage', old_string: '# Incident triage', new_string: '# Incident triage (our runbook)' };
+    const change = (name: string, action: Parameters<typeof applySkillChange>[2]) =>
+      stack.database.db.transaction().execute((trx) => applySkillChange(trx, name, action, { origin: 'person', author: 'api', scan: scanForInjection }));
+    expect((await change('skilled', edit)).ok).toBe(true);
+    expect((await change('skilled', { action: 'delete', name: 'delegating-tasks' })).ok).toBe(true);
+    expect((await stack.post('/v1/profiles', { name: 'skilled-copy', from: 'skilled' })).status).toBe(201);
+    const copy = await listed('skilled-copy');
+    expect(copy.map((skill) => skill.name).sort()).toEqual(builtins.filter((name) => name !== 'delegating-tasks'));
+    for (const skill of copy) expect(skill.origin, skill.name).toBe('builtin');
+    expect(copy.find((skill) => skill.name === 'incident-triage')?.builtin).toMatchObject({ edited: true });
+    expect(copy.find((skill) => skill.name === 'cron-jobs')?.builtin).toMatchObject({ edited: false });
+    // Seeding at the next migrate or upgrade sees built-ins, and the removed one stays removed.
+    expect(await seedBuiltinSkills(stack.database.db, await loadBuiltinSkills(), ['skilled-copy'])).toMatchObject({ added: 0, own: 0, removed: 1 });
   });
 
   it('deletes softly: sessions stay readable, new messages are refused, main is kept', async () => {

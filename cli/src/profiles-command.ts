@@ -5,15 +5,17 @@ import type { Db } from '@herald/db';
 import { bindingsOfProfile, createProfile, deleteProfile, listProfiles, profileDocuments, profileModelSettings, profileNameSchema, profileRecord, profileState } from '@herald/profiles';
 import type { ModelSettings, ProfileCompanions } from '@herald/profiles';
 import { copyProfileHooks } from '@herald/hooks';
-import { copyProfileSkills } from '@herald/knowledge';
+import { copyProfileSkills, seedProfileBuiltinSkills } from '@herald/knowledge';
 import { pauseProfileJobs } from '@herald/cron';
 
-/** A profile's hooks and skills go with its copy, its cron jobs stop with its deletion (each lib's own function). */
+/** A profile's hooks and skills go with its copy, Herald's skills into every new one, its cron jobs stop with its deletion (each lib's own function). */
 const COMPANIONS: ProfileCompanions = {
   async copy(trx, name, from) {
     await copyProfileHooks(trx, name, from);
     await copyProfileSkills(trx, name, from);
   },
+  // Herald's own skills at once, not at the next migrate.
+  seed: (trx, name) => seedProfileBuiltinSkills(trx, name),
   retire: (trx, name) => pauseProfileJobs(trx, name),
 };
 

@@ -58,6 +58,17 @@ export async function loadBuiltinSkills(dir: string = BUILTIN_SKILLS_DIR): Promi
   return skills;
 }
 
+let shipped: Promise<BuiltinSkill[]> | undefined;
+
+/** The shipped skills, read once per process: they change only with Herald itself (a failed read is tried again). */
+export function shippedBuiltinSkills(): Promise<BuiltinSkill[]> {
+  shipped ??= loadBuiltinSkills().catch((error: unknown) => {
+    shipped = undefined;
+    throw error;
+  });
+  return shipped;
+}
+
 const author = (skill: BuiltinSkill) => `herald:builtin-v${skill.version}`;
 
 async function writeCopy(trx: Transaction<Database>, profileId: string, skill: BuiltinSkill): Promise<void> {
@@ -127,4 +138,13 @@ export async function seedBuiltinSkills(db: Kysely<Database>, skills: readonly B
     for (const skill of skills) counts[await db.transaction().execute((trx) => seedOne(trx, profileId, skill))]++;
   }
   return counts;
+}
+
+/**
+ * Seeds Herald's skills into one profile inside `trx`: createProfile's transaction, so a profile
+ * made while Herald runs has them at once rather than at the next migrate. A copy's rows (copied
+ * with their builtin columns) are left as they are, as seeding always leaves them.
+ */
+export async function seedProfileBuiltinSkills(trx: Transaction<Database>, profileId: string, skills?: readonly BuiltinSkill[]): Promise<void> {
+  for (const skill of skills ?? (await shippedBuiltinSkills())) await seedOne(trx, profileId, skill);
 }

@@ -2,7 +2,7 @@ export { readMemory, readOwnMemory, writeMemory, deleteMemoryEntry, memoryEntryO
 export type { MemoryEntry, MemoryOperation, MemoryScope, MemoryState, MemoryWriteResult } from './memory-store.ts';
 export { loadPromptSources, promptPerson } from './prompt-sources.ts';
 export type { PromptSources } from './prompt-sources.ts';
-export { BUILTIN_SKILLS_DIR, loadBuiltinSkills, seedBuiltinSkills } from './builtin-skills.ts';
+export { BUILTIN_SKILLS_DIR, loadBuiltinSkills, seedBuiltinSkills, seedProfileBuiltinSkills, shippedBuiltinSkills } from './builtin-skills.ts';
 export type { BuiltinSkill, SeedOutcome } from './builtin-skills.ts';
 export { readContextFiles, truncateContextFile, CONTEXT_FILE_MAX_CHARS } from './context-files.ts';
 export type { ContextFile } from './context-files.ts';

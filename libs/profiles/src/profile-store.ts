@@ -77,12 +77,15 @@ export type CreateOutcome = { kind: 'created' } | { kind: 'exists' } | { kind: '
 
 /**
  * What other libs keep per profile, copied with it and stopped with it in the profile's own
- * transaction: its hooks and skills (libs/hooks, libs/knowledge), its cron jobs (libs/cron). Those
+ * transaction: its hooks and skills (libs/hooks, libs/knowledge), its cron jobs (libs/cron), and
+ * Herald's built-in skills given to every new profile. Those
  * libs own their tables and sit beside or above this one, so the caller composes their functions
  * (`COMPANIONS` in the ingress's profile routes and the CLI's profiles command); required, so no caller copies half a profile.
  */
 export interface ProfileCompanions {
   copy(trx: Transaction<Database>, name: string, from: string): Promise<void>;
+  /** What every new profile starts with, after its copy if it is one: Herald's built-in skills (libs/knowledge). */
+  seed(trx: Transaction<Database>, name: string): Promise<void>;
   retire(trx: Transaction<Database>, name: string): Promise<void>;
 }
 
@@ -114,6 +117,7 @@ export async function createProfile(db: Db, name: string, from: string | undefin
     } else {
       await trx.insertInto('profiles').values({ id: name, display_name: name }).execute();
     }
+    await companions.seed(trx, name);
     return { result: { kind: 'created' as const }, audit };
   }).catch((error: unknown): CreateOutcome => {
     // Two creations of one name at once: the loser sees the primary key.

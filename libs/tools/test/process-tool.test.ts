@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,11 +8,12 @@ import { BackgroundProcesses } from '../src/terminal/background-processes.ts';
 import type { BackgroundProcess, ExitNotice } from '../src/terminal/background-processes.ts';
 import { createProcessTool } from '../src/terminal/process-tool.ts';
 import { createTerminalTool } from '../src/terminal/terminal-tool.ts';
+import { spawnWithData } from '../src/terminal/process-run.ts';
 import { openSandbox } from '../src/sandbox/sandbox.ts';
 import type { Sandbox } from '../src/sandbox/sandbox.ts';
 import type { Tool } from '../src/shared/tool.ts';
 import { offlineContext } from './call-context.ts';
-import { noneRunning } from './host-processes.ts';
+import { noneRunning, running } from './host-processes.ts';
 
 let base: string;
 let sandbox: Sandbox;
@@ -95,6 +96,52 @@ describe('process (background commands)', () => {
     ]);
     expect(notices).toEqual([]);
     await expect(call('x', { action: 'start', command: 'true' })).rejects.toThrow(/worker is stopping/);
+  });
+
+  it('ends a process whose start was under way when the worker began stopping, and tells its session', async () => {
+    const { processes, stopped } = harness();
+    const workspace = join(base, 'z');
+    await mkdir(workspace);
+    // The sandbox is still claiming the workspace when stopAll runs: the start is not yet a running process.
+    const pending = processes.start(sandbox, { sessionId: 'z', userId: 'api:ada', command: 'sleep 30.61', workspace, network: false, notifyOnExit: true });
+    await processes.stopAll();
+    expect((await pending).status).toBe('killed');
+    expect(await noneRunning('sleep 30.61')).toBe(true);
+    expect(stopped.map((s) => [s.sessionId, s.ended.length])).toEqual([['z', 1]]);
+  });
+
+  it("ends a sandbox whose inner process has left the launcher's group and is not yet bound to it", async () => {
+    // bubblewrap's inner process calls setsid() (--new-session) a moment before it binds its life to
+    // the launcher (--die-with-parent); a launcher killed in that moment left the command running.
+    // This launcher holds that moment open: its child is in a session of its own, bound to nothing.
+    const launcher: Sandbox = {
+      kind: 'bwrap',
+      run: (command) => sandbox.run(command),
+      launch: (program) => sandbox.launch(program),
+      start: async (command) => spawnWithData({ file: '/bin/sh', args: ['-c', 'setsid sleep "$0" & wait', '30.71'], env: { PATH: '/usr/bin:/bin' }, cwd: command.workspace }),
+    };
+    const { processes } = harness();
+    const entry = await processes.start(launcher, { sessionId: 'w', userId: 'api:ada', command: 'unused', workspace: base, network: false, notifyOnExit: false });
+    for (let i = 0; i < 100 && running('sleep 30.71').length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(running('sleep 30.71')).toHaveLength(1);
+    await processes.kill(entry);
+    expect(await noneRunning('sleep 30.71')).toBe(true);
+  });
+
+  it("keeps a session's newest 20 ended processes and frees the older ones", async () => {
+    const { call } = harness();
+    const ids: string[] = [];
+    for (let i = 0; i < 22; i += 1) {
+      const started = await call('k', { action: 'start', command: `echo run-${i}` });
+      await call('k', { action: 'wait', session_id: started.session_id, timeout: 10 });
+      ids.push(started.session_id);
+    }
+    const live = await call('k', { action: 'start', command: 'sleep 30.81' });
+    const listed = (await call('k', { action: 'list' })).processes.map((p: { session_id: string }) => p.session_id);
+    expect(listed).toEqual([...ids.slice(2), live.session_id]);
+    await expect(call('k', { action: 'poll', session_id: ids[0] })).rejects.toThrow(/no process .* in this session/);
+    expect((await call('k', { action: 'log', session_id: ids[2] })).output).toBe(`run-2\n`);
+    await call('k', { action: 'kill', session_id: live.session_id });
   });
 
   it("starts the same background process through Hermes' terminal(background=true, notify_on_complete)", async () => {

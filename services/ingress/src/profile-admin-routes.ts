@@ -4,7 +4,7 @@ import type { Db, ProfileCache } from '@herald/db';
 import { createProfile, deleteProfile, listProfiles, profileNameSchema } from '@herald/profiles';
 import type { ProfileCompanions } from '@herald/profiles';
 import { copyProfileHooks } from '@herald/hooks';
-import { copyProfileSkills } from '@herald/knowledge';
+import { copyProfileSkills, seedProfileBuiltinSkills } from '@herald/knowledge';
 import { pauseProfileJobs } from '@herald/cron';
 import { sendError, sendInvalid } from './api-errors.ts';
 import { withContract } from './contracts/route-contract.ts';
@@ -14,12 +14,14 @@ import { profileList, profileSummary } from './contracts/profile-views.ts';
 // Profiles as a collection (issue 31): list, create (optionally as a copy), delete (softly).
 // One profile's view and changes are in profile-routes.ts; both go through @herald/profiles.
 
-/** A profile's hooks and skills go with its copy, its cron jobs stop with its deletion (each lib's own function). */
+/** A profile's hooks and skills go with its copy, Herald's skills into every new one, its cron jobs stop with its deletion (each lib's own function). */
 const COMPANIONS: ProfileCompanions = {
   async copy(trx, name, from) {
     await copyProfileHooks(trx, name, from);
     await copyProfileSkills(trx, name, from);
   },
+  // Herald's own skills at once, not at the next migrate.
+  seed: (trx, name) => seedProfileBuiltinSkills(trx, name),
   retire: (trx, name) => pauseProfileJobs(trx, name),
 };
 

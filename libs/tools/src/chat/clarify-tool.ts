@@ -9,7 +9,7 @@ const schema = z.object({
     .array(z.string().trim().min(1).max(200))
     .max(CLARIFY_MAX_CHOICES, { error: `at most ${CLARIFY_MAX_CHOICES} choices` })
     .optional()
-    .describe('Offered as buttons where the platform has them; the person may still answer in their own words.'),
+    .describe('Shown as buttons where the platform has them; the person may answer otherwise'),
 });
 
 /**
@@ -19,7 +19,7 @@ const schema = z.object({
 export const clarifyTool = defineTool({
   name: 'clarify',
   toolset: 'clarify',
-  description: 'Ask the person a question and wait for their answer. Use only when you cannot proceed sensibly without it; ' + 'offer choices when the likely answers are few.',
+  description: 'Ask the person a question and wait for the answer; offer choices when the likely answers are few.',
   guidance: 'clarify: ask the person when a request is ambiguous in a way that matters; do not ask what you can find out yourself.',
   schema,
   // The question is stored once per call; asking again on resume returns the stored answer.

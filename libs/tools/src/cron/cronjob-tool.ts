@@ -31,9 +31,9 @@ const cronjobArgs = z.object({
   action: z.enum(['create', 'list', 'update', 'pause', 'resume', 'remove', 'run']),
   job_id: z.string().max(64).optional().describe('The job to update, pause, resume, remove or run'),
   name: z.string().max(200).optional().describe('A short name for the job'),
-  prompt: z.string().max(20_000).optional().describe('What to do on each run, written so it stands alone: the run starts without this conversation'),
-  schedule: z.string().max(200).optional().describe("'every 30m' | 'every 1d', a 5-field cron expression ('0 9 * * 1-5'), 'in 2h' / '30m' (once), or an ISO time (once)"),
-  timezone: z.string().max(64).optional().describe("IANA time zone for cron expressions and ISO times, e.g. 'Europe/Berlin' (default UTC)"),
+  prompt: z.string().max(20_000).optional().describe('What each run does; it sees nothing of this conversation'),
+  schedule: z.string().max(200).optional().describe("'every 30m', a cron expression ('0 9 * * 1-5'), or once: 'in 2h' or an ISO time"),
+  timezone: z.string().max(64).optional().describe("IANA zone, e.g. 'Europe/Berlin' (default UTC)"),
   deliver: z
     .union([z.string().max(2000), z.array(z.string().max(2000)).max(10)])
     .optional()
@@ -176,9 +176,8 @@ export const cronjobTool = defineTool({
   name: 'cronjob',
   toolset: 'cronjob',
   description:
-    'Schedule work for the person you talk to: action create (prompt + schedule; deliver defaults to this chat), list, ' +
-    'update, pause, resume, remove, or run (now, outside the schedule). Each run is a separate unattended agent run ' +
-    'whose final answer is delivered to the targets; an answer of exactly [SILENT] delivers nothing.',
+    'Schedule work for the person: create (prompt, schedule), list, update, pause, resume, remove, or run now. Each run ' +
+    'is an unattended agent run whose final answer goes to deliver; an answer of exactly [SILENT] delivers nothing.',
   guidance: 'Use the cronjob tool for anything recurring or later ("every morning", "in 2 hours"). Write the prompt so it stands alone, and confirm the schedule and time zone with the person.',
   schema: cronjobArgs,
   replaySafe: false,

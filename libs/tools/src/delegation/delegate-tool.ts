@@ -135,9 +135,8 @@ export function createDelegateTool(options: DelegateToolOptions) {
     name: 'delegate_task',
     toolset: 'delegation',
     description:
-      'Hand a self-contained task (or a batch of up to ' +
-      `${options.config.maxConcurrentChildren} run in parallel) to subagents with fresh context. Each works with its own ` +
-      'tools and budget and reports back a summary. Give each all the context it needs: it sees nothing of this conversation.',
+      `Hand a self-contained task (or up to ${options.config.maxConcurrentChildren} in parallel) to subagents with fresh context; ` +
+      'each works with its own tools and budget and reports back a summary.',
     guidance: 'delegate_task: for independent, well-specified subtasks that can run in parallel; do small things yourself.',
     schema,
     // On resume the call finds its runs by call id: it parks again or reports, never starts twice.

@@ -73,7 +73,7 @@ function patchToolRunBy(run: FileRunner) {
 
 const searchArgs = z.object({
   pattern: z.string().min(1).max(1000).describe("content: a regular expression (JavaScript syntax). files: a glob like '*.ts' or part of a name"),
-  target: z.enum(['content', 'files']).optional().describe("'content' (default): search inside files. 'files': find files by name"),
+  target: z.enum(['content', 'files']).optional().describe("Default 'content'"),
   path: z.string().min(1).optional().describe('Directory (or file) to search, relative to the workspace (default: the whole workspace)'),
 });
 
@@ -82,8 +82,7 @@ function searchFilesToolRunBy(run: FileRunner) {
     name: 'search_files',
     toolset: 'file',
     description:
-      "Search the workspace. target='content' (default): regex over file contents, returns file:line: text. " +
-      "target='files': file names matching a glob or substring. Skips .git, node_modules, binary and huge files.",
+      "Search the workspace: file contents by regex (returns file:line: text), or with target 'files' file names by glob or " + 'substring. Skips .git, node_modules, binary and huge files.',
     guidance: 'Use search_files to find files and code instead of listing directories through terminal.',
     schema: searchArgs,
     replaySafe: true,

@@ -55,10 +55,7 @@ function view(state: MemoryState) {
 export const memoryTool = defineTool({
   name: 'memory',
   toolset: 'memory',
-  description:
-    'Save durable facts for later conversations: target memory (your notes: conventions, lessons) or user (the person: ' +
-    'name, role, preferences). action add, replace or remove (old_text picks the entry), or operations, all or nothing. ' +
-    'Entries reach the prompt from the next conversation.',
+  description: 'Save durable facts for later conversations: your notes (target memory) or about the person (target user). ' + 'Entries reach the prompt from the next conversation.',
   guidance:
     'Save what will matter in later conversations with the memory tool: stable facts about the person (target user) and lessons about the work (target memory). Keep entries short; consolidate when memory is full.',
   schema: memoryArgs,

@@ -18,9 +18,9 @@ const ROLES = ['user', 'assistant', 'tool'] as const;
 
 const sessionSearchArgs = z.object({
   query: z.string().max(MAX_QUERY_CHARS).optional().describe('Words to find; any language'),
-  session_id: z.string().max(64).optional().describe('A session from an earlier result: read it, or scroll around a message'),
+  session_id: z.string().max(64).optional().describe('A session from an earlier result'),
   around_message_id: z.coerce.number().int().min(1).optional().describe('With session_id: show the messages around this one'),
-  window: z.number().int().min(1).max(SESSION_SEARCH_MAX_WINDOW).optional().describe('Messages before and after around_message_id (default 5)'),
+  window: z.number().int().min(1).max(SESSION_SEARCH_MAX_WINDOW).optional().describe('Messages each side (default 5)'),
   limit: z.number().int().min(1).max(SESSION_SEARCH_MAX_LIMIT).optional().describe('Sessions to return (default 3)'),
   role_filter: z.string().max(40).optional().describe('Comma-separated roles to search: user, assistant, tool (default user,assistant)'),
 });

@@ -14,7 +14,7 @@ const listArgs = z.object({
 export const skillsListTool = defineTool({
   name: 'skills_list',
   toolset: 'skills',
-  description: 'List the skills of this profile: name, description, category and tags. Use it to find an existing skill ' + 'before creating a new one; load one with skill_view.',
+  description: "List this profile's skills (name, description, category, tags); load one with skill_view.",
   guidance: '',
   schema: listArgs,
   replaySafe: true,
@@ -153,11 +153,8 @@ export const skillManageTool = defineTool({
   name: 'skill_manage',
   toolset: 'skills',
   description:
-    'Create and improve skills: reusable procedures kept for later conversations. Actions: create (name, content = ' +
-    'SKILL.md with frontmatter name and description, optional category), patch (old_string -> new_string, a unique ' +
-    'match unless replace_all; file_path for a supporting file), edit (whole SKILL.md), delete (absorbed_into names ' +
-    'the skill that covers it now), write_file / remove_file (files under references/, templates/, scripts/, assets/). ' +
-    'Prefer improving an existing skill over creating a near-duplicate.',
+    'Create and improve skills, reusable procedures for later conversations: create and edit take the whole SKILL.md, ' +
+    'patch replaces old_string, write_file and remove_file handle supporting files. Prefer improving a skill to creating a near-duplicate.',
   guidance: 'After a complex task (5+ tool calls) or a correction from the person, save the procedure as a skill with skill_manage, or patch the skill you used if it was wrong or incomplete.',
   schema: manageArgs,
   replaySafe: false,

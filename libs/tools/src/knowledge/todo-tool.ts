@@ -9,7 +9,7 @@ export const TODO_MAX_ITEM_CHARS = 4000;
 const STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
 
 const todoItem = z.object({
-  id: z.string().min(1).max(200).describe('Stable id of the item, e.g. "1" or "write-tests"'),
+  id: z.string().min(1).max(200).describe('Stable id, e.g. "1"'),
   content: z.string().min(1).max(TODO_MAX_ITEM_CHARS).describe('What needs doing'),
   status: z.enum(STATUSES),
   parent: z.string().min(1).max(200).optional().describe('Id of the parent item, for sub-tasks'),
@@ -18,7 +18,7 @@ type TodoItem = z.infer<typeof todoItem>;
 
 const todoArgs = z.object({
   todos: z.array(todoItem).max(TODO_MAX_ITEMS).optional().describe('Items to write. Omit to read the current list.'),
-  merge: z.boolean().optional().describe('false (default): replace the whole list. true: update items by id and append new ones.'),
+  merge: z.boolean().optional().describe('Default false'),
 });
 
 function view(items: TodoItem[], revision: number): string {
@@ -30,10 +30,7 @@ function view(items: TodoItem[], revision: number): string {
 export const todoTool = defineTool({
   name: 'todo',
   toolset: 'todo',
-  description:
-    'Read or write the task list for this conversation. Call with no arguments to read it. ' +
-    'Pass todos to replace the list, or todos with merge=true to update items by id and append new ones. ' +
-    'Returns the full list, a revision number and counts per status.',
+  description: 'The task list for this conversation: no arguments reads it, todos replaces it (merge=true: updates items by id, appends new ones). ' + 'Returns the list.',
   guidance: 'For work with three or more steps, keep a task list with the todo tool and update statuses as you go.',
   schema: todoArgs,
   replaySafe: true,

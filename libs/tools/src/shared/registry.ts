@@ -1,11 +1,7 @@
 import { z } from 'zod';
-import type { Tool } from './tool.ts';
+import type { Tool, ToolDefinition } from './tool.ts';
 
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
+export type { ToolDefinition } from './tool.ts';
 
 /**
  * What a model needs of a schema, and no more: string length bounds and the unbounded integer

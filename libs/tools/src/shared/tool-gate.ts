@@ -201,6 +201,7 @@ export class ToolGate {
     const callContext: CallContext = {
       ...context,
       toolCallId: call.id,
+      toolDefinitions: (names) => this.#options.registry.definitions(names),
       showModel: (image) => {
         if (context.modelTakesImages !== true || image.bytes.length > MODEL_IMAGE_MAX_BYTES) return false;
         images.push({ mime: image.mime, data: image.bytes.toString('base64') });

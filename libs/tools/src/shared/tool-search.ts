@@ -62,8 +62,9 @@ export function createToolSearchTool(registry: ToolRegistry): Tool {
         .split(/[^a-z0-9_]+/)
         .filter((word) => word.length > 1);
       const candidates = (context.offered ?? []).filter((name) => !CORE_TOOLS.has(name) && !BRIDGE.includes(name));
-      const found = registry
-        .definitions(candidates)
+      // The turn's registry when the gate gives it: the session's MCP tools live only there.
+      const definitions = context.toolDefinitions?.(candidates) ?? registry.definitions(candidates);
+      const found = definitions
         .map((definition) => ({ definition, score: score(definition, words) }))
         .filter((hit) => hit.score > 0)
         .sort((a, b) => b.score - a.score || a.definition.name.localeCompare(b.definition.name))

@@ -2,6 +2,13 @@ import type { Transaction } from 'kysely';
 import type { z } from 'zod';
 import type { Database, Db } from '@herald/db';
 
+/** A tool as a model sees it: its name, what it is for, its arguments' JSON Schema. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
 /** Who is running the tool loop: a person's chat turn, or an unattended background run. */
 export type CallerRole = 'chat' | 'cron' | 'review' | 'subagent';
 
@@ -65,6 +72,11 @@ export interface CallContext extends ToolContext {
    * worker once the wait `waitId` is answered, calling this tool again with the same call.
    */
   parkOnRuns(waitId: string, runs: number): never;
+  /**
+   * The definitions of the named tools in the turn's own registry: the built-in one plus the
+   * session's MCP tools (ToolRegistry.withTools), which a registry captured at start cannot see.
+   */
+  toolDefinitions?(names: readonly string[]): ToolDefinition[];
 }
 
 /** A call that may only run once a person says yes; `patternKey` is what "allow for this session" remembers. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ProcessesConfig } from '@herald/core';
 import { OutputRing } from './output-ring.ts';
@@ -8,6 +9,11 @@ import type { Sandbox } from '../sandbox/sandbox.ts';
 const KILL_GRACE_MS = 2000;
 /** The tail of output a notice carries. */
 export const NOTICE_TAIL_CHARS = 2000;
+/**
+ * Ended processes a session keeps (newest first ended), so `process list`/`poll` still show recent
+ * exits; older ones are dropped with their output rings, which otherwise stay for the worker's life.
+ */
+export const ENDED_KEPT_PER_SESSION = 20;
 
 export type ProcessStatus = 'running' | 'exited' | 'killed';
 
@@ -31,6 +37,8 @@ export interface BackgroundProcess {
   polled: number;
   exited: Promise<void>;
   child: ChildProcessWithoutNullStreams;
+  /** Started by bubblewrap, whose sandbox lives in a PID namespace of its own (killSandbox). */
+  namespaced: boolean;
 }
 
 /** A process that ended and was started with notify_on_exit: the session gets a turn with this. */
@@ -66,12 +74,45 @@ export class ProcessLimitError extends Error {
   override name = 'ProcessLimitError';
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
+function sendSignal(pid: number, name: NodeJS.Signals): void {
   try {
-    process.kill(-pid, signal);
+    process.kill(pid, name);
   } catch {
     // Already gone.
   }
+}
+
+const killGroup = (pid: number, name: NodeJS.Signals) => sendSignal(-pid, name);
+
+/** The processes whose parent is `pid`, from /proc (the stat line's fourth field; the name may hold spaces). */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+/**
+ * Ends a bubblewrap sandbox whatever stage of its setup it is in. Its inner process (the PID
+ * namespace's init) leaves the launcher's process group (--new-session) before it binds its life
+ * to the launcher (--die-with-parent); a launcher killed in between orphans it, and the command
+ * runs on. So the launcher is stopped first (it can start nothing more), its child is killed
+ * (SIGKILL to a PID namespace's init ends everything in it), then the launcher is ended.
+ * SIGTERM to the launcher already ended the sandbox with SIGKILL (--die-with-parent): nothing
+ * inside loses a grace period it had.
+ */
+function killSandbox(pid: number): void {
+  killGroup(pid, 'SIGSTOP');
+  for (const child of childrenOf(pid)) sendSignal(child, 'SIGKILL');
+  killGroup(pid, 'SIGTERM');
+  killGroup(pid, 'SIGCONT');
 }
 
 /**
@@ -82,6 +123,8 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 export class BackgroundProcesses {
   readonly #options: BackgroundProcessesOptions;
   readonly #processes = new Map<string, BackgroundProcess>();
+  /** Each session's ended processes, in the order they ended: the oldest go past ENDED_KEPT_PER_SESSION. */
+  readonly #ended = new Map<string, string[]>();
   #stopping = false;
 
   constructor(options: BackgroundProcessesOptions) {
@@ -96,10 +139,10 @@ export class BackgroundProcesses {
     return [...this.#processes.values()].filter((p) => p.status === 'running' && (sessionId === undefined || p.sessionId === sessionId));
   }
 
-  /** The session's processes, running or ended, oldest first. */
-  /** Sessions of the starts in progress (the sandbox claims the workspace first). */
-  readonly #starting: string[] = [];
+  /** The starts in progress (the sandbox claims the workspace first), by session: they count toward the limits, and stopAll waits for them. */
+  readonly #starting = new Map<Promise<unknown>, string>();
 
+  /** The session's processes, running or ended (the newest ENDED_KEPT_PER_SESSION ended ones), oldest first. */
   list(sessionId: string): BackgroundProcess[] {
     return [...this.#processes.values()].filter((p) => p.sessionId === sessionId);
   }
@@ -113,25 +156,23 @@ export class BackgroundProcesses {
     const { perSession, perWorker, maxRuntimeMs, outputChars } = this.#options.settings;
     if (this.#stopping) throw new ProcessLimitError('this worker is stopping; start the process again in a moment');
     // Starts still being set up count too, so two at once cannot both take the last place.
-    const starting = this.#starting.filter((sessionId) => sessionId === input.sessionId).length;
+    const starting = [...this.#starting.values()].filter((sessionId) => sessionId === input.sessionId).length;
     if (this.running(input.sessionId).length + starting >= perSession) {
       throw new ProcessLimitError(`this session already runs ${perSession} background processes (the limit); kill one or wait for one to end`);
     }
-    if (this.running().length + this.#starting.length >= perWorker) throw new ProcessLimitError(`this worker already runs ${perWorker} background processes (the limit); try again later`);
-    this.#starting.push(input.sessionId);
-    let child: ChildProcessWithoutNullStreams;
-    try {
-      child = await sandbox.start({ command: input.command, workspace: input.workspace, network: input.network, timeoutMs: maxRuntimeMs });
-    } finally {
-      this.#starting.splice(this.#starting.indexOf(input.sessionId), 1);
-    }
-    const entry = this.#track(child, input, new OutputRing(outputChars));
+    if (this.running().length + this.#starting.size >= perWorker) throw new ProcessLimitError(`this worker already runs ${perWorker} background processes (the limit); try again later`);
+    // Tracked in the same step as the child is had, so a stopAll waiting on this start finds it.
+    const started = sandbox
+      .start({ command: input.command, workspace: input.workspace, network: input.network, timeoutMs: maxRuntimeMs })
+      .then((child) => this.#track(child, input, new OutputRing(outputChars), sandbox.kind === 'bwrap'));
+    this.#starting.set(started, input.sessionId);
+    const entry = await started.finally(() => this.#starting.delete(started));
     const limit = setTimeout(() => this.#end(entry, `ran longer than ${Math.round(maxRuntimeMs / 1000)} s`), maxRuntimeMs);
     void entry.exited.then(() => clearTimeout(limit));
     return entry;
   }
 
-  #track(child: ChildProcessWithoutNullStreams, input: StartInput, output: OutputRing): BackgroundProcess {
+  #track(child: ChildProcessWithoutNullStreams, input: StartInput, output: OutputRing, namespaced: boolean): BackgroundProcess {
     let settle!: () => void;
     const entry: BackgroundProcess = {
       id: `proc_${randomBytes(6).toString('hex')}`,
@@ -149,6 +190,7 @@ export class BackgroundProcesses {
       polled: 0,
       exited: new Promise<void>((resolve) => (settle = resolve)),
       child,
+      namespaced,
     };
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
@@ -170,6 +212,7 @@ export class BackgroundProcesses {
     entry.exitCode = code;
     entry.signal = signal;
     settle();
+    this.#prune(entry);
     if (!entry.notifyOnExit || this.#stopping) return;
     const notice: ExitNotice = {
       sessionId: entry.sessionId,
@@ -184,11 +227,19 @@ export class BackgroundProcesses {
     void this.#options.notify(notice).catch(() => undefined);
   }
 
-  /** Ends a process group: TERM, then KILL after a grace period. Resolves once it exited. */
+  /** Keeps the session's newest ended processes only; an older one goes with its output ring. */
+  #prune(entry: BackgroundProcess): void {
+    const ended = [...(this.#ended.get(entry.sessionId) ?? []), entry.id];
+    for (const id of ended.splice(0, Math.max(0, ended.length - ENDED_KEPT_PER_SESSION))) this.#processes.delete(id);
+    this.#ended.set(entry.sessionId, ended);
+  }
+
+  /** Ends a process group: TERM, then KILL after a grace period (a sandbox: killSandbox). Resolves once it exited. */
   #end(entry: BackgroundProcess, reason: string): Promise<void> {
     if (entry.status !== 'running') return entry.exited;
     entry.endReason = reason;
-    killGroup(entry.pid, 'SIGTERM');
+    if (entry.namespaced) killSandbox(entry.pid);
+    else killGroup(entry.pid, 'SIGTERM');
     const timer = setTimeout(() => killGroup(entry.pid, 'SIGKILL'), KILL_GRACE_MS);
     return entry.exited.finally(() => clearTimeout(timer));
   }
@@ -199,10 +250,12 @@ export class BackgroundProcesses {
 
   /**
    * The worker is stopping: every process ends, and each session that had running ones is told
-   * once (not once per process). Nothing is started meanwhile.
+   * once (not once per process). Nothing is started meanwhile; a start already under way (its
+   * sandbox still setting up) is waited for, so its process is ended with the rest, not left running.
    */
   async stopAll(): Promise<void> {
     this.#stopping = true;
+    await Promise.allSettled(this.#starting.keys());
     const running = this.running();
     await Promise.all(running.map((entry) => this.#end(entry, 'the worker stopped')));
     const bySession = new Map<string, BackgroundProcess[]>();

@@ -25,7 +25,7 @@ const schema = z.object({
   command: z.string().min(1).max(100_000).optional().describe('start: the shell command (bash -c)'),
   notify_on_exit: z.boolean().optional().describe('start: when it ends, you get a new turn with its exit code and output tail'),
   notify_on_complete: z.boolean().optional(),
-  session_id: z.string().max(64).optional().describe('The process id start returned; all actions but start and list'),
+  session_id: z.string().max(64).optional().describe('The id start returned'),
   data: z.string().max(100_000).optional().describe('write: raw text to stdin; submit: a line (Enter added)'),
   timeout: z.number().int().min(1).optional().describe(`wait: seconds, at most ${PROCESS_WAIT_MAX_S}`),
   offset: z.number().int().min(0).optional().describe('log: first line'),
@@ -131,9 +131,7 @@ export function createProcessTool(options: ProcessToolOptions): Tool {
   return defineTool({
     name: 'process',
     toolset: 'terminal',
-    description:
-      'Background commands in your workspace that outlive this turn. start (command, notify_on_exit), list, poll (new output), ' +
-      'log (lines), wait (until exit or timeout), write/submit (stdin), close (stdin EOF), kill. Identify a process by session_id.',
+    description: 'Background commands in your workspace that outlive this turn: start, list, poll (new output), log, wait (until exit or timeout), ' + 'write/submit/close (stdin), kill.',
     guidance: '',
     schema,
     ...(unavailable === undefined ? {} : { unavailable }),

@@ -58,7 +58,7 @@ export function createTerminalTool(options: TerminalToolOptions): Tool {
   return defineTool({
     name: 'terminal',
     toolset: 'terminal',
-    description: 'Run a shell command in your workspace directory (non-interactive, no stdin). Returns combined stdout/stderr and the exit code. ' + 'Long output keeps its beginning and end.',
+    description: 'Run a shell command in your workspace (no stdin). Returns stdout/stderr and the exit code; long output keeps its start and end.',
     guidance: `terminal commands run in the workspace${options.network === true ? '' : ' without network access'}, are killed at the timeout with any processes they started, and destructive ones need the person's approval or are refused.`,
     schema,
     ...(sandbox === null ? { unavailable: options.unavailable ?? 'no sandbox' } : {}),
