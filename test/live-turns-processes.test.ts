@@ -85,7 +85,7 @@ describe('a live turn that waits on the person', () => {
     expect(deltas(events).join('')).toBe('done: transferred 900 for rent');
   });
 
-  it('ends with an error event when the turn fails, and a 4xx before any stream for a bad request', async () => {
+  it("refuses a bad request with a 4xx before any stream, and streams a chat command's answer as deltas ending in done", async () => {
     const bad = await streamRequest(stack, { chat_id: 'x', user_id: 'u1', text: '' });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toMatch(/json/);
