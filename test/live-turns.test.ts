@@ -4,7 +4,7 @@ import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
 import { isSummaryRequest, longText } from './support/long-chat.ts';
 import { modelEnv, startStack, TEST_TOKEN } from './support/stack.ts';
 import type { Stack } from './support/stack.ts';
-import { collectSse, readSse } from './support/sse-client.ts';
+import { collectSse, readSse, readUntil } from './support/sse-client.ts';
 import type { SseEvent } from './support/sse-client.ts';
 
 const json = (event: SseEvent) => JSON.parse(event.data) as any;
@@ -130,6 +130,17 @@ describe.each([
     expect(spent.at(-1)?.event).toBe('error');
     expect(json(spent.at(-1)!)).toEqual({ code: 'turn_failed', message: expect.stringMatching(/having trouble/) });
     expect(spent.map((e) => e.event)).not.toContain('done');
+  });
+
+  it('ends a turn the person stopped with done and its reply, not with an error', async () => {
+    fake.handler = () => ({ text: LONG, chunkDelayMs: 150 });
+    const events: SseEvent[] = [];
+    const reader = readSse(await streamRequest(stack, { chat_id: 'sse-stop', user_id: 'u1', text: 'take your time' }));
+    await readUntil(reader, events, (event) => event.event === 'delta');
+    expect((await stack.post('/v1/messages', { chat_id: 'sse-stop', user_id: 'u1', text: '/stop' })).status).toBeLessThan(300);
+    await readUntil(reader, events, (event) => event.event === 'done' || event.event === 'error');
+    expect(events.at(-1)?.event).toBe('done');
+    expect(json(events.at(-1)!).reply.text).toMatch(/^Stopped\./);
   });
 
   it('answers a follower of an unknown or malformed event with a 404 or 400', async () => {

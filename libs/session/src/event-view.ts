@@ -19,8 +19,9 @@ export interface EventView {
   replyText: string | null;
   error: string | null;
   /**
-   * Its turn ended failed (the model could not be reached, the attempts were spent, /stop...): the
-   * event is `done` with the turn's apology as its reply, and a follower is told it failed.
+   * Its turn ended failed (the model could not be reached, the attempts were spent, a budget was
+   * spent...): the event is `done` with the turn's apology as its reply, and a follower is told it
+   * failed. A turn the person ended with /stop is stored failed too, but they asked for that end.
    */
   turnFailed: boolean;
   /** Set while the event's turn is parked on a question or an approval for the person. */
@@ -46,7 +47,7 @@ export async function getEvent(db: Kysely<Database>, eventId: string): Promise<E
       'w.choices',
       'w.expires_at',
       sql<string[] | null>`(SELECT array_agg(b.text ORDER BY b.created_at) FROM budget_warnings b WHERE b.turn_id = e.turn_id)`.as('budget_warnings'),
-      sql<boolean>`EXISTS (SELECT 1 FROM turns t WHERE t.id = e.turn_id AND t.status = 'failed')`.as('turn_failed'),
+      sql<boolean>`EXISTS (SELECT 1 FROM turns t WHERE t.id = e.turn_id AND t.status = 'failed' AND t.error IS DISTINCT FROM 'stopped')`.as('turn_failed'),
     ])
     .where('e.id', '=', eventId)
     .executeTakeFirst();
