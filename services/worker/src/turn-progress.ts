@@ -1,14 +1,24 @@
+import type { Logger } from '@herald/core';
 import { TurnStreamWriter } from '@herald/queue';
-import type { CompressionStatus } from '@herald/queue';
+import type { CompressionStatus, TurnStreamStore } from '@herald/queue';
 import { openDraft } from './turn-draft.ts';
-import type { TurnDraft } from './turn-draft.ts';
-import type { TurnDependencies, TurnInput, TurnShape } from './turn-context.ts';
+import type { AnswerDrafts, DraftedTurn, TurnDraft } from './turn-draft.ts';
+
+/**
+ * What showing a turn's progress needs of TurnDependencies, named here: turn-context.ts imports
+ * turn-compaction.ts, which uses this module, so importing it back would make a cycle.
+ */
+export interface ProgressDeps {
+  stream?: TurnStreamStore | undefined;
+  drafts?: AnswerDrafts | undefined;
+  logger: Logger;
+}
 
 /** Shows a compression starting and ending to the turn's followers and its chat; resolves once followers can read it. */
 export type CompressionShown = (status: CompressionStatus) => Promise<void>;
 
 /** The turn's progress into its events' streams (for SSE followers and chat edits), when streaming is on. */
-export function progressWriter(deps: TurnDependencies, turnId: string, eventIds: readonly string[]): TurnStreamWriter | undefined {
+export function progressWriter(deps: ProgressDeps, turnId: string, eventIds: readonly string[]): TurnStreamWriter | undefined {
   if (!deps.stream) return undefined;
   return new TurnStreamWriter(deps.stream, eventIds, (error) => deps.logger.warn({ err: error, turnId }, 'turn stream write failed; followers see the reply when it is committed'));
 }
@@ -44,13 +54,13 @@ export interface BeforeTurnProgress {
   close(goesOn: boolean): Promise<void>;
 }
 
-export function beforeTurnProgress(input: TurnInput, shape: TurnShape, turnId: string, eventIds: readonly string[]): BeforeTurnProgress {
-  const { deps, lease, session } = input;
+/** `drafted`: the turn's answer is shown growing in its chat (TurnShape.drafted). */
+export function beforeTurnProgress(deps: ProgressDeps, turn: DraftedTurn, drafted: boolean): BeforeTurnProgress {
   let opened: Promise<CompressionShown> | undefined;
   let draft: TurnDraft | undefined;
   const open = async () => {
-    const writer = progressWriter(deps, turnId, eventIds);
-    draft = shape.drafted ? await openDraft(deps.drafts, deps.logger, { sessionId: lease.sessionId, platform: session.platform, turnId, eventIds }) : undefined;
+    const writer = progressWriter(deps, turn.turnId, turn.eventIds);
+    draft = drafted ? await openDraft(deps.drafts, deps.logger, turn) : undefined;
     return compressionShown(writer, draft);
   };
   return {

@@ -73,7 +73,7 @@ export async function setUpTurn(input: TurnInput): Promise<{ turn: TurnContext }
     if (lease.tookOver) recordCrashRecovery();
     return { turn: { ...turn, attempts: await resumeTurn(db, lease, turnId) } };
   }
-  const progress = beforeTurnProgress(input, shape, turnId, eventIds);
+  const progress = beforeTurnProgress(deps, { sessionId: lease.sessionId, platform: session.platform, turnId, eventIds }, shape.drafted);
   const before = compaction ? await compactBeforeTurn(compaction, events, progress.shown) : undefined;
   await progress.close(before?.kind === 'go');
   if (before?.kind === 'compressed') return { done: { eventIds: before.answeredEventIds, outcome: 'compressed', childSessionId: before.childId } };
