@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DRAFT_CURSOR, splitMarkdown } from '@herald/platforms';
+import { COMPRESSION_LINE, DRAFT_CURSOR, splitMarkdown } from '@herald/platforms';
 import { telegramChunks } from '@herald/platforms/telegram';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
+import { isSummaryRequest, longText } from './support/long-chat.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
 import { CHANNEL_ID, BOT_ID, startFakeDiscord } from './support/fake-discord.ts';
@@ -179,6 +180,52 @@ describe('Telegram: a turn that stops to ask the person', () => {
     const drafted = telegram.calls.find((call) => call.method === 'sendMessage' && call.body.chat_id === '42' && String(call.body.text).startsWith('All done'));
     expect(String(drafted?.body.text).endsWith(DRAFT_CURSOR)).toBe(true);
     expect(telegram.botMessages(42).filter((m) => m.text.endsWith(DRAFT_CURSOR))).toEqual([]);
+  });
+});
+
+describe('Telegram: a turn that compresses the conversation first', () => {
+  // A small window (HERALD_CONTEXT_TOKENS, as test/long-chats.test.ts): a few long turns fill it.
+  const WINDOW = 16_000;
+  const ZOE = { id: 77, username: 'zoe' };
+  let llm: FakeLLM;
+  let telegram: FakeTelegram;
+  let stack: Stack;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI({ contextTokens: WINDOW });
+    telegram = await startFakeTelegram();
+    stack = await startStack({
+      model: llm,
+      env: { ...telegram.env, TELEGRAM_ALLOWED_USERS: String(ZOE.id), HERALD_DELIVERY_POLL_MS: '100', HERALD_CONTEXT_TOKENS: String(WINDOW) },
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await telegram.close();
+  });
+
+  it('shows the compression as one short line while the summary is written, and takes it back for the answer', async () => {
+    llm.handler = async (request) => {
+      // The summary takes a while, as a real one does: long enough for the line to show.
+      if (isSummaryRequest(request)) return new Promise((resolve) => setTimeout(() => resolve({ text: '## Goal\nCarry on.' }), 2500));
+      return { text: `answer ${/turn (\d+)/.exec(request.lastUserText)?.[1]}: ${longText('reply', 1200)}` };
+    };
+    let turn = 0;
+    while (llm.requests.filter(isSummaryRequest).length === 0 && turn < 40) {
+      turn++;
+      telegram.userMessage({ chatId: ZOE.id, from: ZOE, text: `turn ${turn}: ${longText(`ask ${turn}`, 1500)}` });
+      await waitFor(async () => telegram.botMessages(ZOE.id).find((m) => m.text.startsWith(`answer ${turn}: `) && !m.text.endsWith(DRAFT_CURSOR)), {
+        what: `the answer to turn ${turn}`,
+        timeoutMs: 30_000,
+      });
+    }
+    expect(llm.requests.filter(isSummaryRequest)).toHaveLength(1);
+    const sent = telegram.calls.filter((call) => call.method === 'sendMessage' && String(call.body.chat_id) === String(ZOE.id));
+    const lines = sent.filter((call) => String(call.body.text) === `${COMPRESSION_LINE}${DRAFT_CURSOR}`);
+    expect(lines).toHaveLength(1);
+    // Taken back once the chat moved into the child session, whose turn drafted the answer anew.
+    expect(telegram.calls.filter((call) => call.method === 'deleteMessage')).toHaveLength(1);
+    const messages = telegram.botMessages(ZOE.id);
+    expect(messages.map((m) => m.text.split(':')[0])).toEqual(Array.from({ length: turn }, (_, i) => `answer ${i + 1}`));
   });
 });
 

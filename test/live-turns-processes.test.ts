@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM, FakeReply, FakeRequest } from './support/fake-llm.ts';
-import { PROCESS_START_MS, startStack, stopProcess, TEST_TOKEN } from './support/stack.ts';
-import type { Stack } from './support/stack.ts';
+import { PROCESS_START_MS, spawnHerald, startStack, stopProcess, TEST_TOKEN, waitFor } from './support/stack.ts';
+import type { HeraldProcess, Stack } from './support/stack.ts';
 import { collectSse, readSse, readUntil } from './support/sse-client.ts';
 import type { SseEvent } from './support/sse-client.ts';
 
@@ -85,12 +85,61 @@ describe('a live turn that waits on the person', () => {
     expect(deltas(events).join('')).toBe('done: transferred 900 for rent');
   });
 
-  it('ends with an error event when the turn fails, and a 4xx before any stream for a bad request', async () => {
+  it("refuses a bad request with a 4xx before any stream, and streams a chat command's answer as deltas ending in done", async () => {
     const bad = await streamRequest(stack, { chat_id: 'x', user_id: 'u1', text: '' });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toMatch(/json/);
     const events = await collectSse(await streamRequest(stack, { chat_id: 'cmd-stream', user_id: 'u1', text: '/status' }));
     expect(events.at(-1)?.event).toBe('done');
     expect(deltas(events).join('')).toBe(json(events.at(-1)!).reply.text);
+  });
+});
+
+describe('a live turn followed from a second ingress replica', { timeout: 3 * PROCESS_START_MS }, () => {
+  let fake: FakeLLM;
+  let stack: Stack;
+  let replica: HeraldProcess;
+  let replicaUrl: string;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    stack = await startStack({ model: fake });
+    // A second `herald ingress` process on the same database and queue: its own notice subscriptions and stream reads.
+    replica = spawnHerald('ingress', { ...stack.env, LOG_LEVEL: 'info' });
+    const listening = await waitFor(async () => /ingress listening on (\S+)"/.exec(replica.output())?.[1], { timeoutMs: PROCESS_START_MS, what: 'the second ingress' });
+    replicaUrl = listening.replace('0.0.0.0', '127.0.0.1');
+  }, 2 * PROCESS_START_MS);
+  afterAll(async () => {
+    if (replica) await stopProcess(replica);
+    await stack.stop();
+  });
+
+  const followFromReplica = (eventId: string, lastEventId?: string) =>
+    fetch(`${replicaUrl}/v1/events/${eventId}/stream`, {
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+    });
+
+  it('follows, live, a turn the first replica accepted, and resumes there a stream begun on the first', async () => {
+    expect(new URL(replicaUrl).port).not.toBe(new URL(stack.url).port);
+    fake.handler = () => ({ text: LONG, chunkDelayMs: 40 });
+    const accepted = await stack.post('/v1/messages', { chat_id: 'two-replicas', user_id: 'u1', text: 'what now?' });
+    expect(accepted.status).toBe(202);
+    const events = await collectSse(await followFromReplica(accepted.body.event_id));
+    expect(events.at(-1)?.event).toBe('done');
+    expect(json(events.at(-1)!).reply.text).toBe(LONG);
+    expect(deltas(events).join('')).toBe(LONG);
+    // Shown as it was written, not replayed once it ended: the text came over the ~1 s the model took.
+    expect(deltas(events).length).toBeGreaterThan(3);
+    expect(events.at(-1)!.at - events.find((e) => e.event === 'delta')!.at).toBeGreaterThan(400);
+
+    // A stream opened on the first replica, dropped, and resumed on the second without gaps or repeats.
+    const response = await streamRequest(stack, { chat_id: 'two-replicas', user_id: 'u1', text: 'and then?' });
+    const eventId = response.headers.get('x-herald-event-id')!;
+    const first: SseEvent[] = [];
+    const reader = readSse(response);
+    await readUntil(reader, first, () => deltas(first).length === 3);
+    await reader.return(undefined);
+    const rest = await collectSse(await followFromReplica(eventId, first.at(-1)!.id));
+    expect(rest.at(-1)?.event).toBe('done');
+    expect([...deltas(first), ...deltas(rest)].join('')).toBe(LONG);
   });
 });

@@ -42,6 +42,9 @@ function toolLine(view: Extract<StreamView, { type: 'tool' }>): string {
   return `${mark} ${view.name}${view.status === 'start' ? '…' : ''}`;
 }
 
+/** The line while the conversation is compressed (a summary is written before the answer goes on). */
+export const COMPRESSION_LINE = '🗜️ compressing earlier messages…';
+
 /**
  * One answer shown growing in a chat by editing its messages (docs/decisions/2026-12-06-chat-drafts.md).
  * Text and tool progress come in as they happen; at most one round of edits goes out per interval,
@@ -79,7 +82,8 @@ export class DraftStream {
       this.#text += view.text;
       this.#tool = undefined;
     } else if (view.type === 'tool') this.#tool = toolLine(view);
-    else return;
+    // The same one line as a tool's: replaced by what comes next, gone once the compression ended.
+    else this.#tool = view.status === 'start' ? COMPRESSION_LINE : undefined;
     this.#schedule();
   }
 
@@ -117,6 +121,8 @@ export class DraftStream {
     this.#timer = setTimeout(
       () => {
         this.#timer = undefined;
+        // What was due may be gone by now: a compression that ended before its line was shown.
+        if (!this.#due()) return;
         this.#busy = this.#flush().finally(() => {
           this.#busy = undefined;
           this.#schedule();

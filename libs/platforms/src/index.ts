@@ -8,7 +8,7 @@ export type { ChatInbound, ChatInboundDependencies, ChatInboundOutcome } from '.
 export { LeasedTask } from './leased-task.ts';
 export type { LeasedTaskOptions } from './leased-task.ts';
 export { TypingIndicator } from './typing-indicator.ts';
-export { DraftStream, DRAFT_CURSOR, DEFAULT_PACING } from './draft-stream.ts';
+export { COMPRESSION_LINE, DraftStream, DRAFT_CURSOR, DEFAULT_PACING } from './draft-stream.ts';
 export type { DraftPacing, DraftStreamOptions } from './draft-stream.ts';
 export { DraftStreams } from './draft-streams.ts';
 export type { DraftStreamsOptions } from './draft-streams.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@herald/core';
 import { DeliveryError } from '@herald/delivery';
 import type { DraftCalls } from '@herald/delivery';
-import { DRAFT_CURSOR, DraftStream } from '../src/draft-stream.ts';
+import { COMPRESSION_LINE, DRAFT_CURSOR, DraftStream } from '../src/draft-stream.ts';
 
 // The pacing, rate limits and splitting every platform's drafts share (Telegram, Discord and
 // Slack give only the three calls); the platforms themselves are tested end to end in
@@ -136,5 +136,27 @@ describe('DraftStream', () => {
     draft.take({ type: 'delta', text: 'late text that must not be posted' });
     await sleep(150);
     expect(calls.calls.filter((call) => call.kind === 'post')).toHaveLength(1);
+  });
+
+  it('shows a compression as the same one line, replaced by the answer, and never one that ended before it could show', async () => {
+    const quick = recordingCalls(4096);
+    const unseen = draftOver(quick);
+    unseen.take({ type: 'compression', status: 'start' });
+    await sleep(20);
+    unseen.take({ type: 'compression', status: 'done' });
+    await sleep(150);
+    expect(quick.calls).toEqual([]);
+
+    const calls = recordingCalls(4096);
+    const draft = draftOver(calls);
+    draft.take({ type: 'compression', status: 'start' });
+    await sleep(150);
+    expect([...calls.messages.values()]).toEqual([`${COMPRESSION_LINE}${DRAFT_CURSOR}`]);
+    draft.take({ type: 'compression', status: 'done' });
+    draft.take({ type: 'delta', text: 'The summary is written; here is the answer.' });
+    await sleep(150);
+    await draft.settle();
+    expect(calls.calls.filter((call) => call.kind === 'post')).toHaveLength(1);
+    expect([...calls.messages.values()]).toEqual([`The summary is written; here is the answer.${DRAFT_CURSOR}`]);
   });
 });

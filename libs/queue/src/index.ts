@@ -11,7 +11,7 @@ export { PostgresNoticeBus } from './postgres-notice-bus.ts';
 export { publishTurnDone, turnDoneChannel, TurnDoneListener } from './turn-events.ts';
 export { EventNoticeListener } from './event-notices.ts';
 export { PostgresTurnStreamStore, RedisTurnStreamStore, STREAM_TTL_SECONDS, turnStreamChannel, TurnStreamListener } from './turn-stream.ts';
-export type { StoredStreamEntry, TurnStreamEntry, TurnStreamStore } from './turn-stream.ts';
+export type { CompressionStatus, StoredStreamEntry, TurnStreamEntry, TurnStreamStore } from './turn-stream.ts';
 export { TurnStreamWriter } from './turn-stream-writer.ts';
 export { StreamRelay } from './stream-relay.ts';
 export type { StreamView } from './stream-relay.ts';

@@ -1,7 +1,7 @@
-import type { TurnStreamEntry } from './turn-stream.ts';
+import type { CompressionStatus, TurnStreamEntry } from './turn-stream.ts';
 
-/** What a follower shows of a turn: new text, a tool call starting or ending, a pause. */
-export type StreamView = { type: 'delta'; text: string } | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' } | { type: 'phase'; phase: 'compressing' };
+/** What a follower shows of a turn: new text, a tool call starting or ending, a compression. */
+export type StreamView = { type: 'delta'; text: string } | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' } | { type: 'compression'; status: CompressionStatus };
 
 /**
  * Turns a stream's entries into what a follower shows, each piece of text once. A model call that
@@ -24,8 +24,8 @@ export class StreamRelay {
       }
       case 'tool':
         return { type: 'tool', name: entry.name, status: entry.status };
-      case 'phase':
-        return { type: 'phase', phase: entry.phase };
+      case 'compression':
+        return { type: 'compression', status: entry.status };
     }
   }
 }

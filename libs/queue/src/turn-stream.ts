@@ -7,10 +7,16 @@ import type { NoticeBus } from './notice-bus.ts';
  * One thing a running turn showed, kept per inbound event so that any ingress replica can follow
  * the turn of an event whichever worker runs it. `delta` is a piece of the model's text placed by
  * step, attempt and offset (libs/agent LoopProgress); `tool` a tool call starting or ending;
- * `phase` a pause the person should know about.
+ * `compression` the session being compressed before or during the turn (a pause the person should
+ * know about: the summary takes a model call of its own).
  */
 export type TurnStreamEntry =
-  { type: 'delta'; step: number; attempt: string; offset: number; text: string } | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' } | { type: 'phase'; phase: 'compressing' };
+  | { type: 'delta'; step: number; attempt: string; offset: number; text: string }
+  | { type: 'tool'; name: string; status: 'start' | 'end' | 'error' }
+  | { type: 'compression'; status: CompressionStatus };
+
+/** A compression starting, and ending (whether or not it compressed: the reply says when it did not). */
+export type CompressionStatus = 'start' | 'done';
 
 export interface StoredStreamEntry {
   /** Increasing within an event's stream: the SSE id a client resumes from. */

@@ -18,6 +18,12 @@ export interface EventView {
   status: string;
   replyText: string | null;
   error: string | null;
+  /**
+   * Its turn ended failed (the model could not be reached, the attempts were spent, a budget was
+   * spent...): the event is `done` with the turn's apology as its reply, and a follower is told it
+   * failed. A turn the person ended with /stop is stored failed too, but they asked for that end.
+   */
+  turnFailed: boolean;
   /** Set while the event's turn is parked on a question or an approval for the person. */
   waiting: EventWaiting | null;
   /** The 80% budget warnings the event's turn gave the person (each budget warns once a period). */
@@ -41,6 +47,7 @@ export async function getEvent(db: Kysely<Database>, eventId: string): Promise<E
       'w.choices',
       'w.expires_at',
       sql<string[] | null>`(SELECT array_agg(b.text ORDER BY b.created_at) FROM budget_warnings b WHERE b.turn_id = e.turn_id)`.as('budget_warnings'),
+      sql<boolean>`EXISTS (SELECT 1 FROM turns t WHERE t.id = e.turn_id AND t.status = 'failed' AND t.error IS DISTINCT FROM 'stopped')`.as('turn_failed'),
     ])
     .where('e.id', '=', eventId)
     .executeTakeFirst();
@@ -49,7 +56,7 @@ export async function getEvent(db: Kysely<Database>, eventId: string): Promise<E
     row.wait_id !== null && row.kind !== null && row.tool_name !== null && row.prompt !== null && row.expires_at !== null
       ? { id: row.wait_id, kind: row.kind, tool: row.tool_name, prompt: row.prompt, choices: row.choices ?? null, expiresAt: row.expires_at }
       : null;
-  return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, waiting, budgetWarnings: row.budget_warnings ?? [] };
+  return { id: row.id, sessionId: row.session_id, status: row.status, replyText: row.reply_text, error: row.error, turnFailed: row.turn_failed, waiting, budgetWarnings: row.budget_warnings ?? [] };
 }
 
 /**

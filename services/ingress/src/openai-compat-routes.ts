@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
+import { mayAct, personKeyOf } from '@herald/people';
 import { eventUsage, getEvent } from '@herald/session';
 import { BacklogFullError } from '@herald/inbox';
 import { LimitExceededError } from '@herald/limits';
 import type { AcceptedEvent } from '@herald/inbox';
+import { principalOfRequest } from './api-auth.ts';
 import { acceptApiMessage } from './message-routes.ts';
 import type { MessageRouteDependencies } from './message-routes.ts';
 import { chatCompletionBody, newestUserText } from './openai-compat-body.ts';
@@ -27,14 +29,27 @@ function openAiError(reply: FastifyReply, status: number, code: string, message:
   return reply.code(status).send({ error: { message, type, param, code } });
 }
 
-/** The conversation a front end's chat maps to: X-Herald-Chat-Id, else the `user` field, else one shared chat. */
-function chatIdOf(request: FastifyRequest, body: ChatCompletionBody): string | undefined {
+/** The front end's chat: X-Herald-Chat-Id (an empty one is not given), else the `user` field, else one shared chat. */
+function chatKeyOf(request: FastifyRequest, body: ChatCompletionBody): string | undefined {
   const header = request.headers['x-herald-chat-id'];
-  const chat = (typeof header === 'string' ? header.trim() : undefined) ?? body.user ?? 'default';
+  const given = typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined;
+  const chat = given ?? body.user ?? 'default';
   return CHAT_ID.test(chat) ? chat : undefined;
 }
 
-type Parsed = { body: ChatCompletionBody; chatId: string; text: string };
+/**
+ * Who speaks, and the Herald chat the front end's chat maps to. A person (a personal token) speaks
+ * as their key whatever `user` says, in chats of their own: the chat is scoped by their key (a `/`
+ * no chat key has keeps it unambiguous), so two people's `chat-a` are two sessions and no `user`
+ * reaches anyone else's. The bootstrap token names anyone: `user` (a linked id is its person's key).
+ */
+async function speakerOf(deps: MessageRouteDependencies, request: FastifyRequest, body: ChatCompletionBody, chat: string): Promise<{ userId: string; chatId: string }> {
+  const principal = principalOfRequest(request);
+  if (principal.kind === 'person') return { userId: principal.key, chatId: `${principal.key}/${chat}` };
+  return { userId: await personKeyOf(deps.db, apiUserId(body.user ?? chat), deps.profiles), chatId: chat };
+}
+
+type Parsed = { body: ChatCompletionBody; chatId: string; userId: string; text: string };
 
 async function parse(deps: MessageRouteDependencies, request: FastifyRequest, reply: FastifyReply): Promise<Parsed | FastifyReply> {
   const parsed = chatCompletionBody.safeParse(request.body);
@@ -47,14 +62,14 @@ async function parse(deps: MessageRouteDependencies, request: FastifyRequest, re
   if ((await profileState(deps.db, body.model)) !== 'active') {
     return openAiError(reply, 404, 'model_not_found', `model: no profile named ${JSON.stringify(body.model)} (GET /v1/models lists them)`, 'model');
   }
-  const chatId = chatIdOf(request, body);
-  if (chatId === undefined) return openAiError(reply, 400, 'invalid_request', 'X-Herald-Chat-Id / user: 1-128 letters, digits and . : @ _ -', 'user');
+  const chat = chatKeyOf(request, body);
+  if (chat === undefined) return openAiError(reply, 400, 'invalid_request', 'X-Herald-Chat-Id / user: 1-128 letters, digits and . : @ _ -', 'user');
   const text = newestUserText(body);
   if (text === undefined || text.trim() === '') return openAiError(reply, 400, 'invalid_request', 'messages: no user message with text', 'messages');
   if (text.length > deps.config.limits.maxMessageChars) {
     return openAiError(reply, 413, 'payload_too_large', `messages: the newest user message is over ${deps.config.limits.maxMessageChars} characters (HERALD_MAX_MESSAGE_CHARS)`, 'messages');
   }
-  return { body, chatId, text };
+  return { body, ...(await speakerOf(deps, request, body, chat)), text };
 }
 
 async function accept(deps: MessageRouteDependencies, reply: FastifyReply, input: Parsed): Promise<AcceptedEvent | FastifyReply> {
@@ -63,7 +78,7 @@ async function accept(deps: MessageRouteDependencies, reply: FastifyReply, input
       profileId: input.body.model,
       chatId: input.chatId,
       threadId: undefined,
-      userId: apiUserId(input.body.user ?? input.chatId),
+      userId: input.userId,
       userName: undefined,
       text: input.text,
       dedupeKey: undefined,
@@ -140,10 +155,13 @@ async function wholeCompletion(deps: MessageRouteDependencies, request: FastifyR
  * input, and tools run inside Herald: the answer is an ordinary assistant message with usage.
  */
 export function registerOpenAiCompatRoutes(app: FastifyInstance, deps: MessageRouteDependencies): void {
-  app.get('/v1/models', withContract({ summary: 'The profiles, as OpenAI-compatible models', tags: ['openai'], response: { 200: modelList } }), async () => ({
-    object: 'list',
-    data: (await profileIds(deps.db)).map((id) => ({ id, object: 'model', created: 0, owned_by: 'herald' })),
-  }));
+  const models = { summary: 'The profiles the caller may chat with, as OpenAI-compatible models', tags: ['openai'], response: { 200: modelList } };
+  app.get('/v1/models', withContract(models), async (request) => {
+    // A personal token's grants name the profiles it may chat with; the bootstrap token may use all.
+    const principal = principalOfRequest(request);
+    const usable = (await profileIds(deps.db)).filter((profileId) => mayAct(principal, 'chat', { profileId }));
+    return { object: 'list', data: usable.map((id) => ({ id, object: 'model', created: 0, owned_by: 'herald' })) };
+  });
 
   const completions = {
     summary: 'An OpenAI-compatible chat completion (model = profile; with stream: true, chat.completion.chunk events)',

@@ -146,7 +146,12 @@ const GUARDS: Readonly<Record<ResourceKind, Guard>> = {
     return resourceGuard(context, need, 'session', await sessionResourceOwner(context.db, 'session', sessionId));
   },
   message: (context, need) => asCaller(context, need, 'profile', 'user_id', 'main'),
-  completion: (context, need) => asCaller(context, need, 'model', 'user', 'main'),
+  // The body's `user` keys the front end's chat and is left as sent: the route scopes a person's
+  // chats to them and has them speak as their key (openai-compat-routes.ts speakerOf).
+  completion: async (context, need) => {
+    const profileId = text(fields(context.request.body).model) ?? 'main';
+    return mayAct(context.principal, need, { profileId, ownerKey: context.principal.key }) ? undefined : notFound(context.reply, 'profile');
+  },
   'cron-create': (context, need) => asCaller(context, need, 'profile', 'user_id', 'main'),
   person: async (context) => {
     const id = text(fields(context.request.params).id);

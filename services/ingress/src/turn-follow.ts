@@ -22,6 +22,7 @@ export interface FollowDependencies {
 export type FollowEvent =
   | { event: 'delta'; id?: string; data: StreamEventData['delta'] }
   | { event: 'tool'; id: string; data: StreamEventData['tool'] }
+  | { event: 'compression'; id: string; data: StreamEventData['compression'] }
   | { event: 'waiting'; data: StreamEventData['waiting'] }
   | { event: 'done'; data: StreamEventData['done'] }
   | { event: 'error'; data: StreamEventData['error'] };
@@ -41,7 +42,7 @@ async function* entriesAfter(store: TurnStreamStore, eventId: string, after: str
 }
 
 /**
- * Follows one event's turn: pieces of text and tool calls as the worker publishes them (each once,
+ * Follows one event's turn: pieces of text, tool calls and compressions as the worker publishes them (each once,
  * whichever worker runs or resumes the turn), the question it waits on, then its committed reply.
  * `lastId` (an SSE Last-Event-ID) resumes after what the client already has: the stream up to it
  * is replayed silently so the relay knows what was shown. Ends at done, failed, or on `signal`.
@@ -73,6 +74,8 @@ export async function* followTurn(deps: FollowDependencies, eventId: string, las
             yield { event: 'delta', id, data: { text: view.text } };
           } else if (view?.type === 'tool') {
             yield { event: 'tool', id, data: { name: view.name, status: view.status } };
+          } else if (view?.type === 'compression') {
+            yield { event: 'compression', id, data: { status: view.status } };
           }
         }
       }
@@ -95,12 +98,13 @@ export async function* followTurn(deps: FollowDependencies, eventId: string, las
 
 /**
  * The end of a followed turn. The committed reply is the answer: what the stream did not show of it
- * (streaming off, a chat command, an error reply, a compression note) goes out as a last delta, so
- * a client that joins the deltas has the reply; a failed turn ends with an error.
+ * (streaming off, a chat command, a compression note) goes out as a last delta, so a client that
+ * joins the deltas has the reply; a failed turn (a dead letter, or a turn that ended failed with
+ * its apology as the reply) ends with an error carrying that reply as its message.
  */
 function* ending(event: EventView, shown: string): Generator<FollowEvent> {
   const reply = event.replyText ?? '';
-  if (event.status === 'failed') {
+  if (event.status === 'failed' || event.turnFailed) {
     yield { event: 'error', data: { code: 'turn_failed', message: reply || (event.error ?? 'the turn failed') } };
     return;
   }

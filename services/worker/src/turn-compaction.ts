@@ -7,6 +7,8 @@ import { loadTranscriptState } from '@herald/transcript';
 import type { Lease, PendingEvent } from '@herald/leases';
 import { autoTrigger, compressSession, contextBudget, MAX_INEFFECTIVE, sessionSize, THRASHING_NOTICE } from './compaction.ts';
 import type { CompactionDeps, CompactionOutcome } from './compaction.ts';
+import { whileShown } from './turn-progress.ts';
+import type { CompressionShown } from './turn-progress.ts';
 
 // Where a turn meets compression: before it starts (a /compress command, or a session past the
 // threshold or the message limit) and in the middle of it (the estimate before a call, or the
@@ -41,21 +43,26 @@ export function compressedReply(summarised: number, focus: string | undefined): 
   );
 }
 
-/** Runs a /compress command, or compresses a session that is past its limits, before a turn. */
-export async function compactBeforeTurn(tc: TurnCompaction, events: readonly PendingEvent[]): Promise<BeforeTurn> {
+/**
+ * Runs a /compress command, or compresses a session that is past its limits, before a turn; the
+ * turn's followers and its chat are shown the compression while it runs (`shown`).
+ */
+export async function compactBeforeTurn(tc: TurnCompaction, events: readonly PendingEvent[], shown?: CompressionShown): Promise<BeforeTurn> {
   const { deps, lease } = tc;
   const command = events.length === 1 && events[0] ? compressCommandOf(events[0].text) : undefined;
   if (command && events[0]) {
     const eventId = events[0].id;
     const state = await loadTranscriptState(deps.db, lease.sessionId, deps.transcripts);
     const size = sessionSize(state, tc.systemPrompt ?? '', toChatMessages(state.messages), [], deps.tools);
-    const outcome = await compressSession(deps, lease, tc.model, {
-      trigger: 'command',
-      focus: command.focus,
-      firstCompaction: size.firstCompaction,
-      answer: { eventId, text: (summarised) => compressedReply(summarised, command.focus) },
-      spentFor: { turnId: null, userId: tc.userId },
-    });
+    const outcome = await whileShown(shown, () =>
+      compressSession(deps, lease, tc.model, {
+        trigger: 'command',
+        focus: command.focus,
+        firstCompaction: size.firstCompaction,
+        answer: { eventId, text: (summarised) => compressedReply(summarised, command.focus) },
+        spentFor: { turnId: null, userId: tc.userId },
+      }),
+    );
     if (outcome.kind === 'compressed') return { kind: 'compressed', childId: outcome.childId, answeredEventIds: [eventId] };
     await answerCommand(deps.db, lease, eventId, [`Nothing was compressed: ${outcome.reason}.`, outcome.notice].filter(Boolean).join('\n\n'));
     return { kind: 'answered', eventIds: [eventId] };
@@ -78,7 +85,7 @@ export async function compactBeforeTurn(tc: TurnCompaction, events: readonly Pen
     const note = thrashing && (await takeNotice(deps.db, lease, 'thrashing')) ? THRASHING_NOTICE : undefined;
     return { kind: 'go', note, ineffective: size.ineffective, history };
   }
-  const outcome = await compressSession(deps, lease, tc.model, { trigger, firstCompaction: size.firstCompaction, spentFor: { turnId: null, userId: tc.userId } });
+  const outcome = await whileShown(shown, () => compressSession(deps, lease, tc.model, { trigger, firstCompaction: size.firstCompaction, spentFor: { turnId: null, userId: tc.userId } }));
   if (outcome.kind === 'compressed') return { kind: 'compressed', childId: outcome.childId, answeredEventIds: [] };
   return { kind: 'go', note: outcome.notice };
 }

@@ -1,7 +1,8 @@
 import type { Transaction } from 'kysely';
 import { modelCallRow, runToolLoop } from '@herald/agent';
 import type { ChatMessage, LoopOptions, LoopProgress, LoopResult, Provider, ToolRunner } from '@herald/agent';
-import { StreamRelay, TurnStreamWriter } from '@herald/queue';
+import { StreamRelay } from '@herald/queue';
+import type { TurnStreamWriter } from '@herald/queue';
 import { openDraft } from './turn-draft.ts';
 import type { TurnDraft } from './turn-draft.ts';
 import { platformAccountNames } from '@herald/core';
@@ -16,10 +17,12 @@ import { TOOL_CALL, TOOL_SEARCH, ToolGate } from '@herald/tools';
 import { modelTakesImages } from '@herald/attachments';
 import type { WaitRequest } from '@herald/tools';
 import { midTurnDue } from './turn-compaction.ts';
+import { compressionShown, progressWriter } from './turn-progress.ts';
+import type { CompressionShown } from './turn-progress.ts';
 import { TurnHooks } from './turn-hooks.ts';
 import type { GatedRunner } from './turn-hooks.ts';
 import { subagentEvent } from './subagent-turn.ts';
-import type { OpenedTurn, TurnContext, TurnDependencies } from './turn-context.ts';
+import type { OpenedTurn, TurnContext } from './turn-context.ts';
 
 /**
  * The money budgets before a model call, in one read: the person is warned once at 80% (what the
@@ -107,12 +110,6 @@ async function turnTools(turn: TurnContext, provider: Provider, write: FencedWri
   return { hooks, tools };
 }
 
-/** The turn's progress into its events' streams (for SSE followers and chat edits), when streaming is on. */
-function progressWriter(deps: TurnDependencies, turnId: string, eventIds: readonly string[]): TurnStreamWriter | undefined {
-  if (!deps.stream) return undefined;
-  return new TurnStreamWriter(deps.stream, eventIds, (error) => deps.logger.warn({ err: error, turnId }, 'turn stream write failed; followers see the reply when it is committed'));
-}
-
 function onProgressOf(writer: TurnStreamWriter | undefined, draft: TurnDraft | undefined): ((event: LoopProgress) => void) | undefined {
   if (!writer && !draft) return undefined;
   const relay = new StreamRelay();
@@ -143,6 +140,8 @@ export type TurnLoop = (from: ChatMessage[], compact: boolean) => Promise<LoopRe
 /** The opened loop: call it to run the model and the tools; the end of the turn reads the rest. */
 export interface OpenLoop extends OpenedTurn {
   run: TurnLoop;
+  /** Shows a compression in the middle of the turn to its followers and its chat. */
+  compression: CompressionShown;
 }
 
 /** What every run of the loop is given: the model, the tools, and the hooks that record each step under the lease. */
@@ -222,5 +221,5 @@ export async function openLoop(turn: TurnContext, model: TurnModel): Promise<Ope
     await writer?.flush();
     return result;
   };
-  return { hooks, draft, eventIds, run };
+  return { hooks, draft, eventIds, run, compression: compressionShown(writer, draft) };
 }

@@ -10,6 +10,7 @@ import type { WaitRequest } from '@herald/tools';
 import { MAX_INEFFECTIVE } from './compaction.ts';
 import { withSessionTools } from './session-tools.ts';
 import { compactMidTurn } from './turn-compaction.ts';
+import { whileShown } from './turn-progress.ts';
 import type { Ending, TurnContext, TurnControl, TurnDependencies, TurnResult } from './turn-context.ts';
 import { endTurn, notOpened, parkTurn } from './turn-finish.ts';
 import { readHistory } from './turn-history.ts';
@@ -93,7 +94,7 @@ async function runLoop(turn: TurnContext, loop: OpenLoop, history: ChatMessage[]
   try {
     let result = await loop.run(history, mayCompact);
     if (result.outcome === 'context_full' && compaction) {
-      const outcome = await compactMidTurn(compaction, result.overflow === true);
+      const outcome = await whileShown(loop.compression, () => compactMidTurn(compaction, result.overflow === true));
       if (outcome.kind === 'compressed') {
         control.compacted.add(turnId);
         return { done: { eventIds: [...loop.eventIds], outcome: 'compressed', childSessionId: outcome.childId } };

@@ -6,6 +6,7 @@ import { turnModels } from './profile-models.ts';
 import type { TurnModels } from './profile-models.ts';
 import { buildSessionPrompt } from './session-prompt.ts';
 import { compactBeforeTurn } from './turn-compaction.ts';
+import { beforeTurnProgress } from './turn-progress.ts';
 import type { TurnCompaction } from './turn-compaction.ts';
 import type { TurnContext, TurnInput, TurnResult, TurnShape } from './turn-context.ts';
 import { shapeTurn } from './turn-shape.ts';
@@ -72,7 +73,9 @@ export async function setUpTurn(input: TurnInput): Promise<{ turn: TurnContext }
     if (lease.tookOver) recordCrashRecovery();
     return { turn: { ...turn, attempts: await resumeTurn(db, lease, turnId) } };
   }
-  const before = compaction ? await compactBeforeTurn(compaction, events) : undefined;
+  const progress = beforeTurnProgress(deps, { sessionId: lease.sessionId, platform: session.platform, turnId, eventIds }, shape.drafted);
+  const before = compaction ? await compactBeforeTurn(compaction, events, progress.shown) : undefined;
+  await progress.close(before?.kind === 'go');
   if (before?.kind === 'compressed') return { done: { eventIds: before.answeredEventIds, outcome: 'compressed', childSessionId: before.childId } };
   if (before?.kind === 'answered') return { done: { eventIds: before.eventIds, outcome: 'command' } };
   const newPrompt = session.systemPrompt === null ? await buildSessionPrompt(deps, session, offered, events[0]?.userId ?? '', shape.workspace, models.primaryRef) : null;

@@ -12,7 +12,7 @@ export interface TurnHandlers {
   event(event: TurnEvent): void;
 }
 
-const EVENT_NAMES: readonly string[] = ['delta', 'tool', 'waiting', 'done', 'error'] satisfies StreamEventName[];
+const EVENT_NAMES: readonly string[] = ['delta', 'tool', 'compression', 'waiting', 'done', 'error'] satisfies StreamEventName[];
 const RECONNECTS = 3;
 
 interface RawEvent {

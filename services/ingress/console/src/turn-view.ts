@@ -101,7 +101,11 @@ export function turnView(options: TurnViewOptions = {}): TurnView {
   const show = (event: TurnEvent) => {
     if (event.event === 'delta') text.append(event.data.text);
     else if (event.event === 'tool') showTool(tools, event.data);
-    else if (event.event === 'waiting') {
+    // A compression is one status line while it runs, gone when it ends.
+    else if (event.event === 'compression') {
+      if (event.data.status === 'start') replace(status, h('p', { class: 'muted', role: 'status' }, 'Compressing earlier messages…'));
+      else replace(status);
+    } else if (event.event === 'waiting') {
       if (!waits.querySelector(`[data-wait="${CSS.escape(event.data.id)}"]`)) waits.append(waitCard(event.data, options.answerer));
     } else if (event.event === 'done') {
       // The committed reply is the answer; the streamed pieces were only a view of it.

@@ -68,15 +68,16 @@ export type WaitList = z.infer<typeof waitList>;
 
 /**
  * GET /v1/events/:id/stream, and POST /v1/messages with Accept: text/event-stream: server-sent
- * events `delta` {text}, `tool` {name, status}, `waiting` (a waitingView), then `done`
+ * events `delta` {text}, `tool` {name, status}, `compression` {status}, `waiting` (a waitingView), then `done`
  * {event_id, session_id, reply: {text}} or `error` {code, message}; `id:` lines to resume from.
  */
-export const eventStream = z.string().describe('text/event-stream of delta, tool, waiting, done and error events');
+export const eventStream = z.string().describe('text/event-stream of delta, tool, compression, waiting, done and error events');
 
 /** The data of each event of that stream, by its `event:` name (turn-follow.ts FollowEvent). */
 export const streamEvents = {
   delta: z.object({ text: z.string() }),
   tool: z.object({ name: z.string(), status: z.string() }),
+  compression: z.object({ status: z.enum(['start', 'done']) }),
   waiting: waitingView,
   done: z.object({ event_id: z.string(), session_id: z.string(), reply: replyText }),
   error: z.object({ code: z.string(), message: z.string() }),
