@@ -8,6 +8,7 @@ import pg from 'pg';
 import { withDefaultUser } from '@herald/db';
 import { ADMIN_URL, uniquePrefix } from './support/test-database.ts';
 import { HERALD_BIN, PROCESS_START_MS, spawnHerald, waitFor } from './support/stack.ts';
+import { freePort } from './support/ports.ts';
 
 function run(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
@@ -52,7 +53,7 @@ describe('the herald command', { timeout: 3 * PROCESS_START_MS }, () => {
   });
 
   it('starts everything with `up` on a missing database, chats, and exits 0 on SIGTERM', async () => {
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(await freePort());
     const env = { DATABASE_URL: databaseUrl, PORT: port, HERALD_QUEUE_PREFIX: uniquePrefix(), LOG_LEVEL: 'info' };
     const up = spawnHerald('up', env);
     try {

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/test-database.ts';
 import type { TestDatabase } from './support/test-database.ts';
 import { heraldOnTerminal } from './support/pty.ts';
+import { freePort } from './support/ports.ts';
 import { PROCESS_START_MS } from './support/stack.ts';
-
-const freePort = () => String(20000 + Math.floor(Math.random() * 20000));
 
 describe('output for people: a terminal gets a summary and readable logs, a pipe gets JSON', { timeout: 3 * PROCESS_START_MS }, () => {
   let database: TestDatabase;
@@ -16,7 +15,7 @@ describe('output for people: a terminal gets a summary and readable logs, a pipe
   });
 
   it('`herald up` at a terminal: readable lines, migrations in one, a summary naming mode, API, console, token, model and platforms; Ctrl-C stops it quietly', async () => {
-    const port = freePort();
+    const port = String(await freePort());
     const up = heraldOnTerminal(['up'], { DATABASE_URL: database.url, HERALD_QUEUE: 'postgres', PORT: port, HERALD_METRICS_PORT: '0' });
     await up.until('chat:', { timeoutMs: PROCESS_START_MS });
     const screen = up.screen();

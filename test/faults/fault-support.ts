@@ -1,12 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '@herald/db';
 import { waitFor } from '../support/wait.ts';
+import { freePort } from '../support/ports.ts';
 
 /**
  * What the fault tests share: services the test owns (a Postgres it may restart, a Redis it may
@@ -16,16 +16,7 @@ import { waitFor } from '../support/wait.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort };
 
 /** Where each fault's recovery time is written, one JSON line per fault (and printed). */
 const RESULTS = join(process.cwd(), 'test-results', 'faults.jsonl');

@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './wait.ts';
+import { freePort } from './ports.ts';
 
 /** The real MCP servers from npm (devDependencies) and the hostile one written for these tests. */
 export const EVERYTHING_SERVER = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
@@ -10,16 +10,7 @@ export const FILESYSTEM_SERVER = fileURLToPath(new URL('../../node_modules/@mode
 export const HOSTILE_SERVER = fileURLToPath(new URL('../fixtures/mcp/hostile-server.mjs', import.meta.url));
 
 /** A port free right now (server-everything takes its port from PORT, not from a listen on 0). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort };
 
 /** server-everything over Streamable HTTP (or SSE) on a free port; resolves once it listens. */
 export async function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<{ url: string; child: ChildProcess }> {
