@@ -14,8 +14,8 @@ import { HERALD_BIN, PROCESS_START_MS } from './support/stack.ts';
 interface Run {
   code: number | null;
   output: string;
-  /** From the process's first output to its exit: what it spent after it compiled and started. */
-  afterFirstOutputMs: number;
+  /** From the launch of the process to its exit, start-up (compiling from source) included. */
+  elapsedMs: number;
 }
 
 /** `herald ARGS` in dir with env (DATABASE_URL and REDIS_URL only when env gives them). */
@@ -23,16 +23,13 @@ function run(args: string[], env: Record<string, string>, dir?: string): Promise
   const base: Record<string, string | undefined> = { ...process.env, HERALD_METRICS_PORT: '0' };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'HERALD_DATA_DIR', 'LOG_FORMAT']) delete base[name];
   return new Promise((resolve) => {
+    const launched = performance.now();
     const child = spawn(process.execPath, [HERALD_BIN, ...args], { cwd: dir, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    let first: number | undefined;
-    const take = (chunk: Buffer) => {
-      first ??= performance.now();
-      output += chunk.toString();
-    };
+    const take = (chunk: Buffer) => (output += chunk.toString());
     child.stdout.on('data', take);
     child.stderr.on('data', take);
-    child.once('exit', (code) => resolve({ code, output, afterFirstOutputMs: performance.now() - (first ?? performance.now()) }));
+    child.once('exit', (code) => resolve({ code, output, elapsedMs: performance.now() - launched }));
   });
 }
 
@@ -94,25 +91,32 @@ describe('the first hour: expected conditions are one line naming the setting', 
   });
 
   it('a REDIS_URL that refuses or never answers: named within 10 s, exit 1, no stack trace', async () => {
-    for (const url of [`redis://127.0.0.1:${await closedPort()}`, `redis://127.0.0.1:${silent.port}`]) {
+    const cases: [string, string][] = [
+      [`redis://127.0.0.1:${await closedPort()}`, 'connection refused'],
+      // A silent server is given up on after 3 s, which leaves the start from source room within 10 s.
+      [`redis://127.0.0.1:${silent.port}`, 'no answer within 3 s'],
+    ];
+    for (const [url, why] of cases) {
       const result = await run(['worker'], { DATABASE_URL: database.url, REDIS_URL: url, HERALD_QUEUE: 'redis' });
       expect(result.code).toBe(1);
-      expect(result.output).toMatch(/^herald: REDIS_URL: cannot use Redis at 127\.0\.0\.1:\d+: (connection refused|no answer within 5 s)/m);
+      expect(result.output).toMatch(new RegExp(`^herald: REDIS_URL: cannot use Redis at 127\\.0\\.0\\.1:\\d+: ${why}`, 'm'));
       expect(result.output).not.toMatch(STACK_TRACE);
-      expect(result.afterFirstOutputMs).toBeLessThan(10_000);
+      // From the launch: what a person waits, loading and compiling the code included.
+      expect(result.elapsedMs).toBeLessThan(10_000);
     }
   });
 
   it('a DATABASE_URL that refuses, never answers or names an unknown role: named within 10 s, exit 1', async () => {
     const urls = [`postgres://127.0.0.1:${await closedPort()}/herald`, `postgres://127.0.0.1:${silent.port}/herald`, 'postgres://nobody:hunter2-secret@127.0.0.1:5432/herald'];
-    for (const url of urls) {
+    const reasons = ['connection refused', 'no answer within 3 s', 'role "nobody" does not exist'];
+    for (const [index, url] of urls.entries()) {
       const result = await run(['worker'], { DATABASE_URL: url, HERALD_QUEUE: 'postgres' });
       expect(result.code).toBe(1);
-      expect(result.output).toMatch(/^herald: DATABASE_URL: cannot use Postgres at 127\.0\.0\.1:\d+: /m);
+      expect(result.output).toMatch(new RegExp(`^herald: DATABASE_URL: cannot use Postgres at 127\\.0\\.0\\.1:\\d+: ${reasons[index]}`, 'm'));
       expect(result.output).not.toMatch(STACK_TRACE);
       expect(result.output).not.toContain('hunter2');
-      // From its first line (the mode line, once the code is compiled and loaded) to its exit.
-      expect(result.afterFirstOutputMs).toBeLessThan(10_000);
+      // From the launch: what a person waits, loading and compiling the code included.
+      expect(result.elapsedMs).toBeLessThan(10_000);
     }
     const refused = await run(['migrate'], { DATABASE_URL: urls[0]! });
     expect(refused.output).toMatch(/connection refused/);
