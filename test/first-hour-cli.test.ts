@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../cli/src/commands.ts';
+import { EVERYTHING_SERVER } from './support/mcp-servers.ts';
 import { createTestDatabase } from './support/test-database.ts';
 import type { TestDatabase } from './support/test-database.ts';
 import { HERALD_BIN, PROCESS_START_MS } from './support/stack.ts';
@@ -154,6 +155,28 @@ describe('the first hour: expected conditions are one line naming the setting', 
     const tools = /^tools: (.*)$/m.exec(result.output)?.[1]?.split(', ') ?? [];
     expect(tools).toEqual(expect.arrayContaining(['delegate_task', 'memory', 'clarify']));
     expect(result.output).toMatch(/^ {2}delegation +delegate_task/m);
+  });
+
+  it("`herald tools` lists the configured MCP servers' tools as the model is offered them, and says which server did not answer", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'herald-tools-mcp-'));
+    try {
+      const file = join(dir, 'mcp.yaml');
+      const servers = { everything: { command: process.execPath, args: [EVERYTHING_SERVER] }, gone: { url: `http://127.0.0.1:${await closedPort()}/mcp`, internal: true } };
+      await writeFile(file, JSON.stringify({ servers }));
+      const env = { DATABASE_URL: database.url, HERALD_MCP_FILE: file, HERALD_SANDBOX: 'none' };
+      const result = await run(['tools'], env);
+      expect(result.code, result.output).toBe(0);
+      const tools = /^tools: (.*)$/m.exec(result.output)?.[1]?.split(', ') ?? [];
+      expect(tools).toEqual(expect.arrayContaining(['delegate_task', 'mcp_everything_echo', 'mcp_everything_get-sum']));
+      expect(result.output).toMatch(/^MCP servers: everything; \d+ tools/m);
+      expect(result.output).toMatch(/^MCP server gone did not answer \(.*ECONNREFUSED\): its tools are not offered until it does/m);
+      expect(result.output).toMatch(/^ {2}herald-core .*@mcp:everything/m);
+      const without = await run(['tools', '--no-mcp'], env);
+      expect(without.output).not.toContain('mcp_everything_');
+      expect(without.output).toContain('MCP servers: not asked (--no-mcp); their tools: herald mcp list');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('HERALD_MODEL without a provider is one clear line', async () => {
