@@ -17,6 +17,8 @@ function model(request: FakeRequest): FakeReply {
   if (text === 'pay rent') return { toolCalls: [{ name: 'wire_transfer', arguments: { label: 'rent', amount: 900 } }] };
   if (text === 'clean up') return { toolCalls: [{ name: 'terminal', arguments: { command: 'mkdir -p scratch && rm -rf scratch && echo cleaned' } }] };
   if (text === 'plan a trip') return { toolCalls: [{ name: 'clarify', arguments: { question: 'Where to?', choices: ['Paris', 'Rome'] } }] };
+  if (text === 'pay the plumber') return { toolCalls: [{ name: 'wire_transfer', arguments: { label: 'plumber', amount: 250 } }] };
+  if (text === 'look a while') return { toolCalls: [{ name: 'slow_lookup', arguments: { label: 'a while', sleep_ms: 4000 } }] };
   if (text === 'look slowly') return { toolCalls: [{ name: 'slow_lookup', arguments: { label: 'slow', sleep_ms: 60_000 } }] };
   if (text === 'say a lot') return { text: LONG };
   if (text === 'write slowly') return { text: SLOW, chunkDelayMs: 100 };
@@ -131,8 +133,57 @@ describe('herald chat in a terminal', { timeout: 4 * PROCESS_START_MS }, () => {
     expect(text).toBe(SLOW);
   });
 
+  it('a plain message typed while a turn runs is queued (followup) and answered after that turn', async () => {
+    let from = mark();
+    chat.type('look a while\r');
+    await chat.until('⚙ slow_lookup', { from });
+    from = mark();
+    chat.type('meanwhile\r');
+    // The running turn answers after the message was typed, then the message gets its own turn.
+    await chat.until('herald> plain: meanwhile', { from, timeoutMs: 30_000 });
+    const after = chat.screen().slice(from);
+    expect(after).toContain('herald> results: found a while');
+    expect(after.indexOf('herald> results: found a while')).toBeLessThan(after.indexOf('herald> plain: meanwhile'));
+    expect(after).not.toContain('Stopping');
+    // Sent while the turn ran (not held back until it ended), and given a turn of its own.
+    const events = await stack.database.db.selectFrom('inbound_events').select(['text', 'received_at', 'completed_at', 'turn_id']).where('text', 'in', ['look a while', 'meanwhile']).execute();
+    const running = events.find((event) => event.text === 'look a while')!;
+    const queued = events.find((event) => event.text === 'meanwhile')!;
+    expect(new Date(queued.received_at).getTime()).toBeLessThan(new Date(running.completed_at!).getTime());
+    expect(queued.turn_id).not.toBe(running.turn_id);
+  });
+
+  it('a plain `yes` answers an approval, and the answer after it is shown', async () => {
+    let from = mark();
+    chat.type('pay the plumber\r');
+    await chat.until('Approval needed for wire_transfer', { from });
+    from = mark();
+    chat.type('yes\r');
+    await chat.until('herald> Approved: transfer 250 (plumber).', { from });
+    await chat.until('herald> results: transferred 250 for plumber', { from });
+  });
+
   it('Ctrl-C with no turn running quits', async () => {
     chat.type('\x03');
     expect(await chat.exited).toBe(0);
+  });
+
+  it('a second Ctrl-C during a turn quits', async () => {
+    const again = heraldOnTerminal(['chat'], { HERALD_URL: stack.url, HERALD_API_TOKEN: TEST_TOKEN }, { columns: 60 });
+    try {
+      await again.until('you> ', { timeoutMs: PROCESS_START_MS });
+      let from = again.screen().length;
+      again.type('look slowly\r');
+      // A chat just started shows its first turn's tool calls too, however quickly the model calls one.
+      await again.until('⚙ slow_lookup', { from });
+      from = again.screen().length;
+      again.type('\x03');
+      await again.until('stopping the turn (Ctrl-C again quits)', { from });
+      again.type('\x03');
+      const quit = await Promise.race([again.exited, new Promise((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000))]);
+      expect(quit, again.screen().slice(-600)).toBe(0);
+    } finally {
+      again.child.kill('SIGKILL');
+    }
   });
 });

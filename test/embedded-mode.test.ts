@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
+import { heraldOnTerminal } from './support/pty.ts';
 import { HERALD_BIN, modelEnv, PROCESS_START_MS, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess } from './support/stack.ts';
 
@@ -115,6 +116,28 @@ describe('embedded mode: herald up with nothing but Node', { timeout: 6 * PROCES
       await stopProcess(up, 'SIGTERM');
     }
     expect(await up.exited).toBe(0);
+    expect(existsSync(join(dir, '.herald', 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('stops quietly: Ctrl-C at a terminal and SIGTERM from a supervisor print no warning and no stack trace', async () => {
+    const onTerminal = heraldOnTerminal(['up'], { HERALD_DATABASE: 'embedded', HERALD_QUEUE: 'postgres', PORT: port, HERALD_METRICS_PORT: '0', LOG_LEVEL: 'info', ...modelEnv(model) }, { cwd: dir });
+    await onTerminal.until('Herald is up', { timeoutMs: PROCESS_START_MS });
+    const typedAt = onTerminal.screen().length;
+    onTerminal.type('\x03');
+    expect(await onTerminal.exited).toBe(0);
+    const stopped = onTerminal.screen().slice(typedAt);
+    expect(stopped).toContain('shutting down');
+    expect(stopped).not.toMatch(/WARN|ERROR|^\s+at /m);
+
+    const up = herald('up');
+    await untilSaid(up, 'Herald is up');
+    const signalledAt = up.output().length;
+    up.child.kill('SIGTERM');
+    expect(await up.exited).toBe(0);
+    const logged = up.output().slice(signalledAt);
+    expect(logged).toContain('shutting down');
+    // JSON lines: no warn (40), error (50) or fatal (60), and no stack in any of them.
+    expect(logged).not.toMatch(/"level":[456]0|\\n\s+at |^\s+at /m);
     expect(existsSync(join(dir, '.herald', 'postgres', 'postmaster.pid'))).toBe(false);
   });
 });

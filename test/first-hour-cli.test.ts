@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../cli/src/commands.ts';
+import { EVERYTHING_SERVER } from './support/mcp-servers.ts';
 import { createTestDatabase } from './support/test-database.ts';
 import type { TestDatabase } from './support/test-database.ts';
 import { HERALD_BIN, PROCESS_START_MS } from './support/stack.ts';
@@ -14,8 +15,8 @@ import { HERALD_BIN, PROCESS_START_MS } from './support/stack.ts';
 interface Run {
   code: number | null;
   output: string;
-  /** From the process's first output to its exit: what it spent after it compiled and started. */
-  afterFirstOutputMs: number;
+  /** From the launch of the process to its exit, start-up (compiling from source) included. */
+  elapsedMs: number;
 }
 
 /** `herald ARGS` in dir with env (DATABASE_URL and REDIS_URL only when env gives them). */
@@ -23,16 +24,13 @@ function run(args: string[], env: Record<string, string>, dir?: string): Promise
   const base: Record<string, string | undefined> = { ...process.env, HERALD_METRICS_PORT: '0' };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'HERALD_DATA_DIR', 'LOG_FORMAT']) delete base[name];
   return new Promise((resolve) => {
+    const launched = performance.now();
     const child = spawn(process.execPath, [HERALD_BIN, ...args], { cwd: dir, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    let first: number | undefined;
-    const take = (chunk: Buffer) => {
-      first ??= performance.now();
-      output += chunk.toString();
-    };
+    const take = (chunk: Buffer) => (output += chunk.toString());
     child.stdout.on('data', take);
     child.stderr.on('data', take);
-    child.once('exit', (code) => resolve({ code, output, afterFirstOutputMs: performance.now() - (first ?? performance.now()) }));
+    child.once('exit', (code) => resolve({ code, output, elapsedMs: performance.now() - launched }));
   });
 }
 
@@ -94,25 +92,32 @@ describe('the first hour: expected conditions are one line naming the setting', 
   });
 
   it('a REDIS_URL that refuses or never answers: named within 10 s, exit 1, no stack trace', async () => {
-    for (const url of [`redis://127.0.0.1:${await closedPort()}`, `redis://127.0.0.1:${silent.port}`]) {
+    const cases: [string, string][] = [
+      [`redis://127.0.0.1:${await closedPort()}`, 'connection refused'],
+      // A silent server is given up on after 3 s, which leaves the start from source room within 10 s.
+      [`redis://127.0.0.1:${silent.port}`, 'no answer within 3 s'],
+    ];
+    for (const [url, why] of cases) {
       const result = await run(['worker'], { DATABASE_URL: database.url, REDIS_URL: url, HERALD_QUEUE: 'redis' });
       expect(result.code).toBe(1);
-      expect(result.output).toMatch(/^herald: REDIS_URL: cannot use Redis at 127\.0\.0\.1:\d+: (connection refused|no answer within 5 s)/m);
+      expect(result.output).toMatch(new RegExp(`^herald: REDIS_URL: cannot use Redis at 127\\.0\\.0\\.1:\\d+: ${why}`, 'm'));
       expect(result.output).not.toMatch(STACK_TRACE);
-      expect(result.afterFirstOutputMs).toBeLessThan(10_000);
+      // From the launch: what a person waits, loading and compiling the code included.
+      expect(result.elapsedMs).toBeLessThan(10_000);
     }
   });
 
   it('a DATABASE_URL that refuses, never answers or names an unknown role: named within 10 s, exit 1', async () => {
     const urls = [`postgres://127.0.0.1:${await closedPort()}/herald`, `postgres://127.0.0.1:${silent.port}/herald`, 'postgres://nobody:hunter2-secret@127.0.0.1:5432/herald'];
-    for (const url of urls) {
+    const reasons = ['connection refused', 'no answer within 3 s', 'role "nobody" does not exist'];
+    for (const [index, url] of urls.entries()) {
       const result = await run(['worker'], { DATABASE_URL: url, HERALD_QUEUE: 'postgres' });
       expect(result.code).toBe(1);
-      expect(result.output).toMatch(/^herald: DATABASE_URL: cannot use Postgres at 127\.0\.0\.1:\d+: /m);
+      expect(result.output).toMatch(new RegExp(`^herald: DATABASE_URL: cannot use Postgres at 127\\.0\\.0\\.1:\\d+: ${reasons[index]}`, 'm'));
       expect(result.output).not.toMatch(STACK_TRACE);
       expect(result.output).not.toContain('hunter2');
-      // From its first line (the mode line, once the code is compiled and loaded) to its exit.
-      expect(result.afterFirstOutputMs).toBeLessThan(10_000);
+      // From the launch: what a person waits, loading and compiling the code included.
+      expect(result.elapsedMs).toBeLessThan(10_000);
     }
     const refused = await run(['migrate'], { DATABASE_URL: urls[0]! });
     expect(refused.output).toMatch(/connection refused/);
@@ -150,6 +155,28 @@ describe('the first hour: expected conditions are one line naming the setting', 
     const tools = /^tools: (.*)$/m.exec(result.output)?.[1]?.split(', ') ?? [];
     expect(tools).toEqual(expect.arrayContaining(['delegate_task', 'memory', 'clarify']));
     expect(result.output).toMatch(/^ {2}delegation +delegate_task/m);
+  });
+
+  it("`herald tools` lists the configured MCP servers' tools as the model is offered them, and says which server did not answer", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'herald-tools-mcp-'));
+    try {
+      const file = join(dir, 'mcp.yaml');
+      const servers = { everything: { command: process.execPath, args: [EVERYTHING_SERVER] }, gone: { url: `http://127.0.0.1:${await closedPort()}/mcp`, internal: true } };
+      await writeFile(file, JSON.stringify({ servers }));
+      const env = { DATABASE_URL: database.url, HERALD_MCP_FILE: file, HERALD_SANDBOX: 'none' };
+      const result = await run(['tools'], env);
+      expect(result.code, result.output).toBe(0);
+      const tools = /^tools: (.*)$/m.exec(result.output)?.[1]?.split(', ') ?? [];
+      expect(tools).toEqual(expect.arrayContaining(['delegate_task', 'mcp_everything_echo', 'mcp_everything_get-sum']));
+      expect(result.output).toMatch(/^MCP servers: everything; \d+ tools/m);
+      expect(result.output).toMatch(/^MCP server gone did not answer \(.*ECONNREFUSED\): its tools are not offered until it does/m);
+      expect(result.output).toMatch(/^ {2}herald-core .*@mcp:everything/m);
+      const without = await run(['tools', '--no-mcp'], env);
+      expect(without.output).not.toContain('mcp_everything_');
+      expect(without.output).toContain('MCP servers: not asked (--no-mcp); their tools: herald mcp list');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('HERALD_MODEL without a provider is one clear line', async () => {

@@ -9,6 +9,8 @@ import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
+import { APP_TOKEN, BOT_TOKEN, startFakeSlack } from './support/fake-slack.ts';
+import type { FakeSlack } from './support/fake-slack.ts';
 import { heraldOnTerminal } from './support/pty.ts';
 import { createTestDatabase } from './support/test-database.ts';
 import type { TestDatabase } from './support/test-database.ts';
@@ -40,6 +42,7 @@ const DOWN = '\x1b[B';
 describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
   let model: FakeLLM;
   let telegram: FakeTelegram;
+  let slack: FakeSlack;
   let database: TestDatabase;
   const dirs: string[] = [];
   const newDir = async () => {
@@ -51,11 +54,13 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
   beforeAll(async () => {
     model = await startFakeOpenAI();
     telegram = await startFakeTelegram();
+    slack = await startFakeSlack();
     database = await createTestDatabase();
   });
   afterAll(async () => {
     await model.close();
     await telegram.close();
+    await slack.close();
     await database.drop();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
@@ -68,12 +73,37 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
     const badBot = herald(dir, ['init', '--non-interactive', '--provider', 'local', '--model', 'm', '--base-url', model.url, '--telegram-token', '123:wrong'], { TELEGRAM_API_ROOT: telegram.apiRoot });
     expect(await badBot.exited).toBe(1);
     expect(badBot.output()).toMatch(/^herald: --telegram-token: Telegram refused it: 404/m);
+    // Slack answers 200 with ok: false for a token it does not know (auth.test, apps.connections.open).
+    const local = ['init', '--non-interactive', '--provider', 'local', '--model', 'm', '--base-url', model.url];
+    const slackEnv = { SLACK_API_URL: slack.url };
+    const badSlackBot = herald(dir, [...local, '--slack-bot-token', 'xoxb-0-unknown'], slackEnv);
+    expect(await badSlackBot.exited).toBe(1);
+    expect(badSlackBot.output()).toMatch(/^herald: --slack-bot-token: Slack refused it: invalid_auth$/m);
+    const badSlackApp = herald(dir, [...local, '--slack-token', BOT_TOKEN, '--slack-app-token', 'xapp-0-unknown'], slackEnv);
+    expect(await badSlackApp.exited).toBe(1);
+    expect(badSlackApp.output()).toMatch(/^herald: --slack-app-token: Slack refused it: invalid_auth$/m);
+    expect(slack.calls.map((call) => call.method)).toEqual(['auth.test', 'auth.test', 'apps.connections.open']);
+    // The wrong kind of token, or the app token alone, is a usage error before anything is asked.
+    const swapped = herald(dir, [...local, '--slack-bot-token', APP_TOKEN], slackEnv);
+    expect(await swapped.exited).toBe(2);
+    expect(swapped.output()).toMatch(/^herald: --slack-bot-token: expected a Slack bot token starting xoxb-$/m);
+    const appAlone = herald(dir, [...local, '--slack-app-token', APP_TOKEN], slackEnv);
+    expect(await appAlone.exited).toBe(2);
+    expect(appAlone.output()).toMatch(/^herald: --slack-app-token: needs --slack-bot-token too/m);
+    expect(slack.calls).toHaveLength(3);
     expect(existsSync(join(dir, '.env'))).toBe(false);
   });
 
   it('--non-interactive writes a .env (0600) that `herald up` reads: the API answers with its token through the model it names', async () => {
     const dir = await newDir();
-    const init = herald(dir, ['init', '--non-interactive', '--provider', 'local', '--model', 'gpt-test', '--base-url', model.url, '--database-url', database.url, '--api-token', 'init-token-123456']);
+    const init = herald(
+      dir,
+      [
+        ...['init', '--non-interactive', '--provider', 'local', '--model', 'gpt-test', '--base-url', model.url, '--database-url', database.url, '--api-token', 'init-token-123456'],
+        ...['--slack-bot-token', BOT_TOKEN, '--slack-app-token', APP_TOKEN],
+      ],
+      { SLACK_API_URL: slack.url },
+    );
     expect(await init.exited).toBe(0);
     expect(init.output()).toContain(`wrote ${join(dir, '.env')} (mode 0600)`);
     expect(init.output()).not.toContain('init-token-123456');
@@ -83,15 +113,20 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
     expect(env).toContain(`OPENAI_BASE_URL=${model.url}\n`);
     expect(env).toContain(`DATABASE_URL=${database.url}\n`);
     expect(env).toContain('HERALD_API_TOKEN=init-token-123456\n');
+    expect(env).toContain(`SLACK_BOT_TOKEN=${BOT_TOKEN}\n`);
+    expect(env).toContain(`SLACK_APP_TOKEN=${APP_TOKEN}\n`);
+    expect(init.output()).not.toContain(BOT_TOKEN);
     const again = herald(dir, ['init', '--non-interactive', '--no-model']);
     expect(await again.exited).toBe(1);
     expect(again.output()).toMatch(/\.env exists: herald init --force replaces it/);
 
     const port = String(20000 + Math.floor(Math.random() * 20000));
-    const up = herald(dir, ['up'], { PORT: port, HERALD_METRICS_PORT: '0', LOG_FORMAT: 'json' });
+    const up = herald(dir, ['up'], { PORT: port, HERALD_METRICS_PORT: '0', LOG_FORMAT: 'json', SLACK_API_URL: slack.url });
     try {
       await waitFor(async () => up.output().includes('Herald is up'), { timeoutMs: PROCESS_START_MS, what: 'herald up' });
       expect(up.output()).toContain('chosen because DATABASE_URL is set');
+      // The Slack tokens are read from .env under the names the Slack settings use: Socket Mode connects.
+      await waitFor(async () => slack.openSockets() === 1, { timeoutMs: 30_000, what: 'the Slack socket' });
       const send = (token: string) =>
         fetch(`http://127.0.0.1:${port}/v1/messages?wait=30`, {
           method: 'POST',
@@ -109,7 +144,7 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
 
   it('interactive: asks on a terminal, checks each answer live (asking again after a failure), writes .env', async () => {
     const dir = await newDir();
-    const init = heraldOnTerminal(['init'], { TELEGRAM_API_ROOT: telegram.apiRoot }, { cwd: dir });
+    const init = heraldOnTerminal(['init'], { TELEGRAM_API_ROOT: telegram.apiRoot, SLACK_API_URL: slack.url }, { cwd: dir });
     // Each question is looked for after the last answer typed (a question asked again appears twice).
     let typedAt = 0;
     const step = async (question: string, keys: string) => {
@@ -133,6 +168,12 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
     from = await step('Telegram bot token', `${telegram.token}\r`);
     await init.until('the Telegram token: ok', { from });
     from = await step('Discord bot token', '\r');
+    from = await step('Slack bot token', 'xoxb-0-unknown\r');
+    await init.until('the Slack bot token: invalid_auth', { from });
+    from = await step('Slack bot token', `${BOT_TOKEN}\r`);
+    await init.until('the Slack bot token: ok', { from });
+    from = await step('Slack app-level token for Socket Mode', `${APP_TOKEN}\r`);
+    await init.until('the Slack app token: ok', { from });
     from = await step('Where should the data live?', `${DOWN}\r`);
     from = await step('Postgres URL', `${database.url}\r`);
     await init.until('Postgres: ok', { from });
@@ -143,6 +184,7 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
     expect(env).toContain('HERALD_MODEL=openai/gpt-test\n');
     expect(env).toContain(`OPENAI_BASE_URL=${model.url}\n`);
     expect(env).toContain(`TELEGRAM_BOT_TOKEN=${telegram.token}\n`);
+    expect(env).toContain(`SLACK_BOT_TOKEN=${BOT_TOKEN}\nSLACK_APP_TOKEN=${APP_TOKEN}\n`);
     expect(env).toContain(`DATABASE_URL=${database.url}\n`);
     expect(env).toMatch(/^HERALD_API_TOKEN=[\w-]{32}$/m);
     expect(env).not.toContain('REDIS_URL=');

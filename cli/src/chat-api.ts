@@ -101,6 +101,13 @@ export class ChatApi {
     return (await this.#call(`/v1/events/${eventId}`)).body as EventBody;
   }
 
+  /** The session this chat's next message lands in (the API's chat `chatId`, still routed to), if any. */
+  async liveSession(chatId: string): Promise<string | undefined> {
+    const query = new URLSearchParams({ platform: 'api', chat_id: chatId, state: 'live', limit: '1' });
+    const { status, body } = await this.#call(`/v1/sessions?${query}`);
+    return status === 200 ? (body as { sessions: { session_id: string }[] }).sessions[0]?.session_id : undefined;
+  }
+
   /** The transcript after `seq` (or the newest message when seq is undefined). */
   async messagesAfter(sessionId: string, seq: number | undefined): Promise<TranscriptMessage[]> {
     const query = seq === undefined ? 'limit=1' : `after=${seq}&limit=100`;

@@ -40,6 +40,11 @@ class TerminalChat {
   #polling = false;
   #timer: NodeJS.Timeout | undefined;
   #quit: () => void = () => undefined;
+  /**
+   * The person left: nothing more is printed. An answer still on its way (the /stop a Ctrl-C sent)
+   * would redraw the prompt, and the closed readline's prompt resumes stdin: the chat would never exit.
+   */
+  #closed = false;
 
   constructor(config: Config) {
     this.#config = config;
@@ -49,6 +54,7 @@ class TerminalChat {
 
   /** Writes above the prompt, keeping what the person is typing. */
   #print(text: string): void {
+    if (this.#closed) return;
     if (this.#liveReply) process.stdout.write(this.#liveReply.interrupt());
     if (!this.#interactive) {
       process.stdout.write(text);
@@ -61,12 +67,14 @@ class TerminalChat {
   }
 
   #prompt(): void {
+    if (this.#closed) return;
     this.#rl.prompt(true);
     this.#promptShown = true;
   }
 
   /** A piece of a reply as it streams in, where the prompt was. */
   #printLive(reply: StreamedReply, text: string): void {
+    if (this.#closed) return;
     if (this.#interactive && this.#promptShown) {
       clearLine(process.stdout, 0);
       cursorTo(process.stdout, 0);
@@ -112,12 +120,13 @@ class TerminalChat {
   }
 
   async #send(text: string): Promise<void> {
+    const before = this.#sessionId === undefined ? await this.#sessionBefore() : undefined;
     const { httpStatus, body } = await this.#api.send(this.#chatId, this.#user, text);
     if (httpStatus !== 200 && httpStatus !== 202) {
       this.#print(`error ${httpStatus}: ${body.error?.message ?? 'unexpected answer'}\n`);
       return;
     }
-    await this.#follow(body.session_id);
+    await this.#follow(body.session_id, before);
     if (body.reply) this.#say(body.reply.text);
     else if (body.event_id !== undefined) {
       this.#open.set(body.event_id, { waiting: false });
@@ -129,10 +138,28 @@ class TerminalChat {
     }
   }
 
-  /** A new session (the first message, /new, a compression): tool calls are followed from its newest message. */
-  async #follow(sessionId: string | undefined): Promise<void> {
+  /**
+   * Where the chat's session stands before its first message is sent: the tool calls of that
+   * message's turn are the ones after it. Read after the send, a quick model's first tool call
+   * would already be there, and never shown.
+   */
+  async #sessionBefore(): Promise<{ sessionId: string | undefined; seq: number }> {
+    const sessionId = await this.#api.liveSession(this.#chatId);
+    if (sessionId === undefined) return { sessionId, seq: 0 };
+    return { sessionId, seq: (await this.#api.messagesAfter(sessionId, undefined)).at(-1)?.seq ?? 0 };
+  }
+
+  /**
+   * A session new to this chat: the first message's (from where it stood before the send, or from
+   * its start when that message opened it); later ones (/new, a compression) from their newest message.
+   */
+  async #follow(sessionId: string | undefined, before?: { sessionId: string | undefined; seq: number }): Promise<void> {
     if (sessionId === undefined || sessionId === this.#sessionId) return;
     this.#sessionId = sessionId;
+    if (before !== undefined && (before.sessionId === sessionId || before.sessionId === undefined)) {
+      this.#lastSeq = before.seq;
+      return;
+    }
     const newest = await this.#api.messagesAfter(sessionId, undefined);
     this.#lastSeq = newest.at(-1)?.seq ?? 0;
   }
@@ -224,6 +251,7 @@ class TerminalChat {
       await this.#settled();
     })();
     await Promise.race([lines, quit]);
+    this.#closed = true;
     this.#closing.abort();
     clearInterval(this.#timer);
     this.#rl.close();

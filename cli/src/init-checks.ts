@@ -1,5 +1,5 @@
 import { CHAT_PLATFORMS, PLATFORM_FACTS } from '@herald/core';
-import type { ChatPlatform } from '@herald/core';
+import type { ChatPlatform, SetupToken } from '@herald/core';
 import { probeDatabase } from '@herald/db';
 import { probeRedis } from '@herald/queue';
 
@@ -56,17 +56,31 @@ export async function checkModel(answer: ModelAnswer): Promise<CheckResult> {
   }
 }
 
-/** The chat platforms `herald init` asks a bot token for: those with one token variable in the registry. */
-export const TOKEN_PLATFORMS: readonly ChatPlatform[] = CHAT_PLATFORMS.filter((platform) => PLATFORM_FACTS[platform].tokenVariable !== undefined);
+/** A token `herald init` asks for, with the platform it belongs to. */
+export interface InitToken extends SetupToken {
+  platform: ChatPlatform;
+  /** The platform's name people read. */
+  label: string;
+}
+
+/** Every platform's setup tokens, in the registry's order: the prompts, the flags and the .env lines. */
+export const INIT_TOKENS: readonly InitToken[] = CHAT_PLATFORMS.flatMap((platform) =>
+  (PLATFORM_FACTS[platform].setupTokens ?? []).map((token) => ({ ...token, platform, label: PLATFORM_FACTS[platform].label })),
+);
+
+/** Why a token cannot be one of its kind before it is sent anywhere (the settings refuse it too), or null. */
+export function tokenShapeProblem(token: InitToken, value: string): string | null {
+  return token.prefix === undefined || value.startsWith(token.prefix) ? null : `expected a ${token.name} starting ${token.prefix}`;
+}
 
 /**
- * The platform knows the bot token: its adapter asks it, at the API root the environment names (a
+ * The platform knows the token: its adapter asks it, at the API root the environment names (a
  * test's fake), else the real one. The adapters and their SDKs load only when a token is checked.
  */
-export async function checkPlatformToken(platform: ChatPlatform, token: string): Promise<CheckResult> {
+export async function checkPlatformToken(token: InitToken, value: string): Promise<CheckResult> {
   const { PLATFORM_ADAPTERS } = await import('@herald/platforms');
-  const adapter = PLATFORM_ADAPTERS[platform];
-  return adapter.checkToken ? adapter.checkToken(token, process.env) : null;
+  const adapter = PLATFORM_ADAPTERS[token.platform];
+  return adapter.checkToken ? adapter.checkToken(value, process.env, token.variable) : null;
 }
 
 export async function checkDatabase(url: string): Promise<CheckResult> {

@@ -1,13 +1,18 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PLATFORM_FACTS } from '@herald/core';
-import type { ChatPlatform } from '@herald/core';
-import { checkDatabase, checkModel, checkPlatformToken, checkRedisUrl, TOKEN_PLATFORMS } from './init-checks.ts';
-import type { CheckResult, ModelAnswer } from './init-checks.ts';
+import { checkDatabase, checkModel, checkPlatformToken, checkRedisUrl, INIT_TOKENS, tokenShapeProblem } from './init-checks.ts';
+import type { CheckResult, InitToken, ModelAnswer } from './init-checks.ts';
 import { newApiToken, writeEnvFile } from './init-env.ts';
 import type { InitAnswers } from './init-env.ts';
 import { SetupError, usageError } from './setup-error.ts';
+
+/** A token flag's usage line: the token, the setting it becomes, the token it needs, other spellings. */
+function tokenUsage(token: InitToken): string {
+  const needed = INIT_TOKENS.find((other) => other.variable === token.requires);
+  const notes = [token.variable, ...(needed ? [`needs --${needed.flag}`] : []), ...(token.aliases ?? []).map((alias) => `or --${alias}`)];
+  return `  --${`${token.flag} T`.padEnd(34)}optional: ${token.question}${token.prefix === undefined ? '' : `, ${token.prefix}...`} (${notes.join('; ')})`;
+}
 
 export const INIT_USAGE = `usage: herald init [--non-interactive FLAGS] [--force]
 
@@ -18,7 +23,7 @@ with --non-interactive, the answers come from flags:
   --model NAME                        e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.1
   --api-key KEY                       the provider's key (a local server may need none)
   --base-url URL                      the server's URL (required for local)
-  ${TOKEN_PLATFORMS.map((platform) => `--${platform}-token T`).join(', ')}   optional bot tokens
+${INIT_TOKENS.map(tokenUsage).join('\n')}
   --database-url URL                  your own Postgres (default: an embedded one)
   --redis-url URL                     your own Redis (default: the queue on Postgres)
   --api-token T                       the API token (default: generated)
@@ -38,8 +43,10 @@ const OPTIONS = {
   force: { type: 'boolean' },
 } as const;
 
-/** A bot token flag per platform init asks for (`--<platform>-token`). */
-const TOKEN_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(TOKEN_PLATFORMS.map((platform): [string, { type: 'string' }] => [`${platform}-token`, { type: 'string' }]));
+/** A flag per platform token init asks for (`--telegram-token`, `--slack-bot-token`...), and their aliases. */
+const TOKEN_OPTIONS: Readonly<Record<string, { type: 'string' }>> = Object.fromEntries(
+  INIT_TOKENS.flatMap((token) => [token.flag, ...(token.aliases ?? [])]).map((flag): [string, { type: 'string' }] => [flag, { type: 'string' }]),
+);
 
 type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: false }>>['values'];
 
@@ -57,9 +64,9 @@ function modelFromFlags(flags: Flags): ModelAnswer | null {
 async function checkAll(answers: InitAnswers): Promise<void> {
   const checks: [string, Promise<CheckResult>][] = [];
   if (answers.model) checks.push(['--api-key/--model/--base-url: the model did not answer', checkModel(answers.model)]);
-  for (const platform of TOKEN_PLATFORMS) {
-    const token = answers.tokens[platform];
-    if (token) checks.push([`--${platform}-token: ${PLATFORM_FACTS[platform].label} refused it`, checkPlatformToken(platform, token)]);
+  for (const token of INIT_TOKENS) {
+    const value = answers.tokens[token.variable];
+    if (value !== undefined) checks.push([`--${token.flag}: ${token.label} refused it`, checkPlatformToken(token, value)]);
   }
   if (answers.databaseUrl) checks.push(['--database-url: Postgres did not answer', checkDatabase(answers.databaseUrl)]);
   if (answers.redisUrl) checks.push(['--redis-url: Redis did not answer', checkRedisUrl(answers.redisUrl)]);
@@ -69,18 +76,31 @@ async function checkAll(answers: InitAnswers): Promise<void> {
   }
 }
 
-/** The token flags given, by platform (parsed beside the typed flags: their names come from the registry). */
-function tokensOf(flags: Flags): Partial<Record<ChatPlatform, string>> {
+/**
+ * The token flags given, by the setting each is written to (parsed beside the typed flags: their
+ * names come from the registry). A token of the wrong kind, or one given without the token it
+ * needs, is a usage error before anything is checked live.
+ */
+function tokensOf(flags: Flags): Record<string, string> {
   const given: Readonly<Record<string, unknown>> = flags;
-  return Object.fromEntries(
-    TOKEN_PLATFORMS.flatMap((platform): [ChatPlatform, string][] => {
-      const token = given[`${platform}-token`];
-      return typeof token === 'string' ? [[platform, token]] : [];
-    }),
-  );
+  const tokens: Record<string, string> = {};
+  for (const token of INIT_TOKENS) {
+    const value = [token.flag, ...(token.aliases ?? [])].map((flag) => given[flag]).find((text) => typeof text === 'string');
+    if (typeof value !== 'string') continue;
+    const problem = tokenShapeProblem(token, value);
+    if (problem !== null) throw usageError(`--${token.flag}: ${problem}`, INIT_USAGE);
+    tokens[token.variable] = value;
+  }
+  for (const token of INIT_TOKENS) {
+    const needed = INIT_TOKENS.find((other) => other.variable === token.requires);
+    if (tokens[token.variable] !== undefined && needed !== undefined && tokens[needed.variable] === undefined) {
+      throw usageError(`--${token.flag}: needs --${needed.flag} too (${token.variable} is used only with ${needed.variable})`, INIT_USAGE);
+    }
+  }
+  return tokens;
 }
 
-async function nonInteractive(flags: Flags, tokens: Partial<Record<ChatPlatform, string>>): Promise<InitAnswers> {
+async function nonInteractive(flags: Flags, tokens: Record<string, string>): Promise<InitAnswers> {
   const answers: InitAnswers = {
     model: modelFromFlags(flags),
     tokens,

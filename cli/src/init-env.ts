@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, writeFile } from 'node:fs/promises';
-import { CHAT_PLATFORMS, PLATFORM_FACTS } from '@herald/core';
-import type { ChatPlatform } from '@herald/core';
+import { INIT_TOKENS } from './init-checks.ts';
 import type { ModelAnswer } from './init-checks.ts';
 
 /** Everything `herald init` settles, written to .env. */
 export interface InitAnswers {
   model: ModelAnswer | null;
-  /** The bot tokens given, by platform (the registry's `tokenVariable` names each one's setting). */
-  tokens: Readonly<Partial<Record<ChatPlatform, string>>>;
+  /** The platform tokens given, by the setting each is written to (the registry's `setupTokens`). */
+  tokens: Readonly<Record<string, string>>;
   /** undefined: embedded Postgres. */
   databaseUrl: string | undefined;
   /** undefined: the queue on Postgres. */
@@ -39,10 +38,7 @@ export function envText(answers: InitAnswers): string {
     set(KEY[answers.model.provider], answers.model.apiKey);
     set(BASE[answers.model.provider], answers.model.baseURL);
   }
-  for (const platform of CHAT_PLATFORMS) {
-    const variable = PLATFORM_FACTS[platform].tokenVariable;
-    if (variable !== undefined) set(variable, answers.tokens[platform]);
-  }
+  for (const { variable } of INIT_TOKENS) set(variable, answers.tokens[variable]);
   if (answers.databaseUrl === undefined) lines.push('# No DATABASE_URL: an embedded Postgres under ./.herald.');
   set('DATABASE_URL', answers.databaseUrl);
   if (answers.redisUrl === undefined) lines.push('# No REDIS_URL: the queue runs on Postgres.');

@@ -1,8 +1,6 @@
 import { cancel, intro, isCancel, log, outro, password, select, spinner, text } from '@clack/prompts';
-import { PLATFORM_FACTS } from '@herald/core';
-import type { ChatPlatform } from '@herald/core';
-import { checkDatabase, checkModel, checkPlatformToken, checkRedisUrl, TOKEN_PLATFORMS } from './init-checks.ts';
-import type { CheckResult, ModelAnswer } from './init-checks.ts';
+import { checkDatabase, checkModel, checkPlatformToken, checkRedisUrl, INIT_TOKENS, tokenShapeProblem } from './init-checks.ts';
+import type { CheckResult, InitToken, ModelAnswer } from './init-checks.ts';
 import { newApiToken } from './init-env.ts';
 import type { InitAnswers } from './init-env.ts';
 import { SetupError } from './setup-error.ts';
@@ -69,8 +67,30 @@ async function askModel(): Promise<ModelAnswer | null> {
   return (await askChecked(ask, checkModel, 'the model')) ?? null;
 }
 
-async function askToken(platform: string, check: (token: string) => Promise<CheckResult>): Promise<string | undefined> {
-  return askChecked(async () => optional(given(await text({ message: `${platform} bot token (Enter to skip)`, defaultValue: '' }))), check, `the ${platform} token`);
+/** A platform's token, optional: one of the wrong kind is refused as typed, a right one checked live. */
+async function askToken(token: InitToken): Promise<string | undefined> {
+  const ask = async () =>
+    optional(
+      given(
+        await text({
+          message: `${token.question} (${token.prefix === undefined ? '' : `${token.prefix}..., `}Enter to skip)`,
+          defaultValue: '',
+          validate: (value) => (value === undefined || value.trim() === '' ? undefined : (tokenShapeProblem(token, value.trim()) ?? undefined)),
+        }),
+      ),
+    );
+  return askChecked(ask, (answer) => checkPlatformToken(token, answer), `the ${token.name}`);
+}
+
+/** Each platform's tokens in turn; one that needs another is asked only when that one was given. */
+async function askTokens(): Promise<Record<string, string>> {
+  const tokens: Record<string, string> = {};
+  for (const token of INIT_TOKENS) {
+    if (token.requires !== undefined && tokens[token.requires] === undefined) continue;
+    const answer = await askToken(token);
+    if (answer !== undefined) tokens[token.variable] = answer;
+  }
+  return tokens;
 }
 
 async function askDatabase(): Promise<{ databaseUrl: string | undefined; redisUrl: string | undefined }> {
@@ -104,11 +124,7 @@ async function askDatabase(): Promise<{ databaseUrl: string | undefined; redisUr
 export async function askAnswers(): Promise<InitAnswers> {
   intro('herald init');
   const model = await askModel();
-  const tokens: Partial<Record<ChatPlatform, string>> = {};
-  for (const platform of TOKEN_PLATFORMS) {
-    const token = await askToken(PLATFORM_FACTS[platform].label, (answer) => checkPlatformToken(platform, answer));
-    if (token !== undefined) tokens[platform] = token;
-  }
+  const tokens = await askTokens();
   const { databaseUrl, redisUrl } = await askDatabase();
   const apiToken = newApiToken();
   log.info('Generated an API token (HERALD_API_TOKEN): the console and the CLI use it.');

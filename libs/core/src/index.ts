@@ -46,7 +46,7 @@ export {
   PLATFORM_FACTS,
   SIGN_IN_PLATFORM,
 } from './platform-registry.ts';
-export type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, PlatformDeadLetterKind, PlatformFacts } from './platform-registry.ts';
+export type { ChatPlatform, DeliveryOnlyFacts, DeliveryOnlyPlatform, PlatformDeadLetterKind, PlatformFacts, SetupToken } from './platform-registry.ts';
 export { checkMailAddress, mailDomainAllowed, mailDomainOf } from './mail-address.ts';
 export type { MailAddressCheck } from './mail-address.ts';
 export { ACCOUNT_NAME, formatNamedChat, parseNamedChat, readStoredTarget, splitPlatformAccount, storedTarget, TargetSyntaxError } from './delivery-target.ts';

@@ -38,6 +38,24 @@ export const DEFAULT_ACCOUNT = 'default';
 const DEAD_LETTER_KINDS = { telegram: 'telegram_update', discord: 'discord_event', slack: 'slack_event' } as const satisfies Record<ChatPlatform, string>;
 export type PlatformDeadLetterKind = (typeof DEAD_LETTER_KINDS)[ChatPlatform];
 
+/** One token of a platform that `herald init` asks for (a prompt, or `--<flag>` without a terminal). */
+export interface SetupToken {
+  /** The setting it is written to in .env: the one the platform's settings read. */
+  variable: string;
+  /** Its `herald init` flag, without the dashes. */
+  flag: string;
+  /** Other flags taking the same token (the `--<platform>-token` every platform's first token answers to). */
+  aliases?: readonly string[];
+  /** What the prompt asks. */
+  question: string;
+  /** How checks name it: "the Telegram token: ok". */
+  name: string;
+  /** How every such token starts; another is refused before it is checked live. */
+  prefix?: string;
+  /** Another of the platform's variables it is used only with: asked, and taken, only when that one is given. */
+  requires?: string;
+}
+
 export interface PlatformFacts {
   /** How its delivery target is written: `<platform>[@<account>]:<chat_id>[:<thread_id>]`. */
   targetSyntax: string;
@@ -60,10 +78,10 @@ export interface PlatformFacts {
   /** A person's direct-message chat has their own user id as its chat id (Telegram's private chats). */
   dmChatIdIsUserId: boolean;
   /**
-   * The variable of its one bot token, which `herald init` asks for and has the adapter check live
-   * (`checkToken`); unset, it is set up by hand (Slack's bot and app tokens and signing secret).
+   * The tokens `herald init` asks for, in order, and writes to .env under the variables the
+   * platform's settings read; the adapter checks each live (`checkToken`). Unset: set up by hand.
    */
-  tokenVariable?: string;
+  setupTokens?: readonly SetupToken[];
   /** Its chat commands are registered with it as slash commands, once per deployment: `herald <name>-commands`. */
   slashCommands: boolean;
   /** What the system prompt tells the model about how its replies are shown there; none: nothing. */
@@ -86,7 +104,7 @@ export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
     secretSettings: ['botToken', 'webhookSecret'],
     secretHeaders: ['x-telegram-bot-api-secret-token'],
     slashCommands: false,
-    tokenVariable: 'TELEGRAM_BOT_TOKEN',
+    setupTokens: [{ variable: 'TELEGRAM_BOT_TOKEN', flag: 'telegram-token', question: 'Telegram bot token', name: 'Telegram token' }],
     promptHint: 'Replies are shown in Telegram: keep them short, use simple Markdown.',
   },
   discord: {
@@ -100,7 +118,7 @@ export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
     secretSettings: ['botToken'],
     secretHeaders: [],
     slashCommands: true,
-    tokenVariable: 'DISCORD_BOT_TOKEN',
+    setupTokens: [{ variable: 'DISCORD_BOT_TOKEN', flag: 'discord-token', question: 'Discord bot token', name: 'Discord token' }],
     promptHint: 'Replies are shown in Discord: Markdown works; keep messages under 2,000 characters.',
   },
   slack: {
@@ -114,6 +132,19 @@ export const PLATFORM_FACTS: Readonly<Record<ChatPlatform, PlatformFacts>> = {
     secretSettings: ['botToken', 'appToken', 'signingSecret'],
     secretHeaders: ['x-slack-signature'],
     slashCommands: false,
+    // The bot token sends; the app-level token opens Socket Mode, the way in that needs no public
+    // URL. The signing secret (the Events API's way in) stays a setting set by hand.
+    setupTokens: [
+      { variable: 'SLACK_BOT_TOKEN', flag: 'slack-bot-token', aliases: ['slack-token'], question: 'Slack bot token', name: 'Slack bot token', prefix: 'xoxb-' },
+      {
+        variable: 'SLACK_APP_TOKEN',
+        flag: 'slack-app-token',
+        question: 'Slack app-level token for Socket Mode',
+        name: 'Slack app token',
+        prefix: 'xapp-',
+        requires: 'SLACK_BOT_TOKEN',
+      },
+    ],
   },
 };
 

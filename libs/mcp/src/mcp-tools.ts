@@ -44,6 +44,12 @@ export interface SessionTools {
   joins: Record<string, string[]>;
 }
 
+/** A server whose tools could not be listed: its tools are not offered until it answers. */
+export interface DownServer {
+  server: string;
+  error: string;
+}
+
 /** Where a server runs: its key in the pool, its workspace and its arguments with the placeholder filled. */
 interface Placement {
   key: string;
@@ -121,7 +127,7 @@ export class McpTools {
     if (session.firstTurn) {
       const servers = await this.serversFor(session.profileId);
       // With servers, the list is stored even when empty: a resumed first turn finds what was offered.
-      frozen = Object.keys(servers).length === 0 ? [] : await storeFrozenTools(this.#options.db, session.sessionId, await this.#discover(servers, session.profileId, session.workspaceDir));
+      frozen = Object.keys(servers).length === 0 ? [] : await storeFrozenTools(this.#options.db, session.sessionId, (await this.#discover(servers, session.profileId, session.workspaceDir)).frozen);
     } else {
       frozen = (await loadFrozenTools(this.#options.db, session.sessionId)) ?? [];
     }
@@ -138,9 +144,19 @@ export class McpTools {
     }
   }
 
-  async #discover(servers: ServerMap, profileId: string, workspaceDir: string): Promise<FrozenTool[]> {
+  /**
+   * What a session of the profile starting now would be offered, found the same way and stored
+   * nowhere (`herald tools`), with the servers that did not answer.
+   */
+  async discoverTools(profileId: string, workspaceDir: string): Promise<SessionTools & { down: DownServer[] }> {
+    const { frozen, down } = await this.#discover(await this.serversFor(profileId), profileId, workspaceDir);
+    return { tools: frozen.map((tool) => this.#tool(tool)), joins: joinsOf(frozen), down };
+  }
+
+  async #discover(servers: ServerMap, profileId: string, workspaceDir: string): Promise<{ frozen: FrozenTool[]; down: DownServer[] }> {
     const taken = new Set<string>();
     const frozen: FrozenTool[] = [];
+    const down: DownServer[] = [];
     for (const name of Object.keys(servers).sort()) {
       const server = servers[name] as ServerConfig;
       try {
@@ -149,9 +165,11 @@ export class McpTools {
       } catch (error) {
         // The session goes on without this server's tools; the next session tries again.
         this.#options.logger?.warn({ profileId, server: name, err: error }, 'MCP server unavailable; its tools are not offered in this session');
+        const cause = (error as { cause?: { code?: unknown } }).cause?.code;
+        down.push({ server: name, error: `${(error as Error).message}${typeof cause === 'string' ? `: ${cause}` : ''}` });
       }
     }
-    return frozen;
+    return { frozen, down };
   }
 
   /** A server's tools as it lists them now (discovery, `herald mcp list` and `test`). */

@@ -81,10 +81,10 @@ export interface PlatformAdapterSpec<Settings extends AccountSettings, Inbound e
    */
   deployCommands?(platforms: PlatformsConfig): Promise<number>;
   /**
-   * Asks the platform whether it knows this bot token (`herald init`, for its facts'
-   * `tokenVariable`); `env` may point the check at another API root (a test's fake).
+   * Asks the platform whether it knows this token (`herald init`, for each of its facts'
+   * `setupTokens`, named by `variable`); `env` may point the check at another API root (a test's fake).
    */
-  checkToken?(token: string, env: Readonly<Record<string, string | undefined>>): Promise<TokenCheck>;
+  checkToken?(token: string, env: Readonly<Record<string, string | undefined>>, variable: string): Promise<TokenCheck>;
   readonly rateLimits: RateLimitRules;
   readonly lease: 'one-connection-per-account' | 'none';
 }

@@ -2,9 +2,32 @@ import { formatNamedChat, parseNamedChat, PLATFORM_FACTS, readStoredTarget } fro
 import type { SlackConfig } from '@herald/core';
 import { defineAdapter } from '../platform-adapter.ts';
 import type { InboundHandle, PlatformAdapter } from '../platform-adapter.ts';
+import { probeToken } from '../token-check.ts';
+import type { TokenCheck } from '../token-check.ts';
 import { SlackIngress } from './slack-ingress.ts';
 import { SLACK_LIMIT, SlackSender } from './slack-sender.ts';
 import { slackWebhooks } from './slack-webhooks.ts';
+
+/**
+ * Slack knows the token: auth.test for the bot token, apps.connections.open (which only hands out
+ * a Socket Mode URL, nothing connects to it) for the app-level one, at SLACK_API_URL as the
+ * settings read it. The Web API answers 200 either way; `ok` says whether it took the token.
+ */
+function checkSlackToken(token: string, env: Readonly<Record<string, string | undefined>>, variable: string): Promise<TokenCheck> {
+  const method = variable === 'SLACK_APP_TOKEN' ? 'apps.connections.open' : 'auth.test';
+  const base = (env.SLACK_API_URL ?? 'https://slack.com/api/').replace(/\/+$/, '');
+  return probeToken(
+    `${base}/${method}`,
+    { authorization: `Bearer ${token}` },
+    {
+      method: 'POST',
+      refusal: (body) => {
+        const answer = body as { ok?: unknown; error?: unknown };
+        return answer.ok === true ? null : typeof answer.error === 'string' ? answer.error : 'not accepted';
+      },
+    },
+  );
+}
 
 /** The running inbound side of one Slack app, with the ingress the routes and tests reach. */
 export type SlackInbound = InboundHandle & { ingress: SlackIngress; signingSecret: string | undefined };
@@ -45,6 +68,7 @@ export const slackAdapter: PlatformAdapter<SlackConfig, SlackInbound> = defineAd
   readTarget: readStoredTarget,
   // No verifyWebhook: Slack's signature covers the raw body, so its routes check it themselves
   // (slack-webhooks.ts), before anything of the request is read.
+  checkToken: checkSlackToken,
   rateLimits: { maxMessageChars: SLACK_LIMIT, backoff: '429 with Retry-After per method; calls spaced per method and channel' },
   lease: 'one-connection-per-account',
 });
