@@ -9,6 +9,7 @@ import type { FakeLLM } from './support/fake-llm.ts';
 import { heraldOnTerminal } from './support/pty.ts';
 import { HERALD_BIN, modelEnv, PROCESS_START_MS, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess } from './support/stack.ts';
+import { freePort } from './support/ports.ts';
 
 /**
  * The first-minute path: no DATABASE_URL, no REDIS_URL, a fresh directory. This machine runs a
@@ -18,9 +19,10 @@ import type { HeraldProcess } from './support/stack.ts';
 describe('embedded mode: herald up with nothing but Node', { timeout: 6 * PROCESS_START_MS }, () => {
   let dir: string;
   let model: FakeLLM;
-  const port = String(20000 + Math.floor(Math.random() * 20000));
+  let port: string;
 
   beforeAll(async () => {
+    port = String(await freePort());
     dir = await mkdtemp(join(tmpdir(), 'herald-embedded-'));
     // As root the server runs as an unprivileged user, which must be able to enter the directory.
     await chmod(dir, 0o755);
@@ -151,9 +153,10 @@ describe.skipIf(process.getuid?.() !== 0)('embedded mode as root from a mode-070
   let outer: string;
   let dir: string;
   let model: FakeLLM;
-  const port = String(20000 + Math.floor(Math.random() * 20000));
+  let port: string;
 
   beforeAll(async () => {
+    port = String(await freePort());
     outer = await mkdtemp(join(tmpdir(), 'herald-root-only-'));
     dir = join(outer, 'home');
     await mkdir(dir, { mode: 0o700 });

@@ -16,6 +16,7 @@ import { createTestDatabase } from './support/test-database.ts';
 import type { TestDatabase } from './support/test-database.ts';
 import { HERALD_BIN, PROCESS_START_MS, stopProcess, waitFor } from './support/stack.ts';
 import type { HeraldProcess } from './support/stack.ts';
+import { freePort } from './support/ports.ts';
 
 /** `herald ARGS` in dir with none of Herald's settings in the environment: only what .env says. */
 function herald(dir: string, args: string[], extra: Record<string, string> = {}): HeraldProcess {
@@ -120,7 +121,7 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
     expect(await again.exited).toBe(1);
     expect(again.output()).toMatch(/\.env exists: herald init --force replaces it/);
 
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(await freePort());
     const up = herald(dir, ['up'], { PORT: port, HERALD_METRICS_PORT: '0', LOG_FORMAT: 'json', SLACK_API_URL: slack.url });
     try {
       await waitFor(async () => up.output().includes('Herald is up'), { timeoutMs: PROCESS_START_MS, what: 'herald up' });
