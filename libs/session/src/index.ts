@@ -7,7 +7,7 @@
  * and approvals (@herald/waits), budgets and usage (@herald/limits), subagent runs (@herald/subagents).
  */
 export { sessionKey } from './session-key.ts';
-export { chatRouteExists } from './chat-routes.ts';
+export { chatRouteExists, chatSessionId } from './chat-routes.ts';
 export type { RouteAddress } from './session-key.ts';
 export { eventUsage, getEvent, listOpenEvents } from './event-view.ts';
 export type { EventView, EventWaiting, OpenEvent } from './event-view.ts';

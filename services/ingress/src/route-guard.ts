@@ -5,7 +5,8 @@ import { getCronJob } from '@herald/cron';
 import { memoryEntryOwner } from '@herald/knowledge';
 import { getToken, listScope, mayAct, mayUse, personKeyOf } from '@herald/people';
 import type { Need, Principal, ResourceOwner } from '@herald/people';
-import { sessionResourceOwner } from '@herald/session';
+import { chatSessionId, sessionResourceOwner } from '@herald/session';
+import type { RouteAddress } from '@herald/session';
 import { sendError } from './api-errors.ts';
 import type { ResourceKind, RoutePermission } from './route-permissions.ts';
 
@@ -42,10 +43,25 @@ async function resolveField(context: GuardContext, record: Fields, field: string
   if (key !== apiUserId(given)) record[field] = key;
 }
 
+/** The one ownership rule: a thing that does not exist is the handler's to answer; one that does, the principal's grants or ownership decide. */
+const mayActOn = (principal: Principal, need: Need, owner: ResourceOwner | undefined): boolean => owner === undefined || mayAct(principal, need, owner);
+
 /** A resource the principal may not act on is a 404; one that does not exist is left to the handler's own answer. */
 async function resourceGuard(context: GuardContext, need: Need, what: string, owner: ResourceOwner | undefined): Promise<FastifyReply | undefined> {
-  if (owner === undefined || mayAct(context.principal, need, owner)) return undefined;
+  if (mayActOn(context.principal, need, owner)) return undefined;
   return notFound(context.reply, what);
+}
+
+/**
+ * Whether the principal may post into a chat: a message joins the chat's current session, its
+ * history then in the model's context, so that session is decided as the session routes decide it
+ * (write-own: its starter, or an operator or admin of its profile). A chat nobody has used is free
+ * to take; a grant on the whole profile (the bootstrap token's) needs no look-up.
+ */
+export async function mayJoinChat(db: Db, principal: Principal, address: RouteAddress): Promise<boolean> {
+  if (mayAct(principal, 'write-own', { profileId: address.profileId })) return true;
+  const sessionId = await chatSessionId(db, address);
+  return sessionId === undefined || mayActOn(principal, 'write-own', await sessionResourceOwner(db, 'session', sessionId));
 }
 
 const sessionThing =
