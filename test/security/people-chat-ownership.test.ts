@@ -105,4 +105,22 @@ describe("a member cannot post into another person's API chat", () => {
     expect(byBootstrap.body.session_id).toBe(aliceSession);
     await stack.waitForEvent(byBootstrap.body.event_id);
   });
+
+  it('refuses a member whose grant does not cover the profile a binding sends the chat to, and lets one whose grant does', async () => {
+    expect((await stack.post('/v1/profiles', { name: 'ops' })).status).toBe(201);
+    const put = await stack.put('/v1/bindings', { bindings: [{ platform: 'api', chat_id: 'ops-room', profile: 'ops' }] });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const mainOnly = await personWithToken(stack.database.db, 'Mia', [{ role: 'member', profiles: ['main'] }], ['api:mia']);
+    const events = await eventCount();
+    // No profile named: the guard saw main, which Mia may use, but the binding sends the chat to ops.
+    const refused = await post(mainOnly, { chat_id: 'ops-room', text: 'hello ops' });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error).toMatchObject({ code: 'not_found', field: 'profile' });
+    expect(await eventCount()).toBe(events);
+    const allowed = await post(alice, { chat_id: 'ops-room', text: 'hello ops' });
+    expect(allowed.status).toBe(202);
+    await stack.waitForEvent(allowed.body.event_id);
+    const session = await stack.database.db.selectFrom('sessions').select('profile_id').where('id', '=', allowed.body.session_id).executeTakeFirstOrThrow();
+    expect(session.profile_id).toBe('ops');
+  });
 });

@@ -27,7 +27,7 @@ import type { TurnStreamFollow } from './turn-follow.ts';
 import { lastEventId, openEventStream, wantsEventStream } from './sse.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { principalOfRequest } from './api-auth.ts';
-import { mayJoinChat } from './route-guard.ts';
+import { chatRefusal } from './route-guard.ts';
 import { idParams } from './contracts/common.ts';
 import { eventStream, eventView, messageAccepted, messageAnswer, openEventList } from './contracts/message-views.ts';
 
@@ -188,7 +188,9 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     if (!('text' in body)) return body;
     // Checked on the profile the message goes to (bindings may pick it), before any hook or write.
     const address = { profileId: body.profile ?? MAIN_PROFILE, platform: 'api', chatType: 'dm', chatId: body.chat_id, threadId: body.thread_id };
-    if (!(await mayJoinChat(db, principalOfRequest(request), address))) {
+    const refusal = await chatRefusal(db, principalOfRequest(request), address);
+    if (refusal === 'profile') return sendError(reply, 404, 'not_found', `profile: no such profile of yours ('${address.profileId}', where this chat goes)`, 'profile');
+    if (refusal === 'chat_id') {
       return sendError(reply, 404, 'not_found', "chat_id: no such chat of yours (another person's chat cannot be joined: use another chat_id)", 'chat_id');
     }
     const dispatch = await gatewayDispatch(deps.hooks, db, {

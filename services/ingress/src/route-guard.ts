@@ -53,15 +53,18 @@ async function resourceGuard(context: GuardContext, need: Need, what: string, ow
 }
 
 /**
- * Whether the principal may post into a chat: a message joins the chat's current session, its
- * history then in the model's context, so that session is decided as the session routes decide it
- * (write-own: its starter, or an operator or admin of its profile). A chat nobody has used is free
- * to take; a grant on the whole profile (the bootstrap token's) needs no look-up.
+ * Why the principal may not post into a chat, or undefined when they may. The profile is the one the
+ * message goes to: bindings may pick another than the guard's default (main), so the chat grant is
+ * checked on it here. A message joins the chat's current session, its history then in the model's
+ * context, so that session is decided as the session routes decide it (write-own: its starter, or
+ * an operator or admin of its profile). A chat nobody has used is free to take; a grant on the whole
+ * profile (the bootstrap token's) needs no look-up.
  */
-export async function mayJoinChat(db: Db, principal: Principal, address: RouteAddress): Promise<boolean> {
-  if (mayAct(principal, 'write-own', { profileId: address.profileId })) return true;
+export async function chatRefusal(db: Db, principal: Principal, address: RouteAddress): Promise<'profile' | 'chat_id' | undefined> {
+  if (!mayAct(principal, 'chat', { profileId: address.profileId, ownerKey: principal.key })) return 'profile';
+  if (mayAct(principal, 'write-own', { profileId: address.profileId })) return undefined;
   const sessionId = await chatSessionId(db, address);
-  return sessionId === undefined || mayActOn(principal, 'write-own', await sessionResourceOwner(db, 'session', sessionId));
+  return sessionId === undefined || mayActOn(principal, 'write-own', await sessionResourceOwner(db, 'session', sessionId)) ? undefined : 'chat_id';
 }
 
 const sessionThing =
