@@ -13,6 +13,16 @@ export { describeWaiting } from './chat-view.ts';
 const POLL_MS = 400;
 
 /**
+ * How a stream that ended in error is shown. A failed turn's message is its committed reply,
+ * written for the person (no model configured, every provider down), so it is said as Herald's
+ * words; anything else (a dead letter) as an error.
+ */
+function failureLine(data: Record<string, unknown>, columns: number | undefined): string {
+  const message = String(data.message ?? 'the turn failed');
+  return data.code === 'turn_failed' ? heraldSays(message, columns) : `error: ${message}\n`;
+}
+
+/**
  * `herald chat`: lines go to the API at once and answers come back as they are ready, so a person
  * can type while a turn runs (a message follows the session's queue mode, /stop interrupts). Turns
  * are followed by their event streams (the reply printed as it is written, GET /v1/events/:id/stream)
@@ -98,7 +108,7 @@ class TerminalChat {
         if (item.event === 'delta' && typeof item.data.text === 'string') this.#printLive(reply, item.data.text);
         if (item.event !== 'done' && item.event !== 'error') continue;
         this.#open.delete(eventId);
-        this.#endLive(reply, item.event === 'error' ? `error: ${String(item.data.message ?? 'the turn failed')}` : undefined);
+        this.#endLive(reply, item.event === 'error' ? failureLine(item.data, process.stdout.columns) : undefined);
         return;
       }
     } catch {
@@ -111,7 +121,7 @@ class TerminalChat {
   #endLive(reply: StreamedReply, note: string | undefined): void {
     process.stdout.write(reply.end());
     if (this.#liveReply === reply) this.#liveReply = undefined;
-    if (note !== undefined) this.#print(`${note}\n`);
+    if (note !== undefined) this.#print(note);
     else if (this.#interactive) this.#prompt();
   }
 
