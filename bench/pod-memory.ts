@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { cgroupWritable } from './turns/cgroup-probe.ts';
 
 /**
  * Runs a role with the memory its pod has: a memory cgroup with the limit of the role's manifest in
@@ -30,18 +31,6 @@ export function manifestMemoryLimit(role: string): number {
   return Number(match[1]) * UNITS[match[2]!]!;
 }
 
-async function writable(dir: string, probe: string): Promise<boolean> {
-  const test = join(dir, `herald-probe-${process.pid}`);
-  try {
-    await mkdir(test);
-    const ok = existsSync(join(test, probe));
-    await rmdir(test);
-    return ok;
-  } catch {
-    return false;
-  }
-}
-
 export class PodMemory {
   readonly #groups: string[] = [];
 
@@ -54,8 +43,8 @@ export class PodMemory {
   }
 
   static async open(): Promise<PodMemory> {
-    if (await writable(V1, 'memory.limit_in_bytes')) return new PodMemory('cgroup v1 memory.limit_in_bytes', V1);
-    for (const dir of V2_CANDIDATES) if (await writable(dir, 'memory.max')) return new PodMemory('cgroup v2 memory.max', dir);
+    if (await cgroupWritable(V1, 'memory.limit_in_bytes')) return new PodMemory('cgroup v1 memory.limit_in_bytes', V1);
+    for (const dir of V2_CANDIDATES) if (await cgroupWritable(dir, 'memory.max')) return new PodMemory('cgroup v2 memory.max', dir);
     return new PodMemory('none', '');
   }
 

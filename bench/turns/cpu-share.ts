@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cgroupWritable } from './cgroup-probe.ts';
 
 /**
  * Holds processes to a fixed CPU share, as if each ran on its own small machine: a cgroup per
@@ -13,18 +13,6 @@ export type CpuShareMethod = 'cgroup v1 cpu.cfs_quota_us' | 'cgroup v2 cpu.max' 
 const V1 = '/sys/fs/cgroup/cpu';
 const V2_CANDIDATES = ['/sys/fs/cgroup/unified', '/sys/fs/cgroup'];
 const PERIOD_US = 100_000;
-
-async function writable(dir: string, probe: string): Promise<boolean> {
-  const test = join(dir, `herald-probe-${process.pid}`);
-  try {
-    await mkdir(test);
-    const ok = existsSync(join(test, probe));
-    await rmdir(test);
-    return ok;
-  } catch {
-    return false;
-  }
-}
 
 export class CpuShares {
   readonly #groups: string[] = [];
@@ -42,8 +30,8 @@ export class CpuShares {
 
   /** `cores` is each process's share, 0.25 = a quarter of one core. */
   static async open(cores: number): Promise<CpuShares> {
-    if (await writable(V1, 'cpu.cfs_quota_us')) return new CpuShares('cgroup v1 cpu.cfs_quota_us', V1, cores);
-    for (const dir of V2_CANDIDATES) if (await writable(dir, 'cpu.max')) return new CpuShares('cgroup v2 cpu.max', dir, cores);
+    if (await cgroupWritable(V1, 'cpu.cfs_quota_us')) return new CpuShares('cgroup v1 cpu.cfs_quota_us', V1, cores);
+    for (const dir of V2_CANDIDATES) if (await cgroupWritable(dir, 'cpu.max')) return new CpuShares('cgroup v2 cpu.max', dir, cores);
     return new CpuShares('none', '', cores);
   }
 
