@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeLLM } from './support/fake-llm.ts';
+import { startFakeDiscord } from './support/fake-discord.ts';
+import type { FakeDiscord } from './support/fake-discord.ts';
 import { startFakeTelegram } from './support/fake-telegram.ts';
 import type { FakeTelegram } from './support/fake-telegram.ts';
 import { APP_TOKEN, BOT_TOKEN, startFakeSlack } from './support/fake-slack.ts';
@@ -44,6 +46,7 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
   let model: FakeLLM;
   let telegram: FakeTelegram;
   let slack: FakeSlack;
+  let discord: FakeDiscord;
   let database: TestDatabase;
   const dirs: string[] = [];
   const newDir = async () => {
@@ -56,12 +59,14 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
     model = await startFakeOpenAI();
     telegram = await startFakeTelegram();
     slack = await startFakeSlack();
+    discord = await startFakeDiscord();
     database = await createTestDatabase();
   });
   afterAll(async () => {
     await model.close();
     await telegram.close();
     await slack.close();
+    await discord.close();
     await database.drop();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
@@ -92,7 +97,19 @@ describe('herald init', { timeout: 4 * PROCESS_START_MS }, () => {
     expect(await appAlone.exited).toBe(2);
     expect(appAlone.output()).toMatch(/^herald: --slack-app-token: needs --slack-bot-token too/m);
     expect(slack.calls).toHaveLength(3);
+    const badDiscord = herald(dir, [...local, '--discord-token', 'MTE.wrong.token'], { DISCORD_API_BASE: discord.apiBase });
+    expect(await badDiscord.exited).toBe(1);
+    expect(badDiscord.output()).toMatch(/^herald: --discord-token: Discord refused it: 401/m);
+    expect(badDiscord.output()).not.toContain('MTE.wrong.token');
     expect(existsSync(join(dir, '.env'))).toBe(false);
+  });
+
+  it('--non-interactive checks a Discord token with Discord and writes it', async () => {
+    const dir = await newDir();
+    const init = herald(dir, ['init', '--non-interactive', '--no-model', '--discord-token', discord.token], { DISCORD_API_BASE: discord.apiBase });
+    expect(await init.exited, init.output()).toBe(0);
+    expect(await readFile(join(dir, '.env'), 'utf8')).toContain(`DISCORD_BOT_TOKEN=${discord.token}\n`);
+    expect(init.output()).not.toContain(discord.token);
   });
 
   it('--non-interactive writes a .env (0600) that `herald up` reads: the API answers with its token through the model it names', async () => {

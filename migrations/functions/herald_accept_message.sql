@@ -6,10 +6,13 @@
 -- (herald_may_answer_wait: whoever's turn asked, or an operator), the message is the answer: it
 -- joins the parked turn, which becomes runnable again, all in the same round trip. Anyone else's
 -- message waits behind the parked turn like any other.
+-- With p_own_chat (a person's API chat), a session somebody else started is refused (outcome
+-- 'not_owner', nothing written): checked under the session row lock, so two people naming the same
+-- new chat at once cannot both pass the ingress's check and end up in one session.
 CREATE OR REPLACE FUNCTION herald_accept_message(p_event uuid, p_new_session uuid, p_key text, p_profile text, p_platform text,
                                       p_chat_type text, p_chat_id text, p_thread_id text, p_user_id text,
                                       p_user_name text, p_text text, p_dedupe_key text, p_backlog integer,
-                                      p_operators text[], p_limits jsonb)
+                                      p_operators text[], p_limits jsonb, p_own_chat boolean DEFAULT false)
 RETURNS TABLE (event_id uuid, session_id uuid, outcome text, status text, wake_generation bigint, queue_mode text,
                limit_name text, retry_after integer)
 LANGUAGE plpgsql AS $$
@@ -22,13 +25,16 @@ DECLARE
   v_wait uuid;
   v_turn uuid;
   v_ended timestamptz;
+  v_origin text;
   v_try integer;
   v_limit text;
   v_retry integer;
 BEGIN
+  -- A repeated request is answered with its event, but never someone else's (p_own_chat): a person
+  -- who names another's chat and idempotency key learns nothing from it.
   IF p_dedupe_key IS NOT NULL THEN
     RETURN QUERY
-      SELECT e.id, e.session_id, 'duplicate'::text, e.status, s.wake_generation, s.queue_mode, NULL::text, NULL::integer
+      SELECT e.id, e.session_id, herald_duplicate_outcome(p_own_chat, e.user_id, p_user_id), e.status, s.wake_generation, s.queue_mode, NULL::text, NULL::integer
       FROM inbound_events e JOIN sessions s ON s.id = e.session_id WHERE e.dedupe_key = p_dedupe_key;
     IF FOUND THEN
       RETURN;
@@ -41,9 +47,14 @@ BEGIN
     v_session := herald_route_session(p_key, p_new_session, p_profile, p_platform, p_chat_type, p_chat_id,
                                       p_thread_id, p_user_id);
     UPDATE sessions SET updated_at = now() WHERE id = v_session
-      RETURNING sessions.wake_generation, sessions.queue_mode, sessions.ended_at INTO v_generation, v_mode, v_ended;
+      RETURNING sessions.wake_generation, sessions.queue_mode, sessions.ended_at, sessions.origin_user_id
+      INTO v_generation, v_mode, v_ended, v_origin;
     EXIT WHEN v_ended IS NULL;
   END LOOP;
+  IF p_own_chat AND v_origin IS DISTINCT FROM p_user_id THEN
+    RETURN QUERY SELECT NULL::uuid, v_session, 'not_owner'::text, NULL::text, v_generation, v_mode, NULL::text, NULL::integer;
+    RETURN;
+  END IF;
   SELECT count(*) INTO v_open FROM inbound_events e
     WHERE e.session_id = v_session AND e.status IN ('pending', 'processing');
   IF v_open >= p_backlog THEN
@@ -77,7 +88,7 @@ BEGIN
   RETURNING id INTO v_event;
   IF v_event IS NULL THEN
     RETURN QUERY
-      SELECT e.id, e.session_id, 'duplicate'::text, e.status, s.wake_generation, s.queue_mode, NULL::text, NULL::integer
+      SELECT e.id, e.session_id, herald_duplicate_outcome(p_own_chat, e.user_id, p_user_id), e.status, s.wake_generation, s.queue_mode, NULL::text, NULL::integer
       FROM inbound_events e JOIN sessions s ON s.id = e.session_id WHERE e.dedupe_key = p_dedupe_key;
     RETURN;
   END IF;

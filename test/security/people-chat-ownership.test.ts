@@ -95,6 +95,27 @@ describe("a member cannot post into another person's API chat", () => {
     await stack.waitForEvent(again.body.event_id);
   });
 
+  it('gives a new chat two people name at the same moment to one of them, the other a 404, never one session to both', async () => {
+    // Both requests pass the ingress's look at the chat (it does not exist yet); the commit decides.
+    const chats = Array.from({ length: 12 }, (_, index) => `race-${index}`);
+    const answers = await Promise.all(chats.flatMap((chat) => [post(alice, { chat_id: chat, text: `alice in ${chat}` }), post(bob, { chat_id: chat, text: `bob in ${chat}` })]));
+    for (const [index, chat] of chats.entries()) {
+      const pair = [answers[2 * index]!, answers[2 * index + 1]!];
+      const statuses = pair.map((answer) => answer.status).sort();
+      expect(statuses, `${chat}: ${JSON.stringify(pair.map((answer) => answer.body))}`).toEqual([202, 404]);
+      expect(pair.find((answer) => answer.status === 404)!.body.error).toMatchObject({ code: 'not_found', field: 'chat_id' });
+      await stack.waitForEvent(pair.find((answer) => answer.status === 202)!.body.event_id);
+    }
+    const mixed = await stack.database.db
+      .selectFrom('inbound_events')
+      .select('session_id')
+      .where('text', 'like', '% in race-%')
+      .groupBy('session_id')
+      .having((eb) => eb.fn.count('user_id').distinct(), '>', 1)
+      .execute();
+    expect(mixed).toEqual([]);
+  });
+
   it("lets an operator of the profile and the bootstrap token post into anyone's chat", async () => {
     const byOperator = await post(operator, { chat_id: 'a1', text: 'operator here' });
     expect(byOperator.status).toBe(202);

@@ -68,7 +68,7 @@ export interface FakeDiscordFile {
 }
 
 /** A REST path as the API names it: without the /api/v10 prefix, percent-decoded. */
-const apiPath = (path: string) => decodeURIComponent(path.replace(/^\/api\/v10/, ''));
+const apiPath = (path: string) => decodeURIComponent(path.replace(/^\/api(\/v\d+)?/, ''));
 
 let snowflake = 900000000000000000n;
 const nextId = () => String(++snowflake);
@@ -272,6 +272,11 @@ export async function startFakeDiscord(options: { botId?: string } = {}): Promis
           'x-ratelimit-scope': 'user',
         },
       );
+    }
+    // What `herald init` checks a token with: Discord answers 401 for one it does not know.
+    if (request.method === 'GET' && path === '/users/@me') {
+      if (request.headers.authorization !== `Bot ${fake.token}`) return json(response, 401, { message: '401: Unauthorized', code: 0 });
+      return json(response, 200, user(botId, true));
     }
     if (request.method === 'GET' && path === '/gateway/bot') {
       return json(response, 200, { url: `ws://127.0.0.1:${http.port}/gateway`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } });

@@ -31,6 +31,11 @@ export interface InboundMessage extends RouteAddress {
   replyVia?: Record<string, string> | undefined;
   /** Files it carried, already stored (takeMessageFiles); linked to the event in the commit that stores it. */
   attachments?: readonly Attachment[] | undefined;
+  /**
+   * Only into a session this sender started (a person's API chat): a chat somebody else started,
+   * even a moment ago, is refused with NotYourChatError and nothing is written.
+   */
+  ownChat?: boolean | undefined;
 }
 
 export interface AcceptedEvent {
@@ -63,7 +68,7 @@ async function findByDedupeKey(db: Kysely<Database> | Transaction<Database>, ded
   return db
     .selectFrom('inbound_events')
     .innerJoin('sessions', 'sessions.id', 'inbound_events.session_id')
-    .select(['inbound_events.id', 'inbound_events.session_id', 'inbound_events.status', 'sessions.wake_generation'])
+    .select(['inbound_events.id', 'inbound_events.session_id', 'inbound_events.status', 'inbound_events.user_id', 'sessions.wake_generation'])
     .where('inbound_events.dedupe_key', '=', dedupeKey)
     .executeTakeFirst();
 }
@@ -90,6 +95,14 @@ export class BacklogFullError extends Error {
   constructor(limit: number) {
     super(`This chat already has ${limit} messages waiting for an answer; wait for the replies or send /stop, then try again.`);
     this.limit = limit;
+  }
+}
+
+/** The chat is somebody else's session; the sender may not join it (see InboundMessage.ownChat). */
+export class NotYourChatError extends Error {
+  override readonly name = 'NotYourChatError';
+  constructor() {
+    super("this chat is another person's");
   }
 }
 
@@ -195,6 +208,7 @@ async function storeCommandEvent(trx: Transaction<Database>, eventId: string, se
   // The same dedupe key committed concurrently; it already holds the truth.
   const seen = await findByDedupeKey(trx, message.dedupeKey ?? '');
   if (!seen) throw new Error('dedupe conflict without a stored event');
+  if (message.ownChat === true && seen.user_id !== message.userId) throw new NotYourChatError();
   throw new DuplicateRace(duplicateOf(seen));
 }
 
@@ -212,6 +226,17 @@ async function answerInChat(trx: Transaction<Database>, eventId: string, session
 }
 
 /**
+ * Refuses a sender who may only use their own chats (InboundMessage.ownChat) a session another
+ * started, under its row lock, as herald_accept_message does for a plain message: the ingress's
+ * check before the accept cannot see a chat somebody is starting at the same moment.
+ */
+async function assertOwnChat(trx: Transaction<Database>, sessionId: string, message: InboundMessage): Promise<void> {
+  if (message.ownChat !== true) return;
+  const row = await trx.selectFrom('sessions').select('origin_user_id').where('id', '=', sessionId).forUpdate().executeTakeFirst();
+  if (row?.origin_user_id !== message.userId) throw new NotYourChatError();
+}
+
+/**
  * A chat command: answered here, at once, in one transaction with its effect. Stored as an event
  * like any message so a retried delivery gets the same answer.
  */
@@ -219,6 +244,7 @@ async function acceptCommand(db: Kysely<Database>, key: string, message: Inbound
   const operators = options.operators ?? [];
   if (message.dedupeKey !== undefined) {
     const seen = await findByDedupeKey(db, message.dedupeKey);
+    if (seen && message.ownChat === true && seen.user_id !== message.userId) throw new NotYourChatError();
     if (seen) return duplicateOf(seen);
   }
   return db
@@ -228,6 +254,7 @@ async function acceptCommand(db: Kysely<Database>, key: string, message: Inbound
       if (command.kind === 'new') {
         // Point the route at a brand-new session; the old one stays, reachable by id, ended.
         const old = await trx.deleteFrom('session_routes').where('session_key', '=', key).returning('session_id').executeTakeFirst();
+        if (old) await assertOwnChat(trx, old.session_id, message);
         if (old) await endSession(trx, old.session_id, 'new');
         // Whoever's request was parked there (another member's approval, say) must not hold their
         // turn, and their one allowed turn in flight, until it times out.
@@ -235,6 +262,7 @@ async function acceptCommand(db: Kysely<Database>, key: string, message: Inbound
       }
       const sessionId = await routeToSession(trx, key, message, randomUUID());
       const locked = await trx.updateTable('sessions').set({ updated_at: new Date() }).where('id', '=', sessionId).returning(['wake_generation']).executeTakeFirstOrThrow();
+      await assertOwnChat(trx, sessionId, message);
       const outcome = await runCommand(trx, sessionId, message.userId, operators, command, options.budgets);
       const eventId = randomUUID();
       await storeCommandEvent(trx, eventId, sessionId, message, outcome.reply);
@@ -293,6 +321,7 @@ async function callAccept(db: Kysely<Database> | Transaction<Database>, key: str
     backlogLimit: options.backlogLimit,
     operators: options.operators ?? [],
     limits: limitsArgument(options.limits, options.budgets, fileBytes),
+    ownChat: message.ownChat === true,
   });
 }
 
@@ -300,6 +329,7 @@ async function callAccept(db: Kysely<Database> | Transaction<Database>, key: str
 async function acceptMessage(db: Kysely<Database>, key: string, message: InboundMessage, options: AcceptOptions): Promise<AcceptedEvent> {
   const row = await acceptRow(db, key, message, options);
   if (!row) throw new Error('herald_accept_message returned nothing');
+  if (row.outcome === 'not_owner') throw new NotYourChatError();
   if (row.outcome === 'backlog_full') {
     recordQuotaRefusal('session_backlog');
     throw new BacklogFullError(options.backlogLimit);

@@ -4,7 +4,7 @@
  * finish, suspend), internal events, the people seen in chats and the inbox depth for autoscaling.
  */
 export type { AcceptedEvent, AcceptOptions, InboundMessage } from './inbox.ts';
-export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError, wasAccepted } from './inbox.ts';
+export { acceptInbound, acceptOptionsFrom, chatTarget, BacklogFullError, NotYourChatError, wasAccepted } from './inbox.ts';
 export { callAcceptMessage } from './accept-call.ts';
 export type { AcceptCall, AcceptCallRow } from './accept-call.ts';
 export { suggestPeople } from './people-seen.ts';

@@ -27,13 +27,14 @@ beforeAll(async () => {
 });
 afterAll(() => rm(base, { recursive: true, force: true }));
 
-function harness(settings: Partial<ProcessesConfig> = {}) {
+function harness(settings: Partial<ProcessesConfig> = {}, endedKept?: { perSession: number; perWorker: number }) {
   const notices: ExitNotice[] = [];
   const stopped: { sessionId: string; ended: BackgroundProcess[] }[] = [];
   const processes = new BackgroundProcesses({
     settings: { perSession: 4, perWorker: 16, maxRuntimeMs: 60_000, outputChars: 1000, ...settings },
     notify: async (notice) => void notices.push(notice),
     notifyStopped: async (sessionId, ended) => void stopped.push({ sessionId, ended: [...ended] }),
+    ...(endedKept === undefined ? {} : { endedKept }),
   });
   const tool = createProcessTool({ sandbox, processes });
   const call = async (sessionId: string, args: unknown): Promise<any> =>
@@ -128,6 +129,20 @@ describe('process (background commands)', () => {
     expect(await noneRunning('sleep 30.71')).toBe(true);
   });
 
+  it('leaves nothing running when a command is stopped while its sandbox is still setting up', async () => {
+    // Stopped at once to a few ms in: bubblewrap's inner process leaves the launcher's group before
+    // it ties its life to the launcher, so a launcher ended in between used to orphan the command.
+    const workspace = join(base, 'fg');
+    await mkdir(workspace, { recursive: true });
+    for (let i = 0; i < 40; i += 1) {
+      const stopping = new AbortController();
+      const run = sandbox.run({ command: 'sleep 30.93', workspace, network: false, timeoutMs: 60_000, outputChars: 1000, signal: stopping.signal });
+      setTimeout(() => stopping.abort(), i % 8);
+      await run.catch(() => undefined);
+    }
+    expect(await noneRunning('sleep 30.93')).toBe(true);
+  });
+
   it("keeps a session's newest 20 ended processes and frees the older ones", async () => {
     const { call } = harness();
     const ids: string[] = [];
@@ -142,6 +157,22 @@ describe('process (background commands)', () => {
     await expect(call('k', { action: 'poll', session_id: ids[0] })).rejects.toThrow(/no process .* in this session/);
     expect((await call('k', { action: 'log', session_id: ids[2] })).output).toBe(`run-2\n`);
     await call('k', { action: 'kill', session_id: live.session_id });
+  });
+
+  it('keeps a bounded number of ended processes over all sessions, the oldest ended first out', async () => {
+    const { call } = harness({}, { perSession: 3, perWorker: 5 });
+    const ended: { session: string; id: string }[] = [];
+    for (const session of ['w1', 'w2', 'w3']) {
+      for (let i = 0; i < 2; i += 1) {
+        const started = await call(session, { action: 'start', command: `echo ${session}-${i}` });
+        await call(session, { action: 'wait', session_id: started.session_id, timeout: 10 });
+        ended.push({ session, id: started.session_id });
+      }
+    }
+    // Six ended, five kept: the first of w1 is gone, everything after it is still there.
+    await expect(call('w1', { action: 'poll', session_id: ended[0]!.id })).rejects.toThrow(/no process .* in this session/);
+    for (const { session, id } of ended.slice(1)) expect((await call(session, { action: 'poll', session_id: id })).status).toBe('exited');
+    expect((await call('w1', { action: 'list' })).processes.map((p: { session_id: string }) => p.session_id)).toEqual([ended[1]!.id]);
   });
 
   it("starts the same background process through Hermes' terminal(background=true, notify_on_complete)", async () => {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiUserId } from '@herald/core';
 import type { Config, Logger } from '@herald/core';
 import { getEvent, listOpenEvents } from '@herald/session';
-import { acceptInbound, acceptOptionsFrom, BacklogFullError, wasAccepted } from '@herald/inbox';
+import { acceptInbound, acceptOptionsFrom, BacklogFullError, NotYourChatError, wasAccepted } from '@herald/inbox';
 import { filesAdmission, LimitExceededError } from '@herald/limits';
 import { AttachmentRefusedError, takeMessageFiles } from '@herald/attachments';
 import type { Attachment } from '@herald/attachments';
@@ -27,7 +27,7 @@ import type { TurnStreamFollow } from './turn-follow.ts';
 import { lastEventId, openEventStream, wantsEventStream } from './sse.ts';
 import { withContract } from './contracts/route-contract.ts';
 import { principalOfRequest } from './api-auth.ts';
-import { chatRefusal } from './route-guard.ts';
+import { chatRefusal, ownChatsOnly } from './route-guard.ts';
 import { idParams } from './contracts/common.ts';
 import { eventStream, eventView, messageAccepted, messageAnswer, openEventList } from './contracts/message-views.ts';
 
@@ -84,7 +84,6 @@ async function checkedBody(request: FastifyRequest, reply: FastifyReply, deps: M
   return body;
 }
 
-/** Commits the message (and wakes a worker) in one span; a full backlog or a spent limit is a 429. */
 /** An API person's message as both API routes take it (POST /v1/messages, POST /v1/chat/completions). */
 export type ApiMessage = Omit<InboundMessage, 'platform' | 'chatType'>;
 
@@ -130,8 +129,10 @@ async function withFiles(deps: MessageRouteDependencies, reply: FastifyReply, bo
   }
 }
 
-/** Commits the message; a full backlog or a spent limit is a 429. */
-async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, dispatched: string): Promise<AcceptedEvent | FastifyReply> {
+const NOT_YOUR_CHAT = "chat_id: no such chat of yours (another person's chat cannot be joined: use another chat_id)";
+
+/** Commits the message; a full backlog or a spent limit is a 429, another person's chat a 404. */
+async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body: MessageBody, dispatched: string, ownChat: boolean): Promise<AcceptedEvent | FastifyReply> {
   const taken = await withFiles(deps, reply, body, dispatched);
   if (!('text' in taken)) return taken;
   try {
@@ -144,8 +145,10 @@ async function accept(deps: MessageRouteDependencies, reply: FastifyReply, body:
       userName: body.user_name,
       text: taken.text,
       dedupeKey: dedupeKeyOf(body),
+      ownChat,
     });
   } catch (error) {
+    if (error instanceof NotYourChatError) return sendError(reply, 404, 'not_found', NOT_YOUR_CHAT, 'chat_id');
     if (error instanceof BacklogFullError) return sendError(reply, 429, 'backlog_full', error.message);
     if (error instanceof LimitExceededError) return sendLimited(reply, error);
     throw error;
@@ -188,11 +191,10 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
     if (!('text' in body)) return body;
     // Checked on the profile the message goes to (bindings may pick it), before any hook or write.
     const address = { profileId: body.profile ?? MAIN_PROFILE, platform: 'api', chatType: 'dm', chatId: body.chat_id, threadId: body.thread_id };
-    const refusal = await chatRefusal(db, principalOfRequest(request), address);
+    const principal = principalOfRequest(request);
+    const refusal = await chatRefusal(db, principal, address);
     if (refusal === 'profile') return sendError(reply, 404, 'not_found', `profile: no such profile of yours ('${address.profileId}', where this chat goes)`, 'profile');
-    if (refusal === 'chat_id') {
-      return sendError(reply, 404, 'not_found', "chat_id: no such chat of yours (another person's chat cannot be joined: use another chat_id)", 'chat_id');
-    }
+    if (refusal === 'chat_id') return sendError(reply, 404, 'not_found', NOT_YOUR_CHAT, 'chat_id');
     const dispatch = await gatewayDispatch(deps.hooks, db, {
       profileId: body.profile ?? MAIN_PROFILE,
       platform: 'api',
@@ -202,7 +204,7 @@ export function registerMessageRoutes(app: FastifyInstance, deps: MessageRouteDe
       text: body.text,
     });
     if (dispatch.kind === 'skip') return reply.code(200).send({ status: 'skipped', reason: dispatch.reason });
-    const accepted = await accept(deps, reply, body, dispatch.text);
+    const accepted = await accept(deps, reply, body, dispatch.text, ownChatsOnly(principal, address.profileId));
     if (!('eventId' in accepted)) return accepted;
     const ids = { event_id: accepted.eventId, session_id: accepted.sessionId };
     if (wantsEventStream(request)) return streamEvent(deps, request, reply, ids);

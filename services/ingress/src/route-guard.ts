@@ -62,9 +62,18 @@ async function resourceGuard(context: GuardContext, need: Need, what: string, ow
  */
 export async function chatRefusal(db: Db, principal: Principal, address: RouteAddress): Promise<'profile' | 'chat_id' | undefined> {
   if (!mayAct(principal, 'chat', { profileId: address.profileId, ownerKey: principal.key })) return 'profile';
-  if (mayAct(principal, 'write-own', { profileId: address.profileId })) return undefined;
+  if (!ownChatsOnly(principal, address.profileId)) return undefined;
   const sessionId = await chatSessionId(db, address);
   return sessionId === undefined || mayActOn(principal, 'write-own', await sessionResourceOwner(db, 'session', sessionId)) ? undefined : 'chat_id';
+}
+
+/**
+ * Whether the caller may post only into chats they started on this profile: checked again where the
+ * message is committed (InboundMessage.ownChat), since a chat started by another at the same moment
+ * is not there yet when chatRefusal looks.
+ */
+export function ownChatsOnly(principal: Principal, profileId: string): boolean {
+  return !mayAct(principal, 'write-own', { profileId });
 }
 
 const sessionThing =

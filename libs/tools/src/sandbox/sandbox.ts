@@ -182,6 +182,7 @@ class Bubblewrap implements Sandbox {
       timeoutMs: command.timeoutMs,
       outputChars: command.outputChars,
       signal: command.signal,
+      namespaced: true,
       ...(input === undefined ? {} : { input, separateErrors: true }),
     });
   }

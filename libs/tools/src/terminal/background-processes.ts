@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ProcessesConfig } from '@herald/core';
 import { OutputRing } from './output-ring.ts';
+import { killGroup, killSandbox } from './process-run.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 
 /** After SIGTERM a process group gets this long before SIGKILL. */
@@ -14,6 +14,11 @@ export const NOTICE_TAIL_CHARS = 2000;
  * exits; older ones are dropped with their output rings, which otherwise stay for the worker's life.
  */
 export const ENDED_KEPT_PER_SESSION = 20;
+/**
+ * Ended processes a worker keeps over all its sessions, the oldest ended first out: a worker that
+ * serves sessions for weeks would otherwise hold 20 output rings for every session that ever ran one.
+ */
+export const ENDED_KEPT_PER_WORKER = 200;
 
 export type ProcessStatus = 'running' | 'exited' | 'killed';
 
@@ -59,6 +64,8 @@ export interface BackgroundProcessesOptions {
   notify(notice: ExitNotice): Promise<void>;
   /** Tells one session, once, that the worker stopped and ended its processes. */
   notifyStopped(sessionId: string, ended: readonly BackgroundProcess[]): Promise<void>;
+  /** Ended processes kept per session and per worker (ENDED_KEPT_PER_SESSION, ENDED_KEPT_PER_WORKER unless given). */
+  endedKept?: { perSession: number; perWorker: number };
 }
 
 export interface StartInput {
@@ -74,47 +81,6 @@ export class ProcessLimitError extends Error {
   override name = 'ProcessLimitError';
 }
 
-function sendSignal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // Already gone.
-  }
-}
-
-const killGroup = (pid: number, name: NodeJS.Signals) => sendSignal(-pid, name);
-
-/** The processes whose parent is `pid`, from /proc (the stat line's fourth field; the name may hold spaces). */
-function childrenOf(pid: number): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) found.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
-}
-
-/**
- * Ends a bubblewrap sandbox whatever stage of its setup it is in. Its inner process (the PID
- * namespace's init) leaves the launcher's process group (--new-session) before it binds its life
- * to the launcher (--die-with-parent); a launcher killed in between orphans it, and the command
- * runs on. So the launcher is stopped first (it can start nothing more), its child is killed
- * (SIGKILL to a PID namespace's init ends everything in it), then the launcher is ended.
- * SIGTERM to the launcher already ended the sandbox with SIGKILL (--die-with-parent): nothing
- * inside loses a grace period it had.
- */
-function killSandbox(pid: number): void {
-  killGroup(pid, 'SIGSTOP');
-  for (const child of childrenOf(pid)) sendSignal(child, 'SIGKILL');
-  killGroup(pid, 'SIGTERM');
-  killGroup(pid, 'SIGCONT');
-}
-
 /**
  * The background processes of one worker: they outlive the turn that started them, never the
  * worker. Bounded per session and per worker; each keeps its newest output in a ring; one that
@@ -125,6 +91,8 @@ export class BackgroundProcesses {
   readonly #processes = new Map<string, BackgroundProcess>();
   /** Each session's ended processes, in the order they ended: the oldest go past ENDED_KEPT_PER_SESSION. */
   readonly #ended = new Map<string, string[]>();
+  /** Every session's ended processes in the order they ended (a Set keeps insertion order). */
+  readonly #endedOrder = new Set<string>();
   #stopping = false;
 
   constructor(options: BackgroundProcessesOptions) {
@@ -227,11 +195,27 @@ export class BackgroundProcesses {
     void this.#options.notify(notice).catch(() => undefined);
   }
 
-  /** Keeps the session's newest ended processes only; an older one goes with its output ring. */
+  /** Keeps the session's and the worker's newest ended processes only; an older one goes with its output ring. */
   #prune(entry: BackgroundProcess): void {
     const ended = [...(this.#ended.get(entry.sessionId) ?? []), entry.id];
-    for (const id of ended.splice(0, Math.max(0, ended.length - ENDED_KEPT_PER_SESSION))) this.#processes.delete(id);
     this.#ended.set(entry.sessionId, ended);
+    this.#endedOrder.add(entry.id);
+    const kept = this.#options.endedKept ?? { perSession: ENDED_KEPT_PER_SESSION, perWorker: ENDED_KEPT_PER_WORKER };
+    for (const id of ended.slice(0, Math.max(0, ended.length - kept.perSession))) this.#forget(entry.sessionId, id);
+    for (const id of this.#endedOrder) {
+      if (this.#endedOrder.size <= kept.perWorker) break;
+      const sessionId = this.#processes.get(id)?.sessionId;
+      if (sessionId === undefined) this.#endedOrder.delete(id);
+      else this.#forget(sessionId, id);
+    }
+  }
+
+  #forget(sessionId: string, id: string): void {
+    this.#processes.delete(id);
+    this.#endedOrder.delete(id);
+    const left = (this.#ended.get(sessionId) ?? []).filter((other) => other !== id);
+    if (left.length === 0) this.#ended.delete(sessionId);
+    else this.#ended.set(sessionId, left);
   }
 
   /** Ends a process group: TERM, then KILL after a grace period (a sandbox: killSandbox). Resolves once it exited. */

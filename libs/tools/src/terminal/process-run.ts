@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 
 /** After SIGTERM the process group gets this long to exit before SIGKILL. */
@@ -29,6 +30,8 @@ export interface ProcessSpec extends SpawnSpec {
   input?: string;
   /** Keep stderr apart (in `errors`) instead of interleaved with stdout: for a reply that is parsed. */
   separateErrors?: boolean;
+  /** A bubblewrap launcher, its command in a PID namespace of its own: a timeout or abort ends it with killSandbox. */
+  namespaced?: boolean;
 }
 
 export interface ProcessResult {
@@ -73,12 +76,46 @@ export class CappedOutput {
   }
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
+function sendSignal(pid: number, name: NodeJS.Signals): void {
   try {
-    process.kill(-pid, signal);
+    process.kill(pid, name);
   } catch {
     // Already gone.
   }
+}
+
+/** Signals a process group (its leader's pid), if it is still there. */
+export const killGroup = (pid: number, name: NodeJS.Signals) => sendSignal(-pid, name);
+
+/** The processes whose parent is `pid`, from /proc (the stat line's fourth field; the name may hold spaces). */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+/**
+ * Ends a bubblewrap sandbox whatever stage of its setup it is in. Its inner process (the PID
+ * namespace's init) leaves the launcher's process group (--new-session) before it binds its life
+ * to the launcher (--die-with-parent); a launcher killed in between orphans it, and the command
+ * runs on. So the launcher is stopped first (it can start nothing more), its child is killed
+ * (SIGKILL to a PID namespace's init ends everything in it), then the launcher is ended.
+ * SIGTERM to the launcher already ended the sandbox with SIGKILL (--die-with-parent): nothing
+ * inside loses a grace period it had.
+ */
+export function killSandbox(pid: number): void {
+  killGroup(pid, 'SIGSTOP');
+  for (const child of childrenOf(pid)) sendSignal(child, 'SIGKILL');
+  killGroup(pid, 'SIGTERM');
+  killGroup(pid, 'SIGCONT');
 }
 
 /**
@@ -122,7 +159,9 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   let killTimer: NodeJS.Timeout | undefined;
   const stop = () => {
     if (child.pid === undefined) return;
-    killGroup(child.pid, 'SIGTERM');
+    // A sandbox stopped while it sets up would leave its command running (see killSandbox).
+    if (spec.namespaced === true) killSandbox(child.pid);
+    else killGroup(child.pid, 'SIGTERM');
     killTimer ??= setTimeout(() => killGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS);
   };
   const timer = setTimeout(() => {
