@@ -19,6 +19,18 @@ import { statementCounters, statementTrends, trackStatements } from './soak-stat
 import { manifestMemoryLimit, PodMemory } from './pod-memory.ts';
 
 const WINDOW_MS = 5 * 60_000;
+/**
+ * An API client starts its chats anew (`/new`, as people do) every this many of its turns, the four
+ * clients a quarter apart: the chats' ages are then a steady mix after the first cycle (about 2.5
+ * minutes), inside the warm-up. Chats that all start empty together and only lengthen are not a
+ * steady load: every turn sends and reads more than the one before, and the run measures that
+ * ramp, not Herald over time (the runs of 2026-12-06 saw the p50 go 145 -> 385 ms while the chats
+ * grew to about a thousand messages each). A long session's per-turn cost is issue 41's bench; the
+ * long chat below is still compressed again and again.
+ */
+const ROTATE_EVERY = 240;
+/** The Telegram chat's person starts anew every this many messages (about 3.5 minutes). */
+const TELEGRAM_ROTATE_EVERY = 100;
 
 function option(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -79,7 +91,7 @@ function slopePer10Minutes(points: [number, number][]): number | null {
 /**
  * The targets read off the samples: per role, after the 5-minute warm-up, the RSS and heap trend
  * (least squares, so one sample caught mid-GC does not decide it) and the handles at the warm-up's
- * end and at the last sample; the p99 of the last window against the first.
+ * end and at the last sample; the p99 of the last window against the first after the warm-up.
  */
 function verdict(samples: Record<string, any>[], roleNames: string[], windows: { p99Ms: number | null }[]) {
   const warm = samples.filter((sample) => sample.atMs >= WINDOW_MS);
@@ -99,10 +111,13 @@ function verdict(samples: Record<string, any>[], roleNames: string[], windows: {
       ];
     }),
   );
-  const first = windows[0]?.p99Ms ?? null;
+  // The first 5 minutes after the warm-up, as for the RSS: the warm-up's own window (chats, caches
+  // and the JIT still filling) is reported beside it.
+  const first = windows[1]?.p99Ms ?? null;
+  const warmUp = windows[0]?.p99Ms ?? null;
   const last = windows.at(-1)?.p99Ms ?? null;
   const driverHeap = slopePer10Minutes(warm.map((sample) => [sample.atMs / 60_000, sample.driver.heapUsedMb] as [number, number]));
-  return { roles, p99LastOverFirst: first && last ? last / first : null, driverHeapMbPer10Min: driverHeap };
+  return { roles, p99LastOverFirst: first && last ? last / first : null, p99LastOverWarmUp: warmUp && last ? last / warmUp : null, driverHeapMbPer10Min: driverHeap };
 }
 
 /** One sample of a role: RSS and open file descriptors from /proc, heap and active handles from its /metrics. */
@@ -152,8 +167,9 @@ async function main(): Promise<void> {
     TELEGRAM_POLL_TIMEOUT_SECONDS: '1',
     HERALD_DELIVERY_POLL_MS: '200',
     // The workers' transcript cache is bounded memory by design (50,000 messages by default, more
-    // than this run writes): a small bound fills within the warm-up, so what grows after it is a leak.
-    HERALD_TRANSCRIPT_CACHE_MESSAGES: '2000',
+    // than this run writes): a bound that holds the chats in use (about 3,000 messages at their
+    // longest, see ROTATE_EVERY) and fills within the warm-up, so what grows after it is a leak.
+    HERALD_TRANSCRIPT_CACHE_MESSAGES: '5000',
   };
   // Each role with its pod's memory (deploy/k8s/base), so V8 sizes its heap as it does in the cluster.
   const pods = await PodMemory.open();
@@ -181,6 +197,7 @@ async function main(): Promise<void> {
   const samples: Record<string, unknown>[] = [];
   let sent = 0;
   let telegramSent = 0;
+  let telegramNews = 0;
 
   /** One turn through the API, timed from the request to the stored reply; approvals answered. */
   const turn = async (chat: string, text: string) => {
@@ -201,9 +218,17 @@ async function main(): Promise<void> {
     const kind = text.split(' ')[0]!;
     turns.push({ at: at - started, ms: Date.now() - at, ok: result.status === 200 && typeof result.body?.reply?.text === 'string', kind, status: result.status });
   };
+  let newSessions = 0;
+  /** `/new` in a chat: answered at once by the ingress, not a turn, so not timed with them. */
+  const startAnew = async (chat: string) => {
+    const result = await call('POST', '/v1/messages', { chat_id: chat, user_id: 'soak', text: '/new', idempotency_key: `${chat}-new-${sent}` }).catch(() => ({ status: 0, body: {} }));
+    if (result.status === 200 || result.status === 202) newSessions += 1;
+  };
   const kinds = ['chat', 'tool', 'chat', 'approve', 'delegate', 'chat'];
   const client = async (index: number) => {
+    const offset = (index * ROTATE_EVERY) / 4;
     for (let n = 0; Date.now() < ends; n++) {
+      if (n > 0 && (n + offset) % ROTATE_EVERY === 0) for (const chat of ['a', 'c']) await startAnew(`soak-${index}-${chat}`);
       const kind = kinds[(index + n) % kinds.length]!;
       await turn(`soak-${index}-${kind === 'approve' ? 'a' : 'c'}`, `${kind} ${index}-${n}`);
       await sleep(500);
@@ -218,6 +243,11 @@ async function main(): Promise<void> {
   };
   const telegramChat = async () => {
     for (; Date.now() < ends; telegramSent++) {
+      if (telegramSent > 0 && telegramSent % TELEGRAM_ROTATE_EVERY === 0) {
+        telegram.userMessage({ chatId: 4242, from: { id: 4242 }, text: '/new' });
+        telegramNews += 1;
+        await sleep(500);
+      }
       telegram.userMessage({ chatId: 4242, from: { id: 4242 }, text: `chat telegram-${telegramSent}` });
       await sleep(2000);
     }
@@ -254,14 +284,19 @@ async function main(): Promise<void> {
     },
     { timeoutMs: 120_000, what: 'the backlog drained' },
   ).catch(() => undefined);
-  await waitFor(async () => telegram.botMessages(4242).length >= telegramSent || undefined, { timeoutMs: 30_000, what: 'telegram answers' }).catch(() => undefined);
+  // A reply per message, and one per `/new` (the command's own answer).
+  await waitFor(async () => telegram.botMessages(4242).length >= telegramSent + telegramNews || undefined, { timeoutMs: 30_000, what: 'telegram answers' }).catch(() => undefined);
   const lost = await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE status <> 'done'`.execute(db);
   const doubled = await sql<{ n: string }>`
     SELECT count(*) - count(DISTINCT (session_id, content)) AS n FROM messages WHERE role = 'assistant' AND content LIKE 'echo: %'`.execute(db);
   const counts = await sql<{ compressions: string; cron_runs: string; subagents: string; approvals: string }>`
     SELECT (SELECT count(*) FROM session_compressions) AS compressions, (SELECT count(*) FROM cron_runs) AS cron_runs,
            (SELECT count(*) FROM subagent_runs) AS subagents, (SELECT count(*) FROM tool_waits) AS approvals`.execute(db);
-  const telegramAnswers = telegram.botMessages(4242).length;
+  const telegramAnswers = telegram.botMessages(4242).length - telegramNews;
+  // How long the sessions got: the steady mix the rotation keeps (ended sessions included).
+  const lengths = await sql<{ sessions: string; p50: number | null; max: number | null }>`
+    SELECT count(*) AS sessions, percentile_disc(0.5) WITHIN GROUP (ORDER BY n) AS p50, max(n) AS max
+    FROM (SELECT count(*) AS n FROM messages GROUP BY session_id) per_session`.execute(db);
 
   const windows = Array.from({ length: Math.ceil((minutes * 60_000) / WINDOW_MS) }, (_, index) => {
     const inWindow = turns.filter((t) => t.at >= index * WINDOW_MS && t.at < (index + 1) * WINDOW_MS);
@@ -290,6 +325,9 @@ async function main(): Promise<void> {
       errorsByKind: Object.fromEntries(kinds.map((kind) => [kind, turns.filter((t) => !t.ok && t.kind === kind).map((t) => t.status)])),
       telegramSent,
       telegramAnswers,
+      newSessions: newSessions + telegramNews,
+      sessions: Number(lengths.rows[0]?.sessions),
+      messagesPerSession: { p50: Number(lengths.rows[0]?.p50 ?? NaN), max: Number(lengths.rows[0]?.max ?? NaN) },
       compressions: Number(counts.rows[0]?.compressions),
       cronRuns: Number(counts.rows[0]?.cron_runs),
       subagentRuns: Number(counts.rows[0]?.subagents),
