@@ -89,6 +89,21 @@ function slopePer10Minutes(points: [number, number][]): number | null {
 }
 
 /**
+ * The trend of the RSS a role comes back down to: the lowest sample of each 5-minute window after
+ * the warm-up, against the window's middle. A role whose major collections come minutes apart has
+ * a sawtooth of tens of MB, and a line through all samples of 25 minutes then says more about where
+ * the last tooth ends than about growth; a leak raises the floor.
+ */
+function floorSlope(warm: Record<string, any>[], name: string): number | null {
+  const floors = new Map<number, number>();
+  for (const sample of warm) {
+    const window = Math.floor(sample.atMs / WINDOW_MS);
+    floors.set(window, Math.min(floors.get(window) ?? Infinity, sample[name].rssMb));
+  }
+  return slopePer10Minutes([...floors].map(([window, rss]) => [(window + 0.5) * (WINDOW_MS / 60_000), rss]));
+}
+
+/**
  * The targets read off the samples: per role, after the 5-minute warm-up, the RSS and heap trend
  * (least squares, so one sample caught mid-GC does not decide it) and the handles at the warm-up's
  * end and at the last sample; the p99 of the last window against the first after the warm-up.
@@ -103,6 +118,7 @@ function verdict(samples: Record<string, any>[], roleNames: string[], windows: {
         name,
         {
           rssMbPer10Min: rss,
+          rssFloorMbPer10Min: floorSlope(warm, name),
           heapMbPer10Min: slopePer10Minutes(series('heapUsedMb')),
           handlesAfterWarmUp: warm[0]?.[name].activeHandles ?? null,
           handlesLast: warm.at(-1)?.[name].activeHandles ?? null,
@@ -135,6 +151,8 @@ async function sampleRole(role: Role) {
     heapTotalMb: (metric(metrics, 'nodejs_heap_size_total_bytes') ?? NaN) / 1024 / 1024,
     newSpaceMb: (metric(metrics, 'nodejs_heap_space_size_total_bytes', 'space="new"') ?? NaN) / 1024 / 1024,
     activeHandles: metric(metrics, 'nodejs_active_handles_total'),
+    // A worker's transcript cache (null for the other roles): full by the warm-up's end, or growing.
+    transcriptCacheMessages: metric(metrics, 'herald_transcript_cache_messages'),
     openFds: fds,
   };
 }
@@ -142,6 +160,11 @@ async function sampleRole(role: Role) {
 async function main(): Promise<void> {
   const minutes = option('minutes', 30);
   const sampleMs = option('sample-seconds', 30) * 1000;
+  // --heap-snapshots DIR: each role writes a heap snapshot there at the warm-up's end and at the
+  // run's end (SIGUSR2), to compare what the live heap holds more of.
+  const snapshotIndex = process.argv.indexOf('--heap-snapshots');
+  const snapshotDir = snapshotIndex >= 0 ? process.argv[snapshotIndex + 1] : undefined;
+  if (snapshotDir !== undefined) mkdirSync(snapshotDir, { recursive: true });
   const model = await startFakeOpenAI({ handler: modelHandler, latencyMs: 50, retainRequests: 20 });
   const telegram = await startFakeTelegram();
   const database = await createTestDatabase();
@@ -170,6 +193,7 @@ async function main(): Promise<void> {
     // than this run writes): a bound that holds the chats in use (about 3,000 messages at their
     // longest, see ROTATE_EVERY) and fills within the warm-up, so what grows after it is a leak.
     HERALD_TRANSCRIPT_CACHE_MESSAGES: '5000',
+    ...(snapshotDir === undefined ? {} : { NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}` }),
   };
   // Each role with its pod's memory (deploy/k8s/base), so V8 sizes its heap as it does in the cluster.
   const pods = await PodMemory.open();
@@ -273,7 +297,17 @@ async function main(): Promise<void> {
       if (started + index * WINDOW_MS >= ends) return;
     }
   };
-  await Promise.all([...Array.from({ length: 4 }, (_, index) => client(index)), longChat(), telegramChat(), sampler(), statements()]);
+  const snapshot = () => {
+    for (const role of roles) role.process.child.kill('SIGUSR2');
+  };
+  const snapshots = async () => {
+    if (snapshotDir === undefined) return;
+    await sleep(WINDOW_MS);
+    snapshot();
+    await sleep(Math.max(0, ends - Date.now() - 20_000));
+    snapshot();
+  };
+  await Promise.all([...Array.from({ length: 4 }, (_, index) => client(index)), longChat(), telegramChat(), sampler(), statements(), snapshots()]);
 
   // Drain: everything accepted is answered before counting.
   const db = database.db;

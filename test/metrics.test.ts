@@ -98,6 +98,8 @@ describe('/metrics on every role', () => {
       { timeoutMs: 30_000, what: 'the worker delivery counter' },
     );
     expect(metricValue(worker, 'herald_turns_total', { outcome: 'answered' })).toBeGreaterThanOrEqual(1);
+    // The turn's transcript, kept parsed for the session's next turn.
+    expect(metricValue(worker, 'herald_transcript_cache_messages')).toBeGreaterThanOrEqual(1);
     expect(metricValue(worker, 'herald_turn_duration_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(metricValue(worker, 'herald_model_calls_total', { provider: 'openai', model: 'gpt-test', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
     expect(metricValue(worker, 'herald_model_tokens_total', { kind: 'input' })).toBeGreaterThan(0);

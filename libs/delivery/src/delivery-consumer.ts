@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { backoffMs, sleep } from '@herald/core';
+import { backoffMs, linkSignals, sleep } from '@herald/core';
 import type { Logger } from '@herald/core';
 import type { Kysely } from 'kysely';
 import type { Database, StoredFile } from '@herald/db';
@@ -138,13 +138,9 @@ export class DeliveryConsumer {
     const sender = this.#senders.get(row.platform);
     const logger = this.#logger.child({ outboxId: row.id, platform: row.platform, attempt: row.attempts });
     if (!sender) return;
-    const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.#options.sendTimeoutMs)]);
     let receipt: DeliveryReceipt;
     try {
-      const drafts = sender.drafts ? await draftMessageIds(this.#db, row.idempotencyKey) : [];
-      const attachedFiles = await this.#attachedFiles(row.attachments ?? []);
-      const delivery = { ...row, progress: progressFor(this.#db, row), drafts, attachedFiles };
-      receipt = row.file ? await this.#sendFile(sender, delivery, row.file, signal) : await sender.send(delivery, signal);
+      receipt = await this.#sendWithin(sender, row);
     } catch (error) {
       await this.#failed(row, error, logger).catch((writeError: unknown) =>
         // The claim expires and the row is taken up again; its in-flight mark keeps it honest.
@@ -161,6 +157,25 @@ export class DeliveryConsumer {
     } catch (error) {
       // The parts are recorded as sent, so whoever takes the row over finishes without resending.
       logger.warn({ err: error }, 'delivered, but the receipt could not be stored yet');
+    }
+  }
+
+  /**
+   * One send, aborted at the send timeout or when the consumer stops. A link and a timer, not
+   * AbortSignal.any: #stop lives as long as the process (linked-signal.ts).
+   */
+  async #sendWithin(sender: OutboundSender, row: ClaimedRow): Promise<DeliveryReceipt> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException('the send timed out', 'TimeoutError')), this.#options.sendTimeoutMs);
+    const link = linkSignals([this.#stop.signal, timeout.signal]);
+    try {
+      const drafts = sender.drafts ? await draftMessageIds(this.#db, row.idempotencyKey) : [];
+      const attachedFiles = await this.#attachedFiles(row.attachments ?? []);
+      const delivery = { ...row, progress: progressFor(this.#db, row), drafts, attachedFiles };
+      return row.file ? await this.#sendFile(sender, delivery, row.file, link.signal) : await sender.send(delivery, link.signal);
+    } finally {
+      clearTimeout(timer);
+      link.dispose();
     }
   }
 

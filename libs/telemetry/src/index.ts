@@ -16,6 +16,7 @@ export {
   recordToolCall,
   recordTurn,
   watchQueueDepths,
+  watchTranscriptCache,
 } from './metrics.ts';
 export type { QueueDepth, TokenUsage } from './metrics.ts';
 export { metricsText, startOpsServer } from './ops-server.ts';

@@ -212,6 +212,25 @@ new Gauge({
   },
 });
 
+const transcriptCaches = new Set<() => number>();
+
+new Gauge({
+  name: 'herald_transcript_cache_messages',
+  help: 'Transcript messages this worker keeps parsed between turns (at most HERALD_TRANSCRIPT_CACHE_MESSAGES).',
+  registers,
+  collect() {
+    this.set([...transcriptCaches].reduce((sum, held) => sum + held(), 0));
+  },
+});
+
+/** Adds a worker's transcript cache to this process's /metrics; returns its removal. */
+export function watchTranscriptCache(held: () => number): () => void {
+  transcriptCaches.add(held);
+  return () => {
+    transcriptCaches.delete(held);
+  };
+}
+
 /** Adds a source of queue depths to this process's /metrics; returns its removal. */
 export function watchQueueDepths(source: () => Promise<QueueDepth[]>): () => void {
   depthSources.add(source);

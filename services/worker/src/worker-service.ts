@@ -10,7 +10,7 @@ import type { McpTools } from '@herald/mcp';
 import type { ToolExposure, ToolRegistry } from '@herald/tools';
 import { SessionControlListener } from '@herald/queue';
 import type { QueueTransport, RunQueue, RunWorker, WakeJob } from '@herald/queue';
-import { contextFromTraceParent, recordDeadLetter, withSpan } from '@herald/telemetry';
+import { contextFromTraceParent, recordDeadLetter, watchTranscriptCache, withSpan } from '@herald/telemetry';
 import { drainSession } from './session-drain.ts';
 import { deadLetterRun } from './run-dead-letter.ts';
 import { isConnectionError } from '@herald/db';
@@ -63,10 +63,12 @@ export class WorkerService {
   readonly #transcripts: TranscriptCache;
   #worker: RunWorker | undefined;
   #closing: Promise<void> | undefined;
+  readonly #unwatchCache: () => void;
 
   constructor(options: WorkerServiceOptions) {
     this.#options = options;
     this.#transcripts = new TranscriptCache(options.config.roles.worker.transcriptCacheMessages);
+    this.#unwatchCache = watchTranscriptCache(() => this.#transcripts.heldMessages);
     this.#control = new SessionControlListener(options.transport.bus, options.config.redis.queuePrefix);
   }
 
@@ -139,6 +141,7 @@ export class WorkerService {
    */
   close(graceMs: number): Promise<void> {
     this.#closing ??= (async () => {
+      this.#unwatchCache();
       const worker = this.#worker;
       if (!worker) return;
       this.#stopping.abort();
