@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { loadTranscript, loadTranscriptState, TranscriptCache } from '@herald/transcript';
+import { loadTranscript, loadTranscriptState, messageWeight, TranscriptCache } from '@herald/transcript';
+import type { StoredMessage } from '@herald/transcript';
 import { startFakeOpenAI } from './support/fake-llm.ts';
 import type { FakeHandler, FakeLLM, FakeRequest } from './support/fake-llm.ts';
 import { startStack } from './support/stack.ts';
@@ -124,6 +125,28 @@ describe('loadTranscriptState with a cache', () => {
     const off = new TranscriptCache(0);
     await loadTranscript(db, sessionId, off);
     expect(off.heldMessages).toBe(0);
+  });
+
+  it('keeps at most its bound in bytes too, least recently used out first, and weighs a longer copy only by what it adds', () => {
+    const long = (seq: number): StoredMessage => ({ id: String(seq), seq, turnId: null, role: 'user', content: 'x'.repeat(1000), createdAt: new Date(0) });
+    const weight = messageWeight(long(1));
+    const cache = new TranscriptCache(1_000, 3 * weight);
+    for (const session of ['a', 'b', 'c']) cache.set(session, [long(1)]);
+    expect(cache.heldBytes).toBe(3 * weight);
+    cache.get('a');
+    cache.set('d', [long(1)]);
+    // Over the bound: the least recently used session goes.
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.heldBytes).toBe(3 * weight);
+    // A longer copy of a cached transcript weighs what it adds; c is now the least recently used.
+    cache.set('a', [...cache.get('a')!, long(2)]);
+    expect(cache.get('c')).toBeUndefined();
+    expect(cache.get('a')).toHaveLength(2);
+    expect(cache.heldBytes).toBe(3 * weight);
+    // A transcript over the bound alone is not kept, and costs the others nothing.
+    cache.set('e', [long(1), long(2), long(3), long(4)]);
+    expect(cache.get('e')).toBeUndefined();
+    expect(cache.heldMessages).toBe(3);
   });
 
   it('is not filled inside a transaction, whose rows may roll back', async () => {

@@ -3,7 +3,7 @@
  * or in keyset pages), and the per-worker cache that reads only what came after its last message.
  */
 export { appendMessages, loadTranscript, loadTranscriptState } from './transcript.ts';
-export { TranscriptCache } from './transcript-cache.ts';
+export { messageWeight, TranscriptCache } from './transcript-cache.ts';
 export type { NewMessage, StoredMessage, TranscriptState } from './transcript.ts';
 export { loadTranscriptPage } from './transcript-page.ts';
 export type { PageAnchor, TranscriptPage } from './transcript-page.ts';

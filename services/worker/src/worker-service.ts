@@ -67,7 +67,7 @@ export class WorkerService {
 
   constructor(options: WorkerServiceOptions) {
     this.#options = options;
-    this.#transcripts = new TranscriptCache(options.config.roles.worker.transcriptCacheMessages);
+    this.#transcripts = new TranscriptCache(options.config.roles.worker.transcriptCacheMessages, options.config.roles.worker.transcriptCacheBytes);
     this.#unwatchCache = watchTranscriptCache(() => this.#transcripts.heldMessages);
     this.#control = new SessionControlListener(options.transport.bus, options.config.redis.queuePrefix);
   }

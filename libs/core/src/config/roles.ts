@@ -14,6 +14,8 @@ export interface WorkerRoleConfig {
   recall: 'off' | 'past-sessions';
   /** Parsed transcript messages one worker keeps between turns (docs/decisions/2026-12-06-transcript-cache.md); 0: off. */
   transcriptCacheMessages: number;
+  /** And at most this many bytes of them (messageWeight in @herald/transcript). */
+  transcriptCacheBytes: number;
 }
 
 /** A reviewer: the `review` job consumer, with its own budget apart from the workers'. */
@@ -55,6 +57,7 @@ export const rolesSection = z
     HERALD_MAX_ITERATIONS: integer(1, 1000).default(90),
     HERALD_RECALL: oneOf(['off', 'past-sessions']).default('off'),
     HERALD_TRANSCRIPT_CACHE_MESSAGES: integer(0, 10_000_000).default(50_000),
+    HERALD_TRANSCRIPT_CACHE_MB: integer(0, 1_000_000).default(64),
     HERALD_REVIEWER_CONCURRENCY: integer(1, 100).default(3),
     HERALD_REVIEW_MAX_ATTEMPTS: integer(1, 20).default(3),
     HERALD_REVIEW_RETRY_BASE_MS: integer(0, 3_600_000).default(5000),
@@ -72,6 +75,7 @@ export const rolesSection = z
       maxIterations: e.HERALD_MAX_ITERATIONS,
       recall: e.HERALD_RECALL,
       transcriptCacheMessages: e.HERALD_TRANSCRIPT_CACHE_MESSAGES,
+      transcriptCacheBytes: e.HERALD_TRANSCRIPT_CACHE_MB * 1024 * 1024,
     },
     reviewer: {
       concurrency: e.HERALD_REVIEWER_CONCURRENCY,
