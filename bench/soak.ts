@@ -193,6 +193,9 @@ async function main(): Promise<void> {
     // than this run writes): a bound that holds the chats in use (about 3,000 messages at their
     // longest, see ROTATE_EVERY) and fills within the warm-up, so what grows after it is a leak.
     HERALD_TRANSCRIPT_CACHE_MESSAGES: '5000',
+    // And by weight: the long chat's padded messages move the cache's bytes with the chats' mix (the
+    // heap snapshots of 2026-12-06); 2 MB holds the chats in use and binds before the count does.
+    HERALD_TRANSCRIPT_CACHE_MB: '2',
     ...(snapshotDir === undefined ? {} : { NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshotDir}` }),
   };
   // Each role with its pod's memory (deploy/k8s/base), so V8 sizes its heap as it does in the cluster.
