@@ -37,8 +37,10 @@ export class Shutdown {
       timer = setTimeout(() => resolve(false), this.#deadlineMs);
       timer.unref();
     });
+    let current: string | undefined;
     const steps = (async () => {
       for (const disposer of [...this.#disposers].reverse()) {
+        current = disposer.name;
         try {
           await disposer.dispose();
         } catch (error) {
@@ -49,7 +51,8 @@ export class Shutdown {
     })();
     const finished = await Promise.race([steps, deadline]);
     clearTimeout(timer);
-    if (!finished) this.#logger.warn({ deadlineMs: this.#deadlineMs }, 'shutdown deadline reached');
+    // Which step it was still waiting on: what an operator (or a failing test) needs to look at.
+    if (!finished) this.#logger.warn({ deadlineMs: this.#deadlineMs, waitingOn: current }, 'shutdown deadline reached');
     return finished;
   }
 }
