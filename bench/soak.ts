@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
-import { startFakeOpenAI } from '../test/support/fake-llm.ts';
+import { isSummaryRequest, startFakeOpenAI } from '../test/support/fake-llm.ts';
 import type { FakeRequest } from '../test/support/fake-llm.ts';
 import { startFakeTelegram } from '../test/support/fake-telegram.ts';
 import { createTestDatabase, uniquePrefix } from '../test/support/test-database.ts';
@@ -47,6 +47,10 @@ const percentile = (values: number[], p: number) => {
 
 /** The fake model: what it answers depends on the person's message (see the traffic below). */
 function modelHandler(request: FakeRequest) {
+  // A summary as a summariser writes one: short. Echoing the summary prompt made every compression
+  // of the long chat as long as what it summarised, so after two the session stopped compressing
+  // (anti-thrash) and grew for the whole run: the runs before 2026-12-06 19:30 measured that ramp.
+  if (isSummaryRequest(request)) return { text: `## Goal\nCarry on with the soak.\n## Progress\n- ${request.lastUserText.length} characters summarised` };
   const last = request.messages.at(-1);
   const text = request.lastUserText;
   if (last?.role === 'tool') return { text: `done: ${text.slice(0, 40)}` };
@@ -326,8 +330,10 @@ async function main(): Promise<void> {
   const lost = await sql<{ n: string }>`SELECT count(*) AS n FROM inbound_events WHERE status <> 'done'`.execute(db);
   const doubled = await sql<{ n: string }>`
     SELECT count(*) - count(DISTINCT (session_id, content)) AS n FROM messages WHERE role = 'assistant' AND content LIKE 'echo: %'`.execute(db);
-  const counts = await sql<{ compressions: string; cron_runs: string; subagents: string; approvals: string }>`
+  const counts = await sql<{ compressions: string; long_chat_compressions: string; cron_runs: string; subagents: string; approvals: string }>`
     SELECT (SELECT count(*) FROM session_compressions) AS compressions, (SELECT count(*) FROM cron_runs) AS cron_runs,
+           (SELECT count(*) FROM session_compressions c JOIN sessions s ON s.id = c.session_id
+             WHERE s.chat_id = 'soak-long' AND c.status = 'done') AS long_chat_compressions,
            (SELECT count(*) FROM subagent_runs) AS subagents, (SELECT count(*) FROM tool_waits) AS approvals`.execute(db);
   const telegramAnswers = telegram.botMessages(4242).length - telegramNews;
   // How long the sessions got: the steady mix the rotation keeps (ended sessions included).
@@ -366,6 +372,8 @@ async function main(): Promise<void> {
       sessions: Number(lengths.rows[0]?.sessions),
       messagesPerSession: { p50: Number(lengths.rows[0]?.p50 ?? NaN), max: Number(lengths.rows[0]?.max ?? NaN) },
       compressions: Number(counts.rows[0]?.compressions),
+      // The long chat's own: it must go on being compressed for the whole run, not stop after a few.
+      longChatCompressions: Number(counts.rows[0]?.long_chat_compressions),
       cronRuns: Number(counts.rows[0]?.cron_runs),
       subagentRuns: Number(counts.rows[0]?.subagents),
       approvals: Number(counts.rows[0]?.approvals),

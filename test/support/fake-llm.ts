@@ -39,6 +39,11 @@ export interface FakeRequest {
   chunksSent?: { at: number; text: string }[];
 }
 
+/** Herald's summariser calls carry its own system prompt (services/worker/src/compaction.ts). */
+export function isSummaryRequest(request: FakeRequest): boolean {
+  return request.system.startsWith('You write compact, faithful summaries');
+}
+
 interface ToolCallReply {
   name: string;
   arguments: Record<string, unknown>;

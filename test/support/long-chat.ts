@@ -16,10 +16,7 @@ export function longText(seed: string, chars: number): string {
   return words.join(' ');
 }
 
-/** Herald's summariser calls carry its own system prompt (services/worker/src/compaction.ts). */
-export function isSummaryRequest(request: FakeRequest): boolean {
-  return request.system.startsWith('You write compact, faithful summaries');
-}
+export { isSummaryRequest } from './fake-llm.ts';
 
 /** A summariser that keeps every sentence matching `keep`, from the conversation and the previous snapshot. */
 export function summariserThatKeeps(request: FakeRequest, keep: RegExp): FakeReply {
