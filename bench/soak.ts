@@ -194,7 +194,7 @@ async function main(): Promise<void> {
     TELEGRAM_POLL_TIMEOUT_SECONDS: '1',
     HERALD_DELIVERY_POLL_MS: '200',
     // The workers' transcript cache is bounded memory by design (50,000 messages by default, more
-    // than this run writes): a bound that holds the chats in use (about 3,000 messages at their
+    // than this run writes): a bound that holds the chats in use (under 400 messages each at their
     // longest, see ROTATE_EVERY) and fills within the warm-up, so what grows after it is a leak.
     HERALD_TRANSCRIPT_CACHE_MESSAGES: '5000',
     // And by weight: the long chat's padded messages move the cache's bytes with the chats' mix (the
