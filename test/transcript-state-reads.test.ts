@@ -19,14 +19,18 @@ async function modelCallRowsRead(db: TestDatabase['db']): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await sql`INSERT INTO profiles (id, display_name) VALUES ('p', 'p') ON CONFLICT DO NOTHING`.execute(database.db);
+  await sql`INSERT INTO sessions (id, profile_id, session_key, platform, chat_type, chat_id)
+    SELECT ('00000000-0000-0000-0000-' || lpad(s::text, 12, '0'))::uuid, 'p', 'k' || s, 'api', 'dm', 'c' || s FROM generate_series(1, 101) s`.execute(database.db);
+});
+afterAll(() => database.drop());
+
 describe('the transcript read at the start of a turn', () => {
-  let database: TestDatabase;
   beforeAll(async () => {
-    database = await createTestDatabase();
     const db = database.db;
-    await sql`INSERT INTO profiles (id, display_name) VALUES ('p', 'p') ON CONFLICT DO NOTHING`.execute(db);
-    await sql`INSERT INTO sessions (id, profile_id, session_key, platform, chat_type, chat_id)
-      SELECT ('00000000-0000-0000-0000-' || lpad(s::text, 12, '0'))::uuid, 'p', 'k' || s, 'api', 'dm', 'c' || s FROM generate_series(1, 101) s`.execute(db);
     // 100 sessions' calls, interleaved in time as many chats' turns are; session 101 has none yet.
     await sql`INSERT INTO model_calls (session_id, kind, provider, model, latency_ms, finish_reason, input_tokens, output_tokens)
       SELECT ('00000000-0000-0000-0000-' || lpad(s::text, 12, '0'))::uuid, CASE WHEN n % 5 = 0 THEN 'review' ELSE 'turn' END,
@@ -34,7 +38,6 @@ describe('the transcript read at the start of a turn', () => {
       FROM generate_series(1, 200) n, generate_series(1, 100) s ORDER BY n, s`.execute(db);
     await sql`ANALYZE model_calls`.execute(db);
   });
-  afterAll(() => database.drop());
 
   it("finds a session's last turn call, or that it has none, without reading other sessions' calls", async () => {
     const read = await database.db.transaction().execute(async (trx) => {
@@ -49,5 +52,29 @@ describe('the transcript read at the start of a turn', () => {
     // 20,000 calls of other sessions in the table: the old plan read all of them for the new session.
     expect(read.afterFresh).toBeLessThan(10);
     expect(read.afterBusy).toBeLessThan(10);
+  });
+});
+
+// The same shape in the append every turn makes twice (its user messages, its reply): the next seq
+// was max(seq), which the planner answered by aggregating over all of the session's index entries
+// whenever the statistics said the session was small (a young table, a session that grew since the
+// last ANALYZE), so the append's cost grew with the session.
+describe('appending to a session', () => {
+  beforeAll(async () => {
+    // Statistics taken while the session was new, then 1,000 messages.
+    await sql`ANALYZE messages`.execute(database.db);
+    await sql`INSERT INTO messages (session_id, seq, role, content) SELECT ${sessionId(1)}::uuid, n, 'user', 'm' || n FROM generate_series(1, 1000) n`.execute(database.db);
+  });
+
+  it('reads one index entry for the next seq, however long the session is', async () => {
+    const read = await database.db.transaction().execute(async (trx) => {
+      await sql`SELECT herald_append_messages(${sessionId(1)}::uuid, NULL, '[{"role": "assistant", "content": "next"}]'::jsonb)`.execute(trx);
+      const { rows } = await sql<{ n: string }>`SELECT pg_stat_get_xact_tuples_returned('messages_session_id_seq_key'::regclass) AS n`.execute(trx);
+      return Number(rows[0]?.n ?? 0);
+    });
+    const { rows } = await sql<{ seq: number }>`SELECT seq FROM messages WHERE session_id = ${sessionId(1)}::uuid AND content = 'next'`.execute(database.db);
+    expect(rows).toEqual([{ seq: 1001 }]);
+    // max(seq) read all 1,000 entries here.
+    expect(read).toBeLessThan(10);
   });
 });

@@ -10,7 +10,7 @@ BEGIN
   IF p_messages IS NULL OR jsonb_array_length(p_messages) = 0 THEN
     RETURN;
   END IF;
-  SELECT coalesce(max(seq), 0) INTO next_seq FROM messages WHERE session_id = p_session;
+  next_seq := herald_last_seq(p_session);
   SELECT t.addressed_to INTO addressee FROM turns t WHERE t.id = p_turn;
   INSERT INTO messages (session_id, seq, turn_id, role, content, tool_calls, tool_call_id, tool_name, owner_id)
   SELECT p_session, next_seq + m.ordinality, p_turn, m.value ->> 'role', coalesce(m.value ->> 'content', ''),

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { compactTranscript, contextWindowFor, DUPLICATE_RESULT, ProviderError, pruneToolOutputs, redactSecrets, SUMMARY_PREFIX, summaryIn, thresholdTokens, withoutOrphans } from '@herald/agent';
-import type { ChatMessage, Summariser } from '@herald/agent';
+import {
+  compactTranscript,
+  contextWindowFor,
+  DUPLICATE_RESULT,
+  estimateRequestTokens,
+  ProviderError,
+  pruneToolOutputs,
+  redactSecrets,
+  SUMMARY_PREFIX,
+  summaryIn,
+  thresholdTokens,
+  withoutOrphans,
+} from '@herald/agent';
+import type { ChatMessage, Summariser, ToolDefinition } from '@herald/agent';
 
 function chat(turns: number, answerChars = 400): ChatMessage[] {
   const messages: ChatMessage[] = [];
@@ -50,6 +62,30 @@ describe('the context window', () => {
     expect(thresholdTokens(128_000, 0.5)).toBe(96_000);
     expect(thresholdTokens(1_000_000, 0.5)).toBe(500_000);
     expect(thresholdTokens(64_000, 0.5)).toBe(54_400);
+  });
+});
+
+describe('the estimate of a request', () => {
+  // Each message's and each definition's weight is kept after the first turn weighs it; the sum
+  // must stay the plain formula: a quarter token a character, four a message, the tools as sent.
+  const plain = (system: string, messages: ChatMessage[], tools: ToolDefinition[]) =>
+    Math.ceil(system.length / 4) +
+    Math.ceil(JSON.stringify(tools).length / 4) +
+    messages.reduce(
+      (sum, m) => sum + 4 + Math.ceil(m.content.length / 4) + (m.role === 'assistant' ? (m.tool_calls ?? []) : []).reduce((s, c) => s + Math.ceil((c.name + c.arguments).length / 4), 0),
+      0,
+    );
+  const tool = (name: string, description: string): ToolDefinition => ({ name, description, parameters: { type: 'object', properties: { q: { type: 'string', description: 'ü "quoted"' } } } });
+
+  it('is the sum of what the system prompt, the tools and every message weigh, turn after turn', () => {
+    const messages = chat(30);
+    const tools = [tool('terminal', 'Runs a command.'), tool('web_search', 'Searches the web\nfor a query.')];
+    for (const toolsNow of [[], tools.slice(0, 1), tools]) {
+      expect(estimateRequestTokens('You are Herald.', messages, toolsNow)).toBe(plain('You are Herald.', messages, toolsNow));
+    }
+    // The next turn: the same objects again, two new messages, the tools in a new array.
+    const next: ChatMessage[] = [...messages, { role: 'user', content: 'and now?' }, { role: 'assistant', content: 'done' }];
+    expect(estimateRequestTokens('', next, [...tools])).toBe(plain('', next, tools));
   });
 });
 

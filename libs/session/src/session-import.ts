@@ -62,10 +62,10 @@ export interface ImportedSessionState {
 }
 
 export async function importedSessionStates(client: BulkClient, ids: readonly string[]): Promise<ImportedSessionState[]> {
-  const result = await client.query<{ id: string; profile_id: string; origin_user_id: string | null; platform: string; seq: number | null }>(
-    `SELECT s.id, s.profile_id, s.origin_user_id, s.platform, (SELECT max(m.seq) FROM messages m WHERE m.session_id = s.id) AS seq
+  const result = await client.query<{ id: string; profile_id: string; origin_user_id: string | null; platform: string; seq: number }>(
+    `SELECT s.id, s.profile_id, s.origin_user_id, s.platform, herald_last_seq(s.id) AS seq
        FROM sessions s WHERE s.id = ANY ($1::uuid[])`,
     [ids],
   );
-  return result.rows.map((row) => ({ id: row.id, profileId: row.profile_id, originUserId: row.origin_user_id, platform: row.platform, lastSeq: row.seq ?? 0 }));
+  return result.rows.map((row) => ({ id: row.id, profileId: row.profile_id, originUserId: row.origin_user_id, platform: row.platform, lastSeq: row.seq }));
 }

@@ -54,7 +54,7 @@ function summaryQuery(db: Kysely<Database>) {
       's.created_at',
       's.updated_at',
       sql<boolean>`EXISTS (SELECT 1 FROM session_routes r WHERE r.session_id = s.id)`.as('live'),
-      sql<number>`COALESCE((SELECT max(m.seq) FROM messages m WHERE m.session_id = s.id), 0)`.as('last_seq'),
+      sql<number>`herald_last_seq(s.id)`.as('last_seq'),
       sql<string>`(SELECT count(*) FROM sessions c WHERE c.parent_session_id = s.id)`.as('children'),
       sql<string>`(SELECT count(*) FROM tool_waits w WHERE w.session_id = s.id AND w.status = 'pending')`.as('pending_waits'),
     ]);

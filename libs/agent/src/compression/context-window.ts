@@ -55,11 +55,36 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+// A session's estimate is taken before every model call over the whole transcript; a message and a
+// tool definition never change once made (the transcript cache and the tool registry hand out the
+// same objects turn after turn), so each is weighed once, not once per turn.
+const messageWeights = new WeakMap<ChatMessage, number>();
+const definitionLengths = new WeakMap<ToolDefinition, number>();
+
 export function estimateMessageTokens(message: ChatMessage): number {
-  const calls = message.role === 'assistant' ? (message.tool_calls ?? []) : [];
-  return 4 + estimateTokens(message.content) + calls.reduce((sum, call) => sum + estimateTokens(call.name + call.arguments), 0);
+  let weight = messageWeights.get(message);
+  if (weight === undefined) {
+    const calls = message.role === 'assistant' ? (message.tool_calls ?? []) : [];
+    weight = 4 + estimateTokens(message.content) + calls.reduce((sum, call) => sum + estimateTokens(call.name + call.arguments), 0);
+    messageWeights.set(message, weight);
+  }
+  return weight;
+}
+
+/** The length of JSON.stringify(tools), from each definition's own length. */
+function definitionsLength(tools: readonly ToolDefinition[]): number {
+  let length = tools.length === 0 ? 2 : tools.length + 1;
+  for (const tool of tools) {
+    let own = definitionLengths.get(tool);
+    if (own === undefined) {
+      own = JSON.stringify(tool).length;
+      definitionLengths.set(tool, own);
+    }
+    length += own;
+  }
+  return length;
 }
 
 export function estimateRequestTokens(system: string, messages: ChatMessage[], tools: ToolDefinition[]): number {
-  return estimateTokens(system) + estimateTokens(JSON.stringify(tools)) + messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);
+  return estimateTokens(system) + Math.ceil(definitionsLength(tools) / 4) + messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);
 }
