@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { machineLine, table } from './machine.ts';
 import { PipelineBench } from './pipeline-bench.ts';
@@ -163,7 +163,10 @@ export function turnsMarkdown(result: TurnsBenchResult): string {
 
 /** bench/results/turns.json (issue 18's shape) and the same figures as markdown beside it. */
 export async function writeTurnsResults(result: TurnsBenchResult, markdown: string): Promise<void> {
+  // The realistic and long-session sections (turn-shapes-bench.ts) carry their own dates: a turns run keeps them.
+  const earlier = JSON.parse(await readFile(TURNS_RESULTS_FILE, 'utf8').catch(() => '{}')) as Record<string, unknown>;
   const json = {
+    ...earlier,
     machine: machineLine(),
     date: new Date().toISOString(),
     load_average: loadavg().map((n) => Number(n.toFixed(2))),
