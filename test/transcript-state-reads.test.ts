@@ -41,10 +41,14 @@ describe('the transcript read at the start of a turn', () => {
 
   it("finds a session's last turn call, or that it has none, without reading other sessions' calls", async () => {
     const read = await database.db.transaction().execute(async (trx) => {
+      // Seven times on one connection: the read is a function whose plan the connection keeps, and
+      // after five calls Postgres may switch it to a generic plan; that plan must read as few rows.
+      for (let i = 0; i < 6; i++) await loadTranscriptState(trx, sessionId(i % 2 === 0 ? 101 : 7));
+      const before = await modelCallRowsRead(trx);
       const fresh = await loadTranscriptState(trx, sessionId(101));
       const afterFresh = await modelCallRowsRead(trx);
       const busy = await loadTranscriptState(trx, sessionId(7));
-      return { fresh, busy, afterFresh, afterBusy: (await modelCallRowsRead(trx)) - afterFresh };
+      return { fresh, busy, afterFresh: afterFresh - before, afterBusy: (await modelCallRowsRead(trx)) - afterFresh };
     });
     expect(read.fresh.lastInputTokens).toBeNull();
     // The newest of the session's turn calls (n = 199; n = 200 was a review).

@@ -30,12 +30,15 @@ async function admin<T extends pg.QueryResultRow>(text: string, values: unknown[
 async function setTracking(on: boolean): Promise<void> {
   await admin(`ALTER SYSTEM SET pg_stat_statements.track = '${on ? 'all' : 'none'}'`);
   await admin(`ALTER SYSTEM SET track_functions = '${on ? 'pl' : 'none'}'`);
+  // Planning too: a statement inside a plpgsql function whose plan is not cached is planned every call.
+  await admin(`ALTER SYSTEM SET pg_stat_statements.track_planning = ${on ? 'on' : 'off'}`);
   await admin('SELECT pg_reload_conf()');
 }
 
 interface StatementRow {
   calls: string;
   total_ms: number;
+  plan_ms: number;
   wal_bytes: string;
   query: string;
 }
@@ -43,15 +46,26 @@ interface StatementRow {
 async function report(databaseUrl: string, turns: number): Promise<void> {
   const database = new URL(databaseUrl).pathname.slice(1);
   const statements = await admin<StatementRow>(
-    `SELECT s.calls::text, s.total_exec_time + s.total_plan_time AS total_ms, s.wal_bytes::text, regexp_replace(s.query, '\\s+', ' ', 'g') AS query
+    `SELECT s.calls::text, s.total_exec_time + s.total_plan_time AS total_ms, s.total_plan_time AS plan_ms, s.wal_bytes::text, regexp_replace(s.query, '\\s+', ' ', 'g') AS query
        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
       WHERE d.datname = $1 ORDER BY total_ms DESC LIMIT 40`,
     [database],
   );
-  console.log(`\n${turns} turns. Statements by total time (nested included, so a function's callees are counted again inside it), per turn:`);
+  const [top] = await admin<{ total_ms: number; plan_ms: number; calls: string }>(
+    `SELECT coalesce(sum(s.total_exec_time + s.total_plan_time), 0) AS total_ms, coalesce(sum(s.total_plan_time), 0) AS plan_ms, coalesce(sum(s.calls), 0)::text AS calls
+       FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 AND s.toplevel`,
+    [database],
+  );
+  // The statements the roles sent, each counted once: what Postgres spent executing and planning them.
+  if (top)
+    console.log(
+      `\nStatements the roles sent: ${(top.total_ms / turns).toFixed(3)} ms per turn (${(top.plan_ms / turns).toFixed(3)} of it planning), ${(Number(top.calls) / turns).toFixed(2)} per turn`,
+    );
+  console.log(`\n${turns} turns. Statements by total time, planning included (nested too, so a function's callees are counted again inside it), per turn:`);
   for (const s of statements) {
     const wal = `${(Number(s.wal_bytes) / turns).toFixed(0).padStart(6)} B WAL`;
-    console.log(`${(s.total_ms / turns).toFixed(3).padStart(8)} ms  ${(Number(s.calls) / turns).toFixed(2).padStart(6)} calls ${wal}  ${s.query.slice(0, 140)}`);
+    const plan = `${(s.plan_ms / turns).toFixed(3).padStart(6)} plan`;
+    console.log(`${(s.total_ms / turns).toFixed(3).padStart(8)} ms ${plan}  ${(Number(s.calls) / turns).toFixed(2).padStart(6)} calls ${wal}  ${s.query.slice(0, 130)}`);
   }
   const functions = await admin<{ funcname: string; calls: string; total_time: number; self_time: number }>(
     'SELECT funcname, calls::text, total_time, self_time FROM pg_stat_user_functions ORDER BY self_time DESC LIMIT 30',

@@ -9,6 +9,8 @@ CREATE OR REPLACE FUNCTION herald_finish_turn(p_session uuid, p_token bigint, p_
                                               p_failed boolean, p_error text, p_iterations integer,
                                               p_model_call jsonb, p_chat_platforms text[]) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+  v_event uuid;
 BEGIN
   PERFORM herald_check_lease(p_session, p_token);
   PERFORM herald_record_model_call(p_session, p_turn, p_model_call);
@@ -16,8 +18,11 @@ BEGIN
   UPDATE turns SET status = CASE WHEN p_failed THEN 'failed' ELSE 'done' END, iterations = p_iterations,
                    ended_at = clock_timestamp(), error = p_error
     WHERE id = p_turn;
-  UPDATE inbound_events SET status = 'done', reply_text = p_reply, completed_at = clock_timestamp(), error = p_error
-    WHERE id = ANY (p_events);
+  -- One event at a time, as herald_start_turn marks them: by one id the connection keeps the plan.
+  FOREACH v_event IN ARRAY coalesce(p_events, '{}') LOOP
+    UPDATE inbound_events SET status = 'done', reply_text = p_reply, completed_at = clock_timestamp(), error = p_error
+      WHERE id = v_event;
+  END LOOP;
   INSERT INTO outbox (idempotency_key, platform, target, text, session_id, source)
   SELECT 'reply:' || p_turn, s.platform,
          jsonb_strip_nulls(jsonb_build_object(

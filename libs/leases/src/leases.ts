@@ -50,7 +50,8 @@ export interface LeasedSession {
  * The claim also bumps `wake_generation` (under the session row lock that ingress takes), which is
  * what makes a message arriving during this drain get its own wake-up job. The inbox comes back
  * with the claim: herald_open_inbox runs after the bump (a LATERAL on its row) with a snapshot of
- * its own, so it sees every message whose wake-up this claim might have absorbed.
+ * its own, so it sees every message whose wake-up this claim might have absorbed. One statement,
+ * migrations/functions/herald_claim_lease.sql.
  */
 export async function claimLease(db: Kysely<Database>, sessionId: string, owner: string, ttlMs: number): Promise<(Lease & { session: LeasedSession; inbox: Inbox }) | undefined> {
   const claimed = await sql<
@@ -66,25 +67,7 @@ export async function claimLease(db: Kysely<Database>, sessionId: string, owner:
       identity: string;
       tool_policy: Record<string, unknown>;
     }
-  >`
-    WITH previous AS (
-      SELECT NOT released AS unreleased FROM session_leases WHERE session_id = ${sessionId}
-    ), claimed AS (
-      INSERT INTO session_leases (session_id, owner, token, expires_at, released)
-      VALUES (${sessionId}, ${owner}, 1, clock_timestamp() + ${ttlMs} * interval '1 millisecond', false)
-      ON CONFLICT (session_id) DO UPDATE
-        SET owner = EXCLUDED.owner, token = session_leases.token + 1, expires_at = EXCLUDED.expires_at, released = false
-        WHERE session_leases.expires_at <= clock_timestamp()
-      RETURNING token, (SELECT unreleased FROM previous) AS took_over
-    ), bumped AS (
-      UPDATE sessions SET wake_generation = wake_generation + 1
-      WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM claimed)
-      RETURNING id, wake_generation, system_prompt, platform, chat_type, profile_id, origin_user_id
-    )
-    SELECT c.token, c.took_over, b.wake_generation, b.system_prompt, b.platform, b.chat_type, b.profile_id, b.origin_user_id,
-           p.identity, p.tool_policy, i.*
-    FROM claimed c CROSS JOIN bumped b JOIN profiles p ON p.id = b.profile_id
-    CROSS JOIN LATERAL herald_open_inbox(b.id, NULL, ${INBOX_LIMIT}::integer) i`.execute(db);
+  >`SELECT * FROM herald_claim_lease(${sessionId}::uuid, ${owner}, ${ttlMs}::bigint, ${INBOX_LIMIT}::integer)`.execute(db);
   const row = claimed.rows[0];
   recordLeaseClaim(!row ? 'busy' : row.took_over === true ? 'taken_over' : 'claimed');
   if (!row) return undefined;

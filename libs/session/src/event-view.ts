@@ -30,27 +30,25 @@ export interface EventView {
   budgetWarnings: string[];
 }
 
+interface EventRow {
+  id: string;
+  session_id: string;
+  status: string;
+  reply_text: string | null;
+  error: string | null;
+  wait_id: string | null;
+  kind: WaitKind | null;
+  tool_name: string | null;
+  prompt: string | null;
+  choices: string[] | null;
+  expires_at: Date | null;
+  budget_warnings: string[] | null;
+  turn_failed: boolean;
+}
+
+/** One statement, migrations/functions/herald_event_view.sql (the ingress reads it for every answer it waits on). */
 export async function getEvent(db: Kysely<Database>, eventId: string): Promise<EventView | undefined> {
-  const row = await db
-    .selectFrom('inbound_events as e')
-    .leftJoin('tool_waits as w', (join) => join.onRef('w.turn_id', '=', 'e.turn_id').on('w.status', '=', 'pending'))
-    .select([
-      'e.id',
-      'e.session_id',
-      'e.status',
-      'e.reply_text',
-      'e.error',
-      'w.id as wait_id',
-      'w.kind',
-      'w.tool_name',
-      'w.prompt',
-      'w.choices',
-      'w.expires_at',
-      sql<string[] | null>`(SELECT array_agg(b.text ORDER BY b.created_at) FROM budget_warnings b WHERE b.turn_id = e.turn_id)`.as('budget_warnings'),
-      sql<boolean>`EXISTS (SELECT 1 FROM turns t WHERE t.id = e.turn_id AND t.status = 'failed' AND t.error IS DISTINCT FROM 'stopped')`.as('turn_failed'),
-    ])
-    .where('e.id', '=', eventId)
-    .executeTakeFirst();
+  const row = (await sql<EventRow>`SELECT * FROM herald_event_view(${eventId}::uuid)`.execute(db)).rows[0];
   if (!row) return undefined;
   const waiting =
     row.wait_id !== null && row.kind !== null && row.tool_name !== null && row.prompt !== null && row.expires_at !== null

@@ -76,23 +76,10 @@ type StateRow = Nullable<MessageRow> & { ineffective_compressions: number; paren
  * message at the tail's seq still has the tail's id. Messages are only ever appended (seq is the
  * session's next, id a sequence never reused), so a tail that is still there vouches for every
  * message before it; one that is not (a copy of rows that were rolled back, a restored database)
- * sends the reader back to a full read.
+ * sends the reader back to a full read. One statement, migrations/functions/herald_transcript_state.sql.
  */
 async function readState(db: Kysely<Database>, sessionId: string, tail: TranscriptTail | undefined): Promise<StateRow[]> {
-  // The last turn call's size in a LATERAL on the one session row: a sub-select in the select list
-  // would run once per message. Ordered as model_calls_session_idx is (ids follow created_at within
-  // a session): by id alone the planner walked the primary key back through every session's calls,
-  // the whole table for a session with none yet (2,088 pages for 100,000 calls; soak of 2026-12-06).
-  const { rows } = await sql<StateRow>`
-    SELECT ${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(`m.${column}`)))},
-           s.ineffective_compressions, s.parent_session_id, c.input_tokens AS last_input_tokens, v.tail_found
-    FROM sessions s
-    LEFT JOIN LATERAL (SELECT input_tokens FROM model_calls WHERE session_id = s.id AND kind = 'turn' ORDER BY created_at DESC, id DESC LIMIT 1) c ON true
-    CROSS JOIN LATERAL (SELECT ${tail === undefined}::boolean
-      OR EXISTS (SELECT 1 FROM messages k WHERE k.session_id = s.id AND k.seq = ${tail?.seq ?? 0}::integer AND k.id = ${tail?.id ?? '0'}::bigint) AS tail_found) v
-    LEFT JOIN messages m ON m.session_id = s.id AND m.seq > ${tail?.seq ?? 0}::integer
-    WHERE s.id = ${sessionId}
-    ORDER BY m.seq`.execute(db);
+  const { rows } = await sql<StateRow>`SELECT * FROM herald_transcript_state(${sessionId}::uuid, ${tail?.seq ?? null}::integer, ${tail?.id ?? null}::bigint)`.execute(db);
   return rows;
 }
 
