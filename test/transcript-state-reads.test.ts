@@ -81,4 +81,23 @@ describe('appending to a session', () => {
     // max(seq) read all 1,000 entries here.
     expect(read).toBeLessThan(10);
   });
+
+  // herald_tool_text feeds two generated columns of every message; it must be inlined into them,
+  // not run as a query planned per message (it was not while it called concat_ws, only stable).
+  it('computes the search columns without calling herald_tool_text as a function', async () => {
+    const calls = await database.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL track_functions = 'all'`.execute(trx);
+      const message = [{ role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'terminal', arguments: '{"command":"ls deploy"}' }] }];
+      await sql`SELECT herald_append_messages(${sessionId(1)}::uuid, NULL, ${JSON.stringify(message)}::jsonb)`.execute(trx);
+      const { rows } = await sql<{ outer: string | null; inner: string | null }>`
+        SELECT pg_stat_get_xact_function_calls('herald_tool_text'::regproc) AS outer,
+               pg_stat_get_xact_function_calls('herald_tool_calls_text'::regproc) AS inner`.execute(trx);
+      return rows[0];
+    });
+    expect(Number(calls?.outer ?? 0)).toBe(0);
+    // The words of the calls are still computed, once per generated column.
+    expect(Number(calls?.inner ?? 0)).toBe(2);
+    const { rows } = await sql<{ tool_text: string }>`SELECT tool_text FROM messages WHERE session_id = ${sessionId(1)}::uuid AND tool_calls IS NOT NULL`.execute(database.db);
+    expect(rows).toEqual([{ tool_text: 'terminal {"command":"ls deploy"}' }]);
+  });
 });

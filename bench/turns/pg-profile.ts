@@ -6,7 +6,8 @@
  *
  * Needs pg_stat_statements in shared_preload_libraries of the local Postgres (a restart); this
  * script sets `pg_stat_statements.track` and `track_functions` for the run and puts them back.
- * `npx tsx bench/turns/pg-profile.ts [clients]` after `npm run build`.
+ * `npx tsx bench/turns/pg-profile.ts [clients] [realistic]` after `npm run build`; `realistic`: turns of
+ * four model steps, three `todo` calls and the answer (issue 41 point 5).
  */
 import pg from 'pg';
 import { PipelineBench } from '../pipeline-bench.ts';
@@ -86,13 +87,14 @@ async function main(): Promise<void> {
   await bench.start();
   try {
     const chatPrefix = `pgprofile-${Date.now()}`;
+    const steps = process.argv.includes('realistic') ? 4 : 1;
     await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: 1000, turnsPerClient: 1, chatPrefix }, 'open');
-    await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: 1000, chatPrefix }, 'warm');
+    await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: 1000, chatPrefix, steps }, 'warm');
     await setTracking(true);
     await admin('SELECT pg_stat_statements_reset()');
     await admin('SELECT pg_stat_reset()', [], bench.databaseUrl);
     const [walBefore] = await admin<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
-    const result = await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: seconds * 1000, chatPrefix }, 'profile');
+    const result = await bench.run({ workers: 1, concurrency: 64, clients, modelLatencyMs: 0, durationMs: seconds * 1000, chatPrefix, steps }, 'profile');
     const [wal] = await admin<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::text AS bytes', [walBefore?.lsn]);
     console.log(`WAL written by the whole cluster during the run: ${(Number(wal?.bytes) / result.turns).toFixed(0)} bytes per turn`);
     await report(bench.databaseUrl, result.turns);

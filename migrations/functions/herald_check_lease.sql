@@ -4,11 +4,7 @@
 CREATE OR REPLACE FUNCTION herald_check_lease(p_session uuid, p_token bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-  -- FOR SHARE: a competing claim must lock this row, so it waits until our write commits.
-  PERFORM 1 FROM session_leases
-    WHERE session_id = p_session AND token = p_token AND expires_at > clock_timestamp()
-    FOR SHARE;
-  IF NOT FOUND THEN
+  IF NOT herald_lease_held(p_session, p_token) THEN
     RAISE EXCEPTION 'lease on session % was lost', p_session USING ERRCODE = 'HL001';
   END IF;
 END $$;

@@ -112,9 +112,7 @@ export async function releaseLease(db: Kysely<Database>, lease: Lease): Promise<
  */
 export async function fenced<T>(db: Kysely<Database>, lease: Lease, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    const held = await sql<{ ok: boolean }>`
-      SELECT expires_at > clock_timestamp() AS ok FROM session_leases
-      WHERE session_id = ${lease.sessionId} AND token = ${lease.token} FOR SHARE`.execute(trx);
+    const held = await sql<{ ok: boolean }>`SELECT herald_lease_held(${lease.sessionId}::uuid, ${lease.token}::bigint) AS ok`.execute(trx);
     if (held.rows[0]?.ok !== true) {
       recordFencingRejection();
       throw new LeaseLostError(lease.sessionId);
