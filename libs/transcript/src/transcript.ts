@@ -15,6 +15,7 @@ export async function appendMessages(trx: Transaction<Database>, sessionId: stri
 }
 
 // Not selectAll: the search columns (a tsvector per message) would be serialized on every turn.
+// herald_transcript_state returns the same columns for the turn's read: a column added here goes there too.
 export const MESSAGE_COLUMNS = ['id', 'seq', 'turn_id', 'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'created_at'] as const;
 
 type Nullable<T> = { [K in keyof T]: T[K] | null };
