@@ -2,7 +2,7 @@ import { assertSafeBind } from '@herald/core';
 import type { Config, Logger, Shutdown } from '@herald/core';
 import type { Db, ProfileCache } from '@herald/db';
 import { TurnDoneListener, TurnStreamListener } from '@herald/queue';
-import { createIngressServer } from '@herald/ingress';
+import { closeIngressServer, createIngressServer } from '@herald/ingress';
 import { providerNamesFromConfig } from './provider-names.ts';
 import { loadHooks, sandboxCommands } from './hook-wiring.ts';
 import { watchQueues } from './observability.ts';
@@ -49,6 +49,6 @@ export async function startIngress(config: Config, logger: Logger, shutdown: Shu
     providerNames: providerNamesFromConfig(config),
   });
   const address = await app.listen({ host: config.api.host, port: config.api.port });
-  shutdown.add('http server', () => app.close());
+  shutdown.add('http server', () => closeIngressServer(app));
   return address;
 }

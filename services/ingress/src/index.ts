@@ -1,4 +1,5 @@
 export { createIngressServer } from './ingress-server.ts';
+export { closeIngressServer } from './server-close.ts';
 export type { IngressOptions } from './ingress-server.ts';
 export { PUBLIC_ROUTES, registeredRoutes, routeAccess } from './api-auth.ts';
 export type { RegisteredRoute, RouteAccess } from './api-auth.ts';
